@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * argus_events.h - the raw records the BPF programs hand to user space.
+ *
+ * This is the one header shared by kernel-patch/*.bpf.c, the collector in
+ * tracer/ and (later) the interposer.  It holds only fixed-width types and
+ * no pointers, so the same bytes mean the same thing on both sides.
+ *
+ * Every record starts with struct ae_hdr.  `size` is the whole record in
+ * bytes, header included, so a reader can skip a type it does not know.
+ * Records with a user stack carry a struct ae_ustack tail whose ips[] and
+ * stack copy are variable-length; `size` covers them.
+ *
+ * Units and invariants:
+ *   - ts is CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns()).
+ *   - tid is the kernel's task pid, pid is its tgid.  tid 0 is the idle task.
+ *   - h.tid/h.pid is the *current* task when the event fired, i.e. the waker
+ *     for AE_WAKING, the task switching out for AE_SWITCH, the arming task
+ *     for AE_HRT_START.  The subject of the event (woken task, next task) is
+ *     in the body.
+ *   - h.ctx says in which context the program ran (AE_CTX_*), read from the
+ *     per-CPU preempt count (x86 has no thread_info.preempt_count; we read
+ *     the __preempt_count per-CPU variable through a typed ksym).
+ */
+#ifndef ARGUS_EVENTS_H
+#define ARGUS_EVENTS_H
+
+#ifdef __BPF__
+/* vmlinux.h supplies __u8..__u64 */
+#else
+#include <linux/types.h>
+#endif
+
+#define AE_COMM_LEN 16
+#define AE_MAX_USTACK 32        /* frames kept from bpf_get_stack(USER) */
+#define AE_MAX_STACK_COPY 4096  /* upper bound of the raw user-stack copy */
+#define AE_PATH_LEN 128         /* exec filename, truncated */
+
+enum ae_type {
+	AE_NONE = 0,
+	/* scheduler */
+	AE_SWITCH = 1,      /* h = prev (current); body: next, blocking syscall */
+	AE_WAKING = 2,      /* h = waker (current, maybe idle/irq); body: target */
+	AE_WAKEUP_NEW = 3,  /* h = parent; body: new child task */
+	AE_FORK = 4,        /* sched_process_fork: h = parent; body: child */
+	AE_EXEC = 5,        /* sched_process_exec: h = task after exec */
+	AE_EXIT = 6,        /* sched_process_exit: h = exiting task */
+	AE_FREE = 7,        /* sched_process_free: body: freed tid */
+	AE_RENAME = 8,      /* task_rename: h = renamed task (current) */
+	/* syscalls (filtered in the kernel to the documented set) */
+	AE_SYS_ENTER = 9,
+	AE_SYS_EXIT = 10,
+	/* timers */
+	AE_HRT_START = 11,  /* h = arming task */
+	AE_HRT_EXPIRE = 12, /* h = whoever was interrupted (often idle) */
+	AE_HRT_CANCEL = 13,
+	/* interrupts and kernel work */
+	AE_IRQ_ENTRY = 14,
+	AE_IRQ_EXIT = 15,
+	AE_SOFTIRQ_ENTRY = 16,
+	AE_SOFTIRQ_EXIT = 17,
+	AE_WQ_START = 18,
+	AE_WQ_END = 19,
+	/* stacks */
+	AE_SAMPLE = 20,     /* CPU sampler (perf_event program) + ae_ustack */
+	/* records produced in user space, never by BPF */
+	AE_MARK = 32,       /* `argus mark TEXT` */
+	AE_LOST = 33,       /* lost-record counter for a CPU */
+	AE_TYPE_MAX = 40,
+};
+
+/* In which context the program ran: from the per-CPU preempt count. */
+enum ae_ctx {
+	AE_CTX_TASK = 0,
+	AE_CTX_SOFTIRQ = 1,
+	AE_CTX_HARDIRQ = 2,
+	AE_CTX_NMI = 3,
+};
+
+/* Kind of kernel object an fd refers to (ae_obj.kind). */
+enum ae_obj_kind {
+	AE_OBJ_NONE = 0,
+	AE_OBJ_PIPE = 1,     /* pipe or FIFO: obj = inode, both ends share it */
+	AE_OBJ_UNIX = 2,     /* AF_UNIX socket: obj = own inode, peer = peer's */
+	AE_OBJ_TCP = 3,      /* obj = local ip:port, peer = remote ip:port */
+	AE_OBJ_UDP = 4,      /* as TCP */
+	AE_OBJ_EVENTFD = 5,  /* anon inode is shared: obj = struct file address */
+	AE_OBJ_TIMERFD = 6,  /* as eventfd */
+	AE_OBJ_EPOLL = 7,    /* as eventfd */
+	AE_OBJ_FILE = 8,     /* regular file / other inode: obj = dev<<32^ino */
+	AE_OBJ_SOCK = 9,     /* other socket family: obj = own inode */
+	AE_OBJ_OTHER = 10,
+};
+
+/*
+ * Identity of the kernel object behind an fd.  A send on one end matches
+ * the receive on the other when send.obj == recv.peer and
+ * send.peer == recv.obj (sockets), or when obj is equal (pipes, eventfd).
+ * For TCP/UDP the endpoints are packed as (ipv4 << 16 | port).
+ */
+struct ae_obj {
+	__u32 kind;  /* enum ae_obj_kind */
+	__u32 pad;
+	__u64 obj;
+	__u64 peer;
+};
+
+struct ae_hdr {
+	__u64 ts;    /* CLOCK_MONOTONIC ns */
+	__u32 tid;   /* current task */
+	__u32 pid;   /* its tgid */
+	__u16 type;  /* enum ae_type */
+	__u16 size;  /* whole record, bytes */
+	__u16 cpu;
+	__u16 ctx;   /* enum ae_ctx */
+};
+
+/*
+ * User-stack tail: frame-pointer ips from bpf_get_stack(BPF_F_USER_STACK),
+ * plus the user registers and a bounded copy of the top of the user stack
+ * for offline DWARF unwinding with libdw (like perf --call-graph dwarf).
+ * Layout in the record: this struct, then ips[nr_ips], then copy_len bytes.
+ */
+struct ae_ustack {
+	__u16 nr_ips;    /* <= AE_MAX_USTACK */
+	__u16 copy_len;  /* bytes of stack copy that follow ips[] */
+	__u32 pad;
+	__u64 ip, sp, bp; /* user registers at the event (0 if unknown) */
+	/* __u64 ips[nr_ips]; __u8 copy[copy_len]; */
+};
+
+struct ae_switch {
+	struct ae_hdr h;    /* h.tid = prev task */
+	__u32 next_tid;
+	__u32 next_pid;
+	__s64 prev_state;   /* task state bits; 0 = preempted (still runnable) */
+	__s32 sys_nr;       /* syscall prev blocks in; -1 if not in a syscall */
+	__u32 pad;
+	__u64 sys_arg;      /* key arg: futex uaddr, fd, or timeout ns */
+	struct ae_obj obj;  /* object behind the fd, when sys_arg is an fd */
+	char next_comm[AE_COMM_LEN];
+	/* a struct ae_ustack tail follows when the switch-out blocks */
+};
+
+struct ae_waking {
+	struct ae_hdr h;    /* h.tid = waker (current; 0 = idle) */
+	__u32 target_tid;
+	__u32 target_pid;
+	__u32 target_cpu;
+	__u32 vector;       /* irq number or softirq vector when ctx != TASK,
+	                       AE_VEC_HRTIMER inside an hrtimer expiry */
+	__u64 hrtimer;      /* hrtimer being expired on this CPU, else 0 */
+};
+#define AE_VEC_NONE 0xffffffffu
+#define AE_VEC_HRTIMER 0xfffffffeu
+
+struct ae_task {            /* AE_WAKEUP_NEW, AE_FORK, AE_FREE */
+	struct ae_hdr h;
+	__u32 child_tid;
+	__u32 child_pid;
+	__u64 clone_flags;  /* 0 when unknown */
+	char comm[AE_COMM_LEN];
+};
+
+struct ae_exec {
+	struct ae_hdr h;
+	__u32 old_tid;      /* tid before de_thread() */
+	__u32 pad;
+	char comm[AE_COMM_LEN];
+	char filename[AE_PATH_LEN];
+};
+
+struct ae_exit {
+	struct ae_hdr h;
+	__s32 exit_code;
+	__u32 pad;
+};
+
+struct ae_rename {
+	struct ae_hdr h;
+	char comm[AE_COMM_LEN];
+};
+
+struct ae_sys_enter {
+	struct ae_hdr h;
+	__s64 nr;
+	__u64 args[6];
+};
+
+struct ae_sys_exit {
+	struct ae_hdr h;
+	__s64 nr;
+	__s64 ret;
+	__u64 arg0;         /* the fd (or first arg) the call used */
+	struct ae_obj obj;  /* for fd-based calls; kind NONE otherwise */
+};
+
+struct ae_hrtimer {         /* AE_HRT_START / EXPIRE / CANCEL */
+	struct ae_hdr h;
+	__u64 timer;        /* struct hrtimer address: the timer's identity */
+	__u64 function;     /* its callback (kernel address) */
+	__s64 expires;      /* absolute expiry, ns (START only) */
+	__u32 mode;         /* hrtimer mode (START only) */
+	__u32 owner_tid;    /* task that armed it (EXPIRE/CANCEL: from map) */
+};
+
+struct ae_irq {             /* AE_IRQ_*, AE_SOFTIRQ_* */
+	struct ae_hdr h;
+	__u32 vector;       /* irq number or softirq vector */
+	__s32 ret;          /* handler return (IRQ_EXIT) */
+};
+
+struct ae_wq {              /* AE_WQ_START / AE_WQ_END */
+	struct ae_hdr h;
+	__u64 work;
+	__u64 function;
+};
+
+struct ae_sample {
+	struct ae_hdr h;
+	/* struct ae_ustack tail follows */
+};
+
+/* Settings the loader writes into .rodata before load. */
+#define AE_SYSCALL_WORDS 8  /* bitmap of 512 syscall numbers */
+
+#endif /* ARGUS_EVENTS_H */
