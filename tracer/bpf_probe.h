@@ -1,0 +1,45 @@
+/* bpf_probe.h - the BPF programs of kernel-patch/ as seen from user space:
+ * check the machine, load, configure, attach, and drain raw records
+ * (struct ae_* from argus_events.h).  See bpf_probe.c for the details. */
+#ifndef ARGUS_BPF_PROBE_H
+#define ARGUS_BPF_PROBE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct argus_probe;
+
+struct argus_probe_opts {
+	size_t sz;                 /* sizeof(struct argus_probe_opts) */
+	uint32_t self_tgid;        /* process whose activity is not traced */
+	uint32_t sample_hz;        /* CPU sampler rate; 0 = default 49 */
+	bool no_sampler;           /* do not attach the CPU sampler */
+	bool no_irq;               /* skip irq/softirq/workqueue records */
+	uint32_t sample_copy;      /* user-stack copy bytes per sample (<= AE_MAX_STACK_COPY) */
+	uint32_t block_copy;       /* user-stack copy bytes per blocking switch-out */
+	uint32_t ringbuf_mb;       /* ring buffer size, MiB, power of 2; 0 = 64 */
+	const uint64_t *syscalls;  /* 512-bit bitmap of traced syscall nrs; NULL = default set */
+};
+
+/* Called once per raw record; return < 0 to stop draining. */
+typedef int (*argus_probe_cb)(void *ctx, const void *rec, size_t size);
+
+/* Checks privileges, BTF and tracefs (mounting it when missing), then
+ * loads and attaches everything.  On failure returns NULL and writes one
+ * line into errbuf that says what is wrong and how to fix it. */
+struct argus_probe *argus_probe__open(const struct argus_probe_opts *opts,
+				      char *errbuf, size_t errlen);
+/* Consume every record available now. Returns records consumed or -errno. */
+int argus_probe__drain(struct argus_probe *p, argus_probe_cb cb, void *ctx);
+/* Wait up to timeout_ms for the watermark wake-up, then drain. */
+int argus_probe__poll(struct argus_probe *p, int timeout_ms,
+		      argus_probe_cb cb, void *ctx);
+/* Records dropped because the ring buffer was full, per CPU (cumulative).
+ * Fills at most ncpu entries; returns the number of CPUs. */
+int argus_probe__lost(struct argus_probe *p, uint64_t *per_cpu, int ncpu);
+int argus_probe__ncpus(const struct argus_probe *p);
+void argus_probe__close(struct argus_probe *p);
+
+/* The default traced syscall set (documented in docs/collector.md). */
+void argus_probe__default_syscalls(uint64_t bitmap[8]);
+#endif
