@@ -2,7 +2,7 @@
 /*
  * argus_events.h - the raw records the BPF programs hand to user space.
  *
- * This is the one header shared by kernel-patch/*.bpf.c, the collector in
+ * This is the one header shared by kernel-patch/ (the .bpf.c files), the collector in
  * tracer/ and (later) the interposer.  It holds only fixed-width types and
  * no pointers, so the same bytes mean the same thing on both sides.
  *

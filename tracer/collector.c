@@ -1,1 +1,716 @@
-/* placeholder: being written */
+/* collector.c - raw BPF records in, ordered chunks out.  See collector.h.
+ *
+ * Data flow:
+ *   ring buffer --drain--> on_record() --> pending[] (argus_event + owned
+ *   stack/strings in an arena) --emit_ready()--> chunk builder --cut_chunk()
+ *   --> trace file.
+ *
+ * Ordering invariant: the BPF side takes its timestamp before reserving
+ * ring space, and records of different CPUs interleave in the ring, so the
+ * drain order is only roughly time order.  Events are therefore held back
+ * HOLDBACK_NS after they are drained; at each emit the pending events older
+ * than (now - HOLDBACK_NS) are sorted by (cpu, ts) and appended to the
+ * per-CPU streams, which then never go backwards.  An event that still
+ * arrives behind its stream is counted as "late" and written at the
+ * stream's last timestamp, never dropped silently.
+ *
+ * Strings and stacks of a pending event are owned copies: chunk-local ids
+ * only exist once the event lands in the chunk it is written to.
+ */
+#include "collector.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "stack_capture.h"
+#include "task_table.h"
+#include "trace_format.h"
+
+#define HOLDBACK_NS (20ull * 1000 * 1000)
+#define MAX_CPUS 256
+#define MAX_FRAMES 64
+
+struct pending {
+	struct argus_event ev;  /* stack/str/str2 unset until emitted */
+	uint32_t ips_off, nips; /* stack ips in the arena (uint64_t units) */
+	uint32_t str_off, str_len;
+	uint32_t str2_off, str2_len;
+};
+
+struct arena {
+	uint8_t *buf;
+	size_t len, cap;
+};
+
+struct argus_collector {
+	struct argus_collector_opts opts;
+	struct argus_probe *probe;
+	struct argus_chunk_builder *builder;
+	struct argus_ring *ring;
+	struct stack_capture *stacks;
+	struct task_table tasks;
+	char *path;
+
+	struct pending *pend;
+	size_t npend, cappend;
+	struct arena arena;
+
+	uint32_t ncpus;
+	uint64_t last_ts[MAX_CPUS];   /* per-CPU stream position */
+	uint64_t lost_seen[MAX_CPUS]; /* kernel counters already accounted */
+	uint64_t lost_now[MAX_CPUS];
+
+	uint32_t chunk_gen;           /* increments per chunk cut */
+	uint64_t seq;
+	uint64_t chunk_start_ns;      /* when the open chunk got its first event */
+	uint32_t *chunk_pids;         /* pids with stacks in the open chunk */
+	size_t nchunk_pids, capchunk_pids;
+
+	struct argus_collector_status st;
+	/* chunk sizes and min ts, oldest first, for the ring span estimate */
+	struct { uint64_t bytes, min_ts; } *hist;
+	size_t nhist, caphist, hist_head;
+	uint64_t hist_bytes;
+};
+
+uint64_t argus_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	np = realloc(*p, ncap * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+static int arena_put(struct arena *a, const void *data, size_t len, uint32_t *off)
+{
+	size_t at = (a->len + 7) & ~(size_t)7;
+
+	if (at + len > UINT32_MAX)
+		return -E2BIG;
+	if (grow((void **)&a->buf, &a->cap, at + len, 1))
+		return -ENOMEM;
+	memcpy(a->buf + at, data, len);
+	*off = (uint32_t)at;
+	a->len = at + len;
+	return 0;
+}
+
+/* ---- turning raw records into pending events ---- */
+
+static size_t bounded_strlen(const char *s, size_t max)
+{
+	const char *z = memchr(s, 0, max);
+	return z ? (size_t)(z - s) : max;
+}
+
+static struct pending *new_pending(struct argus_collector *c, const struct ae_hdr *h)
+{
+	struct pending *p;
+
+	if (grow((void **)&c->pend, &c->cappend, c->npend + 1, sizeof(*c->pend)))
+		return NULL;
+	p = &c->pend[c->npend++];
+	memset(p, 0, sizeof(*p));
+	p->ev.ts = h->ts;
+	p->ev.tid = h->tid;
+	p->ev.pid = h->pid;
+	p->ev.type = h->type;
+	p->ev.cpu = h->cpu;
+	p->ev.ctx = (uint8_t)h->ctx;
+	return p;
+}
+
+static void set_str(struct argus_collector *c, struct pending *p, int which,
+		    const char *s, size_t max)
+{
+	size_t len = bounded_strlen(s, max);
+	uint32_t off;
+
+	if (!len || arena_put(&c->arena, s, len, &off))
+		return;
+	if (which == 1) {
+		p->str_off = off;
+		p->str_len = (uint32_t)len;
+	} else {
+		p->str2_off = off;
+		p->str2_len = (uint32_t)len;
+	}
+}
+
+static void set_comm(struct task_entry *e, const char *comm)
+{
+	size_t n = bounded_strlen(comm, AE_COMM_LEN);
+
+	memcpy(e->comm, comm, n);
+	e->comm[n < sizeof(e->comm) ? n : sizeof(e->comm) - 1] = 0;
+}
+
+static void note_task(struct argus_collector *c, uint32_t tid, uint32_t pid,
+		      const char *comm)
+{
+	struct task_entry *e;
+
+	if (!tid)
+		return;
+	e = task_table__get_or_add(&c->tasks, tid);
+	if (!e)
+		return;
+	if (pid)
+		e->pid = pid;
+	if (comm && comm[0])
+		set_comm(e, comm);
+}
+
+static void attach_stack(struct argus_collector *c, struct pending *p,
+			 const void *tail, size_t avail)
+{
+	uint64_t ips[MAX_FRAMES];
+	int n;
+
+	if (avail < sizeof(struct ae_ustack) || !p->ev.pid)
+		return;
+	n = stack_capture__resolve(c->stacks, p->ev.pid, p->ev.ts, tail, avail,
+				   ips, MAX_FRAMES);
+	if (n <= 0 || arena_put(&c->arena, ips, (size_t)n * sizeof(uint64_t), &p->ips_off))
+		return;
+	p->nips = (uint32_t)n;
+}
+
+#define NEED(T) do { if (size < sizeof(T)) return 0; } while (0)
+
+static int on_record(void *ctx, const void *rec, size_t size)
+{
+	struct argus_collector *c = ctx;
+	const struct ae_hdr *h = rec;
+	struct pending *p;
+
+	if (size < sizeof(*h) || h->size > size || h->type >= AE_TYPE_MAX)
+		return 0; /* malformed: cannot come from our programs; skip */
+	size = h->size;
+	p = new_pending(c, h);
+	if (!p)
+		return -ENOMEM;
+	c->st.by_type[h->type]++;
+	c->st.events++;
+	if (!c->chunk_start_ns)
+		c->chunk_start_ns = argus_now_ns();
+
+	switch (h->type) {
+	case AE_SWITCH: {
+		const struct ae_switch *r = rec;
+		NEED(*r);
+		p->ev.f[ARGUS_F_SW_NEXT_TID] = r->next_tid;
+		p->ev.f[ARGUS_F_SW_NEXT_PID] = r->next_pid;
+		p->ev.f[ARGUS_F_SW_PREV_STATE] = (uint64_t)r->prev_state;
+		p->ev.f[ARGUS_F_SW_SYS_NR] = (uint64_t)(int64_t)r->sys_nr;
+		p->ev.f[ARGUS_F_SW_SYS_ARG] = r->sys_arg;
+		p->ev.f[ARGUS_F_SW_OBJ_KIND] = r->obj.kind;
+		p->ev.f[ARGUS_F_SW_OBJ] = r->obj.obj;
+		p->ev.f[ARGUS_F_SW_PEER] = r->obj.peer;
+		note_task(c, r->next_tid, r->next_pid, r->next_comm);
+		if (size > sizeof(*r))
+			attach_stack(c, p, (const uint8_t *)rec + sizeof(*r), size - sizeof(*r));
+		break;
+	}
+	case AE_WAKING: {
+		const struct ae_waking *r = rec;
+		NEED(*r);
+		p->ev.f[ARGUS_F_WK_TARGET_TID] = r->target_tid;
+		p->ev.f[ARGUS_F_WK_TARGET_PID] = r->target_pid;
+		p->ev.f[ARGUS_F_WK_TARGET_CPU] = r->target_cpu;
+		p->ev.f[ARGUS_F_WK_VECTOR] = r->vector;
+		p->ev.f[ARGUS_F_WK_HRTIMER] = r->hrtimer;
+		note_task(c, r->target_tid, r->target_pid, NULL);
+		break;
+	}
+	case AE_WAKEUP_NEW:
+	case AE_FORK:
+	case AE_FREE: {
+		const struct ae_task *r = rec;
+		NEED(*r);
+		p->ev.f[ARGUS_F_TK_CHILD_TID] = r->child_tid;
+		p->ev.f[ARGUS_F_TK_CHILD_PID] = r->child_pid;
+		p->ev.f[ARGUS_F_TK_CLONE_FLAGS] = r->clone_flags;
+		set_str(c, p, 1, r->comm, AE_COMM_LEN);
+		if (h->type == AE_FREE) {
+			struct task_entry *e = task_table__find(&c->tasks, r->child_tid);
+			if (e)
+				e->exited = true;
+		} else {
+			note_task(c, r->child_tid, r->child_pid, r->comm);
+			struct task_entry *e = task_table__find(&c->tasks, r->child_tid);
+			if (e)
+				e->ppid = h->pid;
+		}
+		break;
+	}
+	case AE_EXEC: {
+		const struct ae_exec *r = rec;
+		NEED(*r);
+		p->ev.f[ARGUS_F_EX_OLD_TID] = r->old_tid;
+		set_str(c, p, 1, r->comm, AE_COMM_LEN);
+		set_str(c, p, 2, r->filename, AE_PATH_LEN);
+		note_task(c, h->tid, h->pid, r->comm);
+		stack_capture__forget(c->stacks, h->pid);
+		break;
+	}
+	case AE_EXIT: {
+		const struct ae_exit *r = rec;
+		NEED(*r);
+		p->ev.f[ARGUS_F_EXIT_CODE] = (uint64_t)(int64_t)r->exit_code;
+		if (h->tid == h->pid)
+			stack_capture__forget(c->stacks, h->pid);
+		break;
+	}
+	case AE_RENAME: {
+		const struct ae_rename *r = rec;
+		NEED(*r);
+		set_str(c, p, 1, r->comm, AE_COMM_LEN);
+		note_task(c, h->tid, h->pid, r->comm);
+		break;
+	}
+	case AE_SYS_ENTER: {
+		const struct ae_sys_enter *r = rec;
+		NEED(*r);
+		p->ev.f[ARGUS_F_SE_NR] = (uint64_t)r->nr;
+		for (int i = 0; i < 6; i++)
+			p->ev.f[ARGUS_F_SE_ARG0 + i] = r->args[i];
+		break;
+	}
+	case AE_SYS_EXIT: {
+		const struct ae_sys_exit *r = rec;
+		NEED(*r);
+		p->ev.f[ARGUS_F_SX_NR] = (uint64_t)r->nr;
+		p->ev.f[ARGUS_F_SX_RET] = (uint64_t)r->ret;
+		p->ev.f[ARGUS_F_SX_ARG0] = r->arg0;
+		p->ev.f[ARGUS_F_SX_OBJ_KIND] = r->obj.kind;
+		p->ev.f[ARGUS_F_SX_OBJ] = r->obj.obj;
+		p->ev.f[ARGUS_F_SX_PEER] = r->obj.peer;
+		break;
+	}
+	case AE_HRT_START:
+	case AE_HRT_EXPIRE:
+	case AE_HRT_CANCEL: {
+		const struct ae_hrtimer *r = rec;
+		NEED(*r);
+		p->ev.f[ARGUS_F_HT_TIMER] = r->timer;
+		p->ev.f[ARGUS_F_HT_FUNCTION] = r->function;
+		p->ev.f[ARGUS_F_HT_EXPIRES] = (uint64_t)r->expires;
+		p->ev.f[ARGUS_F_HT_MODE] = r->mode;
+		p->ev.f[ARGUS_F_HT_OWNER_TID] = r->owner_tid;
+		break;
+	}
+	case AE_IRQ_ENTRY:
+	case AE_IRQ_EXIT:
+	case AE_SOFTIRQ_ENTRY:
+	case AE_SOFTIRQ_EXIT: {
+		const struct ae_irq *r = rec;
+		NEED(*r);
+		p->ev.f[ARGUS_F_IRQ_VECTOR] = r->vector;
+		p->ev.f[ARGUS_F_IRQ_RET] = (uint64_t)(int64_t)r->ret;
+		break;
+	}
+	case AE_WQ_START:
+	case AE_WQ_END: {
+		const struct ae_wq *r = rec;
+		NEED(*r);
+		p->ev.f[ARGUS_F_WQ_WORK] = r->work;
+		p->ev.f[ARGUS_F_WQ_FUNCTION] = r->function;
+		break;
+	}
+	case AE_SAMPLE: {
+		const struct ae_sample *r = rec;
+		NEED(*r);
+		attach_stack(c, p, (const uint8_t *)rec + sizeof(*r), size - sizeof(*r));
+		break;
+	}
+	default:
+		break;
+	}
+	if (h->tid)
+		note_task(c, h->tid, h->pid, NULL);
+	return 0;
+}
+
+/* ---- emitting pending events into the chunk ---- */
+
+static int cmp_pending(const void *a, const void *b)
+{
+	const struct pending *x = a, *y = b;
+
+	if (x->ev.cpu != y->ev.cpu)
+		return x->ev.cpu < y->ev.cpu ? -1 : 1;
+	if (x->ev.ts != y->ev.ts)
+		return x->ev.ts < y->ev.ts ? -1 : 1;
+	return 0;
+}
+
+static void chunk_ref_pid(struct argus_collector *c, uint32_t pid)
+{
+	for (size_t i = 0; i < c->nchunk_pids; i++)
+		if (c->chunk_pids[i] == pid)
+			return;
+	if (grow((void **)&c->chunk_pids, &c->capchunk_pids, c->nchunk_pids + 1,
+		 sizeof(uint32_t)))
+		return;
+	c->chunk_pids[c->nchunk_pids++] = pid;
+}
+
+static void chunk_ref_tid(struct argus_collector *c, uint32_t tid)
+{
+	struct task_entry *e = tid ? task_table__find(&c->tasks, tid) : NULL;
+
+	if (e)
+		e->chunk_gen = c->chunk_gen;
+}
+
+static int emit_one(struct argus_collector *c, struct pending *p)
+{
+	struct argus_event ev = p->ev;
+	uint16_t cpu = ev.cpu < MAX_CPUS ? ev.cpu : MAX_CPUS - 1;
+
+	ev.cpu = cpu;
+	if (ev.ts < c->last_ts[cpu]) {
+		c->st.late++;
+		ev.ts = c->last_ts[cpu];
+	}
+	c->last_ts[cpu] = ev.ts;
+	if (p->nips) {
+		ev.stack = argus_chunk_builder__stack(c->builder,
+			(const uint64_t *)(c->arena.buf + p->ips_off), p->nips);
+		chunk_ref_pid(c, ev.pid);
+	}
+	if (p->str_len)
+		ev.str = argus_chunk_builder__string(c->builder,
+			(const char *)c->arena.buf + p->str_off, p->str_len);
+	if (p->str2_len)
+		ev.str2 = argus_chunk_builder__string(c->builder,
+			(const char *)c->arena.buf + p->str2_off, p->str2_len);
+	chunk_ref_tid(c, ev.tid);
+	if (ev.type == AE_SWITCH)
+		chunk_ref_tid(c, (uint32_t)ev.f[ARGUS_F_SW_NEXT_TID]);
+	else if (ev.type == AE_WAKING)
+		chunk_ref_tid(c, (uint32_t)ev.f[ARGUS_F_WK_TARGET_TID]);
+	else if (ev.type == AE_FORK || ev.type == AE_WAKEUP_NEW || ev.type == AE_FREE)
+		chunk_ref_tid(c, (uint32_t)ev.f[ARGUS_F_TK_CHILD_TID]);
+	if (ev.ts > c->st.newest_ts)
+		c->st.newest_ts = ev.ts;
+	return argus_chunk_builder__event(c->builder, &ev);
+}
+
+/* Move pending events with ts < watermark into the chunk, keep the rest. */
+static int emit_ready(struct argus_collector *c, uint64_t watermark)
+{
+	struct arena keep = { 0 };
+	size_t kept = 0;
+	int err = 0;
+
+	if (!c->npend)
+		return 0;
+	qsort(c->pend, c->npend, sizeof(*c->pend), cmp_pending);
+	for (size_t i = 0; i < c->npend; i++) {
+		struct pending *p = &c->pend[i];
+
+		if (p->ev.ts < watermark) {
+			int e = emit_one(c, p);
+			if (e && !err)
+				err = e;
+			continue;
+		}
+		/* keep it: move its owned data into the new arena */
+		struct pending q = *p;
+		if (q.nips)
+			arena_put(&keep, c->arena.buf + q.ips_off, q.nips * 8ul, &q.ips_off);
+		if (q.str_len)
+			arena_put(&keep, c->arena.buf + q.str_off, q.str_len, &q.str_off);
+		if (q.str2_len)
+			arena_put(&keep, c->arena.buf + q.str2_off, q.str2_len, &q.str2_off);
+		c->pend[kept++] = q;
+	}
+	c->npend = kept;
+	free(c->arena.buf);
+	c->arena = keep;
+	return err;
+}
+
+/* ---- cutting chunks ---- */
+
+static void add_map(void *ctx, uint32_t pid, uint64_t ts, uint64_t start,
+		    uint64_t end, uint64_t pgoff, const char *path,
+		    const uint8_t *build_id, size_t build_id_len)
+{
+	struct argus_collector *c = ctx;
+	struct argus_map m = { 0 };
+
+	m.pid = pid;
+	m.ts = ts;
+	m.start = start;
+	m.end = end;
+	m.pgoff = pgoff;
+	m.path = argus_chunk_builder__string(c->builder, path, strlen(path));
+	if (build_id_len > ARGUS_BUILD_ID_MAX)
+		build_id_len = ARGUS_BUILD_ID_MAX;
+	m.build_id_len = (uint8_t)build_id_len;
+	memcpy(m.build_id, build_id, build_id_len);
+	argus_chunk_builder__map(c->builder, &m);
+}
+
+static void hist_push(struct argus_collector *c, uint64_t bytes, uint64_t min_ts)
+{
+	if (grow((void **)&c->hist, &c->caphist, c->nhist + 1, sizeof(*c->hist)))
+		return;
+	c->hist[c->nhist].bytes = bytes;
+	c->hist[c->nhist].min_ts = min_ts;
+	c->nhist++;
+	c->hist_bytes += bytes;
+	/* a ring keeps roughly its size worth of the newest chunks */
+	while (c->opts.ring_size && c->hist_bytes > c->opts.ring_size &&
+	       c->hist_head < c->nhist) {
+		c->hist_bytes -= c->hist[c->hist_head].bytes;
+		c->hist_head++;
+	}
+	if (c->hist_head > 4096) {
+		memmove(c->hist, c->hist + c->hist_head,
+			(c->nhist - c->hist_head) * sizeof(*c->hist));
+		c->nhist -= c->hist_head;
+		c->hist_head = 0;
+	}
+}
+
+static int cut_chunk(struct argus_collector *c)
+{
+	void *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	/* lost-record deltas since the last chunk */
+	for (uint32_t cpu = 0; cpu < c->ncpus && cpu < MAX_CPUS; cpu++) {
+		uint64_t d = c->lost_now[cpu] - c->lost_seen[cpu];
+		if (d) {
+			argus_chunk_builder__lost(c->builder, (uint16_t)cpu, d);
+			c->lost_seen[cpu] = c->lost_now[cpu];
+		}
+	}
+	if (!argus_chunk_builder__nevents(c->builder))
+		return 0;
+	/* the task snapshot: every thread this chunk mentions */
+	for (uint32_t i = 0; i < c->tasks.cap; i++) {
+		struct task_entry *e = &c->tasks.slots[i];
+		struct argus_task t;
+
+		if (!e->tid || e->chunk_gen != c->chunk_gen)
+			continue;
+		t.tid = e->tid;
+		t.pid = e->pid;
+		t.ppid = e->ppid;
+		t.comm = argus_chunk_builder__string(c->builder, e->comm, strlen(e->comm));
+		argus_chunk_builder__task(c->builder, &t);
+	}
+	for (size_t i = 0; i < c->nchunk_pids; i++)
+		stack_capture__maps(c->stacks, c->chunk_pids[i], add_map, c);
+	c->nchunk_pids = 0;
+
+	err = argus_chunk_builder__finish(c->builder, c->seq, c->opts.zlevel, &buf, &len);
+	if (err)
+		return err;
+	const struct argus_chunk_header *hdr = buf;
+	uint64_t min_ts = hdr->min_ts;
+	err = argus_ring__append(c->ring, buf, len);
+	free(buf);
+	if (err)
+		return err;
+	c->seq++;
+	c->st.chunks++;
+	c->st.bytes += len;
+	hist_push(c, len, min_ts);
+	c->chunk_gen++;
+	c->chunk_start_ns = 0;
+	task_table__prune(&c->tasks);
+	return 0;
+}
+
+static void refresh_lost(struct argus_collector *c)
+{
+	uint64_t lost[MAX_CPUS] = { 0 };
+	int n = argus_probe__lost(c->probe, lost, MAX_CPUS);
+
+	for (int i = 0; i < n && i < MAX_CPUS; i++)
+		c->lost_now[i] = lost[i];
+}
+
+static int process(struct argus_collector *c, uint64_t watermark, bool force_cut)
+{
+	int err = emit_ready(c, watermark);
+	bool due;
+
+	refresh_lost(c);
+	due = force_cut ||
+	      argus_chunk_builder__raw_bytes(c->builder) >= c->opts.chunk_bytes ||
+	      (c->chunk_start_ns &&
+	       argus_now_ns() - c->chunk_start_ns >= c->opts.chunk_ms * 1000000ull);
+	if (due) {
+		int e = cut_chunk(c);
+		if (!err)
+			err = e;
+	}
+	return err;
+}
+
+/* ---- public API ---- */
+
+struct argus_collector *argus_collector__new(const struct argus_collector_opts *opts,
+					     char *errbuf, size_t errlen)
+{
+	struct argus_collector *c = calloc(1, sizeof(*c));
+	struct argus_ring_opts ro = { .sz = sizeof(ro) };
+	struct argus_error err = { 0 };
+
+	if (!c) {
+		snprintf(errbuf, errlen, "out of memory");
+		return NULL;
+	}
+	c->opts = *opts;
+	if (!c->opts.chunk_ms)
+		c->opts.chunk_ms = 1000;
+	if (!c->opts.chunk_bytes)
+		c->opts.chunk_bytes = 4u << 20;
+	if (c->opts.zlevel < 0)
+		c->opts.zlevel = 1;
+	c->path = strdup(opts->path);
+	c->builder = argus_chunk_builder__new();
+	c->stacks = stack_capture__new(!opts->no_unwind);
+	if (!c->path || !c->builder || !c->stacks || task_table__init(&c->tasks)) {
+		snprintf(errbuf, errlen, "out of memory");
+		goto fail;
+	}
+	task_table__scan_proc(&c->tasks);
+
+	c->probe = argus_probe__open(&opts->probe, errbuf, errlen);
+	if (!c->probe)
+		goto fail;
+	c->ncpus = (uint32_t)argus_probe__ncpus(c->probe);
+
+	ro.data_size = opts->ring_size;
+	ro.ncpus = c->ncpus;
+	ro.fd_mode = 0600;
+	c->ring = argus_ring__create(opts->path, &ro, &err);
+	if (!c->ring) {
+		snprintf(errbuf, errlen, "%s", err.msg);
+		goto fail;
+	}
+	c->st.start_ns = argus_now_ns();
+	c->st.ring_size = opts->ring_size;
+	c->st.ncpus = c->ncpus;
+	return c;
+fail:
+	argus_probe__close(c->probe);
+	c->probe = NULL;
+	argus_collector__free(c);
+	return NULL;
+}
+
+int argus_collector__run_once(struct argus_collector *c, int timeout_ms)
+{
+	int n = argus_probe__poll(c->probe, timeout_ms, on_record, c);
+
+	if (n < 0 && n != -EINTR)
+		return n;
+	return process(c, argus_now_ns() - HOLDBACK_NS, false);
+}
+
+int argus_collector__flush(struct argus_collector *c)
+{
+	int n = argus_probe__drain(c->probe, on_record, c);
+
+	if (n < 0)
+		return n;
+	return process(c, UINT64_MAX, true);
+}
+
+int argus_collector__mark(struct argus_collector *c, const char *text)
+{
+	struct ae_hdr h = { 0 };
+	struct pending *p;
+
+	h.ts = argus_now_ns();
+	h.type = AE_MARK;
+	h.size = sizeof(h);
+	p = new_pending(c, &h);
+	if (!p)
+		return -ENOMEM;
+	set_str(c, p, 1, text, strlen(text) < 4096 ? strlen(text) : 4096);
+	c->st.by_type[AE_MARK]++;
+	c->st.events++;
+	if (!c->chunk_start_ns)
+		c->chunk_start_ns = argus_now_ns();
+	return 0;
+}
+
+void argus_collector__status(struct argus_collector *c,
+			     struct argus_collector_status *st)
+{
+	struct rusage ru;
+
+	refresh_lost(c);
+	c->st.now_ns = argus_now_ns();
+	c->st.lost = 0;
+	for (uint32_t i = 0; i < c->ncpus && i < MAX_CPUS; i++) {
+		c->st.lost_cpu[i] = c->lost_now[i];
+		c->st.lost += c->lost_now[i];
+	}
+	c->st.ring_fill = c->hist_bytes;
+	c->st.oldest_ts = c->hist_head < c->nhist ? c->hist[c->hist_head].min_ts : 0;
+	c->st.unwound = stack_capture__unwound(c->stacks);
+	if (!getrusage(RUSAGE_SELF, &ru))
+		c->st.cpu_seconds = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+				    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	*st = c->st;
+}
+
+const char *argus_collector__path(const struct argus_collector *c)
+{
+	return c->path;
+}
+
+void argus_collector__free(struct argus_collector *c)
+{
+	if (!c)
+		return;
+	if (c->probe && c->ring)
+		argus_collector__flush(c);
+	argus_probe__close(c->probe);
+	if (c->ring) {
+		argus_ring__sync(c->ring);
+		argus_ring__close(c->ring);
+	}
+	argus_chunk_builder__free(c->builder);
+	stack_capture__free(c->stacks);
+	task_table__free(&c->tasks);
+	free(c->pend);
+	free(c->arena.buf);
+	free(c->chunk_pids);
+	free(c->hist);
+	free(c->path);
+	free(c);
+}

@@ -1,0 +1,156 @@
+/* argus.c - the `argus` command: a table of subcommands, each in its own
+ * cmd_<name>.c file.  Common flags (--help) are handled here once. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "control.h"
+
+static const struct argus_command commands[] = {
+	{ "start", cmd_start, "start the always-on collector (argusd)",
+	  "argus start [--size SIZE] [--dir DIR] [--sample-hz HZ] [--no-irq]\n"
+	  "  Starts argusd, which records system-wide into a bounded ring file\n"
+	  "  DIR/ring.argus (default /var/lib/argus, 2G). Needs root.\n" },
+	{ "stop", cmd_stop, "stop the collector (the ring stays on disk)",
+	  "argus stop\n" },
+	{ "status", cmd_status, "show event rates, ring fill, lost events, collector CPU",
+	  "argus status\n" },
+	{ "mark", cmd_mark, "add a user annotation to the trace",
+	  "argus mark TEXT...\n" },
+	{ "save", cmd_save, "snapshot the ring into a trace file",
+	  "argus save [--last DURATION] -o FILE\n"
+	  "  DURATION like 30s, 5m, 1500ms (default: everything in the ring)\n" },
+	{ "record", cmd_record, "trace system-wide while a command runs",
+	  "argus record -o FILE [--size SIZE] [--sample-hz HZ] [--no-irq] -- CMD [ARGS...]\n"
+	  "  Exits with CMD's exit status.  --size bounds the file as a ring.\n" },
+	{ "dump", cmd_dump, "print the events of a trace file, one per line",
+	  "argus dump FILE [--stacks] [--pid PID] [--tid TID] [--stats]\n"
+	  "  --stacks  print symbolized user stacks under events that have one\n"
+	  "  --stats   print only the per-CPU counts, lost events and time span\n" },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void vreport(const char *cmd, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "argus %s: ", cmd);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(cmd, fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, cmd))
+			fprintf(stderr, "usage: %s", commands[i].usage);
+	return 2;
+}
+
+int cli_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(cmd, fmt, ap);
+	va_end(ap);
+	return 1;
+}
+
+int cli_help(const char *cmd)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (!strcmp(commands[i].name, cmd)) {
+			printf("usage: %s", commands[i].usage);
+			return 0;
+		}
+	}
+	return 2;
+}
+
+bool cli_wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			return false;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return true;
+	}
+	return false;
+}
+
+void cli_self_dir(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	char *slash;
+
+	if (n <= 0) {
+		snprintf(buf, len, ".");
+		return;
+	}
+	buf[n] = 0;
+	slash = strrchr(buf, '/');
+	if (slash)
+		*slash = 0;
+}
+
+int cli_request(const char *cmd, const char *req, char *resp, size_t len)
+{
+	char sock[256];
+	int rc;
+
+	argus_control_path(sock, sizeof(sock));
+	rc = argus_control__request(sock, req, resp, len, 30000);
+	if (rc == -ENOENT || rc == -ECONNREFUSED)
+		return cli_error(cmd, "the collector is not running (no %s): start it with `sudo argus start`", sock);
+	if (rc == -EACCES || rc == -EPERM)
+		return cli_error(cmd, "permission denied on %s: the collector serves root only (use sudo)", sock);
+	if (rc < 0)
+		return cli_error(cmd, "cannot talk to the collector at %s: %s", sock, strerror(-rc));
+	if (rc > 0) {
+		fprintf(stderr, "argus %s: %s\n", cmd, resp);
+		return 1;
+	}
+	return 0;
+}
+
+static void main_usage(FILE *f)
+{
+	fprintf(f, "usage: argus COMMAND [ARGS...]\n\n"
+		   "Argus: system-wide causal tracing for performance hangs.\n\ncommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n`argus COMMAND --help` shows a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		main_usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		if (argc > 2)
+			return cli_help(argv[2]);
+		main_usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (strcmp(commands[i].name, argv[1]))
+			continue;
+		if (cli_wants_help(argc - 1, argv + 1))
+			return cli_help(argv[1]);
+		return commands[i].fn(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "argus: unknown command '%s'\n", argv[1]);
+	main_usage(stderr);
+	return 2;
+}

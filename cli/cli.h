@@ -1,0 +1,39 @@
+/* cli.h - shared by the `argus` subcommands (one file each, cmd_*.c),
+ * dispatched from argus.c's commands[] table, perf/git style. */
+#ifndef ARGUS_CLI_H
+#define ARGUS_CLI_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct argus_command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+	const char *usage;
+};
+
+int cmd_start(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_mark(int argc, char **argv);
+int cmd_save(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+
+/* Prints "argus NAME: <fmt>" to stderr; returns exit code 2 (usage) */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Prints "argus NAME: <fmt>" to stderr; returns exit code 1 */
+int cli_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Prints the usage text of a command (from commands[]) to stdout. */
+int cli_help(const char *cmd);
+/* True when argv[i] is -h/--help. */
+bool cli_wants_help(int argc, char **argv);
+/* Directory of the running argus binary (for argusd). */
+void cli_self_dir(char *buf, size_t len);
+/* Sends a request to the running collector; prints a clear error and
+ * returns non-zero if it is not running. */
+int cli_request(const char *cmd, const char *req, char *resp, size_t len);
+#endif

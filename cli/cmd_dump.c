@@ -1,0 +1,259 @@
+/* cmd_dump.c - `argus dump FILE`: every event as one readable line, in
+ * timestamp order, like `perf script`; with --stacks, symbolized user
+ * stacks under the events that carry one.  Lost events and chunks lost to
+ * ring wrap or a crash are always reported at the end, never hidden. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "argus_events.h"
+#include "cli.h"
+#include "symbolize.h"
+#include "syscall_names.h"
+#include "trace_format.h"
+
+static const char *type_name(unsigned t)
+{
+	static const char *const n[AE_TYPE_MAX] = {
+		[AE_SWITCH] = "switch", [AE_WAKING] = "waking",
+		[AE_WAKEUP_NEW] = "wakeup_new", [AE_FORK] = "fork",
+		[AE_EXEC] = "exec", [AE_EXIT] = "exit", [AE_FREE] = "free",
+		[AE_RENAME] = "rename", [AE_SYS_ENTER] = "sys_enter",
+		[AE_SYS_EXIT] = "sys_exit", [AE_HRT_START] = "hrtimer_start",
+		[AE_HRT_EXPIRE] = "hrtimer_expire", [AE_HRT_CANCEL] = "hrtimer_cancel",
+		[AE_IRQ_ENTRY] = "irq_entry", [AE_IRQ_EXIT] = "irq_exit",
+		[AE_SOFTIRQ_ENTRY] = "softirq_entry", [AE_SOFTIRQ_EXIT] = "softirq_exit",
+		[AE_WQ_START] = "wq_start", [AE_WQ_END] = "wq_end",
+		[AE_SAMPLE] = "sample", [AE_MARK] = "mark", [AE_LOST] = "lost",
+	};
+	return t < AE_TYPE_MAX && n[t] ? n[t] : "unknown";
+}
+
+static const char *ctx_name(unsigned c)
+{
+	static const char *const n[] = { "task", "softirq", "hardirq", "nmi" };
+	return c < 4 ? n[c] : "?";
+}
+
+static const char *obj_name(uint64_t k)
+{
+	static const char *const n[] = { "none", "pipe", "unix", "tcp", "udp", "eventfd",
+					 "timerfd", "epoll", "file", "sock", "other" };
+	return k < sizeof(n) / sizeof(n[0]) ? n[k] : "?";
+}
+
+static void print_obj(uint64_t kind, uint64_t obj, uint64_t peer)
+{
+	if (!kind)
+		return;
+	if (kind == AE_OBJ_TCP || kind == AE_OBJ_UDP)
+		printf(" obj=%s:%u.%u.%u.%u:%u->%u.%u.%u.%u:%u", obj_name(kind),
+		       (unsigned)(obj >> 16) & 255, (unsigned)(obj >> 24) & 255,
+		       (unsigned)(obj >> 32) & 255, (unsigned)(obj >> 40) & 255,
+		       (unsigned)(obj & 0xffff),
+		       (unsigned)(peer >> 16) & 255, (unsigned)(peer >> 24) & 255,
+		       (unsigned)(peer >> 32) & 255, (unsigned)(peer >> 40) & 255,
+		       (unsigned)(peer & 0xffff));
+	else if (peer)
+		printf(" obj=%s:%#" PRIx64 "->%#" PRIx64, obj_name(kind), obj, peer);
+	else
+		printf(" obj=%s:%#" PRIx64, obj_name(kind), obj);
+}
+
+static const char *comm_of(const struct argus_trace *t, uint32_t tid)
+{
+	const struct argus_task *k = tid ? argus_trace__task(t, tid) : NULL;
+	const char *s = k ? argus_trace__string(t, k->comm) : NULL;
+	return s ? s : (tid ? "?" : "swapper");
+}
+
+static void print_sys(long nr)
+{
+	const char *n = argus_syscall_name(nr);
+	if (n)
+		printf(" %s", n);
+	else
+		printf(" sys_%ld", nr);
+}
+
+static void print_event(const struct argus_trace *t, const struct argus_event *e)
+{
+	const uint64_t *f = e->f;
+
+	printf("%16s %7u/%-7u [%03u] %5" PRIu64 ".%09" PRIu64 ": %-14s", comm_of(t, e->tid),
+	       e->tid, e->pid, e->cpu, e->ts / 1000000000, e->ts % 1000000000, type_name(e->type));
+	if (e->ctx)
+		printf(" ctx=%s", ctx_name(e->ctx));
+	switch (e->type) {
+	case AE_SWITCH:
+		printf(" prev_state=%#" PRIx64 " next=%s:%" PRIu64 "/%" PRIu64,
+		       f[ARGUS_F_SW_PREV_STATE], comm_of(t, (uint32_t)f[ARGUS_F_SW_NEXT_TID]),
+		       f[ARGUS_F_SW_NEXT_TID], f[ARGUS_F_SW_NEXT_PID]);
+		if ((int64_t)f[ARGUS_F_SW_SYS_NR] >= 0 && f[ARGUS_F_SW_PREV_STATE]) {
+			printf(" blocked_in");
+			print_sys((long)f[ARGUS_F_SW_SYS_NR]);
+			printf("(%#" PRIx64 ")", f[ARGUS_F_SW_SYS_ARG]);
+		}
+		print_obj(f[ARGUS_F_SW_OBJ_KIND], f[ARGUS_F_SW_OBJ], f[ARGUS_F_SW_PEER]);
+		break;
+	case AE_WAKING:
+		printf(" target=%s:%" PRIu64 "/%" PRIu64 " target_cpu=%" PRIu64,
+		       comm_of(t, (uint32_t)f[ARGUS_F_WK_TARGET_TID]), f[ARGUS_F_WK_TARGET_TID],
+		       f[ARGUS_F_WK_TARGET_PID], f[ARGUS_F_WK_TARGET_CPU]);
+		if (f[ARGUS_F_WK_VECTOR] == AE_VEC_HRTIMER)
+			printf(" vec=hrtimer");
+		else if (f[ARGUS_F_WK_VECTOR] != AE_VEC_NONE)
+			printf(" vec=%" PRIu64, f[ARGUS_F_WK_VECTOR]);
+		if (f[ARGUS_F_WK_HRTIMER])
+			printf(" timer=%#" PRIx64, f[ARGUS_F_WK_HRTIMER]);
+		break;
+	case AE_WAKEUP_NEW:
+	case AE_FORK:
+	case AE_FREE:
+		printf(" child=%" PRIu64 "/%" PRIu64 " comm=%s", f[ARGUS_F_TK_CHILD_TID],
+		       f[ARGUS_F_TK_CHILD_PID], e->str ? argus_trace__string(t, e->str) : "");
+		break;
+	case AE_EXEC:
+		printf(" old_tid=%" PRIu64 " comm=%s file=%s", f[ARGUS_F_EX_OLD_TID],
+		       e->str ? argus_trace__string(t, e->str) : "",
+		       e->str2 ? argus_trace__string(t, e->str2) : "");
+		break;
+	case AE_EXIT:
+		printf(" code=%" PRId64, (int64_t)f[ARGUS_F_EXIT_CODE]);
+		break;
+	case AE_RENAME:
+	case AE_MARK:
+		printf(" \"%s\"", e->str ? argus_trace__string(t, e->str) : "");
+		break;
+	case AE_SYS_ENTER:
+		print_sys((long)f[ARGUS_F_SE_NR]);
+		printf("(%#" PRIx64 ", %#" PRIx64 ", %#" PRIx64 ", %#" PRIx64 ")",
+		       f[1], f[2], f[3], f[4]);
+		break;
+	case AE_SYS_EXIT:
+		print_sys((long)f[ARGUS_F_SX_NR]);
+		printf(" = %" PRId64 " arg0=%" PRIu64, (int64_t)f[ARGUS_F_SX_RET], f[ARGUS_F_SX_ARG0]);
+		print_obj(f[ARGUS_F_SX_OBJ_KIND], f[ARGUS_F_SX_OBJ], f[ARGUS_F_SX_PEER]);
+		break;
+	case AE_HRT_START:
+	case AE_HRT_EXPIRE:
+	case AE_HRT_CANCEL:
+		printf(" timer=%#" PRIx64 " fn=%#" PRIx64 " owner=%" PRIu64, f[ARGUS_F_HT_TIMER],
+		       f[ARGUS_F_HT_FUNCTION], f[ARGUS_F_HT_OWNER_TID]);
+		if (e->type == AE_HRT_START)
+			printf(" expires=%" PRIu64 " mode=%" PRIu64, f[ARGUS_F_HT_EXPIRES], f[ARGUS_F_HT_MODE]);
+		break;
+	case AE_IRQ_ENTRY:
+	case AE_IRQ_EXIT:
+	case AE_SOFTIRQ_ENTRY:
+	case AE_SOFTIRQ_EXIT:
+		printf(" vec=%" PRIu64, f[ARGUS_F_IRQ_VECTOR]);
+		break;
+	case AE_WQ_START:
+	case AE_WQ_END:
+		printf(" work=%#" PRIx64 " fn=%#" PRIx64, f[ARGUS_F_WQ_WORK], f[ARGUS_F_WQ_FUNCTION]);
+		break;
+	case AE_LOST:
+		printf(" count=%" PRIu64, f[ARGUS_F_LOST_COUNT]);
+		break;
+	}
+	putchar('\n');
+}
+
+static void print_stack(const struct argus_trace *t, struct argus_symbolizer *sym,
+			const struct argus_event *e)
+{
+	const uint64_t *ips;
+	uint32_t nr;
+	char buf[512];
+
+	if (!e->stack || argus_trace__stack(t, e->stack, &ips, &nr))
+		return;
+	for (uint32_t i = 0; i < nr; i++) {
+		struct argus_sym s;
+		if (sym && !argus_symbolize_trace_ip(sym, t, e->pid, e->ts, ips[i], &s)) {
+			argus_sym__format(&s, ips[i], buf, sizeof(buf));
+			printf("\t%16" PRIx64 " %s\n", ips[i], buf);
+		} else {
+			printf("\t%16" PRIx64 " [unknown]\n", ips[i]);
+		}
+	}
+}
+
+static void print_stats(const struct argus_trace *t)
+{
+	const struct argus_trace_stats *st = argus_trace__stats(t);
+
+	printf("# %" PRIu64 " events in %" PRIu64 " chunks, %.3f s",
+	       st->events, st->chunks,
+	       st->max_ts > st->min_ts ? (st->max_ts - st->min_ts) / 1e9 : 0.0);
+	if (st->chunks_overwritten || st->chunks_incomplete)
+		printf(", %" PRIu64 " chunks overwritten by the ring, %" PRIu64 " cut by a crash",
+		       st->chunks_overwritten, st->chunks_incomplete);
+	if (st->out_of_order)
+		printf(", %" PRIu64 " out of order", st->out_of_order);
+	printf("\n# lost events:");
+	uint64_t total = 0;
+	for (uint32_t c = 0; c < st->ncpus && c < 256; c++) {
+		printf(" cpu%u=%" PRIu64, c, st->cpu[c].lost);
+		total += st->cpu[c].lost;
+	}
+	printf(" total=%" PRIu64 "\n", total);
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	const char *path = NULL;
+	bool stacks = false, stats_only = false;
+	long pid = -1, tid = -1;
+	struct argus_error err = { 0 };
+	struct argus_event ev;
+	struct argus_symbolizer *sym = NULL;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--stacks"))
+			stacks = true;
+		else if (!strcmp(argv[i], "--stats"))
+			stats_only = true;
+		else if (!strcmp(argv[i], "--pid") && i + 1 < argc)
+			pid = strtol(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--tid") && i + 1 < argc)
+			tid = strtol(argv[++i], NULL, 10);
+		else if (argv[i][0] != '-' && !path)
+			path = argv[i];
+		else
+			return cli_usage_error("dump", "unexpected argument '%s'", argv[i]);
+	}
+	if (!path)
+		return cli_usage_error("dump", "needs a trace FILE");
+	struct argus_trace *t = argus_trace__open(path, &err);
+	if (!t)
+		return cli_error("dump", "%s", err.msg);
+	if (stacks)
+		sym = argus_symbolizer__new();
+	while ((rc = argus_trace__next(t, &ev, &err)) > 0) {
+		if (stats_only)
+			continue;
+		if (pid >= 0 && ev.pid != pid && !(ev.type == AE_SWITCH && ev.f[ARGUS_F_SW_NEXT_PID] == (uint64_t)pid) &&
+		    !(ev.type == AE_WAKING && ev.f[ARGUS_F_WK_TARGET_PID] == (uint64_t)pid))
+			continue;
+		if (tid >= 0 && ev.tid != tid && !(ev.type == AE_SWITCH && ev.f[ARGUS_F_SW_NEXT_TID] == (uint64_t)tid) &&
+		    !(ev.type == AE_WAKING && ev.f[ARGUS_F_WK_TARGET_TID] == (uint64_t)tid))
+			continue;
+		print_event(t, &ev);
+		if (stacks)
+			print_stack(t, sym, &ev);
+	}
+	if (rc < 0) {
+		fflush(stdout);
+		argus_symbolizer__free(sym);
+		argus_trace__close(t);
+		return cli_error("dump", "%s", err.msg);
+	}
+	print_stats(t);
+	argus_symbolizer__free(sym);
+	argus_trace__close(t);
+	return 0;
+}

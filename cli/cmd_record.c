@@ -1,0 +1,111 @@
+/* cmd_record.c - `argus record -o FILE -- CMD [ARGS...]`: trace the whole
+ * system while CMD runs, in this process (no daemon needed).
+ *
+ * The child is forked first but held on a pipe until the BPF programs are
+ * attached, so its whole life is in the trace.  Our own activity is
+ * excluded by tgid.  Ctrl-C reaches CMD; we keep recording until it exits,
+ * then write the last chunk.  The exit status is CMD's. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "collector.h"
+#include "units.h"
+
+int cmd_record(int argc, char **argv)
+{
+	struct argus_collector_opts opts = { .sz = sizeof(opts), .zlevel = -1 };
+	const char *out = NULL;
+	char err[512], sz[32];
+	int i, go[2], status = 0;
+	pid_t child;
+
+	opts.probe.sz = sizeof(opts.probe);
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			out = argv[++i];
+		else if (!strcmp(argv[i], "--size") && i + 1 < argc) {
+			if (argus_parse_size(argv[++i], &opts.ring_size) || opts.ring_size < (1u << 20))
+				return cli_usage_error("record", "bad --size '%s': use e.g. 512M (at least 1M)", argv[i]);
+		} else if (!strcmp(argv[i], "--sample-hz") && i + 1 < argc)
+			opts.probe.sample_hz = (uint32_t)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--no-irq"))
+			opts.probe.no_irq = true;
+		else
+			return cli_usage_error("record", "unexpected argument '%s'", argv[i]);
+	}
+	if (!out)
+		return cli_usage_error("record", "needs -o FILE");
+	if (i >= argc - 1)
+		return cli_usage_error("record", "needs a command after --");
+	if (geteuid() != 0)
+		return cli_error("record", "need root to load BPF programs: run with sudo");
+	if (pipe(go))
+		return cli_error("record", "pipe: %s", strerror(errno));
+
+	child = fork();
+	if (child < 0)
+		return cli_error("record", "fork: %s", strerror(errno));
+	if (child == 0) {
+		char c;
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(126); /* the recorder failed to start */
+		close(go[0]);
+		execvp(argv[i + 1], argv + i + 1);
+		fprintf(stderr, "argus record: cannot run '%s': %s\n", argv[i + 1], strerror(errno));
+		_exit(127);
+	}
+	close(go[0]);
+	opts.path = out;
+	opts.probe.self_tgid = (uint32_t)getpid();
+	struct argus_collector *c = argus_collector__new(&opts, err, sizeof(err));
+	if (!c) {
+		close(go[1]);
+		waitpid(child, NULL, 0);
+		return cli_error("record", "%s", err);
+	}
+	signal(SIGINT, SIG_IGN); /* Ctrl-C is for the command; we finish the file */
+	signal(SIGTERM, SIG_IGN);
+	if (write(go[1], "g", 1) != 1) {
+		/* child died already; waitpid below tells */
+	}
+	close(go[1]);
+
+	int rc = 0;
+	for (;;) {
+		pid_t w = waitpid(child, &status, WNOHANG);
+		if (w == child)
+			break;
+		int e = argus_collector__run_once(c, 50);
+		if (e && e != -EINTR) {
+			fprintf(stderr, "argus record: collector: %s\n", strerror(-e));
+			rc = 1;
+			kill(child, SIGTERM);
+			waitpid(child, &status, 0);
+			break;
+		}
+	}
+	int ferr = argus_collector__flush(c);
+	struct argus_collector_status st;
+	argus_collector__status(c, &st);
+	argus_collector__free(c);
+	if (ferr)
+		return cli_error("record", "writing %s: %s", out, strerror(-ferr));
+
+	argus_format_size(st.bytes, sz, sizeof(sz));
+	fprintf(stderr, "argus record: %llu events, %s (%.1f bytes/event), %llu lost, in %s\n",
+		(unsigned long long)st.events, sz,
+		st.events ? (double)st.bytes / (double)st.events : 0.0,
+		(unsigned long long)st.lost, out);
+	if (rc)
+		return rc;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}

@@ -1,0 +1,66 @@
+/* cmd_status.c - `argus status`: the collector's rates, density, ring fill
+ * and span, lost events and its own CPU use, from the control socket. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "units.h"
+
+static double get(const char *resp, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\n%s=", key);
+	p = strstr(resp, k);
+	if (!p && !strncmp(resp, k + 1, strlen(k + 1)))
+		p = resp - 1;
+	return p ? strtod(p + strlen(k), NULL) : 0;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	char resp[8192], ring[4096] = "?", a[32], b[32];
+	const char *p;
+
+	(void)argv;
+	if (argc > 1)
+		return cli_usage_error("status", "takes no arguments");
+	if (cli_request("status", "status", resp, sizeof(resp)))
+		return 1;
+	if ((p = strstr(resp, "ring=")))
+		sscanf(p + 5, "%4095[^\n]", ring);
+	double up = get(resp, "uptime_ns") / 1e9, events = get(resp, "events");
+	double bytes = get(resp, "bytes"), span = 0;
+	if (get(resp, "oldest_ts") > 0)
+		span = (get(resp, "newest_ts") - get(resp, "oldest_ts")) / 1e9;
+
+	printf("collector  pid %.0f, up %.1f s, ring %s\n", get(resp, "pid"), up, ring);
+	printf("events     %.0f (%.0f/s)\n", events, up > 0 ? events / up : 0);
+	for (p = resp; (p = strstr(p, "type.")); p++) {
+		char name[32];
+		double v;
+		if (sscanf(p, "type.%31[^=]=%lf", name, &v) == 2)
+			printf("  %-16s %12.0f  %10.1f/s\n", name, v, up > 0 ? v / up : 0);
+	}
+	argus_format_size((uint64_t)bytes, a, sizeof(a));
+	printf("written    %s in %.0f chunks, %.1f bytes/event\n", a,
+	       get(resp, "chunks"), events > 0 ? bytes / events : 0);
+	argus_format_size((uint64_t)get(resp, "ring_fill"), a, sizeof(a));
+	argus_format_size((uint64_t)get(resp, "ring_size"), b, sizeof(b));
+	printf("ring       %s of %s used, spans %.1f s\n", a, b, span);
+	printf("lost       %.0f", get(resp, "lost"));
+	for (int cpu = 0; cpu < 256; cpu++) {
+		char k[32];
+		snprintf(k, sizeof(k), "lost.cpu%d", cpu);
+		if (!strstr(resp, k))
+			break;
+		printf("%s cpu%d %.0f", cpu ? "," : " (", cpu, get(resp, k));
+	}
+	printf("%s, late %.0f\n", strstr(resp, "lost.cpu0") ? ")" : "", get(resp, "late"));
+	printf("collector  %.2f%% CPU (%.2f s), %.0f stacks DWARF-unwound\n",
+	       up > 0 ? 100.0 * get(resp, "cpu_seconds") / up : 0,
+	       get(resp, "cpu_seconds"), get(resp, "unwound"));
+	return 0;
+}

@@ -1,0 +1,68 @@
+/* collector.h - the collector core shared by argusd and `argus record`.
+ *
+ * It drains raw BPF records (bpf_probe.h), turns them into trace events,
+ * keeps the task table, unwinds sampled user stacks, holds events back a
+ * few milliseconds so every per-CPU stream is written in timestamp order,
+ * and cuts chunks into a trace file (trace_format.h).
+ *
+ * Single-threaded: one caller drives argus_collector__run_once() in a loop.
+ */
+#ifndef ARGUS_COLLECTOR_H
+#define ARGUS_COLLECTOR_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "bpf_probe.h"
+#include "argus_events.h"
+
+struct argus_collector;
+
+struct argus_collector_opts {
+	size_t sz;               /* sizeof(struct argus_collector_opts) */
+	const char *path;        /* trace file to write */
+	uint64_t ring_size;      /* ring bytes; 0 = append-only snapshot file */
+	uint32_t chunk_ms;       /* cut a chunk at least this often; 0 = 1000 */
+	uint32_t chunk_bytes;    /* or when this much raw payload; 0 = 4 MiB */
+	int zlevel;              /* zlib level per chunk, 0 = none; -1 = default 1 */
+	bool no_unwind;          /* keep frame-pointer stacks only */
+	struct argus_probe_opts probe;
+};
+
+struct argus_collector_status {
+	uint64_t start_ns;       /* CLOCK_MONOTONIC when collection began */
+	uint64_t now_ns;
+	uint64_t events;         /* events written (or pending) in all */
+	uint64_t by_type[AE_TYPE_MAX];
+	uint64_t lost;           /* kernel-side drops, all CPUs */
+	uint64_t late;           /* events that arrived after their CPU's stream
+	                            had moved past them (written with clamped ts) */
+	uint64_t chunks;
+	uint64_t bytes;          /* chunk bytes written, headers included */
+	uint64_t ring_size;      /* 0 = unbounded file */
+	uint64_t ring_fill;      /* bytes of the ring holding live chunks */
+	uint64_t oldest_ts;      /* oldest event still in the ring (approx.) */
+	uint64_t newest_ts;
+	double cpu_seconds;      /* this process's CPU time since start */
+	uint64_t unwound;        /* stacks recovered by DWARF unwinding */
+	uint32_t ncpus;
+	uint64_t lost_cpu[256];
+};
+
+struct argus_collector *argus_collector__new(const struct argus_collector_opts *opts,
+					     char *errbuf, size_t errlen);
+/* Wait up to timeout_ms for records, process them, cut a chunk when due.
+ * Returns 0 or -errno. */
+int argus_collector__run_once(struct argus_collector *c, int timeout_ms);
+/* Drain and write everything up to now as a chunk (used before save). */
+int argus_collector__flush(struct argus_collector *c);
+/* A user annotation at the current time. */
+int argus_collector__mark(struct argus_collector *c, const char *text);
+void argus_collector__status(struct argus_collector *c,
+			     struct argus_collector_status *st);
+const char *argus_collector__path(const struct argus_collector *c);
+/* Flushes, then frees.  Accepts NULL. */
+void argus_collector__free(struct argus_collector *c);
+
+/* Monotonic clock in ns, the trace's time base. */
+uint64_t argus_now_ns(void);
+#endif

@@ -1,0 +1,200 @@
+/* stack_capture.c - see stack_capture.h.
+ *
+ * Per-process state lives in a small open-addressed table keyed by pid:
+ * the executable mappings (proc_maps.h) as last read, and when.  Entries
+ * are dropped on exec/exit (forget) or when the table is full (the whole
+ * table is cleared: maps are cheap to read again, and correctness does not
+ * depend on the cache).
+ *
+ * The raw tail comes from BPF but its sizes are still checked against the
+ * record: a short or inconsistent tail yields no stack, never a bad read.
+ */
+#include "stack_capture.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc_maps.h"
+#include "unwind.h"
+
+#define PROC_SLOTS 1024           /* power of two */
+#define REREAD_NS (100ull * 1000 * 1000)
+
+struct proc_entry {
+	uint32_t pid;                 /* 0 = empty */
+	uint64_t read_ts;             /* trace time of the last read */
+	struct argus_proc_map *maps;
+	size_t nmaps;
+};
+
+struct stack_capture {
+	bool unwind;
+	struct argus_unwinder *unwinder;
+	struct proc_entry slots[PROC_SLOTS];
+	uint32_t used;
+	uint64_t unwound;
+};
+
+struct stack_capture *stack_capture__new(bool unwind)
+{
+	struct stack_capture *sc = calloc(1, sizeof(*sc));
+
+	if (!sc)
+		return NULL;
+	sc->unwind = unwind;
+	if (unwind) {
+		sc->unwinder = argus_unwinder__new();
+		if (!sc->unwinder) {
+			free(sc);
+			return NULL;
+		}
+	}
+	return sc;
+}
+
+static void clear_entry(struct proc_entry *e)
+{
+	argus_proc_maps__free(e->maps, e->nmaps);
+	memset(e, 0, sizeof(*e));
+}
+
+static void clear_all(struct stack_capture *sc)
+{
+	for (int i = 0; i < PROC_SLOTS; i++)
+		if (sc->slots[i].pid)
+			clear_entry(&sc->slots[i]);
+	sc->used = 0;
+}
+
+void stack_capture__free(struct stack_capture *sc)
+{
+	if (!sc)
+		return;
+	clear_all(sc);
+	argus_unwinder__free(sc->unwinder);
+	free(sc);
+}
+
+static struct proc_entry *find(struct stack_capture *sc, uint32_t pid, bool add)
+{
+	uint32_t i = (pid * 2654435761u) & (PROC_SLOTS - 1);
+
+	for (uint32_t n = 0; n < PROC_SLOTS; n++, i = (i + 1) & (PROC_SLOTS - 1)) {
+		if (sc->slots[i].pid == pid)
+			return &sc->slots[i];
+		if (!sc->slots[i].pid) {
+			if (!add)
+				return NULL;
+			if (sc->used * 4 >= PROC_SLOTS * 3) {
+				clear_all(sc);
+				return find(sc, pid, add);
+			}
+			sc->slots[i].pid = pid;
+			sc->used++;
+			return &sc->slots[i];
+		}
+	}
+	return NULL;
+}
+
+static void read_maps(struct proc_entry *e, uint64_t ts)
+{
+	struct argus_proc_map *maps = NULL;
+	size_t n = 0;
+
+	if (argus_proc_maps__read(e->pid, &maps, &n))
+		return; /* gone: keep what we had */
+	argus_proc_maps__free(e->maps, e->nmaps);
+	e->maps = maps;
+	e->nmaps = n;
+	e->read_ts = ts;
+}
+
+/* The maps of pid, re-read when ip is outside all of them (dlopen, JIT). */
+static struct proc_entry *maps_for(struct stack_capture *sc, uint32_t pid,
+				   uint64_t ts, uint64_t ip)
+{
+	struct proc_entry *e = find(sc, pid, true);
+
+	if (!e)
+		return NULL;
+	if (!e->read_ts ||
+	    (ip && !argus_proc_maps__find(e->maps, e->nmaps, ip) &&
+	     ts > e->read_ts + REREAD_NS))
+		read_maps(e, ts);
+	return e;
+}
+
+int stack_capture__resolve(struct stack_capture *sc, uint32_t pid, uint64_t ts,
+			   const struct ae_ustack *us, size_t avail,
+			   uint64_t *out, int max)
+{
+	const uint64_t *fp;
+	const uint8_t *copy;
+	int n = 0;
+
+	if (avail < sizeof(*us) || us->nr_ips > AE_MAX_USTACK ||
+	    us->copy_len > AE_MAX_STACK_COPY ||
+	    avail < sizeof(*us) + us->nr_ips * 8ul + us->copy_len || max < 1)
+		return 0;
+	fp = (const uint64_t *)(us + 1);
+	copy = (const uint8_t *)(fp + us->nr_ips);
+
+	for (int i = 0; i < us->nr_ips && n < max; i++)
+		if (fp[i])
+			out[n++] = fp[i];
+	if (!n && us->ip)
+		out[n++] = us->ip;
+	if (!n)
+		return 0;
+
+	struct proc_entry *e = maps_for(sc, pid, ts, us->ip ? us->ip : out[0]);
+	/* Frame pointers stop early in code built without them: when a copy of
+	 * the stack came along, unwind with CFI and keep the deeper answer. */
+	if (sc->unwind && e && e->nmaps && us->copy_len && us->ip && us->sp) {
+		uint64_t dw[64];
+		int m = argus_unwinder__unwind(sc->unwinder, pid, e->maps, e->nmaps,
+					       us->ip, us->sp, us->bp, copy,
+					       us->copy_len, dw,
+					       max < 64 ? max : 64);
+		if (m > n) {
+			memcpy(out, dw, (size_t)m * sizeof(uint64_t));
+			n = m;
+			sc->unwound++;
+		}
+	}
+	return n;
+}
+
+void stack_capture__forget(struct stack_capture *sc, uint32_t pid)
+{
+	struct proc_entry *e = find(sc, pid, false);
+
+	if (!e)
+		return;
+	/* Clearing would break the probe chain; keep the slot, drop the data. */
+	argus_proc_maps__free(e->maps, e->nmaps);
+	e->maps = NULL;
+	e->nmaps = 0;
+	e->read_ts = 0;
+}
+
+void stack_capture__maps(struct stack_capture *sc, uint32_t pid,
+			 stack_capture_map_fn fn, void *ctx)
+{
+	struct proc_entry *e = find(sc, pid, false);
+
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->nmaps; i++) {
+		const struct argus_proc_map *m = &e->maps[i];
+		fn(ctx, pid, e->read_ts, m->start, m->end, m->pgoff, m->path,
+		   m->build_id, m->build_id_len);
+	}
+}
+
+uint64_t stack_capture__unwound(const struct stack_capture *sc)
+{
+	return sc->unwound;
+}

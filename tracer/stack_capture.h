@@ -1,0 +1,38 @@
+/* stack_capture.h - turns a raw user-stack tail (struct ae_ustack) into
+ * return addresses, and remembers the executable mappings of the processes
+ * whose stacks were captured, so a chunk can carry them for offline
+ * symbolization after the process is gone.
+ *
+ * Frame-pointer ips from BPF are used as they are when they look complete;
+ * when a stack copy is present and the frame-pointer walk stopped early
+ * (Debian builds without frame pointers), the stack is unwound again with
+ * DWARF CFI through libdw (unwind.h).  /proc/PID/maps is read once per
+ * process and re-read when an ip falls outside every known mapping. */
+#ifndef ARGUS_STACK_CAPTURE_H
+#define ARGUS_STACK_CAPTURE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "argus_events.h"
+#include "trace_format.h"
+
+struct stack_capture;
+
+struct stack_capture *stack_capture__new(bool unwind);
+void stack_capture__free(struct stack_capture *sc);
+/* us points at the tail inside a record of `avail` bytes (untrusted sizes
+ * are checked).  Writes up to max ips into out; returns how many. */
+int stack_capture__resolve(struct stack_capture *sc, uint32_t pid, uint64_t ts,
+			   const struct ae_ustack *us, size_t avail,
+			   uint64_t *out, int max);
+/* The process exec'd or exited: its mappings must be read again. */
+void stack_capture__forget(struct stack_capture *sc, uint32_t pid);
+/* Call fn for each mapping of pid known to the capture. */
+typedef void (*stack_capture_map_fn)(void *ctx, uint32_t pid, uint64_t ts,
+				     uint64_t start, uint64_t end, uint64_t pgoff,
+				     const char *path, const uint8_t *build_id,
+				     size_t build_id_len);
+void stack_capture__maps(struct stack_capture *sc, uint32_t pid,
+			 stack_capture_map_fn fn, void *ctx);
+uint64_t stack_capture__unwound(const struct stack_capture *sc);
+#endif

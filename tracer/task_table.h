@@ -1,0 +1,38 @@
+/* task_table.h - what the collector knows about every thread: tgid, parent
+ * and name, keyed by tid.  Seeded from /proc when collection starts and
+ * kept current from fork/exec/rename/switch records, so every chunk can
+ * carry a snapshot of the threads it mentions.
+ *
+ * Open addressing with linear probing; tid 0 marks an empty slot (the idle
+ * task is never stored).  Entries are never moved while the table is not
+ * growing, so pointers stay valid until the next __get_or_add(). */
+#ifndef ARGUS_TASK_TABLE_H
+#define ARGUS_TASK_TABLE_H
+#include <stdbool.h>
+#include <stdint.h>
+
+struct task_entry {
+	uint32_t tid;       /* 0 = empty slot */
+	uint32_t pid;       /* tgid */
+	uint32_t ppid;      /* parent tgid, 0 if unknown */
+	uint32_t chunk_gen; /* last chunk that referenced it */
+	bool exited;        /* saw sched_process_free; dropped at next prune */
+	char comm[16];
+};
+
+struct task_table {
+	struct task_entry *slots;
+	uint32_t cap;       /* power of two */
+	uint32_t used;
+};
+
+int task_table__init(struct task_table *t);
+void task_table__free(struct task_table *t);
+struct task_entry *task_table__find(struct task_table *t, uint32_t tid);
+/* Returns the entry, created empty (pid = tid) if new; NULL on ENOMEM. */
+struct task_entry *task_table__get_or_add(struct task_table *t, uint32_t tid);
+/* Remove entries marked exited.  Rebuilds the table. */
+void task_table__prune(struct task_table *t);
+/* Seed from /proc/[pid]/task/[tid]; returns threads found. */
+int task_table__scan_proc(struct task_table *t);
+#endif
