@@ -1,0 +1,609 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * test_symbols.c - /proc maps + build-ids, DWARF unwinding over a stack
+ * copy, offline symbolization (tracer/proc_maps.h, unwind.h, symbolize.h).
+ *
+ * The fixture is busy_nofp, a frame-pointer-less call chain that captures
+ * its own rip/rsp/rbp and stack copy the way the BPF probe does, writes
+ * them to us and waits on stdin while we read its /proc/PID/maps.  The
+ * unwind tests then prove the stack is recovered from CFI + the copy, and
+ * that a frame-pointer walk (what bpf_get_stack does) cannot recover it.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "proc_maps.h"
+#include "symbolize.h"
+#include "trace_format.h"
+#include "unwind.h"
+
+#ifndef BUSY_NOFP_PATH
+#error "BUSY_NOFP_PATH must name the busy_nofp fixture binary"
+#endif
+
+#define COPY_MAX 4096
+#define MAX_FRAMES 32
+
+/* Must match busy_nofp.c. */
+struct busy_rec {
+	uint64_t ip, sp, bp, len;
+	uint32_t line[4];
+};
+
+static const char *const chain[4] = {
+	"busy_leaf", "busy_middle", "busy_outer", "main",
+};
+
+static struct {
+	int started, ok;
+	pid_t pid;
+	int to_child;           /* child's stdin; closing it ends the child */
+	struct busy_rec rec;
+	uint8_t copy[COPY_MAX];
+	struct argus_proc_map *maps;
+	size_t nmaps;
+} fx;
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = read(fd, (char *)buf + got, len - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += r;
+	}
+	return 0;
+}
+
+/* Start busy_nofp once; fx.ok says whether its sample and maps are in. */
+static int fixture(void)
+{
+	int in[2], out[2];
+
+	if (fx.started)
+		return fx.ok;
+	fx.started = 1;
+	if (pipe(in) || pipe(out))
+		return 0;
+	fx.pid = fork();
+	if (fx.pid < 0)
+		return 0;
+	if (fx.pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execl(BUSY_NOFP_PATH, "busy_nofp", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	fx.to_child = in[1];
+	if (read_full(out[0], &fx.rec, sizeof(fx.rec)) ||
+	    fx.rec.len > COPY_MAX ||
+	    read_full(out[0], fx.copy, fx.rec.len)) {
+		fprintf(stderr, "busy_nofp sent no sample\n");
+		close(out[0]);
+		return 0;
+	}
+	close(out[0]);
+	/* The child is blocked on stdin: its maps are stable. */
+	if (argus_proc_maps__read(fx.pid, &fx.maps, &fx.nmaps))
+		return 0;
+	fx.ok = 1;
+	return 1;
+}
+
+static void fixture_end(void)
+{
+	int status;
+
+	if (fx.pid > 0) {
+		close(fx.to_child);
+		waitpid(fx.pid, &status, 0);
+	}
+	argus_proc_maps__free(fx.maps, fx.nmaps);
+}
+
+/* Symbolize frame i of ips as a reader would: callers at ip - 1. */
+static int sym_frame(struct argus_symbolizer *s,
+		     const struct argus_proc_map *maps, size_t nmaps,
+		     const uint64_t *ips, int i, struct argus_sym *out)
+{
+	const struct argus_proc_map *m = argus_proc_maps__find(maps, nmaps,
+							       ips[i]);
+
+	memset(out, 0, sizeof(*out));
+	if (!m)
+		return -ENOENT;
+	return argus_symbolizer__lookup(s, m->path, m->start, m->pgoff,
+					ips[i] - (i > 0), out);
+}
+
+static const char *base(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b ? b + 1 : p;
+}
+
+/* ---------------------------------------------------------------- */
+
+static void test_proc_maps_self_lists_libc_with_build_id(void)
+{
+	struct argus_proc_map *maps;
+	size_t n, i;
+	int libc = 0, vdso = 0, sorted = 1;
+
+	CHECK_EQ(argus_proc_maps__read(getpid(), &maps, &n), 0);
+	for (i = 0; i < n; i++) {
+		const struct argus_proc_map *m = &maps[i];
+
+		CHECK(m->path[0] == '/' || (m->flags & ARGUS_PROC_MAP_VDSO));
+		if (i && maps[i - 1].start >= m->start)
+			sorted = 0;
+		if (!strncmp(base(m->path), "libc.so", 7)) {
+			libc++;
+			CHECK_EQ(m->build_id_len, 20);
+			CHECK(m->inode != 0);
+		}
+		if (m->flags & ARGUS_PROC_MAP_VDSO) {
+			vdso++;
+			CHECK(!strcmp(m->path, "[vdso]"));
+		}
+	}
+	CHECK(sorted);
+	CHECK_EQ(libc, 1);      /* only the r-xp mapping */
+	CHECK_EQ(vdso, 1);
+	CHECK(argus_proc_maps__find(maps, n,
+				    (uint64_t)(uintptr_t)&fixture) != NULL);
+	argus_proc_maps__free(maps, n);
+	argus_proc_maps__free(NULL, 0);
+}
+
+static void test_proc_maps_rereading_hits_the_build_id_cache(void)
+{
+	struct argus_proc_map *a, *b;
+	size_t na, nb;
+
+	CHECK_EQ(argus_proc_maps__read(getpid(), &a, &na), 0);
+	CHECK_EQ(argus_proc_maps__read(getpid(), &b, &nb), 0);
+	CHECK_EQ(na, nb);
+	for (size_t i = 0; i < na && i < nb; i++) {
+		CHECK_EQ(a[i].build_id_len, b[i].build_id_len);
+		CHECK(!memcmp(a[i].build_id, b[i].build_id,
+			      a[i].build_id_len));
+	}
+	argus_proc_maps__free(a, na);
+	argus_proc_maps__free(b, nb);
+}
+
+static void test_proc_maps_parse_skips_malformed_lines(void)
+{
+	static char longline[ARGUS_PROC_MAPS_LINE_MAX + 100];
+	char text[ARGUS_PROC_MAPS_LINE_MAX + 2048];
+	struct argus_proc_map *maps;
+	size_t n;
+
+	memset(longline, 'a', sizeof(longline) - 1);
+	memcpy(longline, "1000-2000 r-xp 0 08:01 5 /", 26);
+	snprintf(text, sizeof(text),
+		 "%s\n"
+		 "7f0000001000-7f0000002000 r-xp 00001000 fe:00 42     /lib/x y.so\n"
+		 "garbage\n"
+		 "\n"
+		 "1000-2000 r-xp 00000000 08:01\n"           /* no inode */
+		 "2000-1000 r-xp 00000000 08:01 7 /bad\n"     /* end < start */
+		 "11112222333344445-2 r-xp 0 08:01 7 /x\n"    /* 17 digits */
+		 "3000-4000 rwxq 0 08:01 7 /bad/perm\n"
+		 "3000-4000 r--p 0 08:01 7 /not/exec\n"
+		 "5000-6000 r-xp 0 00:00 0 \n"                /* anonymous */
+		 "7000-8000 r-xp 0 00:00 0 [vdso]\n"
+		 "9000-a000 r-xp 00002000 08:01 99 /gone.so (deleted)\n"
+		 "b000-c000 r-xp 0 08:01 18446744073709551616 /ovf\n"
+		 "d000-e000 r-xp 0 08:01 7 /last/no/newline",
+		 longline);
+
+	CHECK_EQ(argus_proc_maps__parse(0, text, strlen(text), &maps, &n), 0);
+	CHECK_EQ(n, 4);
+	if (n == 4) {
+		CHECK_EQ(maps[0].start, 0x7000);
+		CHECK_EQ(maps[0].flags, ARGUS_PROC_MAP_VDSO);
+		CHECK_EQ(maps[1].start, 0x9000);
+		CHECK_EQ(maps[1].pgoff, 0x2000);
+		CHECK_EQ(maps[1].inode, 99);
+		CHECK_EQ(maps[1].flags, ARGUS_PROC_MAP_DELETED);
+		CHECK(!strcmp(maps[1].path, "/gone.so"));
+		CHECK(!strcmp(maps[2].path, "/last/no/newline"));
+		CHECK_EQ(maps[3].start, 0x7f0000001000ull);
+		CHECK_EQ(maps[3].pgoff, 0x1000);
+		CHECK_EQ(maps[3].inode, 42);
+		CHECK(!strcmp(maps[3].path, "/lib/x y.so"));
+		CHECK_EQ(maps[3].build_id_len, 0);  /* no such file */
+	}
+	argus_proc_maps__free(maps, n);
+
+	/* NUL bytes inside a line do not get through as paths. */
+	{
+		static const char nul[] = "1000-2000 r-xp 0 08:01 7 /a\0b\n";
+
+		CHECK_EQ(argus_proc_maps__parse(0, nul, sizeof(nul) - 1, &maps,
+						&n), 0);
+	}
+	CHECK_EQ(n, 0);
+	argus_proc_maps__free(maps, n);
+	CHECK_EQ(argus_proc_maps__parse(0, NULL, 0, &maps, &n), 0);
+	CHECK_EQ(n, 0);
+}
+
+static void test_unwind_recovers_nofp_chain_with_source_lines(void)
+{
+	struct argus_symbolizer *s = argus_symbolizer__new();
+	struct argus_sym sym;
+	uint64_t ips[MAX_FRAMES];
+	char line[600];
+	int n, i;
+
+	CHECK(fixture());
+	CHECK(s != NULL);
+	if (!fx.ok || !s)
+		goto out;
+	n = argus_unwind(fx.pid, fx.maps, fx.nmaps, fx.rec.ip, fx.rec.sp,
+			 fx.rec.bp, fx.copy, fx.rec.len, ips, MAX_FRAMES);
+	CHECK(n >= 4);
+	for (i = 0; i < n; i++) {
+		int r = sym_frame(s, fx.maps, fx.nmaps, ips, i, &sym);
+
+		argus_sym__format(&sym, ips[i], line, sizeof(line));
+		fprintf(stderr, "  #%d %#llx %s\n", i,
+			(unsigned long long)ips[i], line);
+		if (i >= 4)
+			continue;
+		CHECK_EQ(r, 0);
+		CHECK(!strcmp(sym.func, chain[i]));
+		CHECK(!strcmp(base(sym.file), "busy_nofp.c"));
+		CHECK_EQ(sym.line, fx.rec.line[i]);
+		CHECK(!strcmp(sym.module, "busy_nofp"));
+	}
+out:
+	argus_symbolizer__free(s);
+}
+
+/*
+ * What bpf_get_stack(BPF_F_USER_STACK) does: follow saved rbp, reading
+ * [rbp] = caller's rbp and [rbp + 8] = return address (here from the same
+ * stack copy, so the comparison is fair).
+ */
+static int fp_walk(uint64_t bp, uint64_t sp, const uint8_t *copy,
+		   size_t len, uint64_t *ips, int max)
+{
+	int n = 0;
+
+	while (n < max && bp >= sp && bp - sp <= len && len - (bp - sp) >= 16) {
+		uint64_t next, ret;
+
+		memcpy(&next, copy + (bp - sp), 8);
+		memcpy(&ret, copy + (bp - sp) + 8, 8);
+		ips[n++] = ret;
+		if (next <= bp)
+			break;
+		bp = next;
+	}
+	return n;
+}
+
+static void test_frame_pointer_walk_cannot_recover_nofp_chain(void)
+{
+	struct argus_symbolizer *s = argus_symbolizer__new();
+	struct argus_sym sym;
+	uint64_t ips[MAX_FRAMES + 1];
+	int n, i, found = 0;
+
+	CHECK(fixture());
+	if (!fx.ok || !s)
+		goto out;
+	ips[0] = fx.rec.ip;
+	n = 1 + fp_walk(fx.rec.bp, fx.rec.sp, fx.copy, fx.rec.len, ips + 1,
+			MAX_FRAMES);
+	fprintf(stderr, "  rbp=%#llx rsp=%#llx: frame-pointer walk gives %d "
+		"frame(s)\n", (unsigned long long)fx.rec.bp,
+		(unsigned long long)fx.rec.sp, n);
+	for (i = 1; i < n; i++)
+		if (!sym_frame(s, fx.maps, fx.nmaps, ips, i, &sym))
+			for (int k = 1; k < 4; k++)
+				found += !strcmp(sym.func, chain[k]);
+	CHECK_EQ(found, 0);
+
+	/* And the unwinder without the stack copy: ip alone. */
+	n = argus_unwind(fx.pid, fx.maps, fx.nmaps, fx.rec.ip, fx.rec.sp,
+			 fx.rec.bp, NULL, 0, ips, MAX_FRAMES);
+	CHECK_EQ(n, 1);
+out:
+	argus_symbolizer__free(s);
+}
+
+static void test_unwinder_cache_gives_same_stack(void)
+{
+	struct argus_unwinder *u = argus_unwinder__new();
+	uint64_t a[MAX_FRAMES], b[MAX_FRAMES];
+	int na, nb;
+
+	CHECK(fixture());
+	CHECK(u != NULL);
+	if (!fx.ok || !u)
+		goto out;
+	na = argus_unwinder__unwind(u, fx.pid, fx.maps, fx.nmaps, fx.rec.ip,
+				    fx.rec.sp, fx.rec.bp, fx.copy, fx.rec.len,
+				    a, MAX_FRAMES);
+	nb = argus_unwinder__unwind(u, fx.pid, fx.maps, fx.nmaps, fx.rec.ip,
+				    fx.rec.sp, fx.rec.bp, fx.copy, fx.rec.len,
+				    b, MAX_FRAMES);
+	CHECK(na >= 4);
+	CHECK_EQ(na, nb);
+	CHECK(na == nb && !memcmp(a, b, na * sizeof(a[0])));
+	/* max bounds the output. */
+	CHECK_EQ(argus_unwinder__unwind(u, fx.pid, fx.maps, fx.nmaps,
+					fx.rec.ip, fx.rec.sp, fx.rec.bp,
+					fx.copy, fx.rec.len, b, 2), 2);
+	CHECK_EQ(b[1], a[1]);
+out:
+	argus_unwinder__free(u);
+	argus_unwinder__free(NULL);
+}
+
+static void test_unwind_garbage_input_is_graceful(void)
+{
+	uint8_t junk[COPY_MAX];
+	uint64_t ips[MAX_FRAMES];
+	int n, round;
+
+	CHECK(fixture());
+	if (!fx.ok)
+		return;
+	srand(42);
+	for (round = 0; round < 200; round++) {
+		for (size_t i = 0; i < sizeof(junk); i++)
+			junk[i] = rand();
+		/* Half the rounds plant plausible stack/code pointers. */
+		if (round & 1)
+			for (size_t i = 0; i + 8 <= sizeof(junk); i += 64) {
+				uint64_t v = (rand() & 1) ? fx.rec.sp + (rand() % 8192)
+							  : fx.rec.ip + (rand() % 512);
+				memcpy(junk + i, &v, 8);
+			}
+		n = argus_unwind(fx.pid, fx.maps, fx.nmaps, fx.rec.ip,
+				 fx.rec.sp, rand(), junk, sizeof(junk), ips,
+				 MAX_FRAMES);
+		CHECK(n >= 1 && n <= MAX_FRAMES);
+		CHECK_EQ(ips[0], fx.rec.ip);
+	}
+	/* An ip in no mapping still yields itself. */
+	n = argus_unwind(fx.pid, fx.maps, fx.nmaps, 0xdead0000beefull,
+			 fx.rec.sp, fx.rec.bp, fx.copy, fx.rec.len, ips,
+			 MAX_FRAMES);
+	CHECK(n >= 1);
+	CHECK_EQ(ips[0], 0xdead0000beefull);
+	/* No maps at all, no sp, bad arguments. */
+	CHECK_EQ(argus_unwind(fx.pid, NULL, 0, fx.rec.ip, fx.rec.sp, 0,
+			      fx.copy, fx.rec.len, ips, MAX_FRAMES), 1);
+	CHECK_EQ(argus_unwind(fx.pid, fx.maps, fx.nmaps, fx.rec.ip, 0, 0,
+			      fx.copy, fx.rec.len, ips, MAX_FRAMES), 1);
+	CHECK_EQ(argus_unwind(fx.pid, fx.maps, fx.nmaps, fx.rec.ip, fx.rec.sp,
+			      0, fx.copy, fx.rec.len, ips, 0), -EINVAL);
+	CHECK_EQ(argus_unwind(fx.pid, fx.maps, fx.nmaps, fx.rec.ip, fx.rec.sp,
+			      0, fx.copy, fx.rec.len, NULL, 4), -EINVAL);
+	/* A copy whose end would wrap the address space. */
+	n = argus_unwind(fx.pid, fx.maps, fx.nmaps, fx.rec.ip, UINT64_MAX - 16,
+			 0, fx.copy, fx.rec.len, ips, MAX_FRAMES);
+	CHECK(n >= 1);
+}
+
+static void test_lookup_unknown_address_is_enoent(void)
+{
+	struct argus_symbolizer *s = argus_symbolizer__new();
+	const struct argus_proc_map *libc = NULL;
+	struct argus_proc_map *maps;
+	struct argus_sym sym;
+	char buf[256];
+	size_t n;
+
+	CHECK_EQ(argus_proc_maps__read(getpid(), &maps, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(base(maps[i].path), "libc.so", 7))
+			libc = &maps[i];
+	CHECK(libc != NULL && s != NULL);
+	if (!libc || !s)
+		goto out;
+
+	/* A real libc function resolves... */
+	CHECK_EQ(argus_symbolizer__lookup(s, libc->path, libc->start,
+					  libc->pgoff,
+					  (uint64_t)(uintptr_t)&getpid, &sym),
+		 0);
+	CHECK(strstr(sym.func, "getpid") != NULL);
+	CHECK(!strncmp(sym.module, "libc.so", 7));
+
+	/* ...an offset past the end of the file does not. */
+	CHECK_EQ(argus_symbolizer__lookup(s, libc->path, libc->start,
+					  libc->pgoff, libc->start + (1ull << 40),
+					  &sym), -ENOENT);
+	CHECK(!strncmp(sym.module, "libc.so", 7));
+	CHECK_EQ(argus_sym__format(&sym, 0, buf, sizeof(buf)), 0);
+	CHECK(!strncmp(buf, "libc.so", 7) && strstr(buf, "+0x") != NULL);
+
+	/* A missing file: module + file offset, still -ENOENT. */
+	CHECK_EQ(argus_symbolizer__lookup(s, "/nonexistent/libgone.so.1",
+					  0x400000, 0x1000, 0x400123, &sym),
+		 -ENOENT);
+	CHECK(!strcmp(sym.module, "libgone.so.1"));
+	CHECK_EQ(sym.module_off, 0x1123);
+	CHECK_EQ(argus_symbolizer__lookup(s, "/nonexistent/libgone.so.1",
+					  0x400000, 0x1000, 0x100, &sym),
+		 -ENOENT);
+	CHECK_EQ(argus_symbolizer__lookup(s, NULL, 0, 0, 0, &sym), -EINVAL);
+out:
+	argus_proc_maps__free(maps, n);
+	argus_symbolizer__free(s);
+	argus_symbolizer__free(NULL);
+}
+
+static void test_lookup_vdso_by_name(void)
+{
+	struct argus_symbolizer *s = argus_symbolizer__new();
+	const struct argus_proc_map *vdso = NULL;
+	struct argus_proc_map *maps;
+	struct argus_sym sym;
+	int found = 0;
+	size_t n;
+
+	CHECK_EQ(argus_proc_maps__read(getpid(), &maps, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].flags & ARGUS_PROC_MAP_VDSO)
+			vdso = &maps[i];
+	CHECK(vdso != NULL && s != NULL);
+	if (!vdso || !s)
+		goto out;
+	CHECK(vdso->build_id_len > 0);
+	/* Some address of the vDSO's text names a __vdso_ function. */
+	for (uint64_t ip = vdso->start; ip < vdso->end && !found; ip += 16)
+		if (!argus_symbolizer__lookup(s, "[vdso]", vdso->start, 0, ip,
+					      &sym))
+			found = strstr(sym.func, "vdso") != NULL;
+	CHECK(found);
+	CHECK(!strcmp(sym.module, "[vdso]"));
+out:
+	argus_proc_maps__free(maps, n);
+	argus_symbolizer__free(s);
+}
+
+/*
+ * Link-time fakes of the two trace reader lookups argus_symbolize_trace_ip()
+ * uses, so this test does not depend on a trace file (defining them here
+ * keeps the linker from pulling the real ones out of libargus_trace.a).
+ */
+static struct argus_map fake_map;
+static const char *fake_path;
+static const struct argus_trace *const fake_trace =
+	(const struct argus_trace *)&fake_map;
+
+const struct argus_map *argus_trace__map(const struct argus_trace *t,
+					 uint32_t pid, uint64_t ip,
+					 uint64_t ts)
+{
+	(void)ts;
+	if (t != fake_trace || pid != fake_map.pid || ip < fake_map.start ||
+	    ip >= fake_map.end)
+		return NULL;
+	return &fake_map;
+}
+
+const char *argus_trace__string(const struct argus_trace *t, uint32_t id)
+{
+	return t == fake_trace && id == 1 ? fake_path : NULL;
+}
+
+static void test_symbolize_trace_ip_checks_recorded_build_id(void)
+{
+	struct argus_symbolizer *s = argus_symbolizer__new();
+	const struct argus_proc_map *m;
+	struct argus_sym sym;
+
+	CHECK(fixture());
+	if (!fx.ok || !s)
+		goto out;
+	m = argus_proc_maps__find(fx.maps, fx.nmaps, fx.rec.ip);
+	CHECK(m != NULL);
+	if (!m)
+		goto out;
+	fake_map.pid = fx.pid;
+	fake_map.path = 1;
+	fake_map.start = m->start;
+	fake_map.end = m->end;
+	fake_map.pgoff = m->pgoff;
+	fake_map.build_id_len = m->build_id_len;
+	memcpy(fake_map.build_id, m->build_id, m->build_id_len);
+	fake_path = m->path;
+	CHECK_EQ(m->build_id_len, 20);
+
+	CHECK_EQ(argus_symbolize_trace_ip(s, fake_trace, fx.pid, 0, fx.rec.ip,
+					  &sym), 0);
+	CHECK(!strcmp(sym.func, "busy_leaf"));
+	/* No recorded mapping for the ip, or for the pid. */
+	CHECK_EQ(argus_symbolize_trace_ip(s, fake_trace, fx.pid, 0, 0x10,
+					  &sym), -ENOENT);
+	CHECK_EQ(argus_symbolize_trace_ip(s, fake_trace, fx.pid + 1, 0,
+					  fx.rec.ip, &sym), -ENOENT);
+	/* The file on disk is not the one that was traced. */
+	fake_map.build_id[0] ^= 0xff;
+	CHECK_EQ(argus_symbolize_trace_ip(s, fake_trace, fx.pid, 0, fx.rec.ip,
+					  &sym), -ESTALE);
+	CHECK(sym.func[0] == '\0');
+	CHECK(!strcmp(sym.module, "busy_nofp"));
+	CHECK_EQ(sym.module_off, fx.rec.ip - m->start + m->pgoff);
+out:
+	argus_symbolizer__free(s);
+}
+
+static void test_format_frame_lines(void)
+{
+	struct argus_sym sym;
+	char buf[128];
+
+	memset(&sym, 0, sizeof(sym));
+	strcpy(sym.func, "busy_leaf");
+	sym.func_off = 0x1a;
+	strcpy(sym.file, "/src/tests/unit/busy_nofp.c");
+	sym.line = 42;
+	strcpy(sym.module, "busy_nofp");
+	CHECK_EQ(argus_sym__format(&sym, 0, buf, sizeof(buf)), 0);
+	CHECK(!strcmp(buf, "busy_leaf+0x1a (busy_nofp.c:42) [busy_nofp]"));
+
+	sym.line = 0;
+	CHECK_EQ(argus_sym__format(&sym, 0, buf, sizeof(buf)), 0);
+	CHECK(!strcmp(buf, "busy_leaf+0x1a [busy_nofp]"));
+
+	memset(&sym, 0, sizeof(sym));
+	strcpy(sym.module, "libc.so.6");
+	sym.module_off = 0x8a3f0;
+	CHECK_EQ(argus_sym__format(&sym, 0x7f0000001234ull, buf, sizeof(buf)),
+		 0);
+	CHECK(!strcmp(buf, "libc.so.6+0x8a3f0"));
+
+	memset(&sym, 0, sizeof(sym));
+	CHECK_EQ(argus_sym__format(&sym, 0x7f0000001234ull, buf, sizeof(buf)),
+		 0);
+	CHECK(!strcmp(buf, "0x7f0000001234"));
+
+	strcpy(sym.module, "libc.so.6");
+	CHECK_EQ(argus_sym__format(&sym, 0, buf, 8), -ENOSPC);
+	CHECK_EQ(strlen(buf), 7);
+	CHECK_EQ(argus_sym__format(&sym, 0, buf, 0), -EINVAL);
+}
+
+int main(void)
+{
+	RUN(test_proc_maps_self_lists_libc_with_build_id);
+	RUN(test_proc_maps_rereading_hits_the_build_id_cache);
+	RUN(test_proc_maps_parse_skips_malformed_lines);
+	RUN(test_unwind_recovers_nofp_chain_with_source_lines);
+	RUN(test_frame_pointer_walk_cannot_recover_nofp_chain);
+	RUN(test_unwinder_cache_gives_same_stack);
+	RUN(test_unwind_garbage_input_is_graceful);
+	RUN(test_lookup_unknown_address_is_enoent);
+	RUN(test_lookup_vdso_by_name);
+	RUN(test_symbolize_trace_ip_checks_recorded_build_id);
+	RUN(test_format_frame_lines);
+	fixture_end();
+	return check_report();
+}

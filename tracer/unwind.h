@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * unwind.h - DWARF (CFI) unwinding of a user stack captured by BPF.
+ *
+ * BPF's own user stack (bpf_get_stack) follows frame pointers, which most
+ * distro code is built without.  So each stack record also carries the
+ * user registers ip/sp/bp and a copy of the top of the user stack
+ * (struct ae_ustack).  This file replays the unwind offline, like
+ * `perf --call-graph dwarf`: libdwfl reads the .eh_frame/.debug_frame CFI
+ * of the mapped files and asks us for stack words, which we serve from the
+ * copy only.  Unwinding stops at the first word outside the copy.
+ *
+ * Output: ips[0] is ip itself; ips[i > 0] are return addresses, so to
+ * name the caller look up ips[i] - 1 (the call instruction), not ips[i].
+ *
+ * A struct argus_unwinder caches up to a few Dwfl sessions (open ELF files,
+ * parsed CFI), keyed by the exact content of the maps array, so the many
+ * samples of one process (or of forks with the same layout) pay for
+ * opening its files once.  An unwinder is not thread-safe; argus_unwind()
+ * uses one shared unwinder behind a mutex.
+ *
+ * Only x86_64 64-bit ELF files are reported; others are skipped.
+ * Conventions (libbpf style): 0 / -errno, free accepts NULL, never prints.
+ */
+#ifndef ARGUS_UNWIND_H
+#define ARGUS_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proc_maps.h"
+
+struct argus_unwinder;
+
+/* NULL with errno set on failure. */
+struct argus_unwinder *argus_unwinder__new(void);
+void argus_unwinder__free(struct argus_unwinder *u);
+
+/*
+ * Unwind one sample of process pid whose executable mappings are maps
+ * (sorted, from argus_proc_maps__read(); pid is used only to open the
+ * mapped files through /proc/PID/map_files or /proc/PID/root).
+ * ip/sp/bp: user registers at the sample; copy: copy_len bytes of user
+ * stack starting at address sp (copy may be NULL when copy_len is 0).
+ * Writes at most max frames to ips[].
+ *
+ * Returns the number of frames, >= 1 (ips[0] = ip, even if ip is in no
+ * mapping or nothing could be unwound), or -EINVAL (ips NULL, max < 1),
+ * -ENOMEM.  Garbage registers or stack bytes give short or wrong stacks,
+ * never a crash: every stack read is bounds-checked against the copy, and
+ * frames must move up the stack.
+ */
+int argus_unwinder__unwind(struct argus_unwinder *u, uint32_t pid,
+			   const struct argus_proc_map *maps, size_t nmaps,
+			   uint64_t ip, uint64_t sp, uint64_t bp,
+			   const uint8_t *copy, size_t copy_len,
+			   uint64_t *ips, int max);
+
+/* Same, with a process-wide shared unwinder; safe from any thread. */
+int argus_unwind(uint32_t pid, const struct argus_proc_map *maps,
+		 size_t nmaps, uint64_t ip, uint64_t sp, uint64_t bp,
+		 const uint8_t *copy, size_t copy_len, uint64_t *ips, int max);
+
+#endif /* ARGUS_UNWIND_H */
