@@ -91,7 +91,7 @@ int cmd_record(int argc, char **argv)
 			break;
 		}
 	}
-	int ferr = argus_collector__flush(c);
+	int ferr = argus_collector__finish(c);
 	struct argus_collector_status st;
 	argus_collector__status(c, &st);
 	argus_collector__free(c);

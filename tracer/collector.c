@@ -553,7 +553,11 @@ static int cut_chunk(struct argus_collector *c)
 static void refresh_lost(struct argus_collector *c)
 {
 	uint64_t lost[MAX_CPUS] = { 0 };
-	int n = argus_probe__lost(c->probe, lost, MAX_CPUS);
+	int n;
+
+	if (!c->probe)
+		return; /* detached: the last counts stand */
+	n = argus_probe__lost(c->probe, lost, MAX_CPUS);
 
 	for (int i = 0; i < n && i < MAX_CPUS; i++)
 		c->lost_now[i] = lost[i];
@@ -597,6 +601,13 @@ struct argus_collector *argus_collector__new(const struct argus_collector_opts *
 		c->opts.chunk_bytes = 4u << 20;
 	if (c->opts.zlevel < 0)
 		c->opts.zlevel = 1;
+	/* Stack copies for DWARF unwinding: samples need depth to name the
+	 * busy function's callers; blocking switch-outs mostly need to get out
+	 * of libc's syscall wrapper into the caller. */
+	if (!c->opts.probe.sample_copy)
+		c->opts.probe.sample_copy = 2048;
+	if (!c->opts.probe.block_copy)
+		c->opts.probe.block_copy = 512;
 	c->path = strdup(opts->path);
 	c->builder = argus_chunk_builder__new();
 	c->stacks = stack_capture__new(!opts->no_unwind);
@@ -606,7 +617,7 @@ struct argus_collector *argus_collector__new(const struct argus_collector_opts *
 	}
 	task_table__scan_proc(&c->tasks);
 
-	c->probe = argus_probe__open(&opts->probe, errbuf, errlen);
+	c->probe = argus_probe__open(&c->opts.probe, errbuf, errlen);
 	if (!c->probe)
 		goto fail;
 	c->ncpus = (uint32_t)argus_probe__ncpus(c->probe);
@@ -632,20 +643,43 @@ fail:
 
 int argus_collector__run_once(struct argus_collector *c, int timeout_ms)
 {
-	int n = argus_probe__poll(c->probe, timeout_ms, on_record, c);
+	int n;
 
+	if (!c->probe)
+		return -ENODEV;
+	/* Records are submitted without wake-ups, so the poll returns early
+	 * only past the watermark; consume whatever is there either way. */
+	n = argus_probe__poll(c->probe, timeout_ms, on_record, c);
 	if (n < 0 && n != -EINTR)
+		return n;
+	n = argus_probe__drain(c->probe, on_record, c);
+	if (n < 0)
 		return n;
 	return process(c, argus_now_ns() - HOLDBACK_NS, false);
 }
 
 int argus_collector__flush(struct argus_collector *c)
 {
-	int n = argus_probe__drain(c->probe, on_record, c);
+	int n = c->probe ? argus_probe__drain(c->probe, on_record, c) : 0;
 
 	if (n < 0)
 		return n;
 	return process(c, UINT64_MAX, true);
+}
+
+int argus_collector__finish(struct argus_collector *c)
+{
+	int n = 0;
+
+	if (!c->probe)
+		return 0;
+	/* drain what the kernel holds, then detach so the counts are final */
+	n = argus_probe__drain(c->probe, on_record, c);
+	refresh_lost(c);
+	argus_probe__close(c->probe);
+	c->probe = NULL;
+	int err = process(c, UINT64_MAX, true);
+	return n < 0 ? n : err;
 }
 
 int argus_collector__mark(struct argus_collector *c, const char *text)
@@ -698,7 +732,7 @@ void argus_collector__free(struct argus_collector *c)
 	if (!c)
 		return;
 	if (c->probe && c->ring)
-		argus_collector__flush(c);
+		argus_collector__finish(c);
 	argus_probe__close(c->probe);
 	if (c->ring) {
 		argus_ring__sync(c->ring);

@@ -55,6 +55,9 @@ struct argus_collector *argus_collector__new(const struct argus_collector_opts *
 int argus_collector__run_once(struct argus_collector *c, int timeout_ms);
 /* Drain and write everything up to now as a chunk (used before save). */
 int argus_collector__flush(struct argus_collector *c);
+/* Drain everything, detach the BPF programs and write the last chunk;
+ * the status counts are final afterwards. */
+int argus_collector__finish(struct argus_collector *c);
 /* A user annotation at the current time. */
 int argus_collector__mark(struct argus_collector *c, const char *text);
 void argus_collector__status(struct argus_collector *c,
