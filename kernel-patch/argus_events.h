@@ -19,8 +19,13 @@
  *     for AE_HRT_START.  The subject of the event (woken task, next task) is
  *     in the body.
  *   - h.ctx says in which context the program ran (AE_CTX_*), read from the
- *     per-CPU preempt count (x86 has no thread_info.preempt_count; we read
- *     the __preempt_count per-CPU variable through a typed ksym).
+ *     per-CPU preempt count (x86 has no thread_info.preempt_count; the
+ *     __preempt_count ksym cannot be used without CONFIG_KALLSYMS_ALL, so
+ *     argus.bpf.c locates it from this CPU's struct rq plus the BTF
+ *     per-CPU offsets).  Programs that only run in task context (syscalls,
+ *     sched_switch, exec/fork/exit) set AE_CTX_TASK without reading it.
+ *   - kernel-pointer fields (hrtimer, file, work, function) are identities
+ *     only; never dereference them in user space.
  */
 #ifndef ARGUS_EVENTS_H
 #define ARGUS_EVENTS_H
@@ -46,12 +51,12 @@ enum ae_type {
 	AE_EXEC = 5,        /* sched_process_exec: h = task after exec */
 	AE_EXIT = 6,        /* sched_process_exit: h = exiting task */
 	AE_FREE = 7,        /* sched_process_free: body: freed tid */
-	AE_RENAME = 8,      /* task_rename: h = renamed task (current) */
+	AE_RENAME = 8,      /* task_rename: h = renamed task (usually current) */
 	/* syscalls (filtered in the kernel to the documented set) */
 	AE_SYS_ENTER = 9,
 	AE_SYS_EXIT = 10,
 	/* timers */
-	AE_HRT_START = 11,  /* h = arming task */
+	AE_HRT_START = 11,  /* h = arming task (user tasks, task context only) */
 	AE_HRT_EXPIRE = 12, /* h = whoever was interrupted (often idle) */
 	AE_HRT_CANCEL = 13,
 	/* interrupts and kernel work */
@@ -134,21 +139,28 @@ struct ae_switch {
 	__u32 next_tid;
 	__u32 next_pid;
 	__s64 prev_state;   /* task state bits; 0 = preempted (still runnable) */
-	__s32 sys_nr;       /* syscall prev blocks in; -1 if not in a syscall */
+	__s32 sys_nr;       /* syscall prev blocks in; -1 if not in a syscall
+	                       (or preempted, or a kernel thread) */
 	__u32 pad;
-	__u64 sys_arg;      /* key arg: futex uaddr, fd, or timeout ns */
+	__u64 sys_arg;      /* key arg: futex uaddr, fd, or timeout ns
+	                       (~0 = no timeout; clock_nanosleep with
+	                       TIMER_ABSTIME gives the absolute time) */
 	struct ae_obj obj;  /* object behind the fd, when sys_arg is an fd */
 	char next_comm[AE_COMM_LEN];
-	/* a struct ae_ustack tail follows when the switch-out blocks */
+	/* a struct ae_ustack tail follows when a user task blocks (not for the
+	   collector itself nor for a task's final TASK_DEAD switch) */
 };
 
 struct ae_waking {
 	struct ae_hdr h;    /* h.tid = waker (current; 0 = idle) */
 	__u32 target_tid;
 	__u32 target_pid;
-	__u32 target_cpu;
+	__u32 target_cpu;   /* CPU the target last ran on (before placement) */
 	__u32 vector;       /* irq number or softirq vector when ctx != TASK,
-	                       AE_VEC_HRTIMER inside an hrtimer expiry */
+	                       AE_VEC_HRTIMER inside an hrtimer expiry;
+	                       AE_VEC_NONE in task context, and in irq context
+	                       outside any handler we track (IPIs, irq_work,
+	                       the softirq loop's own ksoftirqd wake-up) */
 	__u64 hrtimer;      /* hrtimer being expired on this CPU, else 0 */
 };
 #define AE_VEC_NONE 0xffffffffu
@@ -172,8 +184,8 @@ struct ae_exec {
 
 struct ae_exit {
 	struct ae_hdr h;
-	__s32 exit_code;
-	__u32 pad;
+	__s32 exit_code;    /* task->exit_code (wait status form) */
+	__u32 group_dead;   /* 1 when this was the last thread of the process */
 };
 
 struct ae_rename {
@@ -192,14 +204,18 @@ struct ae_sys_exit {
 	__s64 nr;
 	__s64 ret;
 	__u64 arg0;         /* the fd (or first arg) the call used */
-	struct ae_obj obj;  /* for fd-based calls; kind NONE otherwise */
+	struct ae_obj obj;  /* for fd-based calls: the object of arg0; for
+	                       accept/accept4/eventfd2/timerfd_create the object
+	                       of the returned fd; for pipe2/socketpair that of
+	                       fds[0]; kind NONE otherwise */
 };
 
 struct ae_hrtimer {         /* AE_HRT_START / EXPIRE / CANCEL */
 	struct ae_hdr h;
 	__u64 timer;        /* struct hrtimer address: the timer's identity */
 	__u64 function;     /* its callback (kernel address) */
-	__s64 expires;      /* absolute expiry, ns (START only) */
+	__s64 expires;      /* absolute expiry, ns, in the timer's clock
+	                       (START only; REALTIME timers are wall-clock) */
 	__u32 mode;         /* hrtimer mode (START only) */
 	__u32 owner_tid;    /* task that armed it (EXPIRE/CANCEL: from map) */
 };

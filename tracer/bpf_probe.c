@@ -1,1 +1,567 @@
-/* placeholder: being written */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * bpf_probe.c - the BPF programs of kernel-patch/argus.bpf.c seen from user
+ * space: check the machine, configure, load, attach, and drain raw records.
+ *
+ * Shape: argus_probe__open() = check -> open skeleton -> set .rodata ->
+ * load -> attach tracepoints -> open the per-CPU sampler -> ring buffer.
+ * Every failure jumps to one cleanup path (argus_probe__close, which calls
+ * argus_bpf__destroy) and leaves ONE line in errbuf: what failed and how to
+ * fix it.  libbpf never prints on its own: its messages are captured and
+ * the most telling one (or the verifier's complaint) goes into that line;
+ * ARGUS_BPF_DEBUG=1 in the environment prints everything to stderr.
+ *
+ * Data structures:
+ *   struct argus_probe  - the skeleton, the libbpf ring_buffer reader, one
+ *                         perf_event fd + link per CPU for the sampler, and
+ *                         the callback of the current drain.
+ * Invariants:
+ *   - records handed to the callback are whole struct ae_* records, in the
+ *     ring's order (per-CPU order; CPUs interleave by commit time).
+ *   - per-CPU vectors (lost) are sized by the number of *possible* CPUs,
+ *     which is how the kernel sizes PERCPU_ARRAY values.
+ *
+ * Kernel quirks handled here:
+ *   - tracefs is not mounted at boot on this machine.  Raw tracepoints and
+ *     perf events do not need it, but uprobes and the rest of argus do, so
+ *     we mount it when missing.
+ *   - RLIMIT_MEMLOCK is not raised: since 5.11 BPF memory is memcg-charged
+ *     (and here the limit cannot be raised anyway); libbpf 1.x knows.
+ *   - perf_event_open on an offline CPU fails with ENODEV: skip that CPU.
+ */
+#include "bpf_probe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "argus_events.h"
+#include "argus.skel.h"
+
+#define TRACEFS_DIR "/sys/kernel/tracing"
+#define TRACEFS_MAGIC 0x74726163
+/* length of hrt_skip_fn[] in argus.bpf.c (checked in configure()) */
+#define HRT_SKIP_MAX 12
+
+struct argus_probe {
+	struct argus_bpf *skel;
+	struct ring_buffer *rb;
+	int ncpus;                    /* possible CPUs */
+	struct bpf_link **sample_links; /* [ncpus], NULL where no sampler */
+	argus_probe_cb cb;            /* callback of the drain in progress */
+	void *cb_ctx;
+};
+
+/* ---- libbpf messages -> one line -------------------------------------- */
+/* Thread-local so that two threads opening probes do not mix messages. */
+static __thread char lb_first[256];    /* first warning libbpf printed */
+static __thread char lb_verifier[256]; /* the verifier's complaint, if any */
+
+static void one_line(char *dst, size_t len, const char *src)
+{
+	size_t i = 0;
+
+	for (; *src && i + 1 < len; src++) {
+		char c = *src == '\n' || *src == '\t' ? ' ' : *src;
+
+		if (c == ' ' && (i == 0 || dst[i - 1] == ' '))
+			continue;
+		dst[i++] = c;
+	}
+	while (i > 0 && dst[i - 1] == ' ')
+		i--;
+	dst[i] = 0;
+}
+
+/* The verifier log is one message "-- BEGIN PROG LOAD LOG --\n...\n-- END";
+ * its reason is the last line before the statistics lines. */
+static void grab_verifier_reason(const char *msg)
+{
+	const char *b = strstr(msg, "-- BEGIN PROG LOAD LOG --");
+	const char *end, *p, *best = NULL;
+	size_t blen = 0;
+
+	if (!b)
+		return;
+	b = strchr(b, '\n');
+	end = strstr(msg, "-- END PROG LOAD LOG --");
+	if (!b || !end)
+		return;
+	for (p = b + 1; p < end;) {
+		const char *nl = memchr(p, '\n', end - p);
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if (n && strncmp(p, "processed ", 10) && strncmp(p, "verification time", 17) &&
+		    strncmp(p, "stack depth", 11) && strncmp(p, "mark_precise", 12)) {
+			best = p;
+			blen = n;
+		}
+		p += n + 1;
+	}
+	if (best) {
+		char tmp[256];
+
+		if (blen >= sizeof(tmp))
+			blen = sizeof(tmp) - 1;
+		memcpy(tmp, best, blen);
+		tmp[blen] = 0;
+		one_line(lb_verifier, sizeof(lb_verifier), tmp);
+	}
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	static int debug = -1;
+	char msg[8192];
+	va_list cp;
+
+	if (debug < 0)
+		debug = getenv("ARGUS_BPF_DEBUG") && *getenv("ARGUS_BPF_DEBUG") != '0';
+	va_copy(cp, ap);
+	if (debug)
+		vfprintf(stderr, fmt, cp);
+	va_end(cp);
+	if (level != LIBBPF_WARN)
+		return 0;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	grab_verifier_reason(msg);
+	if (!lb_first[0] && !strstr(msg, "-- BEGIN PROG LOAD LOG --")) {
+		const char *m = strncmp(msg, "libbpf: ", 8) ? msg : msg + 8;
+
+		one_line(lb_first, sizeof(lb_first), m);
+	}
+	return 0;
+}
+
+static void seterr(char *errbuf, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void seterr(char *errbuf, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!errbuf || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(errbuf, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* What libbpf said, for the end of an error line. */
+static const char *libbpf_why(void)
+{
+	static __thread char why[600];
+
+	if (lb_verifier[0])
+		snprintf(why, sizeof(why), "%s; verifier: %s", lb_first, lb_verifier);
+	else
+		snprintf(why, sizeof(why), "%s", lb_first[0] ? lb_first : "no detail from libbpf");
+	return why;
+}
+
+/* ---- machine checks ----------------------------------------------------- */
+static int check_machine(char *errbuf, size_t errlen)
+{
+	struct statfs sfs;
+
+	if (geteuid() != 0) {
+		seterr(errbuf, errlen,
+		       "argus: need root (or CAP_BPF+CAP_PERFMON): run with sudo");
+		return -EPERM;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+		seterr(errbuf, errlen,
+		       "argus: /sys/kernel/btf/vmlinux is missing: this kernel has no BTF; "
+		       "use a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+		return -ENOENT;
+	}
+	if (statfs(TRACEFS_DIR, &sfs) == 0 && sfs.f_type == TRACEFS_MAGIC)
+		return 0;
+	if (mount("nodev", TRACEFS_DIR, "tracefs", 0, NULL) != 0) {
+		seterr(errbuf, errlen,
+		       "argus: tracefs is not mounted and mounting it failed (%s): "
+		       "run `mount -t tracefs nodev " TRACEFS_DIR "`",
+		       strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* ---- where the preempt count lives ------------------------------------- */
+/*
+ * The BPF side cannot use the __preempt_count ksym (no data symbols in
+ * kallsyms without CONFIG_KALLSYMS_ALL); it finds this CPU's struct rq
+ * instead and adds the distance between the two per-CPU variables, which
+ * the DATASEC ".data..percpu" of the kernel BTF gives.  0 = unknown, and
+ * the BPF side falls back to irq/softirq bookkeeping.
+ */
+static long long preempt_count_from_rq(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	long long pc = -1, rq = -1, delta = 0;
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *t;
+	int id, i;
+
+	if (!btf)
+		return 0;
+	id = btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC);
+	if (id > 0) {
+		t = btf__type_by_id(btf, id);
+		vs = btf_var_secinfos(t);
+		for (i = 0; i < btf_vlen(t); i++, vs++) {
+			const char *n = btf__name_by_offset(btf, btf__type_by_id(btf, vs->type)->name_off);
+
+			if (!strcmp(n, "__preempt_count"))
+				pc = vs->offset;
+			else if (!strcmp(n, "runqueues"))
+				rq = vs->offset;
+		}
+	}
+	if (pc >= 0 && rq >= 0)
+		delta = pc - rq;
+	btf__free(btf);
+	return delta;
+}
+
+/* ---- kernel-internal hrtimers ------------------------------------------ */
+/*
+ * The scheduler arms its own hrtimers from task context (the fair server's
+ * dl_task_timer on nearly every wake-up of an idle CPU's first task, hrtick,
+ * CFS/RT bandwidth timers, perf's multiplexing timer), so the BPF side
+ * cannot tell them from user timers by context.  We skip them by callback
+ * address, read from /proc/kallsyms (text symbols are there even without
+ * CONFIG_KALLSYMS_ALL).  A name this kernel lacks is simply not found.
+ */
+static void kernel_timer_fns(uint64_t *out, int max)
+{
+	static const char *names[] = {
+		"dl_task_timer", "inactive_task_timer", "hrtick",
+		"sched_cfs_period_timer", "sched_cfs_slack_timer",
+		"sched_rt_period_timer", "tick_nohz_handler", "tick_sched_timer",
+		"watchdog_timer_fn", "perf_mux_hrtimer_handler",
+		"perf_swevent_hrtimer",
+	};
+	const int nn = sizeof(names) / sizeof(names[0]);
+	char line[512];
+	FILE *f;
+	int found = 0, i;
+
+	memset(out, 0, max * sizeof(*out));
+	f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return;
+	while (found < max && found < nn && fgets(line, sizeof(line), f)) {
+		char *sp1 = strchr(line, ' '), *name, *end;
+
+		/* "ffffffff813c5900 t dl_task_timer\n": text symbols only */
+		if (!sp1 || (sp1[1] != 't' && sp1[1] != 'T') || sp1[2] != ' ')
+			continue;
+		name = sp1 + 3;
+		end = strpbrk(name, " \t\n");
+		if (end)
+			*end = 0;
+		for (i = 0; i < nn; i++) {
+			if (!strcmp(name, names[i])) {
+				out[found++] = strtoull(line, NULL, 16);
+				break;
+			}
+		}
+	}
+	fclose(f);
+}
+
+/* ---- the default syscall set --------------------------------------------- */
+/*
+ * What the graph needs from syscalls, and nothing per-byte-hot beyond it:
+ *   waits:    futex, poll, ppoll, select, pselect6, epoll_wait, epoll_pwait,
+ *             epoll_pwait2, nanosleep, clock_nanosleep, sched_yield,
+ *             wait4, waitid
+ *   messages: read, write, readv, writev, recvfrom, sendto, recvmsg,
+ *             sendmsg, recvmmsg, sendmmsg (object resolved at exit)
+ *   channels: pipe2, socketpair, eventfd2, connect, accept, accept4,
+ *             timerfd_create, timerfd_settime
+ *   signals:  kill, tgkill, tkill
+ *   lifetime: exit, exit_group
+ * Not pread64/pwrite64: file I/O at offsets is not communication.
+ */
+void argus_probe__default_syscalls(uint64_t bitmap[8])
+{
+	static const int nrs[] = {
+		SYS_futex, SYS_poll, SYS_ppoll, SYS_select, SYS_pselect6,
+		SYS_epoll_wait, SYS_epoll_pwait, SYS_epoll_pwait2,
+		SYS_nanosleep, SYS_clock_nanosleep, SYS_sched_yield,
+		SYS_wait4, SYS_waitid,
+		SYS_read, SYS_write, SYS_readv, SYS_writev,
+		SYS_recvfrom, SYS_sendto, SYS_recvmsg, SYS_sendmsg,
+		SYS_recvmmsg, SYS_sendmmsg,
+		SYS_pipe2, SYS_socketpair, SYS_eventfd2, SYS_connect,
+		SYS_accept, SYS_accept4, SYS_timerfd_create, SYS_timerfd_settime,
+		SYS_kill, SYS_tgkill, SYS_tkill,
+		SYS_exit, SYS_exit_group,
+	};
+	size_t i;
+
+	memset(bitmap, 0, 8 * sizeof(uint64_t));
+	for (i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++)
+		if (nrs[i] >= 0 && nrs[i] < 512)
+			bitmap[nrs[i] / 64] |= 1ull << (nrs[i] % 64);
+}
+
+/* Settings that become .rodata constants of the BPF programs (the verifier
+ * then prunes disabled paths), and the ring's size; before load. */
+static int configure(struct argus_bpf *skel, const struct argus_probe_opts *o)
+{
+	uint64_t rb_bytes = (uint64_t)o->ringbuf_mb << 20;
+	uint64_t defsys[AE_SYSCALL_WORDS], skip[HRT_SKIP_MAX];
+	const uint64_t *sys = o->syscalls;
+	int i;
+
+	_Static_assert(sizeof(skel->rodata->hrt_skip_fn) == sizeof(skip),
+		       "HRT_SKIP_MAX differs from argus.bpf.c");
+
+	skel->rodata->self_tgid = o->self_tgid;
+	skel->rodata->sample_copy = o->sample_copy;
+	skel->rodata->block_copy = o->block_copy;
+	skel->rodata->no_irq = o->no_irq;
+	skel->rodata->wake_bytes = rb_bytes / 4;  /* watermark: 1/4 of the ring */
+	skel->rodata->pc_from_rq = preempt_count_from_rq();
+	kernel_timer_fns(skip, HRT_SKIP_MAX);
+	for (i = 0; i < HRT_SKIP_MAX; i++)
+		skel->rodata->hrt_skip_fn[i] = skip[i];
+	if (!sys) {
+		argus_probe__default_syscalls(defsys);
+		sys = defsys;
+	}
+	for (i = 0; i < AE_SYSCALL_WORDS; i++)
+		skel->rodata->syscalls[i] = sys[i];
+	return bpf_map__set_max_entries(skel->maps.rb, (uint32_t)rb_bytes);
+}
+
+/* ---- open --------------------------------------------------------------- */
+static int rb_sample(void *ctx, void *data, size_t size)
+{
+	struct argus_probe *p = ctx;
+
+	return p->cb ? p->cb(p->cb_ctx, data, size) : 0;
+}
+
+static int open_sampler(struct argus_probe *p, uint32_t hz, char *errbuf, size_t errlen)
+{
+	struct perf_event_attr attr;
+	int cpu, attached = 0;
+
+	p->sample_links = calloc(p->ncpus, sizeof(*p->sample_links));
+	if (!p->sample_links) {
+		seterr(errbuf, errlen, "argus: out of memory");
+		return -ENOMEM;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.freq = 1;
+	attr.sample_freq = hz;
+	for (cpu = 0; cpu < p->ncpus; cpu++) {
+		int fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		struct bpf_link *l;
+
+		if (fd < 0) {
+			if (errno == ENODEV)  /* offline CPU */
+				continue;
+			seterr(errbuf, errlen,
+			       "argus: perf_event_open(cpu-clock, cpu %d) for the sampler failed: %s; "
+			       "check /proc/sys/kernel/perf_event_paranoid or run without the sampler",
+			       cpu, strerror(errno));
+			return -errno;
+		}
+		l = bpf_program__attach_perf_event(p->skel->progs.on_sample, fd);
+		if (!l) {
+			int err = -errno;
+
+			close(fd);
+			seterr(errbuf, errlen,
+			       "argus: attaching the sampler to cpu %d failed: %s",
+			       cpu, libbpf_why());
+			return err;
+		}
+		p->sample_links[cpu] = l;  /* the link owns and closes fd */
+		attached++;
+	}
+	if (!attached) {
+		seterr(errbuf, errlen, "argus: no online CPU accepted the sampler");
+		return -ENODEV;
+	}
+	return 0;
+}
+
+struct argus_probe *argus_probe__open(const struct argus_probe_opts *user_opts,
+				      char *errbuf, size_t errlen)
+{
+	struct argus_probe_opts o;
+	struct argus_probe *p = NULL;
+	int err;
+
+	if (errbuf && errlen)
+		errbuf[0] = 0;
+	lb_first[0] = lb_verifier[0] = 0;
+	memset(&o, 0, sizeof(o));
+	if (user_opts) {  /* accept older/newer callers: copy what both know */
+		size_t n = user_opts->sz && user_opts->sz < sizeof(o) ? user_opts->sz : sizeof(o);
+
+		memcpy(&o, user_opts, n);
+	}
+	if (!o.sample_hz)
+		o.sample_hz = 49;
+	if (!o.ringbuf_mb)
+		o.ringbuf_mb = 64;
+	if (o.ringbuf_mb & (o.ringbuf_mb - 1) || o.ringbuf_mb > 1024) {
+		seterr(errbuf, errlen,
+		       "argus: ring buffer size %u MiB must be a power of 2 up to 1024",
+		       o.ringbuf_mb);
+		return NULL;
+	}
+	if (o.sample_copy > AE_MAX_STACK_COPY || o.block_copy > AE_MAX_STACK_COPY) {
+		seterr(errbuf, errlen, "argus: user-stack copy size must be at most %d bytes",
+		       AE_MAX_STACK_COPY);
+		return NULL;
+	}
+	if (check_machine(errbuf, errlen))
+		return NULL;
+
+	libbpf_set_print(libbpf_print);
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		seterr(errbuf, errlen, "argus: out of memory");
+		return NULL;
+	}
+	p->ncpus = libbpf_num_possible_cpus();
+	if (p->ncpus <= 0) {
+		seterr(errbuf, errlen, "argus: cannot read the possible CPUs from /sys");
+		goto fail;
+	}
+
+	/* open -> configure */
+	p->skel = argus_bpf__open();
+	if (!p->skel) {
+		seterr(errbuf, errlen, "argus: opening the BPF object failed: %s", libbpf_why());
+		goto fail;
+	}
+	err = configure(p->skel, &o);
+	if (err) {
+		seterr(errbuf, errlen, "argus: sizing the ring buffer failed: %s", strerror(-err));
+		goto fail;
+	}
+	if (o.no_sampler)
+		bpf_program__set_autoload(p->skel->progs.on_sample, false);
+
+	/* load */
+	err = argus_bpf__load(p->skel);
+	if (err) {
+		seterr(errbuf, errlen,
+		       "argus: the kernel rejected the BPF programs (%s): %s; "
+		       "rerun with ARGUS_BPF_DEBUG=1 for the full verifier log",
+		       strerror(-err), libbpf_why());
+		goto fail;
+	}
+
+	/* attach: every raw tracepoint (the sampler is attached per CPU below) */
+	err = argus_bpf__attach(p->skel);
+	if (err) {
+		seterr(errbuf, errlen,
+		       "argus: attaching the raw tracepoints failed (%s): %s",
+		       strerror(-err), libbpf_why());
+		goto fail;
+	}
+	if (!o.no_sampler && open_sampler(p, o.sample_hz, errbuf, errlen))
+		goto fail;
+
+	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.rb), rb_sample, p, NULL);
+	if (!p->rb) {
+		seterr(errbuf, errlen, "argus: mapping the ring buffer failed: %s",
+		       strerror(errno));
+		goto fail;
+	}
+	return p;
+
+fail:
+	argus_probe__close(p);
+	return NULL;
+}
+
+/* ---- drain -------------------------------------------------------------- */
+int argus_probe__drain(struct argus_probe *p, argus_probe_cb cb, void *ctx)
+{
+	int n;
+
+	p->cb = cb;
+	p->cb_ctx = ctx;
+	n = ring_buffer__consume(p->rb);
+	p->cb = NULL;
+	return n;
+}
+
+int argus_probe__poll(struct argus_probe *p, int timeout_ms, argus_probe_cb cb, void *ctx)
+{
+	int n;
+
+	p->cb = cb;
+	p->cb_ctx = ctx;
+	n = ring_buffer__poll(p->rb, timeout_ms);  /* -EINTR on a signal */
+	p->cb = NULL;
+	return n;
+}
+
+int argus_probe__lost(struct argus_probe *p, uint64_t *per_cpu, int ncpu)
+{
+	uint64_t *v;
+	uint32_t zero = 0;
+	int i, err;
+
+	v = calloc(p->ncpus, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	err = bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.lost), &zero, v);
+	if (err) {
+		err = -errno;
+		free(v);
+		return err;
+	}
+	for (i = 0; i < ncpu && i < p->ncpus; i++)
+		per_cpu[i] = v[i];
+	free(v);
+	return p->ncpus;
+}
+
+int argus_probe__ncpus(const struct argus_probe *p)
+{
+	return p->ncpus;
+}
+
+void argus_probe__close(struct argus_probe *p)
+{
+	int i;
+
+	if (!p)
+		return;
+	ring_buffer__free(p->rb);
+	if (p->sample_links) {
+		for (i = 0; i < p->ncpus; i++)
+			bpf_link__destroy(p->sample_links[i]);
+		free(p->sample_links);
+	}
+	argus_bpf__destroy(p->skel);
+	free(p);
+}

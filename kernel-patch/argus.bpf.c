@@ -1,0 +1,1182 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * argus.bpf.c - the "kernel patch" of Argus for Linux: BPF programs that
+ * record waits, wake-ups, syscalls, IPC objects, timers, interrupts and
+ * user stacks system-wide into one BPF ring buffer (struct ae_* records of
+ * argus_events.h).  Loaded at run time by tracer/bpf_probe.c; no kernel
+ * rebuild, no kernel module.
+ *
+ * What this machine's kernel offers (see shared/BRIEF.md §5): raw
+ * tracepoints, perf_event programs, the ringbuf map and CO-RE work; kprobes,
+ * fentry/fexit and tp_btf do not exist.  So every program here is a
+ * raw_tracepoint plus one perf_event program for the CPU sampler.
+ *
+ * Reading kernel memory: raw_tp arguments are untyped u64s, so the usual
+ * way is BPF_CORE_READ, one bpf_probe_read_kernel() helper call per
+ * pointer hop (~50 ns each in this VM).  Instead we retype them with the
+ * bpf_rdonly_cast() kfunc (KPTR below): the verifier then allows plain
+ * CO-RE-relocated loads, which the JIT turns into fault-safe PROBE_MEM
+ * loads costing a few ns, and a NULL anywhere in a chain reads as 0.  Only
+ * pointer-to-pointer (the fd array) and strings still need a helper.
+ *
+ * Data structures:
+ *   rb        - the one BPF_MAP_TYPE_RINGBUF (size set by the loader).
+ *   lost      - PERCPU_ARRAY[1] of u64: records that did not fit in rb.
+ *   cpustate  - PERCPU_ARRAY[1] of struct cpu_state: the irq number,
+ *               softirq vector and hrtimer this CPU is handling right now
+ *               (so AE_WAKING can say *why* an interrupt woke a task), and
+ *               where this CPU's preempt count lives.
+ *   scratch   - PERCPU_ARRAY[2] of 8 KiB: where variable-size records (with
+ *               a user-stack tail) are built before bpf_ringbuf_output().
+ *               Slot 0: sched_switch (runs with irqs off, cannot nest);
+ *               slot 1: the sampler (hardirq), so a sample can never
+ *               scribble over a half-built switch record.
+ *   timers    - LRU_HASH hrtimer address -> tid of the user task that armed
+ *               it, so EXPIRE/CANCEL are recorded only for timers that user
+ *               code armed (the kernel's own timers are most of the volume).
+ *
+ * Invariants:
+ *   - every record begins with a fully filled struct ae_hdr; h.size is the
+ *     exact record length; h.tid/h.pid is current (see argus_events.h).
+ *   - every byte of a record is written (ringbuf memory is not zeroed).
+ *   - records are submitted with BPF_RB_NO_WAKEUP; user space polls on a
+ *     timer.  Only when more than wake_bytes (1/4 of the ring) are waiting
+ *     do we force a wake-up, so a burst cannot overrun a sleeping drainer.
+ *   - nothing here blocks or loops unboundedly; per-event work is a handful
+ *     of loads and helper calls (hot path: sched_switch, sched_waking, sys_*).
+ *   - the process self_tgid (the collector) produces no syscall, sample or
+ *     hrtimer records and never gets a stack tail; its sched records stay
+ *     because the graph needs every switch-in of everybody else.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "argus_events.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* ---- settings written by the loader into .rodata before load ---------- */
+const volatile __u32 self_tgid = 0;
+const volatile __u64 syscalls[AE_SYSCALL_WORDS] = {};
+const volatile __u32 sample_copy = 0;   /* bytes of user stack per sample */
+const volatile __u32 block_copy = 0;    /* bytes of user stack per blocking switch */
+const volatile bool no_irq = false;     /* no AE_IRQ_* / AE_SOFTIRQ_* / AE_WQ_* */
+const volatile __u64 wake_bytes = 16 << 20; /* force wake-up above this backlog */
+const volatile __s64 pc_from_rq = 0;    /* see cur_ctx() */
+/* Callbacks of the scheduler's own hrtimers (dl_task_timer of the fair
+ * server, hrtick, bandwidth timers, ...).  They are armed from task context
+ * by whatever user task happens to run, so "armed by a user task" is not
+ * enough to keep them out; the loader resolves them from /proc/kallsyms. */
+#define HRT_SKIP_MAX 12
+const volatile __u64 hrt_skip_fn[HRT_SKIP_MAX] = {};
+
+/* ---- kernel constants that are macros, hence not in vmlinux.h ---------- */
+#define PF_KTHREAD      0x00200000
+#define PF_USER_WORKER  0x00004000  /* io_uring / vhost workers: no user regs */
+#define TASK_DEAD       0x00000080
+#define NMI_MASK        0x00f00000
+#define HARDIRQ_MASK    0x000f0000
+#define SOFTIRQ_OFFSET  0x00000100  /* set while *serving* a softirq */
+#define S_IFMT   00170000
+#define S_IFSOCK 0140000
+#define S_IFIFO  0010000
+#define AF_UNIX  1
+#define AF_INET  2
+#define AF_INET6 10
+#define IPPROTO_TCP 6
+#define IPPROTO_UDP 17
+#define ANON_INODE_FS_MAGIC 0x09041934
+#define ENOSYS 38
+
+/* x86_64 syscall numbers (this file is built with __TARGET_ARCH_x86 only) */
+#define NR_read 0
+#define NR_write 1
+#define NR_poll 7
+#define NR_readv 19
+#define NR_writev 20
+#define NR_select 23
+#define NR_nanosleep 35
+#define NR_connect 42
+#define NR_accept 43
+#define NR_sendto 44
+#define NR_recvfrom 45
+#define NR_sendmsg 46
+#define NR_recvmsg 47
+#define NR_socketpair 53
+#define NR_futex 202
+#define NR_clock_nanosleep 230
+#define NR_epoll_wait 232
+#define NR_pselect6 270
+#define NR_ppoll 271
+#define NR_epoll_pwait 281
+#define NR_timerfd_create 283
+#define NR_timerfd_settime 286
+#define NR_accept4 288
+#define NR_eventfd2 290
+#define NR_pipe2 293
+#define NR_recvmmsg 299
+#define NR_sendmmsg 307
+#define NR_epoll_pwait2 441
+
+/* Retype a kernel address for direct, fault-safe loads (see the top). */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+#define KPTR(T, p) \
+	((struct T *)bpf_rdonly_cast((const void *)(p), bpf_core_type_id_kernel(struct T)))
+
+/* ---- maps --------------------------------------------------------------- */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 << 20);  /* overridden by the loader */
+} rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+struct cpu_state {
+	__u32 irq;       /* irq being handled (AE_VEC_NONE when none) */
+	__u32 softirq;   /* softirq vector being served (AE_VEC_NONE when none) */
+	__u64 hrt_hard;  /* hrtimer expiring in hardirq context, else 0 */
+	__u64 hrt_soft;  /* hrtimer expiring in softirq context, else 0 */
+	__u64 pc_addr;   /* this CPU's &__preempt_count, 0 until found */
+	__u32 inited;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_state);
+} cpustate SEC(".maps");
+
+#define SCRATCH_SZ 8192
+struct scratch {
+	__u8 buf[SCRATCH_SZ];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);    /* struct hrtimer * */
+	__type(value, __u32);  /* owner tid */
+} timers SEC(".maps");
+
+/* ---- context: hard/soft irq from the per-CPU preempt count ------------- */
+/*
+ * x86 keeps the preempt count in the per-CPU variable __preempt_count, not
+ * in thread_info, so in_interrupt() cannot be read from the task.
+ *
+ * Quirk: the obvious way, `extern const int __preempt_count __ksym` with
+ * bpf_this_cpu_ptr(), is in this kernel's BTF but does NOT load: the
+ * verifier resolves typed ksyms through kallsyms, and this kernel is built
+ * without CONFIG_KALLSYMS_ALL, so kallsyms has no data symbols ("ldimm64
+ * failed to find the address for kernel symbol '__preempt_count'").
+ *
+ * What we do instead: per-CPU variables sit at fixed distances from each
+ * other inside one CPU's copy of .data..percpu, and the BTF DATASEC gives
+ * their offsets.  The loader puts off(__preempt_count) - off(runqueues)
+ * into pc_from_rq.  Once per CPU we find this CPU's struct rq from the
+ * current task (current->se.cfs_rq->rq), check rq->cpu is this CPU, and
+ * cache &__preempt_count = rq + pc_from_rq in cpustate.  Each read is then
+ * one direct load (typed as struct refcount_struct, whose first member is
+ * an int, only because bpf_rdonly_cast needs a struct type).
+ *
+ * Bit 31 is PREEMPT_NEED_RESCHED, stored inverted on x86: masked out.
+ * If pc_from_rq is 0 (BTF without those variables) we fall back to our own
+ * irq/softirq/hrtimer bookkeeping, which is coarser: an interrupt that does
+ * not go through irq_handler_entry (APIC timer outside an hrtimer expiry,
+ * IPIs, irq_work) then looks like TASK context.
+ *
+ * Programs that can only run in task context (syscalls, sched_switch, exec,
+ * fork, exit) do not read it: they pass AE_CTX_TASK.
+ */
+static __always_inline struct cpu_state *cpu_state(void)
+{
+	__u32 zero = 0;
+	struct cpu_state *cs = bpf_map_lookup_elem(&cpustate, &zero);
+
+	if (cs && !cs->inited) {
+		cs->irq = AE_VEC_NONE;
+		cs->softirq = AE_VEC_NONE;
+		cs->inited = 1;
+	}
+	return cs;
+}
+
+static __attribute__((noinline)) __u64 find_preempt_count(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct cfs_rq *cfs = t->se.cfs_rq;
+	struct rq *rq;
+
+	if (!cfs)
+		return 0;
+	if (bpf_core_field_exists(cfs->rq))  /* CONFIG_FAIR_GROUP_SCHED */
+		rq = cfs->rq;
+	else  /* the root cfs_rq is embedded in struct rq */
+		rq = KPTR(rq, (void *)cfs - bpf_core_field_offset(struct rq, cfs));
+	if (!rq || rq->cpu != (int)bpf_get_smp_processor_id())
+		return 0;
+	return (__u64)rq + pc_from_rq;
+}
+
+static __always_inline __u16 cur_ctx(void)
+{
+	struct cpu_state *cs = cpu_state();
+	__u32 c;
+
+	if (!cs)
+		return AE_CTX_TASK;
+	if (pc_from_rq && !cs->pc_addr)
+		cs->pc_addr = find_preempt_count();
+	if (cs->pc_addr) {
+		c = KPTR(refcount_struct, cs->pc_addr)->refs.counter & 0x7fffffffu;
+		if (c & NMI_MASK)
+			return AE_CTX_NMI;
+		if (c & HARDIRQ_MASK)
+			return AE_CTX_HARDIRQ;
+		if (c & SOFTIRQ_OFFSET)
+			return AE_CTX_SOFTIRQ;
+		return AE_CTX_TASK;
+	}
+	/* fallback: our own bookkeeping */
+	if (cs->irq != AE_VEC_NONE || cs->hrt_hard)
+		return AE_CTX_HARDIRQ;
+	if (cs->softirq != AE_VEC_NONE || cs->hrt_soft)
+		return AE_CTX_SOFTIRQ;
+	return AE_CTX_TASK;
+}
+
+/* ---- emitting ----------------------------------------------------------- */
+static __always_inline void count_lost(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&lost, &zero);
+
+	if (n)
+		*n += 1;  /* per-CPU slot: no atomics needed */
+}
+
+/* Wake the drainer only when the backlog passes the watermark: a wake-up per
+ * record costs ~20x the record itself (irq_work + poll wake-up). */
+static __always_inline __u64 wake_flag(void)
+{
+	return bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) > wake_bytes ?
+		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void fill_hdr(struct ae_hdr *h, __u16 type, __u16 size, __u16 ctxk)
+{
+	__u64 pt = bpf_get_current_pid_tgid();
+
+	h->ts = bpf_ktime_get_ns();
+	h->tid = (__u32)pt;
+	h->pid = pt >> 32;
+	h->type = type;
+	h->size = size;
+	h->cpu = bpf_get_smp_processor_id();
+	h->ctx = ctxk;
+}
+
+/* Reserve a fixed-size record and fill its header; NULL (and counted as
+ * lost) when the ring is full. */
+static __always_inline void *reserve(__u16 type, __u16 size, __u16 ctxk)
+{
+	struct ae_hdr *h = bpf_ringbuf_reserve(&rb, size, 0);
+
+	if (!h) {
+		count_lost();
+		return 0;
+	}
+	fill_hdr(h, type, size, ctxk);
+	return h;
+}
+
+#define RESERVE(type_, T, ctxk) ((T *)reserve(type_, sizeof(T), ctxk))
+
+static __always_inline void submit(void *rec)
+{
+	bpf_ringbuf_submit(rec, wake_flag());
+}
+
+static __always_inline void output(void *buf, __u64 size)
+{
+	if (size > SCRATCH_SZ)  /* never true; bounds it for the verifier */
+		return;
+	if (bpf_ringbuf_output(&rb, buf, size, wake_flag()))
+		count_lost();
+}
+
+static __always_inline bool user_task(struct task_struct *t)
+{
+	return !(t->flags & (PF_KTHREAD | PF_USER_WORKER));
+}
+
+/* comm is 16 bytes: two loads instead of a helper call */
+static __always_inline void copy_comm(char *dst, struct task_struct *t)
+{
+	((__u64 *)dst)[0] = *(__u64 *)&t->comm[0];
+	((__u64 *)dst)[1] = *(__u64 *)&t->comm[8];
+}
+
+static __always_inline void zero_obj(struct ae_obj *o)
+{
+	o->kind = AE_OBJ_NONE;
+	o->pad = 0;
+	o->obj = 0;
+	o->peer = 0;
+}
+
+/* ---- fd -> kernel object ----------------------------------------------- */
+/*
+ * Identify what fd `fd` of the current task refers to, so that the two
+ * ends of one channel match across threads and processes:
+ *   pipe/FIFO  -> obj = inode (shared by both ends)
+ *   AF_UNIX    -> obj = own socket inode, peer = peer socket inode
+ *   TCP/UDP    -> obj = local ip<<16|port, peer = remote ip<<16|port
+ *                 (ip in host order; IPv6 uses the low 32 address bits, so
+ *                 ::1 and v4-mapped addresses stay readable)
+ *   eventfd, timerfd, epoll (anon inodes, one inode shared by all of them)
+ *              -> obj = struct file address
+ *   other      -> obj = s_dev<<32 ^ i_ino
+ * current->files->fdt is RCU-protected; raw_tp programs run under
+ * rcu_read_lock, and every load is fault-safe, so a racing close() gives at
+ * worst a stale or empty answer, never a crash.
+ */
+static __always_inline void resolve_fd(__s64 fd, struct ae_obj *o)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = task->files->fdt;  /* NULL-safe: reads 0 */
+	struct file *f;
+	struct inode *ino;
+	__u64 fp = 0;
+	__u32 mode;
+
+	zero_obj(o);
+	if (fd < 0 || (__u64)fd >= fdt->max_fds)
+		return;
+	/* fdt->fd is struct file **: a pointer to pointers has no BTF struct
+	 * type, so this one hop needs the helper */
+	bpf_probe_read_kernel(&fp, sizeof(fp), (void *)((__u64)fdt->fd + fd * 8));
+	if (!fp)
+		return;
+	f = KPTR(file, fp);
+	ino = f->f_inode;
+	mode = ino->i_mode & S_IFMT;
+
+	if (mode == S_IFIFO) {
+		o->kind = AE_OBJ_PIPE;
+		o->obj = ino->i_ino;
+		return;
+	}
+	if (mode == S_IFSOCK) {
+		struct socket *sock = KPTR(socket, f->private_data);
+		struct sock *sk = sock->sk;
+		__u16 family = sk->__sk_common.skc_family;
+
+		if (family == AF_UNIX) {
+			struct sock *psk = KPTR(unix_sock, sk)->peer;
+
+			o->kind = AE_OBJ_UNIX;
+			o->obj = ino->i_ino;
+			if (psk) {
+				/* SOCK_INODE(): struct socket_alloc {socket; vfs_inode} */
+				struct socket *ps = psk->sk_socket;
+
+				if (ps)
+					o->peer = KPTR(socket_alloc, (void *)ps -
+						       bpf_core_field_offset(struct socket_alloc, socket))
+							->vfs_inode.i_ino;
+			}
+			return;
+		}
+		if (family == AF_INET || family == AF_INET6) {
+			__u16 proto = sk->sk_protocol;
+			__u32 la, ra;
+
+			if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
+				goto other_sock;
+			if (family == AF_INET) {
+				la = sk->__sk_common.skc_rcv_saddr;
+				ra = sk->__sk_common.skc_daddr;
+			} else {
+				la = sk->__sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32[3];
+				ra = sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32[3];
+			}
+			o->kind = proto == IPPROTO_TCP ? AE_OBJ_TCP : AE_OBJ_UDP;
+			o->obj = ((__u64)bpf_ntohl(la) << 16) | sk->__sk_common.skc_num;
+			o->peer = ((__u64)bpf_ntohl(ra) << 16) |
+				  bpf_ntohs(sk->__sk_common.skc_dport);
+			return;
+		}
+other_sock:
+		o->kind = AE_OBJ_SOCK;
+		o->obj = ino->i_ino;
+		return;
+	}
+	if (ino->i_sb->s_magic == ANON_INODE_FS_MAGIC) {
+		__u64 w = 0;
+
+		/* anon inodes share one inode: the file is the identity.  Compare
+		 * the first 8 bytes of the dentry name as one little-endian word. */
+		bpf_probe_read_kernel(&w, sizeof(w), f->f_path.dentry->d_name.name);
+		o->obj = fp;
+		if (w == 0x6466746e6576655bull)        /* "[eventfd" */
+			o->kind = AE_OBJ_EVENTFD;
+		else if (w == 0x646672656d69745bull)   /* "[timerfd" */
+			o->kind = AE_OBJ_TIMERFD;
+		else if (w == 0x6f70746e6576655bull)   /* "[eventpo"ll */
+			o->kind = AE_OBJ_EPOLL;
+		else
+			o->kind = AE_OBJ_OTHER;
+		return;
+	}
+	o->kind = AE_OBJ_FILE;
+	o->obj = ((__u64)ino->i_sb->s_dev << 32) ^ ino->i_ino;
+}
+
+/* ---- user registers and the user-stack tail ---------------------------- */
+/*
+ * The user registers of the current task are the pt_regs saved at the top
+ * of its kernel stack on entry.  bpf_task_pt_regs() is allowed for
+ * raw_tracepoint and perf_event programs on this kernel (verified) and
+ * wants a BTF task pointer: bpf_get_current_task_btf().  That is enough:
+ * in sched_switch prev is current, and the sampler looks at current.
+ */
+static __always_inline struct pt_regs *user_regs(void)
+{
+	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+}
+
+/*
+ * The frame-pointer walk of the user stack: ips[0] = ip, then the return
+ * address of each frame {next_bp, ret} starting at bp.  This is what
+ * bpf_get_stack(BPF_F_USER_STACK) does (perf_callchain_user), but that
+ * helper goes through the perf callchain machinery and measured ~1.2 us per
+ * call in this VM, against ~50 ns per frame here.  Frames must move up the
+ * stack (bp strictly increasing, 8-aligned) so a garbage bp in code built
+ * without frame pointers ends the walk instead of looping.
+ */
+static __always_inline __u32 walk_user_fp(__u64 *ips, __u64 ip, __u64 bp)
+{
+	struct { __u64 next, ret; } fr;
+	__u32 i, nr = 0;
+
+	if (!ip)
+		return 0;
+	ips[nr++] = ip;
+#pragma clang loop unroll(disable)
+	for (i = 1; i < AE_MAX_USTACK; i++) {
+		if (!bp || (bp & 7) || bpf_probe_read_user(&fr, sizeof(fr), (void *)bp))
+			break;
+		if (!fr.ret)
+			break;
+		ips[nr & (AE_MAX_USTACK - 1)] = fr.ret;
+		nr++;
+		if (fr.next <= bp)
+			break;
+		bp = fr.next;
+	}
+	return nr;
+}
+
+/*
+ * Append struct ae_ustack + ips[] + stack copy at buf+off and return the new
+ * record size.  ips come from the frame-pointer walk above; the raw copy (for offline DWARF unwinding) starts at sp.  If sp+len runs
+ * past the end of the stack mapping the whole read fails, so we retry with
+ * the rest of sp's own page, which is mapped.  Reads are non-faulting: a
+ * swapped-out stack page gives copy_len 0, not a sleep.
+ */
+static __always_inline __u32 add_ustack(__u8 *buf, __u32 off,
+					 __u64 ip, __u64 sp, __u64 bp, __u32 copy)
+{
+	struct ae_ustack *us = (void *)(buf + off);
+	__u64 *ips = (void *)(us + 1);
+	__u32 nr = walk_user_fp(ips, ip, bp);
+	__u32 coff, len;
+
+	if (nr > AE_MAX_USTACK)
+		nr = AE_MAX_USTACK;
+	us->nr_ips = nr;
+	us->pad = 0;
+	us->ip = ip;
+	us->sp = sp;
+	us->bp = bp;
+	coff = off + sizeof(*us) + nr * sizeof(__u64);
+	len = copy;
+	if (len > AE_MAX_STACK_COPY)
+		len = AE_MAX_STACK_COPY;
+	if (len && sp) {
+		if (bpf_probe_read_user(buf + coff, len, (void *)sp)) {
+			__u32 rest = 4096 - (sp & 4095);
+
+			if (rest < len)
+				len = rest;
+			if (len > AE_MAX_STACK_COPY)
+				len = AE_MAX_STACK_COPY;
+			if (bpf_probe_read_user(buf + coff, len, (void *)sp))
+				len = 0;
+		}
+	} else {
+		len = 0;
+	}
+	us->copy_len = len;
+	return coff + len;
+}
+
+static __always_inline __u8 *scratch_buf(__u32 slot)
+{
+	return bpf_map_lookup_elem(&scratch, &slot);
+}
+
+/* ---- syscall helpers ---------------------------------------------------- */
+static __always_inline bool traced(__u64 nr)
+{
+	if (nr >= AE_SYSCALL_WORDS * 64)
+		return false;
+	return syscalls[nr / 64] & (1ull << (nr & 63));
+}
+
+/* Syscalls whose first argument is the fd they wait on / transfer through. */
+static __always_inline bool fd_call(__s64 nr)
+{
+	switch (nr) {
+	case NR_read: case NR_write: case NR_readv: case NR_writev:
+	case NR_recvfrom: case NR_sendto: case NR_recvmsg: case NR_sendmsg:
+	case NR_recvmmsg: case NR_sendmmsg: case NR_accept: case NR_accept4:
+	case NR_connect: case NR_epoll_wait: case NR_epoll_pwait:
+	case NR_epoll_pwait2: case NR_timerfd_settime:
+		return true;
+	}
+	return false;
+}
+
+/* A user timespec (or timeval when usec) as ns; NULL = wait forever. */
+static __always_inline __u64 user_timeout_ns(__u64 uptr, bool usec)
+{
+	struct { __s64 sec, frac; } ts;
+
+	if (!uptr)
+		return ~0ull;
+	if (bpf_probe_read_user(&ts, sizeof(ts), (void *)uptr))
+		return 0;
+	return ts.sec * 1000000000ull + ts.frac * (usec ? 1000 : 1);
+}
+
+/* ---- scheduler ---------------------------------------------------------- */
+static __always_inline void fill_next(struct ae_switch *e, struct task_struct *next,
+				      __u64 state)
+{
+	e->next_tid = next->pid;
+	e->next_pid = next->tgid;
+	e->prev_state = state;
+	copy_comm(e->next_comm, next);
+}
+
+/*
+ * sched_switch(preempt, prev, next, prev_state).  prev is current, and
+ * this always runs in task context (schedule() is never called from irq).
+ * Quirk: prev_state is prev->__state read before the switch; when the task
+ * was preempted it may still hold a sleeping state it had set on its way to
+ * sleep (set_current_state() then preempted before schedule()).  The
+ * kernel's own trace output prints such switches as runnable (R+), so do
+ * we: preempt => state 0.  A task with a pending signal is not dequeued and
+ * the kernel already passes TASK_RUNNING for it.
+ */
+SEC("raw_tp/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev_raw,
+	     struct task_struct *next_raw, unsigned int prev_state)
+{
+	struct task_struct *prev = KPTR(task_struct, prev_raw);
+	struct task_struct *next = KPTR(task_struct, next_raw);
+	__u64 state = preempt ? 0 : prev_state;
+	struct ae_switch *e;
+	struct pt_regs *r;
+	__s64 nr = -1;
+	__u64 arg = 0, ax, orig_ax;
+	__u32 size;
+	__u8 *buf;
+
+	if (!state || !user_task(prev)) {
+		/* preempted, or a kernel thread: no syscall, no stack */
+		e = RESERVE(AE_SWITCH, struct ae_switch, AE_CTX_TASK);
+		if (!e)
+			return 0;
+		fill_next(e, next, state);
+		e->sys_nr = -1;
+		e->pad = 0;
+		e->sys_arg = 0;
+		zero_obj(&e->obj);
+		submit(e);
+		return 0;
+	}
+
+	/* A user task blocks: which syscall, on what, from where. */
+	buf = scratch_buf(0);
+	if (!buf)
+		return 0;
+	e = (void *)buf;
+	fill_hdr(&e->h, AE_SWITCH, 0, AE_CTX_TASK);
+	fill_next(e, next, state);
+	e->pad = 0;
+	zero_obj(&e->obj);
+	r = user_regs();
+	/*
+	 * In a syscall orig_ax is its number and ax still holds the -ENOSYS the
+	 * entry code pushed (the return value is stored only on the way out).
+	 * Exceptions store their error code in orig_ax (a blocking page fault
+	 * would otherwise look like syscall 4 or 6), interrupts store ~vector:
+	 * requiring ax == -ENOSYS tells them apart.  (32-bit compat syscalls
+	 * would be numbered differently; nobody runs them here.)
+	 */
+	ax = r->ax;
+	orig_ax = r->orig_ax;
+	if (ax == (__u64)-ENOSYS && orig_ax < AE_SYSCALL_WORDS * 64)
+		nr = orig_ax;
+	switch (nr) {
+	case NR_futex:
+		arg = r->di;  /* uaddr */
+		break;
+	case NR_nanosleep:
+		arg = user_timeout_ns(r->di, false);
+		break;
+	case NR_clock_nanosleep:  /* absolute when flags has TIMER_ABSTIME */
+		arg = user_timeout_ns(r->dx, false);
+		break;
+	case NR_poll:
+		arg = (int)r->dx < 0 ? ~0ull : (__u64)(int)r->dx * 1000000ull;
+		break;
+	case NR_ppoll:
+		arg = user_timeout_ns(r->dx, false);
+		break;
+	case NR_select:
+		arg = user_timeout_ns(r->r8, true);
+		break;
+	case NR_pselect6:
+		arg = user_timeout_ns(r->r8, false);
+		break;
+	default:
+		if (fd_call(nr)) {
+			arg = (int)r->di;
+			resolve_fd((int)r->di, &e->obj);
+		}
+		break;
+	}
+	e->sys_nr = nr;
+	e->sys_arg = arg;
+
+	/* no stack for ourselves, nor for a task's final switch (TASK_DEAD):
+	 * its mm is gone and its user stack with it */
+	if (e->h.pid == self_tgid || (state & TASK_DEAD))
+		size = sizeof(*e);
+	else
+		size = add_ustack(buf, sizeof(*e), r->ip, r->sp, r->bp, block_copy);
+	e->h.size = size;
+	output(buf, size);
+	return 0;
+}
+
+/* Wake-up vector: which interrupt/softirq/hrtimer the current CPU serves.
+ * AE_VEC_NONE in softirq context means the softirq loop's own housekeeping
+ * (e.g. waking ksoftirqd after the last vector). */
+static __always_inline void wake_vector(__u16 ctxk, __u32 *vec, __u64 *hrt)
+{
+	struct cpu_state *cs = cpu_state();
+
+	*vec = AE_VEC_NONE;
+	*hrt = 0;
+	if (!cs)
+		return;
+	if (ctxk == AE_CTX_HARDIRQ) {
+		if (cs->hrt_hard) {
+			*vec = AE_VEC_HRTIMER;
+			*hrt = cs->hrt_hard;
+		} else {
+			*vec = cs->irq;
+		}
+	} else if (ctxk == AE_CTX_SOFTIRQ) {
+		if (cs->hrt_soft) {
+			*vec = AE_VEC_HRTIMER;
+			*hrt = cs->hrt_soft;
+		} else {
+			*vec = cs->softirq;
+		}
+	}
+}
+
+/*
+ * sched_waking(p), not sched_wakeup: waking fires in try_to_wake_up() on the
+ * waker's CPU, in the waker's context, so current *is* the waker (or the
+ * interrupt that woke).  sched_wakeup fires later, possibly on the target's
+ * CPU from the wake-list IPI, where current is an unrelated task.
+ */
+SEC("raw_tp/sched_waking")
+int BPF_PROG(on_waking, struct task_struct *p_raw)
+{
+	struct task_struct *p = KPTR(task_struct, p_raw);
+	struct ae_waking *e = RESERVE(AE_WAKING, struct ae_waking, cur_ctx());
+
+	if (!e)
+		return 0;
+	e->target_tid = p->pid;
+	e->target_pid = p->tgid;
+	/* the CPU p last ran on; the target CPU is chosen after this point */
+	e->target_cpu = p->thread_info.cpu;
+	wake_vector(e->h.ctx, &e->vector, &e->hrtimer);
+	submit(e);
+	return 0;
+}
+
+static __always_inline int emit_task(__u16 type, struct task_struct *t_raw, __u16 ctxk)
+{
+	struct task_struct *t = KPTR(task_struct, t_raw);
+	struct ae_task *e = RESERVE(type, struct ae_task, ctxk);
+
+	if (!e)
+		return 0;
+	e->child_tid = t->pid;
+	e->child_pid = t->tgid;
+	e->clone_flags = 0;  /* not passed to these tracepoints */
+	copy_comm(e->comm, t);
+	submit(e);
+	return 0;
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(on_wakeup_new, struct task_struct *p)
+{
+	return emit_task(AE_WAKEUP_NEW, p, AE_CTX_TASK);
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	return emit_task(AE_FORK, child, AE_CTX_TASK);
+}
+
+/* sched_process_free runs from the RCU callback (often softirq): h is
+ * whoever happened to run it. */
+SEC("raw_tp/sched_process_free")
+int BPF_PROG(on_free, struct task_struct *p)
+{
+	return emit_task(AE_FREE, p, cur_ctx());
+}
+
+/* sched_process_exec(p, old_pid, bprm): p is current, comm already new. */
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct ae_exec *e = RESERVE(AE_EXEC, struct ae_exec, AE_CTX_TASK);
+
+	if (!e)
+		return 0;
+	e->old_tid = old_pid;
+	e->pad = 0;
+	copy_comm(e->comm, bpf_get_current_task_btf());
+	if (bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
+				      KPTR(linux_binprm, bprm)->filename) < 0)
+		e->filename[0] = 0;
+	submit(e);
+	return 0;
+}
+
+/* 6.18: sched_process_exit(struct task_struct *p, bool group_dead); the exit
+ * code is not an argument, it is already in p->exit_code. */
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
+{
+	struct ae_exit *e = RESERVE(AE_EXIT, struct ae_exit, AE_CTX_TASK);
+
+	if (!e)
+		return 0;
+	e->exit_code = KPTR(task_struct, p)->exit_code;
+	e->group_dead = group_dead;
+	submit(e);
+	return 0;
+}
+
+/* 6.18: task_rename(struct task_struct *task, const char *comm), called
+ * before the copy, with the new name.  task is current for prctl(PR_SET_NAME)
+ * but may be another thread when writing /proc/PID/task/TID/comm, so h names
+ * the renamed task, not current. */
+SEC("raw_tp/task_rename")
+int BPF_PROG(on_rename, struct task_struct *task_raw, const char *comm)
+{
+	struct task_struct *task = KPTR(task_struct, task_raw);
+	struct ae_rename *e = RESERVE(AE_RENAME, struct ae_rename, AE_CTX_TASK);
+
+	if (!e)
+		return 0;
+	e->h.tid = task->pid;
+	e->h.pid = task->tgid;
+	__builtin_memset(e->comm, 0, sizeof(e->comm));
+	if (bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), comm) < 0)
+		e->comm[0] = 0;
+	submit(e);
+	return 0;
+}
+
+/* ---- syscalls ----------------------------------------------------------- */
+/* raw sys_enter(regs, id) fires for every syscall on the system: the bitmap
+ * test comes first so untraced calls cost a few instructions. */
+SEC("raw_tp/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs *regs_raw, long id)
+{
+	struct pt_regs *r;
+	struct ae_sys_enter *e;
+
+	if (!traced(id) || (bpf_get_current_pid_tgid() >> 32) == self_tgid)
+		return 0;
+	e = RESERVE(AE_SYS_ENTER, struct ae_sys_enter, AE_CTX_TASK);
+	if (!e)
+		return 0;
+	r = KPTR(pt_regs, regs_raw);
+	e->nr = id;
+	e->args[0] = r->di;  /* x86_64 syscall ABI: di si dx r10 r8 r9 */
+	e->args[1] = r->si;
+	e->args[2] = r->dx;
+	e->args[3] = r->r10;
+	e->args[4] = r->r8;
+	e->args[5] = r->r9;
+	submit(e);
+	return 0;
+}
+
+/*
+ * sys_exit(regs, ret).  The object is resolved at exit so that accept and
+ * connect see the connected peer.  Which fd: arg0 for fd calls; the
+ * returned fd for accept/accept4/eventfd2/timerfd_create (the new object);
+ * fds[0] for pipe2 and socketpair (read back from user memory: a pipe's
+ * inode, or the first socket with the second as its peer).
+ */
+SEC("raw_tp/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs_raw, long ret)
+{
+	struct pt_regs *r = KPTR(pt_regs, regs_raw);
+	__s64 nr = r->orig_ax;
+	struct ae_sys_exit *e;
+	__s64 fd = -1;
+
+	if (!traced(nr) || (bpf_get_current_pid_tgid() >> 32) == self_tgid)
+		return 0;
+	e = RESERVE(AE_SYS_EXIT, struct ae_sys_exit, AE_CTX_TASK);
+	if (!e)
+		return 0;
+	e->nr = nr;
+	e->ret = ret;
+	e->arg0 = r->di;
+	switch (nr) {
+	case NR_accept: case NR_accept4: case NR_eventfd2: case NR_timerfd_create:
+		fd = ret;
+		break;
+	case NR_pipe2: case NR_socketpair:
+		if (ret == 0) {
+			__u64 uptr = nr == NR_pipe2 ? r->di : r->r10;
+			int fds[2];
+
+			if (!bpf_probe_read_user(fds, sizeof(fds), (void *)uptr))
+				fd = fds[0];
+		}
+		break;
+	default:
+		if (fd_call(nr))
+			fd = (int)e->arg0;
+		break;
+	}
+	resolve_fd(fd, &e->obj);
+	submit(e);
+	return 0;
+}
+
+/* ---- hrtimers ----------------------------------------------------------- */
+static __always_inline bool from_user_task(void)
+{
+	__u64 pt = bpf_get_current_pid_tgid();
+
+	return (__u32)pt != 0 && (pt >> 32) != self_tgid &&
+	       user_task(bpf_get_current_task_btf());
+}
+
+static __always_inline struct ae_hrtimer *hrt_rec(__u16 type, __u64 timer, __u64 fn,
+						   __u16 ctxk)
+{
+	struct ae_hrtimer *e = RESERVE(type, struct ae_hrtimer, ctxk);
+
+	if (!e)
+		return 0;
+	e->timer = timer;
+	e->function = fn;
+	e->expires = 0;
+	e->mode = 0;
+	e->owner_tid = 0;
+	return e;
+}
+
+/*
+ * hrtimer_start(timer, mode, was_armed) in 6.18.  Only timers armed by a
+ * user task in task context are recorded: the tick, the scheduler and
+ * everything armed from interrupts would drown the rest.
+ */
+SEC("raw_tp/hrtimer_start")
+int BPF_PROG(on_hrt_start, struct hrtimer *t_raw, enum hrtimer_mode mode)
+{
+	struct hrtimer *t = KPTR(hrtimer, t_raw);
+	__u64 timer = (__u64)t_raw, fn;
+	struct ae_hrtimer *e;
+	__u32 tid;
+	int i;
+
+	if (cur_ctx() != AE_CTX_TASK || !from_user_task())
+		return 0;
+	fn = (__u64)t->function;
+	for (i = 0; i < HRT_SKIP_MAX; i++)
+		if (hrt_skip_fn[i] == fn)
+			return 0;
+	tid = (__u32)bpf_get_current_pid_tgid();
+	bpf_map_update_elem(&timers, &timer, &tid, BPF_ANY);
+	e = hrt_rec(AE_HRT_START, timer, fn, AE_CTX_TASK);
+	if (!e)
+		return 0;
+	e->expires = t->node.expires;
+	e->mode = mode;
+	e->owner_tid = tid;
+	submit(e);
+	return 0;
+}
+
+/* Expiry: remember the timer for sched_waking (hard vs soft slot), and
+ * record it when a user task armed it. */
+SEC("raw_tp/hrtimer_expire_entry")
+int BPF_PROG(on_hrt_expire, struct hrtimer *t_raw, ktime_t *now)
+{
+	struct cpu_state *cs = cpu_state();
+	__u64 timer = (__u64)t_raw;
+	__u16 c = cur_ctx();
+	struct ae_hrtimer *e;
+	__u32 *owner;
+
+	/* expiry is never in task context: hard timers in hardirq, soft ones
+	 * in softirq; without the preempt count (fallback) assume hard */
+	if (c == AE_CTX_TASK)
+		c = AE_CTX_HARDIRQ;
+	if (cs) {
+		if (c == AE_CTX_SOFTIRQ)
+			cs->hrt_soft = timer;
+		else
+			cs->hrt_hard = timer;
+	}
+	owner = bpf_map_lookup_elem(&timers, &timer);
+	if (!owner)
+		return 0;
+	e = hrt_rec(AE_HRT_EXPIRE, timer, (__u64)KPTR(hrtimer, t_raw)->function, c);
+	if (e) {
+		e->owner_tid = *owner;
+		submit(e);
+	}
+	bpf_map_delete_elem(&timers, &timer);
+	return 0;
+}
+
+SEC("raw_tp/hrtimer_expire_exit")
+int BPF_PROG(on_hrt_expire_exit, struct hrtimer *t)
+{
+	struct cpu_state *cs = cpu_state();
+
+	if (cs) {
+		if (cs->hrt_hard == (__u64)t)
+			cs->hrt_hard = 0;
+		else if (cs->hrt_soft == (__u64)t)
+			cs->hrt_soft = 0;
+	}
+	return 0;
+}
+
+/*
+ * Quirk: the hrtimer_cancel tracepoint is really "deactivate".  It also
+ * fires from __run_hrtimer() right before every expiry (and on re-arm).
+ * The expiry case runs in hard/soft irq context while a user-armed timer is
+ * cancelled from task context, so only task-context cancels count.
+ */
+SEC("raw_tp/hrtimer_cancel")
+int BPF_PROG(on_hrt_cancel, struct hrtimer *t_raw)
+{
+	__u64 timer = (__u64)t_raw;
+	struct ae_hrtimer *e;
+	__u32 *owner;
+
+	if (cur_ctx() != AE_CTX_TASK)
+		return 0;
+	owner = bpf_map_lookup_elem(&timers, &timer);
+	if (!owner)
+		return 0;
+	e = hrt_rec(AE_HRT_CANCEL, timer, (__u64)KPTR(hrtimer, t_raw)->function,
+		    AE_CTX_TASK);
+	if (e) {
+		e->owner_tid = *owner;
+		submit(e);
+	}
+	bpf_map_delete_elem(&timers, &timer);
+	return 0;
+}
+
+/* ---- interrupts and kernel work ---------------------------------------- */
+static __always_inline void irq_rec(__u16 type, __u32 vec, __s32 ret, __u16 ctxk)
+{
+	struct ae_irq *e = RESERVE(type, struct ae_irq, ctxk);
+
+	if (!e)
+		return;
+	e->vector = vec;
+	e->ret = ret;
+	submit(e);
+}
+
+SEC("raw_tp/irq_handler_entry")
+int BPF_PROG(on_irq_entry, int irq, struct irqaction *action)
+{
+	struct cpu_state *cs = cpu_state();
+
+	if (cs)
+		cs->irq = irq;
+	if (!no_irq)
+		irq_rec(AE_IRQ_ENTRY, irq, 0, AE_CTX_HARDIRQ);
+	return 0;
+}
+
+SEC("raw_tp/irq_handler_exit")
+int BPF_PROG(on_irq_exit, int irq, struct irqaction *action, int ret)
+{
+	struct cpu_state *cs = cpu_state();
+
+	if (cs)
+		cs->irq = AE_VEC_NONE;
+	if (!no_irq)
+		irq_rec(AE_IRQ_EXIT, irq, ret, AE_CTX_HARDIRQ);
+	return 0;
+}
+
+SEC("raw_tp/softirq_entry")
+int BPF_PROG(on_softirq_entry, unsigned int vec)
+{
+	struct cpu_state *cs = cpu_state();
+
+	if (cs)
+		cs->softirq = vec;
+	if (!no_irq)
+		irq_rec(AE_SOFTIRQ_ENTRY, vec, 0, AE_CTX_SOFTIRQ);
+	return 0;
+}
+
+SEC("raw_tp/softirq_exit")
+int BPF_PROG(on_softirq_exit, unsigned int vec)
+{
+	struct cpu_state *cs = cpu_state();
+
+	if (cs)
+		cs->softirq = AE_VEC_NONE;
+	if (!no_irq)
+		irq_rec(AE_SOFTIRQ_EXIT, vec, 0, AE_CTX_SOFTIRQ);
+	return 0;
+}
+
+/* Work items run in kworker threads: task context. */
+SEC("raw_tp/workqueue_execute_start")
+int BPF_PROG(on_wq_start, struct work_struct *work)
+{
+	struct ae_wq *e;
+
+	if (no_irq)
+		return 0;
+	e = RESERVE(AE_WQ_START, struct ae_wq, AE_CTX_TASK);
+	if (!e)
+		return 0;
+	e->work = (__u64)work;
+	e->function = (__u64)KPTR(work_struct, work)->func;
+	submit(e);
+	return 0;
+}
+
+SEC("raw_tp/workqueue_execute_end")
+int BPF_PROG(on_wq_end, struct work_struct *work, work_func_t function)
+{
+	struct ae_wq *e;
+
+	if (no_irq)
+		return 0;
+	e = RESERVE(AE_WQ_END, struct ae_wq, AE_CTX_TASK);
+	if (!e)
+		return 0;
+	e->work = (__u64)work;
+	e->function = (__u64)function;
+	submit(e);
+	return 0;
+}
+
+/* ---- CPU sampler -------------------------------------------------------- */
+/*
+ * Attached by user space to a PERF_COUNT_SW_CPU_CLOCK event per CPU; runs
+ * from the perf hrtimer (hardirq).  Only user tasks: idle and kernel threads
+ * have no user stack.  ctx->regs are the interrupted registers: user ones
+ * if the tick hit user mode (cs & 3), else kernel ones, and then the user
+ * registers are the task's saved entry frame.
+ */
+#define CTX_REG(ctx, reg) ({						\
+	__u64 v_;								\
+	asm volatile("%0 = *(u64 *)(%1 + %2)" : "=r"(v_) : "r"(ctx),		\
+		     "i"(__builtin_offsetof(struct bpf_perf_event_data, regs) +	\
+			 __builtin_offsetof(struct pt_regs, reg)));		\
+	v_;								\
+})
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 pt = bpf_get_current_pid_tgid();
+	struct ae_sample *e;
+	__u64 ip, sp, bp;
+	__u32 size;
+	__u8 *buf;
+
+	if ((__u32)pt == 0 || (pt >> 32) == self_tgid)
+		return 0;
+	if (!user_task(bpf_get_current_task_btf()))
+		return 0;
+	buf = scratch_buf(1);
+	if (!buf)
+		return 0;
+	/* The verifier wants perf_event ctx loads as single 8-byte loads at a
+	 * constant offset from the unmodified ctx register; clang likes to
+	 * fold the offsets into a derived pointer, so spell them in asm.
+	 * cs is loaded as its whole 8-byte slot (a u16 in a union since FRED,
+	 * an unsigned long before). */
+	if (CTX_REG(ctx, cs) & 3) {
+		ip = CTX_REG(ctx, ip);
+		sp = CTX_REG(ctx, sp);
+		bp = CTX_REG(ctx, bp);
+	} else {
+		struct pt_regs *r = user_regs();
+
+		ip = r->ip;
+		sp = r->sp;
+		bp = r->bp;
+	}
+	e = (void *)buf;
+	fill_hdr(&e->h, AE_SAMPLE, 0, cur_ctx());
+	size = add_ustack(buf, sizeof(*e), ip, sp, bp, sample_copy);
+	e->h.size = size;
+	output(buf, size);
+	return 0;
+}
