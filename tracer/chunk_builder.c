@@ -1,1 +1,690 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * chunk_builder.c - encode events into one self-describing chunk.
+ *
+ * The builder keeps every section's body growing as input arrives, so
+ * __finish() only concatenates, deflates and checksums:
+ *
+ *   strings   STRINGS body: (len, bytes) per string, local ids 1..n;
+ *             string_idx finds an existing id by content
+ *   stacks    STACKS body: (nr, zigzag ip deltas) per stack, local ids
+ *             1..n; stack_idx finds an existing id by ips
+ *   tasks     TASKS body: (tid, pid, ppid, comm) per entry
+ *   maps      MAPS body: (pid, path, ts, start, len, pgoff, build-id)
+ *   cpu[c]    the STREAM body of CPU c plus its CPUS-section totals
+ *
+ * The inflated payload written by __finish() is, in this order:
+ *   CPUS, SCHEMA, STRINGS, STACKS, TASKS, MAPS, then one STREAM per CPU
+ * (CPUS first so that a reader can total a chunk's per-CPU counts by
+ * inflating only its first bytes).  Each section is `varint tag, varint
+ * len, body`; each body starts with a varint count.  See
+ * docs/trace-format.md for the byte-level layout.
+ *
+ * Invariants:
+ *   - within a CPU, events arrive with non-decreasing ts (else -EINVAL);
+ *   - an event stores exactly its type's schema: fields past the schema's
+ *     nfields, and stack/str/str2 ids the schema does not carry, must be 0
+ *     (else -EINVAL), so encoding is lossless;
+ *   - local ids given to __event/__task/__map were returned by this
+ *     builder since the last __finish/__reset (else -EINVAL);
+ *   - on error nothing is half-added: the builder is as before the call.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "argus_events.h"
+#include "trace_internal.h"
+
+/* ---------------------------------------------------------------------
+ * The built-in schema: what each event type stores.
+ */
+struct type_schema {
+	const char *name;
+	uint8_t nfields;
+	uint8_t signed_mask;    /* bit i: field i is ARGUS_ENC_S */
+	uint8_t refs;           /* ARGUS_SCHEMA_STACK | _STR | _STR2 */
+};
+
+#define S(i) (1u << (i))
+static const struct type_schema builtin_schema[AE_TYPE_MAX] = {
+	/* next tid/pid, prev_state, sys_nr, sys_arg, obj kind/obj/peer */
+	[AE_SWITCH] = { "switch", 8, S(2) | S(3),
+			ARGUS_SCHEMA_STACK | ARGUS_SCHEMA_STR },
+	/* target tid/pid/cpu, vector, hrtimer */
+	[AE_WAKING] = { "waking", 5, 0, 0 },
+	/* child tid/pid, clone flags; str = comm */
+	[AE_WAKEUP_NEW] = { "wakeup_new", 3, 0, ARGUS_SCHEMA_STR },
+	[AE_FORK] = { "fork", 3, 0, ARGUS_SCHEMA_STR },
+	[AE_FREE] = { "free", 3, 0, ARGUS_SCHEMA_STR },
+	/* old tid; str = comm, str2 = filename */
+	[AE_EXEC] = { "exec", 1, 0, ARGUS_SCHEMA_STR | ARGUS_SCHEMA_STR2 },
+	/* exit code, group_dead */
+	[AE_EXIT] = { "exit", 2, S(0), 0 },
+	[AE_RENAME] = { "rename", 0, 0, ARGUS_SCHEMA_STR },
+	/* nr, args 0..5 */
+	[AE_SYS_ENTER] = { "sys_enter", 7, S(0), 0 },
+	/* nr, ret, arg0, obj kind/obj/peer */
+	[AE_SYS_EXIT] = { "sys_exit", 6, S(0) | S(1), 0 },
+	/* timer, function, expires, mode, owner tid */
+	[AE_HRT_START] = { "hrtimer_start", 5, S(2), 0 },
+	[AE_HRT_EXPIRE] = { "hrtimer_expire", 5, S(2), 0 },
+	[AE_HRT_CANCEL] = { "hrtimer_cancel", 5, S(2), 0 },
+	/* vector, ret */
+	[AE_IRQ_ENTRY] = { "irq_entry", 2, S(1), 0 },
+	[AE_IRQ_EXIT] = { "irq_exit", 2, S(1), 0 },
+	[AE_SOFTIRQ_ENTRY] = { "softirq_entry", 2, S(1), 0 },
+	[AE_SOFTIRQ_EXIT] = { "softirq_exit", 2, S(1), 0 },
+	/* work, function */
+	[AE_WQ_START] = { "wq_start", 2, 0, 0 },
+	[AE_WQ_END] = { "wq_end", 2, 0, 0 },
+	[AE_SAMPLE] = { "sample", 0, 0, ARGUS_SCHEMA_STACK },
+	[AE_MARK] = { "mark", 0, 0, ARGUS_SCHEMA_STR },
+	/* count */
+	[AE_LOST] = { "lost", 1, 0, 0 },
+};
+#undef S
+
+/* Types this build does not know still round-trip: all fields, all ids. */
+static const struct type_schema generic_schema = {
+	NULL, ARGUS_NFIELDS, 0,
+	ARGUS_SCHEMA_STACK | ARGUS_SCHEMA_STR | ARGUS_SCHEMA_STR2
+};
+
+static const struct type_schema *schema_of(uint16_t type)
+{
+	if (type < AE_TYPE_MAX && builtin_schema[type].name)
+		return &builtin_schema[type];
+	return &generic_schema;
+}
+
+const char *argus_event_type_str(uint16_t type)
+{
+	return type < AE_TYPE_MAX ? builtin_schema[type].name : NULL;
+}
+
+/* ---------------------------------------------------------------------
+ * Builder state.
+ */
+struct cpu_stream {
+	struct argus_buf buf;   /* STREAM events, encoded */
+	uint64_t nevents;
+	uint64_t min_ts;        /* ts of the first event (valid if nevents) */
+	uint64_t last_ts;       /* ts of the last event (valid if nevents) */
+	uint64_t lost;          /* from __lost() */
+	bool active;            /* has events or lost: gets a CPUS entry */
+};
+
+struct str_ref {
+	size_t off;             /* of the bytes in strings.p */
+	size_t len;
+};
+
+struct stack_ref {
+	size_t off;             /* of the first ip in ips[] */
+	uint32_t nr;
+};
+
+struct argus_chunk_builder {
+	struct argus_buf strings;
+	struct str_ref *str;    /* [nstrings] */
+	uint32_t nstrings, str_cap;
+	struct argus_hidx str_idx;
+
+	struct argus_buf stacks;
+	uint64_t *ips;          /* every interned stack's ips, back to back */
+	size_t nips, ips_cap;
+	struct stack_ref *stk;  /* [nstacks] */
+	uint32_t nstacks, stk_cap;
+	struct argus_hidx stk_idx;
+
+	struct argus_buf tasks;
+	uint64_t ntasks;
+	struct argus_buf maps;
+	uint64_t nmaps;
+
+	struct cpu_stream *cpu; /* indexed by cpu id, [ncpu] */
+	uint32_t ncpu;
+	uint64_t nevents;
+	uint64_t used_types[65536 / 64]; /* bitmap over uint16 type */
+
+	struct argus_buf raw;   /* scratch for __finish */
+};
+
+struct argus_chunk_builder *argus_chunk_builder__new(void)
+{
+	struct argus_chunk_builder *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		errno = ENOMEM;
+	return b;
+}
+
+void argus_chunk_builder__reset(struct argus_chunk_builder *b)
+{
+	if (!b)
+		return;
+	b->strings.len = 0;
+	b->nstrings = 0;
+	argus_hidx_clear(&b->str_idx);
+	b->stacks.len = 0;
+	b->nips = 0;
+	b->nstacks = 0;
+	argus_hidx_clear(&b->stk_idx);
+	b->tasks.len = 0;
+	b->ntasks = 0;
+	b->maps.len = 0;
+	b->nmaps = 0;
+	for (uint32_t c = 0; c < b->ncpu; c++) {
+		struct cpu_stream *s = &b->cpu[c];
+
+		s->buf.len = 0;
+		s->nevents = s->min_ts = s->last_ts = s->lost = 0;
+		s->active = false;
+	}
+	b->nevents = 0;
+	memset(b->used_types, 0, sizeof(b->used_types));
+}
+
+void argus_chunk_builder__free(struct argus_chunk_builder *b)
+{
+	if (!b)
+		return;
+	argus_buf_free(&b->strings);
+	free(b->str);
+	argus_hidx_free(&b->str_idx);
+	argus_buf_free(&b->stacks);
+	free(b->ips);
+	free(b->stk);
+	argus_hidx_free(&b->stk_idx);
+	argus_buf_free(&b->tasks);
+	argus_buf_free(&b->maps);
+	for (uint32_t c = 0; c < b->ncpu; c++)
+		argus_buf_free(&b->cpu[c].buf);
+	free(b->cpu);
+	argus_buf_free(&b->raw);
+	free(b);
+}
+
+/* ---------------------------------------------------------------------
+ * Interning.
+ */
+struct str_key {
+	const char *s;
+	size_t len;
+};
+
+static bool str_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct argus_chunk_builder *b = ctx;
+	const struct str_key *k = key;
+	const struct str_ref *r = &b->str[id - 1];
+
+	return r->len == k->len && !memcmp(b->strings.p + r->off, k->s, k->len);
+}
+
+uint32_t argus_chunk_builder__string(struct argus_chunk_builder *b,
+				     const char *s, size_t len)
+{
+	struct str_key key = { s, len };
+	size_t old_len;
+	uint32_t h, id;
+
+	if (!b || (!s && len) || len > ARGUS_MAX_RAW_LEN)
+		return 0;
+	if (!s)
+		s = "";
+	h = argus_hash_bytes(s, len);
+	id = argus_hidx_find(&b->str_idx, h, str_eq, b, &key);
+	if (id)
+		return id;
+	if (b->nstrings == UINT32_MAX - 1)
+		return 0;
+	if (b->nstrings == b->str_cap) {
+		uint32_t cap = b->str_cap ? b->str_cap * 2 : 256;
+		struct str_ref *n = realloc(b->str, (size_t)cap * sizeof(*n));
+
+		if (!n)
+			return 0;
+		b->str = n;
+		b->str_cap = cap;
+	}
+	old_len = b->strings.len;
+	if (argus_buf_varint(&b->strings, len) ||
+	    argus_buf_put(&b->strings, s, len)) {
+		b->strings.len = old_len;
+		return 0;
+	}
+	id = b->nstrings + 1;
+	if (argus_hidx_insert(&b->str_idx, h, id)) {
+		b->strings.len = old_len;
+		return 0;
+	}
+	b->str[b->nstrings].off = b->strings.len - len;
+	b->str[b->nstrings].len = len;
+	b->nstrings++;
+	return id;
+}
+
+struct stack_key {
+	const uint64_t *ips;
+	uint32_t nr;
+};
+
+static bool stack_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct argus_chunk_builder *b = ctx;
+	const struct stack_key *k = key;
+	const struct stack_ref *r = &b->stk[id - 1];
+
+	return r->nr == k->nr &&
+	       (!k->nr || !memcmp(b->ips + r->off, k->ips, k->nr * sizeof(uint64_t)));
+}
+
+uint32_t argus_chunk_builder__stack(struct argus_chunk_builder *b,
+				    const uint64_t *ips, uint32_t nr)
+{
+	struct stack_key key = { ips, nr };
+	size_t old_len;
+	uint64_t prev = 0;
+	uint32_t h, id;
+	int rc = 0;
+
+	if (!b || (!ips && nr) || nr > ARGUS_MAX_RAW_LEN / 8)
+		return 0;
+	h = argus_hash_u64s(ips, nr);
+	id = argus_hidx_find(&b->stk_idx, h, stack_eq, b, &key);
+	if (id)
+		return id;
+	if (b->nstacks == UINT32_MAX - 1)
+		return 0;
+	if (b->nstacks == b->stk_cap) {
+		uint32_t cap = b->stk_cap ? b->stk_cap * 2 : 256;
+		struct stack_ref *n = realloc(b->stk, (size_t)cap * sizeof(*n));
+
+		if (!n)
+			return 0;
+		b->stk = n;
+		b->stk_cap = cap;
+	}
+	if (b->nips + nr > b->ips_cap) {
+		size_t cap = b->ips_cap ? b->ips_cap : 1024;
+		uint64_t *n;
+
+		while (cap < b->nips + nr)
+			cap *= 2;
+		n = realloc(b->ips, cap * sizeof(*n));
+		if (!n)
+			return 0;
+		b->ips = n;
+		b->ips_cap = cap;
+	}
+	/* ips as zigzag deltas from the previous frame: frames of one binary
+	 * sit close together, so most deltas take 2-4 bytes, not 6-8 */
+	old_len = b->stacks.len;
+	rc = argus_buf_varint(&b->stacks, nr);
+	for (uint32_t i = 0; i < nr && !rc; i++) {
+		rc = argus_buf_varint(&b->stacks, zigzag_enc((int64_t)(ips[i] - prev)));
+		prev = ips[i];
+	}
+	id = b->nstacks + 1;
+	if (rc || argus_hidx_insert(&b->stk_idx, h, id)) {
+		b->stacks.len = old_len;
+		return 0;
+	}
+	if (nr)
+		memcpy(b->ips + b->nips, ips, nr * sizeof(uint64_t));
+	b->stk[b->nstacks].off = b->nips;
+	b->stk[b->nstacks].nr = nr;
+	b->nips += nr;
+	b->nstacks++;
+	return id;
+}
+
+/* ---------------------------------------------------------------------
+ * Tasks, maps, lost counts.
+ */
+static int put_varints(struct argus_buf *buf, const uint64_t *v, size_t n)
+{
+	if (argus_buf_reserve(buf, n * VARINT_MAX_LEN))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		buf->len += varint_put(buf->p + buf->len, v[i]);
+	return 0;
+}
+
+int argus_chunk_builder__task(struct argus_chunk_builder *b,
+			      const struct argus_task *t)
+{
+	uint64_t v[4];
+
+	if (!b || !t || t->comm > b->nstrings)
+		return -EINVAL;
+	v[0] = t->tid;
+	v[1] = t->pid;
+	v[2] = t->ppid;
+	v[3] = t->comm;
+	if (put_varints(&b->tasks, v, 4))
+		return -ENOMEM;
+	b->ntasks++;
+	return 0;
+}
+
+int argus_chunk_builder__map(struct argus_chunk_builder *b,
+			     const struct argus_map *m)
+{
+	uint64_t v[7];
+	size_t old;
+
+	if (!b || !m || m->path > b->nstrings || m->end < m->start ||
+	    m->build_id_len > ARGUS_BUILD_ID_MAX)
+		return -EINVAL;
+	v[0] = m->pid;
+	v[1] = m->path;
+	v[2] = m->ts;
+	v[3] = m->start;
+	v[4] = m->end - m->start;
+	v[5] = m->pgoff;
+	v[6] = m->build_id_len;
+	old = b->maps.len;
+	if (put_varints(&b->maps, v, 7) ||
+	    argus_buf_put(&b->maps, m->build_id, m->build_id_len)) {
+		b->maps.len = old;
+		return -ENOMEM;
+	}
+	b->nmaps++;
+	return 0;
+}
+
+static struct cpu_stream *cpu_stream(struct argus_chunk_builder *b,
+				     uint16_t cpu)
+{
+	if (cpu >= b->ncpu) {
+		uint32_t n = b->ncpu ? b->ncpu : 8;
+		struct cpu_stream *s;
+
+		while (n <= cpu)
+			n *= 2;
+		s = realloc(b->cpu, (size_t)n * sizeof(*s));
+		if (!s)
+			return NULL;
+		memset(s + b->ncpu, 0, (size_t)(n - b->ncpu) * sizeof(*s));
+		b->cpu = s;
+		b->ncpu = n;
+	}
+	return &b->cpu[cpu];
+}
+
+int argus_chunk_builder__lost(struct argus_chunk_builder *b, uint16_t cpu,
+			      uint64_t count)
+{
+	struct cpu_stream *s;
+
+	if (!b)
+		return -EINVAL;
+	s = cpu_stream(b, cpu);
+	if (!s)
+		return -ENOMEM;
+	s->lost += count;
+	s->active = true;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Events.
+ *
+ * STREAM event: type, ts delta, tid, zigzag(pid - tid), ctx, the schema's
+ * fields, then the stack/str/str2 ids the schema carries.
+ */
+int argus_chunk_builder__event(struct argus_chunk_builder *b,
+			       const struct argus_event *ev)
+{
+	const struct type_schema *sc;
+	struct cpu_stream *s;
+	uint8_t *p;
+
+	if (!b || !ev || ev->type == AE_NONE)
+		return -EINVAL;
+	sc = schema_of(ev->type);
+	for (unsigned i = sc->nfields; i < ARGUS_NFIELDS; i++)
+		if (ev->f[i])
+			return -EINVAL;
+	if ((ev->stack && !(sc->refs & ARGUS_SCHEMA_STACK)) ||
+	    (ev->str && !(sc->refs & ARGUS_SCHEMA_STR)) ||
+	    (ev->str2 && !(sc->refs & ARGUS_SCHEMA_STR2)) ||
+	    ev->stack > b->nstacks || ev->str > b->nstrings ||
+	    ev->str2 > b->nstrings)
+		return -EINVAL;
+	s = cpu_stream(b, ev->cpu);
+	if (!s)
+		return -ENOMEM;
+	if (s->nevents && ev->ts < s->last_ts)
+		return -EINVAL;
+	if (argus_buf_reserve(&s->buf, (5 + ARGUS_NFIELDS + 3) * VARINT_MAX_LEN))
+		return -ENOMEM;
+
+	p = s->buf.p + s->buf.len;
+	p += varint_put(p, ev->type);
+	p += varint_put(p, s->nevents ? ev->ts - s->last_ts : 0);
+	p += varint_put(p, ev->tid);
+	p += varint_put(p, zigzag_enc((int64_t)ev->pid - (int64_t)ev->tid));
+	p += varint_put(p, ev->ctx);
+	for (unsigned i = 0; i < sc->nfields; i++)
+		p += varint_put(p, sc->signed_mask & (1u << i) ?
+				   zigzag_enc((int64_t)ev->f[i]) : ev->f[i]);
+	if (sc->refs & ARGUS_SCHEMA_STACK)
+		p += varint_put(p, ev->stack);
+	if (sc->refs & ARGUS_SCHEMA_STR)
+		p += varint_put(p, ev->str);
+	if (sc->refs & ARGUS_SCHEMA_STR2)
+		p += varint_put(p, ev->str2);
+	s->buf.len = (size_t)(p - s->buf.p);
+
+	if (!s->nevents)
+		s->min_ts = ev->ts;
+	s->last_ts = ev->ts;
+	s->nevents++;
+	s->active = true;
+	b->nevents++;
+	b->used_types[ev->type / 64] |= 1ull << (ev->type % 64);
+	return 0;
+}
+
+size_t argus_chunk_builder__nevents(const struct argus_chunk_builder *b)
+{
+	return b ? (size_t)b->nevents : 0;
+}
+
+size_t argus_chunk_builder__raw_bytes(const struct argus_chunk_builder *b)
+{
+	size_t n;
+
+	if (!b)
+		return 0;
+	n = b->strings.len + b->stacks.len + b->tasks.len + b->maps.len;
+	for (uint32_t c = 0; c < b->ncpu; c++)
+		if (b->cpu[c].active)
+			n += b->cpu[c].buf.len + 6 * VARINT_MAX_LEN;
+	return n;
+}
+
+/* ---------------------------------------------------------------------
+ * Finishing: assemble the sections, deflate, checksum.
+ */
+static int put_section(struct argus_buf *raw, enum argus_section tag,
+		       uint64_t count, const struct argus_buf *body)
+{
+	size_t blen = body ? body->len : 0;
+
+	if (argus_buf_varint(raw, tag) ||
+	    argus_buf_varint(raw, varint_len(count) + blen) ||
+	    argus_buf_varint(raw, count) ||
+	    (blen && argus_buf_put(raw, body->p, blen)))
+		return -ENOMEM;
+	return 0;
+}
+
+static int put_schema(struct argus_chunk_builder *b, struct argus_buf *body,
+		      uint64_t *count)
+{
+	char name[24];
+
+	*count = 0;
+	for (uint32_t w = 0; w < 65536 / 64; w++) {
+		for (uint64_t bits = b->used_types[w]; bits; bits &= bits - 1) {
+			uint16_t type = (uint16_t)(w * 64 + __builtin_ctzll(bits));
+			const struct type_schema *sc = schema_of(type);
+			const char *nm = sc->name;
+			size_t nlen;
+
+			if (!nm) {
+				snprintf(name, sizeof(name), "type%u", type);
+				nm = name;
+			}
+			nlen = strlen(nm);
+			if (argus_buf_varint(body, type) ||
+			    argus_buf_varint(body, sc->nfields))
+				return -ENOMEM;
+			for (unsigned i = 0; i < sc->nfields; i++)
+				if (argus_buf_varint(body, sc->signed_mask & (1u << i) ?
+						     ARGUS_ENC_S : ARGUS_ENC_U))
+					return -ENOMEM;
+			if (argus_buf_varint(body, sc->refs) ||
+			    argus_buf_varint(body, nlen) ||
+			    argus_buf_put(body, nm, nlen))
+				return -ENOMEM;
+			(*count)++;
+		}
+	}
+	return 0;
+}
+
+/* The inflated payload into b->raw; fills the header's event fields. */
+static int assemble(struct argus_chunk_builder *b, struct argus_chunk_header *h)
+{
+	struct argus_buf *raw = &b->raw, tmp = { 0 };
+	uint64_t ncpus = 0, nstreams = 0, nschema;
+	bool have_ts = false;
+	int rc = -ENOMEM;
+
+	raw->len = 0;
+	for (uint32_t c = 0; c < b->ncpu; c++) {
+		struct cpu_stream *s = &b->cpu[c];
+
+		if (!s->active)
+			continue;
+		ncpus++;
+		if (!s->nevents)
+			continue;
+		nstreams++;
+		if (!have_ts || s->min_ts < h->min_ts)
+			h->min_ts = s->min_ts;
+		if (!have_ts || s->last_ts > h->max_ts)
+			h->max_ts = s->last_ts;
+		have_ts = true;
+	}
+	if (nstreams > UINT16_MAX || b->nevents > UINT32_MAX)
+		return -E2BIG;
+	h->nstreams = (uint16_t)nstreams;
+	h->nevents = (uint32_t)b->nevents;
+
+	/* CPUS: cpu, min_ts, max_ts, lost, nevents; increasing cpu */
+	if (ncpus) {
+		for (uint32_t c = 0; c < b->ncpu; c++) {
+			struct cpu_stream *s = &b->cpu[c];
+			uint64_t v[5] = { c, s->min_ts, s->last_ts, s->lost,
+					  s->nevents };
+
+			if (s->active && put_varints(&tmp, v, 5))
+				goto out;
+		}
+		if (put_section(raw, ARGUS_SEC_CPUS, ncpus, &tmp))
+			goto out;
+	}
+	tmp.len = 0;
+	if (put_schema(b, &tmp, &nschema))
+		goto out;
+	if ((nschema && put_section(raw, ARGUS_SEC_SCHEMA, nschema, &tmp)) ||
+	    (b->nstrings &&
+	     put_section(raw, ARGUS_SEC_STRINGS, b->nstrings, &b->strings)) ||
+	    (b->nstacks &&
+	     put_section(raw, ARGUS_SEC_STACKS, b->nstacks, &b->stacks)) ||
+	    (b->ntasks && put_section(raw, ARGUS_SEC_TASKS, b->ntasks, &b->tasks)) ||
+	    (b->nmaps && put_section(raw, ARGUS_SEC_MAPS, b->nmaps, &b->maps)))
+		goto out;
+	/* STREAM: cpu, count, events */
+	for (uint32_t c = 0; c < b->ncpu; c++) {
+		struct cpu_stream *s = &b->cpu[c];
+
+		if (!s->nevents)
+			continue;
+		if (argus_buf_varint(raw, ARGUS_SEC_STREAM) ||
+		    argus_buf_varint(raw, varint_len(c) + varint_len(s->nevents) +
+				     s->buf.len) ||
+		    argus_buf_varint(raw, c) ||
+		    argus_buf_varint(raw, s->nevents) ||
+		    argus_buf_put(raw, s->buf.p, s->buf.len))
+			goto out;
+	}
+	rc = raw->len > ARGUS_MAX_RAW_LEN ? -E2BIG : 0;
+out:
+	argus_buf_free(&tmp);
+	return rc;
+}
+
+int argus_chunk_builder__finish(struct argus_chunk_builder *b, uint64_t seq,
+				int level, void **out, size_t *len)
+{
+	struct argus_chunk_header h = { 0 };
+	uint8_t *buf = NULL;
+	size_t payload_len;
+	int rc;
+
+	if (!b || !out || !len || level < -1 || level > 9)
+		return -EINVAL;
+	rc = assemble(b, &h);
+	if (rc)
+		return rc;
+
+	if (level != 0) {
+		uLongf zlen = compressBound((uLong)b->raw.len);
+
+		buf = malloc(ARGUS_CHUNK_HEADER_SIZE + zlen);
+		if (!buf)
+			return -ENOMEM;
+		rc = compress2(buf + ARGUS_CHUNK_HEADER_SIZE, &zlen, b->raw.p,
+			       (uLong)b->raw.len, level);
+		if (rc != Z_OK) {
+			free(buf);
+			return rc == Z_MEM_ERROR ? -ENOMEM : -EIO;
+		}
+		if (zlen < b->raw.len) {
+			h.flags |= ARGUS_CHUNK_ZLIB;
+			payload_len = zlen;
+		} else {
+			free(buf);  /* incompressible: store raw */
+			buf = NULL;
+		}
+	}
+	if (!buf) {
+		buf = malloc(ARGUS_CHUNK_HEADER_SIZE + b->raw.len);
+		if (!buf)
+			return -ENOMEM;
+		if (b->raw.len)
+			memcpy(buf + ARGUS_CHUNK_HEADER_SIZE, b->raw.p, b->raw.len);
+		payload_len = b->raw.len;
+	}
+
+	h.magic = ARGUS_CHUNK_MAGIC;
+	h.version = ARGUS_FORMAT_VERSION;
+	h.seq = seq;
+	h.payload_len = (uint32_t)payload_len;
+	h.raw_len = (uint32_t)b->raw.len;
+	h.payload_crc = argus_crc32(buf + ARGUS_CHUNK_HEADER_SIZE, payload_len);
+	argus_chunk_header_seal(&h);
+	memcpy(buf, &h, sizeof(h));
+
+	*out = buf;
+	*len = ARGUS_CHUNK_HEADER_SIZE + payload_len;
+	argus_chunk_builder__reset(b);
+	return 0;
+}

@@ -135,8 +135,9 @@ enum {
 };
 /* AE_EXEC: f[0] = old tid; str = comm, str2 = filename */
 #define ARGUS_F_EX_OLD_TID 0
-/* AE_EXIT: f[0] = exit code */
+/* AE_EXIT: f[0] = exit code, f[1] = 1 if the last thread of its process */
 #define ARGUS_F_EXIT_CODE 0
+#define ARGUS_F_EXIT_GROUP_DEAD 1
 /* AE_RENAME: str = new comm */
 enum {
 	/* AE_SYS_ENTER: f[1..6] = args 0..5 (only the first 7 slots used) */
@@ -223,6 +224,11 @@ size_t argus_chunk_builder__raw_bytes(const struct argus_chunk_builder *b);
  * the builder for the next chunk.  level: zlib level, 0 = store raw. */
 int argus_chunk_builder__finish(struct argus_chunk_builder *b, uint64_t seq,
 				int level, void **out, size_t *len);
+/* Drop everything added since the last __finish (e.g. after it failed). */
+void argus_chunk_builder__reset(struct argus_chunk_builder *b);
+/* Built-in name of an event type ("switch", "sys_enter"...), NULL if
+ * unknown to this build. */
+const char *argus_event_type_str(uint16_t type);
 
 struct argus_ring;
 
@@ -285,6 +291,19 @@ const struct argus_map *argus_trace__map(const struct argus_trace *t,
 					 uint64_t ts);
 const struct argus_trace_stats *argus_trace__stats(const struct argus_trace *t);
 const struct argus_file_header *argus_trace__header(const struct argus_trace *t);
+
+/* The decodable chunks, in seq order (what __next() walks). */
+struct argus_chunk_info {
+	uint64_t offset;        /* file offset of the chunk header */
+	uint64_t seq;
+	uint64_t min_ts, max_ts;
+	uint32_t nevents;
+	uint32_t size;          /* header + payload bytes on disk */
+	const void *data;       /* those bytes, valid until __close() */
+};
+size_t argus_trace__nchunks(const struct argus_trace *t);
+int argus_trace__chunk(const struct argus_trace *t, size_t i,
+		       struct argus_chunk_info *info);
 
 /* Copy the raw chunks whose max_ts >= from_ts into a new snapshot file,
  * without re-encoding.  Returns 0 or -errno (*err says why). */

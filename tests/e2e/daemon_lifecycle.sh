@@ -1,0 +1,97 @@
+#!/bin/bash
+# e2e: the always-on collector's life cycle, in a private run dir
+# (ARGUS_RUN_DIR) and ring dir.  Asserts:
+#   start works, a second start fails with "already running";
+#   status prints events / lost / ring lines;
+#   mark TEXT + a workload + save --last 10s -o S: S dumps with the mark;
+#   permissions: run dir 0700, socket 0600, ring 0600, saved file 0600;
+#   a non-root peer (uid 65534) is refused with a permission message;
+#   stop works and removes the socket.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+
+RING_DIR=$T/ring
+start_collector --dir "$RING_DIR" --size 64M
+SOCK=$ARGUS_RUN_DIR/argusd.sock
+[ -S "$SOCK" ] || fail "no control socket $SOCK after start"
+pid=$(collector_pid)
+is_argusd "$pid" || fail "no argusd running with the pid in $ARGUS_RUN_DIR/argusd.pid ('$pid')"
+
+expect_clean_error 'already running' "$ARGUS" start --dir "$RING_DIR" --size 64M
+is_argusd "$pid" || fail "the second start killed the running collector"
+
+"$ARGUS" status >"$T/status.out" 2>"$T/status.err" || fail "argus status failed" "$T/status.err"
+for k in '^events' '^lost' '^ring'; do
+	grep -qE "$k" "$T/status.out" || fail "argus status has no line matching $k" "$T/status.out"
+done
+log "status:"; sed 's/^/    /' "$T/status.out"
+
+"$ARGUS" mark "hello from test" 2>"$T/mark.err" || fail "argus mark failed" "$T/mark.err"
+"$APPS/pipe_pingpong" 50 2000 >"$T/pp.out" || fail "the workload failed"
+wpid=$(kv PARENT_PID "$T/pp.out")
+sleep 1
+S=$T/saved.argus
+"$ARGUS" save --last 10s -o "$S" >"$T/save.out" 2>"$T/save.err" || fail "argus save --last 10s failed" "$T/save.err"
+log "$(cat "$T/save.out")"
+dump_to "$S" "$T/saved.dump"
+grep -E ' mark +"hello from test"' "$T/saved.dump" >"$T/mark.lines" ||
+	fail "the saved trace has no mark line with \"hello from test\"; its mark/first lines:" "$T/saved.dump"
+log "mark: $(head -n 1 "$T/mark.lines")"
+grep -qE "^ *pipe_pingpong +[0-9]+/$wpid " "$T/saved.dump" ||
+	fail "the saved trace has no event of the workload (pid $wpid)" "$T/saved.dump"
+
+# permissions: the trace sees every process, so everything is root's only
+check_mode() {
+	local m
+	m=$(stat -c %a "$1") || fail "cannot stat $1"
+	[ "$m" = "$2" ] || fail "$1 has mode $m, want $2"
+	[ "$(stat -c %u "$1")" = 0 ] || fail "$1 is not owned by root"
+	log "mode $m: $1"
+}
+check_mode "$ARGUS_RUN_DIR" 700
+check_mode "$SOCK" 600
+check_mode "$RING_DIR/ring.argus" 600
+check_mode "$S" 600
+
+# a non-root peer is refused.  Give it a copy of argus it can execute and
+# the socket's path; the run dir (0700) and SO_PEERCRED must both stop it.
+command -v setpriv >/dev/null || fail "setpriv (util-linux) is needed"
+PUB=$(mktemp -d /tmp/argus-e2e-pub.XXXXXX)
+cp "$ARGUS" "$PUB/argus" && chmod 755 "$PUB" "$PUB/argus"
+setpriv --reuid=65534 --regid=65534 --clear-groups env ARGUS_RUN_DIR="$ARGUS_RUN_DIR" \
+	"$PUB/argus" status >"$T/nobody.out" 2>"$T/nobody.err"
+rc=$?
+log "status as uid 65534: exit $rc: $(head -n 1 "$T/nobody.err")"
+[ $rc -ne 0 ] || { rm -rf "$PUB"; fail "a non-root peer got the status" "$T/nobody.out"; }
+grep -qi 'permission' "$T/nobody.err" || { rm -rf "$PUB"; fail "the refusal does not mention permission" "$T/nobody.err"; }
+# with the directories opened up, the socket's mode still refuses
+chmod 711 "$T"
+chmod 755 "$ARGUS_RUN_DIR"
+setpriv --reuid=65534 --regid=65534 --clear-groups env ARGUS_RUN_DIR="$ARGUS_RUN_DIR" \
+	"$PUB/argus" mark "from nobody" >"$T/nobody2.out" 2>"$T/nobody2.err"
+rc=$?
+log "mark as uid 65534 with the run dir opened: exit $rc: $(head -n 1 "$T/nobody2.err")"
+# and with the socket opened too, only the daemon's SO_PEERCRED check is left
+chmod 666 "$SOCK"
+setpriv --reuid=65534 --regid=65534 --clear-groups env ARGUS_RUN_DIR="$ARGUS_RUN_DIR" \
+	"$PUB/argus" mark "from nobody" >"$T/nobody3.out" 2>"$T/nobody3.err"
+rc3=$?
+chmod 600 "$SOCK"
+chmod 700 "$ARGUS_RUN_DIR"
+chmod 700 "$T"
+rm -rf "$PUB"
+log "mark as uid 65534 with the socket opened too: exit $rc3: $(head -n 1 "$T/nobody3.err")"
+[ $rc -ne 0 ] || fail "a non-root peer could send a mark once it could reach the socket" "$T/nobody2.out"
+grep -qi 'permission' "$T/nobody2.err" || fail "the refusal does not mention permission" "$T/nobody2.err"
+[ $rc3 -ne 0 ] || fail "SO_PEERCRED: a non-root peer could send a mark through a 0666 socket" "$T/nobody3.out"
+grep -qi 'permission' "$T/nobody3.err" || fail "the SO_PEERCRED refusal does not mention permission" "$T/nobody3.err"
+
+"$ARGUS" save -o "$T/all.argus" >/dev/null 2>"$T/save2.err" || fail "argus save (whole ring) failed" "$T/save2.err"
+dump_to "$T/all.argus" "$T/all.dump"
+grep 'from nobody' "$T/all.dump" >"$T/nobody.mark" && fail "a mark sent by uid 65534 reached the trace" "$T/nobody.mark"
+"$ARGUS" stop >"$T/stop.out" 2>"$T/stop.err" || fail "argus stop failed" "$T/stop.err"
+[ ! -e "$SOCK" ] || fail "the socket $SOCK is still there after stop"
+for _ in $(seq 20); do is_argusd "$pid" || break; sleep 0.25; done
+is_argusd "$pid" && fail "argusd ($pid) still runs after stop"
+expect_clean_error 'not running' "$ARGUS" status
+pass "start/status/mark/save/stop, already-running, modes 0700/0600, non-root refused"

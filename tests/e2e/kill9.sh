@@ -1,0 +1,48 @@
+#!/bin/bash
+# e2e: kill -9 of the daemon leaves a readable ring.  A workload runs ~3 s
+# under a collector, argusd is killed with SIGKILL right after; then
+#   - `argus dump DIR/ring.argus` succeeds (exit 0) and holds the
+#     workload's events, up to at most the in-flight chunk (chunks are cut
+#     at least every second, so the last workload event in the ring must
+#     be within 2.5 s of the workload's end);
+#   - `argus start` works again (the stale socket is replaced) and stops.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+
+RING_DIR=$T/ring
+start_collector --dir "$RING_DIR" --size 64M
+pid=$(collector_pid)
+is_argusd "$pid" || fail "no argusd with the pid in the run dir ('$pid')"
+
+"$APPS/pipe_pingpong" 600 2500 >"$T/pp.out" || fail "the workload failed"
+wpid=$(kv PARENT_PID "$T/pp.out")
+wstart=$(kv START_NS "$T/pp.out")
+wend=$(kv END_NS "$T/pp.out")
+kill -KILL "$pid"
+for _ in $(seq 40); do is_argusd "$pid" || break; sleep 0.1; done
+is_argusd "$pid" && fail "argusd $pid survived kill -9"
+log "workload pid $wpid ran $(( (wend - wstart) / 1000000 )) ms; argusd $pid killed with SIGKILL"
+[ -S "$ARGUS_RUN_DIR/argusd.sock" ] && log "stale socket left behind, as expected"
+
+dump_to "$RING_DIR/ring.argus" "$T/ring.dump"
+export WPID=$wpid WSTART=$wstart WEND=$wend
+check_dump "$T/ring.dump" '
+my ($P, $S, $E) = @ENV{qw(WPID WSTART WEND)};
+my @w = grep { $_->{pid} == $P } @ev;
+if (!@w) { print STDERR "FAIL: no event of the workload (pid $P) in the ring after kill -9\n"; show(@ev[-12 .. -1]) if @ev >= 12; exit 1; }
+my ($first, $last) = ($w[0]{ts}, $w[-1]{ts});
+printf STDERR "workload events in the ring: %d, from %+.3f s to %+.3f s relative to its start; it ended at %+.3f s\n",
+	scalar @w, ($first - $S) / 1e9, ($last - $S) / 1e9, ($E - $S) / 1e9;
+if ($first > $S + 500000000) { printf STDERR "FAIL: the first %.3f s of the workload are missing\n", ($first - $S) / 1e9; exit 1; }
+if ($last < $E - 2500000000) { printf STDERR "FAIL: the ring lost %.3f s before the kill (more than the in-flight chunk)\n", ($E - $last) / 1e9; show($w[-1]); exit 1; }
+exit 0;
+' || fail "the ring after kill -9 lacks the workload's events (see above)"
+grep '^# ' "$T/ring.dump" | sed 's/^/    /'
+
+start_collector --dir "$RING_DIR" --size 64M
+pid2=$(collector_pid)
+is_argusd "$pid2" && [ "$pid2" != "$pid" ] || fail "argus start after kill -9 did not start a new argusd ('$pid2')"
+"$ARGUS" status >"$T/status.out" 2>"$T/status.err" || fail "status after restart failed" "$T/status.err"
+"$ARGUS" stop >"$T/stop.out" 2>"$T/stop.err" || fail "stop after restart failed" "$T/stop.err"
+[ ! -e "$ARGUS_RUN_DIR/argusd.sock" ] || fail "the socket is still there after stop"
+pass "ring readable after kill -9 with the workload's events; restart over the stale socket works"

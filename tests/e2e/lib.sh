@@ -1,0 +1,241 @@
+# lib.sh - shared helpers of the end-to-end tests (sourced, not run).
+#
+# A test script does:
+#
+#   . "$(dirname "$0")/lib.sh"
+#   e2e_init "$1"            # $1 = the build directory; needs root
+#   record pp -- "$APPS/pipe_pingpong"    # -> $T/pp.argus, $T/pp.out
+#   dump_to "$T/pp.argus" "$T/pp.dump"
+#   ...assertions; fail "message" [evidence-file]
+#   pass "what held"
+#
+# Every test gets its own temp dir $T and its own ARGUS_RUN_DIR ($T/run),
+# so nothing touches the system's /run/argus.  The EXIT trap stops any
+# collector the test started (by the pid in its own run dir), kills the
+# background processes it registered, unmounts what it mounted and removes
+# $T (kept when E2E_KEEP=1 or when the test failed and E2E_KEEP_FAILED=1).
+#
+# Dump lines (cli/cmd_dump.c, print_event) look like
+#   "   pipe_pingpong    1234/1234    [001]   845.005337765: waking         target=..."
+# i.e. comm (right-aligned), tid/pid, [cpu], seconds.nanoseconds, type,
+# then " ctx=softirq|hardirq|nmi" unless the context is task, then the
+# type's fields.  Stack frames under an event start with a tab.
+
+set -u -o pipefail
+
+E2E_NAME=$(basename "$0" .sh)
+E2E_FAILED=0
+E2E_PIDS=()       # background processes to kill on exit
+E2E_MOUNTS=()     # mount points to unmount on exit
+E2E_RUNDIRS=()    # ARGUS_RUN_DIRs whose collector must be stopped on exit
+
+log() { printf '[%s] %s\n' "$E2E_NAME" "$*"; }
+
+# fail MESSAGE [EVIDENCE-FILE [MAX-LINES]]: print and exit 1.
+fail() {
+	E2E_FAILED=1
+	printf '[%s] FAIL: %s\n' "$E2E_NAME" "$1" >&2
+	if [ $# -ge 2 ] && [ -n "$2" ]; then
+		if [ -s "$2" ]; then
+			printf '[%s] ---- evidence: %s (first %s lines) ----\n' "$E2E_NAME" "$2" "${3:-40}" >&2
+			head -n "${3:-40}" "$2" | sed 's/^/    /' >&2
+			printf '[%s] ----\n' "$E2E_NAME" >&2
+		else
+			printf '[%s] (evidence file %s is empty or missing)\n' "$E2E_NAME" "$2" >&2
+		fi
+	fi
+	exit 1
+}
+
+pass() { log "PASS: $*"; exit 0; }
+
+# Skip (ctest SKIP_RETURN_CODE 77) unless root: the tests load BPF.
+require_root() {
+	if [ "$(id -u)" != 0 ]; then
+		log "SKIP: needs root (loads BPF programs system-wide)"
+		exit 77
+	fi
+}
+
+e2e_cleanup() {
+	local rc=$?
+	local d pid
+	for d in "${E2E_RUNDIRS[@]}"; do
+		pid=$(cat "$d/argusd.pid" 2>/dev/null || true)
+		if [ -S "$d/argusd.sock" ]; then
+			ARGUS_RUN_DIR=$d timeout 20 "$ARGUS" stop >/dev/null 2>&1 || true
+		fi
+		if [ -n "$pid" ] && is_argusd "$pid"; then
+			kill -TERM "$pid" 2>/dev/null || true
+			for _ in 1 2 3 4 5 6 7 8 9 10; do is_argusd "$pid" || break; sleep 0.5; done
+			is_argusd "$pid" && kill -KILL "$pid" 2>/dev/null
+		fi
+	done
+	for pid in "${E2E_PIDS[@]}"; do
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+	for d in "${E2E_MOUNTS[@]}"; do
+		umount "$d" 2>/dev/null || umount -l "$d" 2>/dev/null || true
+	done
+	if [ "${E2E_KEEP:-0}" = 1 ] || { [ $rc -ne 0 ] && [ "${E2E_KEEP_FAILED:-0}" = 1 ]; }; then
+		log "kept $T"
+	else
+		rm -rf "$T"
+	fi
+	exit $rc
+}
+
+# is_argusd PID: the process exists and is an argusd.
+is_argusd() {
+	[ -n "$1" ] && [ -r "/proc/$1/cmdline" ] && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q argusd
+}
+
+# e2e_init BUILD_DIR: sets BUILD, ARGUS, APPS, T, ARGUS_RUN_DIR.
+e2e_init() {
+	[ $# -ge 1 ] && [ -d "$1" ] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
+	BUILD=$(cd "$1" && pwd)
+	ARGUS=$BUILD/bin/argus
+	APPS=$BUILD/tests/apps
+	require_root
+	[ -x "$ARGUS" ] || { echo "[$E2E_NAME] FAIL: no $ARGUS (build first)" >&2; exit 1; }
+	[ -x "$BUILD/bin/argusd" ] || { echo "[$E2E_NAME] FAIL: no $BUILD/bin/argusd (build first)" >&2; exit 1; }
+	command -v perl >/dev/null || { echo "[$E2E_NAME] FAIL: perl is needed to parse dumps" >&2; exit 1; }
+	T=$(mktemp -d "/tmp/argus-e2e-$E2E_NAME.XXXXXX")
+	export ARGUS_RUN_DIR=$T/run
+	E2E_RUNDIRS+=("$ARGUS_RUN_DIR")
+	trap e2e_cleanup EXIT
+	trap 'exit 130' INT TERM
+	log "build $BUILD, temp $T"
+}
+
+# record NAME [RECORD-OPTS...] -- CMD [ARGS...]
+# Runs `argus record -o $T/NAME.argus RECORD-OPTS -- CMD`; CMD's stdout goes
+# to $T/NAME.out (the app's ground truth), argus's stderr to $T/NAME.err.
+# Sets TRACE and OUT.  Fails unless record and CMD succeed.
+record() {
+	local name=$1 rc
+	shift
+	local opts=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+	[ "${1:-}" = -- ] && shift
+	TRACE=$T/$name.argus
+	OUT=$T/$name.out
+	timeout -k 5 "${RECORD_TIMEOUT:-60}" "$ARGUS" record -o "$TRACE" "${opts[@]}" -- "$@" \
+		>"$OUT" 2>"$T/$name.err"
+	rc=$?
+	[ $rc -eq 0 ] || fail "argus record -o $TRACE -- $* exited $rc (124 = timed out)" "$T/$name.err"
+	[ -s "$TRACE" ] || fail "argus record wrote no trace $TRACE" "$T/$name.err"
+	log "recorded: $(tail -n 1 "$T/$name.err")"
+}
+
+# dump_to TRACE FILE [DUMP-OPTS...]: argus dump into FILE; fails on error.
+dump_to() {
+	local trace=$1 file=$2 rc
+	shift 2
+	timeout -k 5 120 "$ARGUS" dump "$trace" "$@" >"$file" 2>"$file.err"
+	rc=$?
+	[ $rc -eq 0 ] || fail "argus dump $trace $* exited $rc: $(head -c 400 "$file.err")" "$file.err"
+	log "dump: $(wc -l <"$file") lines; $(grep '^# ' "$file" | tr '\n' ' ')"
+}
+
+# kv KEY [FILE]: the value of KEY=VALUE in FILE (default $OUT); fails if absent.
+kv() {
+	local f=${2:-$OUT} v
+	v=$(sed -n "s/^$1=//p" "$f" | head -n 1)
+	[ -n "$v" ] || fail "the app printed no $1 (app output below)" "$f"
+	printf '%s\n' "$v"
+}
+
+# Perl prelude for the assertions: loads a dump into @ev, one hash per
+# event:  n (line number), comm tid pid cpu ts (ns) type ctx (task when no
+# ctx= field) rest line, and when present: target_tid target_pid, sys (the
+# syscall name of sys_enter/sys_exit/blocked_in), args (sys_enter, numbers),
+# ret, arg0, okind obj peer (numbers), timer (hex string, lowercase),
+# owner, blocked (syscall), barg (its key arg, number), vec, mark, stack
+# (array of frame lines).
+# Helpers: show(LIST) prints events' lines (at most 12), h(N) formats 0x.
+E2E_PERL_PRELUDE='
+use strict; use warnings; no warnings "portable";
+our @ev;
+sub num { my $s = shift; return 0 unless defined $s; return $s =~ /^0x/i ? hex($s) : $s + 0; }
+sub h { return sprintf("%#x", shift); }
+{
+	my $prev;
+	while (my $l = <>) {
+		chomp $l;
+		if ($l =~ /^\t/) { push @{$prev->{stack}}, $l if $prev; next; }
+		next unless $l =~ m{^\s*(.*?)\s+(\d+)/(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}): (\S+)\s*(.*)$};
+		my %e = (n => $., comm => $1, tid => $2 + 0, pid => $3 + 0, cpu => $4 + 0,
+			 ts => $5 * 1000000000 + $6, type => $7, rest => $8, line => $l, stack => []);
+		my $r = $e{rest};
+		$e{ctx} = $r =~ /^ctx=(\S+)/ ? $1 : "task";
+		if ($r =~ m{target=(.*):(\d+)/(\d+) target_cpu=}) { $e{target_tid} = $2 + 0; $e{target_pid} = $3 + 0; }
+		if ($r =~ /\bobj=(\w+):(0x[0-9a-f]+|0)(?:->(0x[0-9a-f]+|0))?/) {
+			$e{okind} = $1; $e{obj} = num($2); $e{peer} = defined $3 ? num($3) : 0;
+		}
+		$e{timer} = lc $1 if $r =~ /\btimer=(0x[0-9a-fA-F]+)/;
+		$e{owner} = $1 + 0 if $r =~ /\bowner=(\d+)/;
+		$e{vec} = $1 if $r =~ /\bvec=(\S+)/;
+		if ($r =~ /\bblocked_in (\w+)\((0x[0-9a-f]+|0)\)/) { $e{blocked} = $1; $e{barg} = num($2); }
+		if ($e{type} eq "sys_enter" && $r =~ /(?:^|\s)(\w+)\(([^)]*)\)/) {
+			$e{sys} = $1; $e{args} = [ map { num($_) } split /,\s*/, $2 ];
+		}
+		if ($e{type} eq "sys_exit" && $r =~ /(?:^|\s)(\w+) = (-?\d+) arg0=(\d+)/) {
+			$e{sys} = $1; $e{ret} = $2 + 0; $e{arg0} = $3 + 0;
+		}
+		$e{mark} = $1 if $e{type} eq "mark" && $r =~ /"(.*)"/;
+		push @ev, \%e;
+		$prev = \%e;
+	}
+}
+sub show { my $i = 0; for my $e (@_) { last if ++$i > 12; print STDERR "    $e->{line}\n"; print STDERR "    $_\n" for @{$e->{stack}}; } print STDERR "    ... (" . scalar(@_) . " in all)\n" if @_ > 12; }
+'
+
+# check_dump DUMP-FILE PERL-CODE: runs PERL-CODE after the prelude on the
+# dump; the code exits non-zero (after printing the evidence to stderr)
+# when the property does not hold.  Ground truth goes in through %ENV.
+check_dump() {
+	local dump=$1 code=$2
+	perl -e "$E2E_PERL_PRELUDE
+$code" "$dump"
+}
+
+# start_collector [ARGUS-START-OPTS...]: argus start in this test's run dir.
+start_collector() {
+	local rc
+	timeout -k 5 90 "$ARGUS" start "$@" >"$T/start.out" 2>"$T/start.err"
+	rc=$?
+	[ $rc -eq 0 ] || fail "argus start $* exited $rc: $(head -n 3 "$T/start.err")" "$T/start.err"
+	log "$(cat "$T/start.out")"
+}
+
+# collector_pid: the pid argusd wrote into the run dir.
+collector_pid() { cat "$ARGUS_RUN_DIR/argusd.pid" 2>/dev/null; }
+
+# run_for SECONDS CMD [ARGS...]: runs CMD again and again for about SECONDS.
+run_for() {
+	local secs=$1
+	shift
+	local end=$((SECONDS + secs))
+	while [ $SECONDS -lt $end ]; do
+		"$@" >/dev/null 2>&1 || return 1
+	done
+}
+
+# expect_clean_error EXPECTED-REGEX CMD...: CMD must exit 1..127 (no
+# crash, no success) with a first stderr line starting "argus" and matching
+# EXPECTED-REGEX (grep -E, case-insensitive).  Sets ERR_LINE and ERR_RC.
+expect_clean_error() {
+	local re=$1 f=$T/clean_error.$RANDOM
+	shift
+	timeout -k 5 60 "$@" >"$f.out" 2>"$f.err"
+	ERR_RC=$?
+	ERR_LINE=$(grep -v '^usage:\|^  ' "$f.err" | head -n 1)
+	log "\`$*\` -> exit $ERR_RC: $ERR_LINE"
+	[ $ERR_RC -ne 0 ] || fail "\`$*\` succeeded; it should have failed ($re)" "$f.out"
+	[ $ERR_RC -lt 124 ] || fail "\`$*\` exited $ERR_RC (crash, signal or timeout)" "$f.err"
+	[ -n "$ERR_LINE" ] || fail "\`$*\` failed (exit $ERR_RC) without saying why on stderr" "$f.err"
+	case $ERR_LINE in argus*) ;; *) fail "\`$*\`: the error line does not name the command: $ERR_LINE" "$f.err" ;; esac
+	printf '%s\n' "$ERR_LINE" | grep -qiE -- "$re" ||
+		fail "\`$*\`: the error line does not match /$re/: $ERR_LINE" "$f.err"
+}

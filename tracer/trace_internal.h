@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * trace_internal.h - helpers shared by the trace-format library's own files
+ * (chunk_builder.c, ring_file.c, trace_reader.c, trace_save.c).  Not part of
+ * the public API; nothing outside tracer/ should include it.
+ *
+ *   struct argus_buf   growable byte buffer; p may be NULL while cap == 0
+ *   struct argus_hidx  open-addressing hash index mapping a 32-bit hash to
+ *                      a 1-based id; equality is decided by a callback, so
+ *                      the keys live wherever the caller keeps them
+ *   header helpers     crc/seal/check of the on-disk headers
+ *
+ * The on-disk headers are little-endian and are copied with memcpy: this
+ * library only builds on little-endian hosts (checked below).
+ */
+#ifndef ARGUS_TRACE_INTERNAL_H
+#define ARGUS_TRACE_INTERNAL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "trace_format.h"
+#include "varint.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the Argus trace format is little-endian; this host is not"
+#endif
+
+_Static_assert(sizeof(struct argus_file_header) == 184, "file header layout");
+_Static_assert(offsetof(struct argus_file_header, header_crc) == 52,
+	       "file header crc covers [0, 52)");
+_Static_assert(sizeof(struct argus_chunk_header) == ARGUS_CHUNK_HEADER_SIZE,
+	       "chunk header layout");
+_Static_assert(offsetof(struct argus_chunk_header, header_crc) == 60,
+	       "chunk header crc covers [0, 60)");
+
+/* Largest inflated chunk payload a reader accepts (and a builder makes). */
+#define ARGUS_MAX_RAW_LEN (256u << 20)
+/* deflate cannot expand better than ~1032:1; a bigger claimed raw_len is a
+ * lie and would only make the reader allocate for nothing. */
+#define ARGUS_MAX_ZLIB_RATIO 1032u
+
+/* Per-type schema flags (SCHEMA section, `flags` varint). */
+#define ARGUS_SCHEMA_STACK 0x1
+#define ARGUS_SCHEMA_STR 0x2
+#define ARGUS_SCHEMA_STR2 0x4
+/* Per-field encodings (SCHEMA section). */
+#define ARGUS_ENC_U 0   /* unsigned varint */
+#define ARGUS_ENC_S 1   /* zigzag varint of the sign-extended value */
+/* A reader decodes (and drops) fields past ARGUS_NFIELDS up to this many. */
+#define ARGUS_SCHEMA_MAX_FIELDS 64
+
+static inline uint64_t argus_align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* ---------------------------------------------------------------------
+ * crc32 (zlib's).  Fuzz builds skip the comparison so that the fuzzer can
+ * reach the decoder behind the checksums.
+ */
+static inline uint32_t argus_crc32(const void *p, size_t n)
+{
+	return (uint32_t)crc32_z(0, (const Bytef *)p, n);
+}
+
+static inline bool argus_crc_ok(uint32_t stored, const void *p, size_t n)
+{
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+	(void)stored; (void)p; (void)n;
+	return true;
+#else
+	return argus_crc32(p, n) == stored;
+#endif
+}
+
+static inline void argus_chunk_header_seal(struct argus_chunk_header *h)
+{
+	h->header_crc = argus_crc32(h, offsetof(struct argus_chunk_header,
+						header_crc));
+}
+
+/* Magic and header crc: "this block holds a chunk header". */
+static inline bool argus_chunk_header_ok(const struct argus_chunk_header *h)
+{
+	return h->magic == ARGUS_CHUNK_MAGIC &&
+	       argus_crc_ok(h->header_crc, h,
+			    offsetof(struct argus_chunk_header, header_crc));
+}
+
+static inline void argus_file_header_seal(struct argus_file_header *h)
+{
+	h->header_crc = argus_crc32(h, offsetof(struct argus_file_header,
+						header_crc));
+}
+
+/* ---------------------------------------------------------------------
+ * Growable byte buffer.
+ */
+struct argus_buf {
+	uint8_t *p;     /* NULL until the first reserve */
+	size_t len;     /* bytes in use */
+	size_t cap;     /* bytes allocated */
+};
+
+static inline int argus_buf_reserve(struct argus_buf *b, size_t more)
+{
+	size_t need, cap;
+	uint8_t *p;
+
+	if (more > SIZE_MAX - b->len)
+		return -ENOMEM;
+	need = b->len + more;
+	if (need <= b->cap)
+		return 0;
+	cap = b->cap ? b->cap : 256;
+	while (cap < need)
+		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+	p = realloc(b->p, cap);
+	if (!p)
+		return -ENOMEM;
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+static inline int argus_buf_put(struct argus_buf *b, const void *d, size_t n)
+{
+	if (argus_buf_reserve(b, n))
+		return -ENOMEM;
+	if (n)
+		memcpy(b->p + b->len, d, n);
+	b->len += n;
+	return 0;
+}
+
+static inline int argus_buf_varint(struct argus_buf *b, uint64_t v)
+{
+	if (argus_buf_reserve(b, VARINT_MAX_LEN))
+		return -ENOMEM;
+	b->len += varint_put(b->p + b->len, v);
+	return 0;
+}
+
+static inline void argus_buf_free(struct argus_buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Hashing.
+ */
+static inline uint64_t argus_mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
+static inline uint32_t argus_hash_bytes(const void *d, size_t n)
+{
+	const uint8_t *p = d;
+	uint64_t h = 0xcbf29ce484222325ull ^ n;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return (uint32_t)argus_mix64(h);
+}
+
+static inline uint32_t argus_hash_u64s(const uint64_t *v, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+
+	for (size_t i = 0; i < n; i++)
+		h = argus_mix64(h ^ v[i]) + i;
+	return (uint32_t)argus_mix64(h);
+}
+
+/* ---------------------------------------------------------------------
+ * Hash index: hash -> 1-based id.  Load factor <= 1/2.
+ */
+struct argus_hslot {
+	uint32_t hash;
+	uint32_t id;    /* 0 = empty */
+};
+
+struct argus_hidx {
+	struct argus_hslot *slot;
+	uint32_t cap;   /* power of two, 0 before the first insert */
+	uint32_t n;
+};
+
+/* Does id `id` hold `key`? */
+typedef bool (*argus_hidx_eq_fn)(const void *ctx, uint32_t id,
+				 const void *key);
+
+static inline uint32_t argus_hidx_find(const struct argus_hidx *h,
+				       uint32_t hash, argus_hidx_eq_fn eq,
+				       const void *ctx, const void *key)
+{
+	uint32_t i;
+
+	if (!h->cap)
+		return 0;
+	for (i = hash & (h->cap - 1); h->slot[i].id; i = (i + 1) & (h->cap - 1))
+		if (h->slot[i].hash == hash && eq(ctx, h->slot[i].id, key))
+			return h->slot[i].id;
+	return 0;
+}
+
+/* Add id under hash; the caller checked it is not there yet. */
+static inline int argus_hidx_insert(struct argus_hidx *h, uint32_t hash,
+				    uint32_t id)
+{
+	uint32_t i;
+
+	if ((uint64_t)(h->n + 1) * 2 > h->cap) {
+		uint32_t cap = h->cap ? h->cap * 2 : 64;
+		struct argus_hslot *s;
+
+		if (!cap || cap > (1u << 31))
+			return -ENOMEM;
+		s = calloc(cap, sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		for (uint32_t j = 0; j < h->cap; j++) {
+			if (!h->slot[j].id)
+				continue;
+			for (i = h->slot[j].hash & (cap - 1); s[i].id;
+			     i = (i + 1) & (cap - 1))
+				;
+			s[i] = h->slot[j];
+		}
+		free(h->slot);
+		h->slot = s;
+		h->cap = cap;
+	}
+	for (i = hash & (h->cap - 1); h->slot[i].id; i = (i + 1) & (h->cap - 1))
+		;
+	h->slot[i].hash = hash;
+	h->slot[i].id = id;
+	h->n++;
+	return 0;
+}
+
+static inline void argus_hidx_clear(struct argus_hidx *h)
+{
+	if (h->cap)
+		memset(h->slot, 0, h->cap * sizeof(*h->slot));
+	h->n = 0;
+}
+
+static inline void argus_hidx_free(struct argus_hidx *h)
+{
+	free(h->slot);
+	h->slot = NULL;
+	h->cap = h->n = 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Entry points shared inside the library.
+ */
+
+/* argus_ring__create(), but the new file's header copies created_*_ns,
+ * ncpus, hostname and kernel from `tmpl` (argus save keeps the source's
+ * clock pair so that timestamps still convert to wall time). */
+struct argus_ring *argus_ring__create_from(const char *path,
+					   const struct argus_ring_opts *opts,
+					   const struct argus_file_header *tmpl,
+					   struct argus_error *err);
+
+/* Fill *err (which may be NULL): code, offset and a message prefixed with
+ * "path: " when path is not NULL.  Returns code. */
+int argus_error__set(struct argus_error *err, const char *path, int code,
+		     uint64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+#endif /* ARGUS_TRACE_INTERNAL_H */

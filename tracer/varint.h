@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * varint.h - the integer encoding of Argus chunk payloads.
+ *
+ * Unsigned LEB128: 7 bits per byte, lowest group first, the high bit set on
+ * every byte but the last.  A uint64_t takes 1..10 bytes; values < 128 take
+ * one.  Signed values go through zigzag first (0, -1, 1, -2 ... -> 0, 1, 2,
+ * 3 ...) so that small negative numbers stay short.
+ *
+ * Invariants:
+ *   - varint_put() writes at most VARINT_MAX_LEN bytes; the caller reserves
+ *     them.
+ *   - varint_get() never reads at or past `end`.  It fails (-EBADMSG) on an
+ *     encoding that runs off the end, is longer than 10 bytes, or does not
+ *     fit in 64 bits; on failure *pp and *v are left unchanged.
+ *   - zigzag_enc()/zigzag_dec() are exact inverses over all of int64_t.
+ */
+#ifndef ARGUS_VARINT_H
+#define ARGUS_VARINT_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VARINT_MAX_LEN 10
+
+/* Bytes varint_put() would write for v. */
+static inline size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* Encode v at p (room for VARINT_MAX_LEN bytes); returns bytes written. */
+static inline size_t varint_put(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+/* Decode one varint from [*pp, end); advance *pp past it. */
+static inline int varint_get(const uint8_t **pp, const uint8_t *end,
+			     uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	uint64_t r = 0;
+	unsigned shift = 0;
+
+	for (;;) {
+		uint8_t b;
+
+		if (p >= end || shift > 63)
+			return -EBADMSG;
+		b = *p++;
+		/* the 10th byte holds bit 63 only */
+		if (shift == 63 && b > 1)
+			return -EBADMSG;
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			break;
+		shift += 7;
+	}
+	*pp = p;
+	*v = r;
+	return 0;
+}
+
+static inline uint64_t zigzag_enc(int64_t v)
+{
+	uint64_t u = (uint64_t)v;
+
+	return (u << 1) ^ (0 - (u >> 63));
+}
+
+static inline int64_t zigzag_dec(uint64_t u)
+{
+	return (int64_t)((u >> 1) ^ (0 - (u & 1)));
+}
+
+#endif /* ARGUS_VARINT_H */
