@@ -9,16 +9,17 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 BUILD_DIR=$top/build bash "$top/scripts/build.sh"
 bin=$top/build/bin
+apps=$top/build/tests/apps
 out=$(mktemp -d /tmp/argus-demo.XXXXXX)
 trace=$out/demo.argus
 
 echo "== recording: a pipe ping-pong between two processes, then a timed sleep"
-"$bin/argus" record -o "$trace" -- sh -c "'$bin/pipe_pingpong' && '$bin/timed_sleep'" | tee "$out/app.txt"
+"$bin/argus" record -o "$trace" -- sh -c "'$apps/pipe_pingpong' && '$apps/timed_sleep'" > "$out/app.txt"
 
 echo
 echo "== what was captured"
 "$bin/argus" dump "$trace" --stats
-writer=$(sed -n 's/^parent_tid=//p' "$out/app.txt" | head -1)
+writer=$(sed -n 's/^PARENT_TID=//p' "$out/app.txt" | head -1)
 echo
 echo "== the ping-pong's first events (writer tid $writer)"
 "$bin/argus" dump "$trace" --tid "$writer" | grep -E 'waking|sys_exit +(read|write)|blocked_in' | head -12
