@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,10 +64,15 @@ int cmd_start(int argc, char **argv)
 		if (fork() != 0)
 			_exit(0);
 		setsid();
+		/* argusd's own complaints go to a root-only log beside its socket */
+		char logpath[300];
+		snprintf(logpath, sizeof(logpath), "%s/argusd.log", argus_run_dir());
+		mkdir(argus_run_dir(), 0700);
 		int devnull = open("/dev/null", O_RDWR);
+		int logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		dup2(devnull, 0);
 		dup2(devnull, 1);
-		dup2(devnull, 2);
+		dup2(logfd >= 0 ? logfd : devnull, 2);
 		dup2(pfd[1], 3); /* dup2 clears FD_CLOEXEC on the copy */
 		execv(argusd, args);
 		_exit(127);
