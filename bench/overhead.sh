@@ -14,7 +14,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
 reps=${2:-3}
-argus=$build/bin/argus
+argus_bin=$build/bin/argus
 tmp=$(mktemp -d /tmp/argus-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -26,7 +26,7 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+
 
 run_bare() { "$@" 2>&1 | total_time; }
 run_argus() {
-  "$argus" record -o "$tmp/a.argus" -- "$@" >"$tmp/out" 2>"$tmp/err"
+  "$argus_bin" record -o "$tmp/a.argus" -- "$@" >"$tmp/out" 2>"$tmp/err"
   total_time <"$tmp/out"
   sed -n 's/^argus record: \([0-9]*\) events, .* (\([0-9.]*\) bytes\/event), \([0-9]*\) lost.*/\1 \2 \3/p' "$tmp/err" >"$tmp/argus_stats"
 }

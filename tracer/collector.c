@@ -602,12 +602,11 @@ struct argus_collector *argus_collector__new(const struct argus_collector_opts *
 	if (c->opts.zlevel < 0)
 		c->opts.zlevel = 1;
 	/* Stack copies for DWARF unwinding: samples need depth to name the
-	 * busy function's callers; blocking switch-outs mostly need to get out
-	 * of libc's syscall wrapper into the caller. */
+	 * busy function's callers.  Blocking switch-outs get frame-pointer
+	 * walks only by default: copying and unwinding every one of them cost
+	 * 2.8x on a pinned pipe ping-pong (docs/benchmarks.md). */
 	if (!c->opts.probe.sample_copy)
 		c->opts.probe.sample_copy = 2048;
-	if (!c->opts.probe.block_copy)
-		c->opts.probe.block_copy = 512;
 	c->path = strdup(opts->path);
 	c->builder = argus_chunk_builder__new();
 	c->stacks = stack_capture__new(!opts->no_unwind);
@@ -630,6 +629,7 @@ struct argus_collector *argus_collector__new(const struct argus_collector_opts *
 		snprintf(errbuf, errlen, "%s", err.msg);
 		goto fail;
 	}
+	c->seq = 1; /* the reader infers overwritten chunks from gaps below the newest seq */
 	c->st.start_ns = argus_now_ns();
 	c->st.ring_size = opts->ring_size;
 	c->st.ncpus = c->ncpus;

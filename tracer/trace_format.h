@@ -270,12 +270,14 @@ struct argus_trace_stats {
 
 struct argus_trace *argus_trace__open(const char *path,
 				      struct argus_error *err);
-/* Same, over a memory buffer (the fuzz target uses this). */
+/* Same, over a memory buffer (the fuzz target uses this); the buffer must
+ * stay valid and unchanged until __close(). */
 struct argus_trace *argus_trace__open_mem(const void *buf, size_t len,
 					  struct argus_error *err);
 void argus_trace__close(struct argus_trace *t);
 /* Next event in timestamp order: 1 = got one, 0 = end, <0 = error, with
- * the reason in *err. */
+ * the reason in *err (a corrupt chunk: none of its events is returned, and
+ * calling again goes on with the next chunk). */
 int argus_trace__next(struct argus_trace *t, struct argus_event *ev,
 		      struct argus_error *err);
 int argus_trace__rewind(struct argus_trace *t);

@@ -5,7 +5,8 @@
  * Open (argus_trace__open / __open_mem) does, over the mapped bytes:
  *   1. check the file header (magic, version, crc, sizes);
  *   2. scan every block boundary of the data area for a chunk header
- *      (magic + header crc): the candidates;
+ *      (magic + header crc): the candidates (skipping the holes of a
+ *      sparse ring);
  *   3. classify each candidate (docs/trace-format.md, "Ring wrap and
  *      crashes"): GOOD, OVERWRITTEN (a newer chunk covers part of it, or
  *      it is older than the newest and runs off the ring), INCOMPLETE (the
@@ -196,6 +197,7 @@ struct argus_trace {
 	const uint8_t *base;
 	size_t len;
 	bool mapped;
+	int fd;                         /* during open only, else -1 */
 	struct argus_file_header fh;
 	bool ring;
 
@@ -735,11 +737,35 @@ static int classify_ring(struct argus_trace *t, struct chunk *cand, size_t n,
 	return 0;
 }
 
+/*
+ * The first block boundary at or after off whose bytes are data, and in
+ * *data_end where that data stops.  A ring left sparse (no fallocate) has
+ * holes where nothing was written yet, and on a full tmpfs even reading a
+ * hole through a mapping faults (SIGBUS): skip them.
+ */
+static uint64_t next_data(const struct argus_trace *t, uint64_t off,
+			  uint64_t area_end, uint64_t *data_end)
+{
+	off_t d, h;
+
+	*data_end = area_end;
+	if (t->fd < 0)
+		return off;
+	d = lseek(t->fd, (off_t)off, SEEK_DATA);
+	if (d < 0)
+		return errno == ENXIO ? area_end : off;
+	h = lseek(t->fd, d, SEEK_HOLE);
+	if (h >= 0 && (uint64_t)h < area_end)
+		*data_end = (uint64_t)h;
+	return argus_align_up((uint64_t)d, ARGUS_BLOCK_SIZE);
+}
+
 static int scan(struct argus_trace *t, struct argus_error *err)
 {
 	uint64_t area_end = t->len, overwritten = 0, incomplete = 0;
 	struct chunk *cand = NULL;
 	uint32_t ncand = 0, cap = 0, maxcpu = 0;
+	uint64_t data_end = 0;
 	int rc = 0;
 
 	if (t->ring && ARGUS_FILE_HEADER_SIZE + t->fh.data_size < area_end)
@@ -748,6 +774,11 @@ static int scan(struct argus_trace *t, struct argus_error *err)
 	     off + ARGUS_CHUNK_HEADER_SIZE <= area_end; off += ARGUS_BLOCK_SIZE) {
 		struct chunk c = { .off = off };
 
+		if (off + ARGUS_CHUNK_HEADER_SIZE > data_end) {
+			c.off = off = next_data(t, off, area_end, &data_end);
+			if (off + ARGUS_CHUNK_HEADER_SIZE > data_end)
+				continue;  /* past the end, or a sliver of data */
+		}
 		memcpy(&c.h, t->base + off, sizeof(c.h));
 		if (!argus_chunk_header_ok(&c.h))
 			continue;
@@ -876,6 +907,7 @@ struct argus_trace *argus_trace__open_mem(const void *buf, size_t len,
 	}
 	t->base = buf;
 	t->len = len;
+	t->fd = -1;
 	return open_common(t, err);
 }
 
@@ -936,8 +968,12 @@ struct argus_trace *argus_trace__open(const char *path,
 		t->base = m;
 		t->mapped = true;
 	}
+	t->fd = fd;
+	t = open_common(t, err);
+	if (t)
+		t->fd = -1;
 	close(fd);
-	return open_common(t, err);
+	return t;
 }
 
 /* ---------------------------------------------------------------------
