@@ -210,6 +210,11 @@ int main(int argc, char **argv)
 
 	while (!stop_requested) {
 		int e = argus_collector__run_once(c, 50);
+		if (e == -E2BIG) {
+			/* one chunk too big for the ring: it is lost, the ring is not */
+			fprintf(stderr, "argusd: a chunk did not fit in the ring and was dropped\n");
+			continue;
+		}
 		if (e && e != -EINTR) {
 			fprintf(stderr, "argusd: collector: %s\n", strerror(-e));
 			rc = 1;

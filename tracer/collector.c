@@ -33,6 +33,7 @@
 #define HOLDBACK_NS (20ull * 1000 * 1000)
 #define MAX_CPUS 256
 #define MAX_FRAMES 64
+#define DRAIN_BUDGET 65536 /* records per run_once */
 
 struct pending {
 	struct argus_event ev;  /* stack/str/str2 unset until emitted */
@@ -70,6 +71,7 @@ struct argus_collector {
 	uint32_t *chunk_pids;         /* pids with stacks in the open chunk */
 	size_t nchunk_pids, capchunk_pids;
 
+	uint32_t budget;              /* records left in this drain */
 	struct argus_collector_status st;
 	/* chunk sizes and min ts, oldest first, for the ring span estimate */
 	struct { uint64_t bytes, min_ts; } *hist;
@@ -205,6 +207,11 @@ static int on_record(void *ctx, const void *rec, size_t size)
 	const struct ae_hdr *h = rec;
 	struct pending *p;
 
+	/* libbpf's consume loops while records keep coming; stop after a
+	 * budget so chunks are cut on time and the control socket answers */
+	if (!c->budget)
+		return -ECANCELED;
+	c->budget--;
 	if (size < sizeof(*h) || h->size > size || h->type >= AE_TYPE_MAX)
 		return 0; /* malformed: cannot come from our programs; skip */
 	size = h->size;
@@ -649,18 +656,24 @@ int argus_collector__run_once(struct argus_collector *c, int timeout_ms)
 		return -ENODEV;
 	/* Records are submitted without wake-ups, so the poll returns early
 	 * only past the watermark; consume whatever is there either way. */
+	c->budget = DRAIN_BUDGET;
 	n = argus_probe__poll(c->probe, timeout_ms, on_record, c);
-	if (n < 0 && n != -EINTR)
+	if (n < 0 && n != -EINTR && n != -ECANCELED)
 		return n;
-	n = argus_probe__drain(c->probe, on_record, c);
-	if (n < 0)
-		return n;
+	if (c->budget) {
+		n = argus_probe__drain(c->probe, on_record, c);
+		if (n < 0 && n != -ECANCELED)
+			return n;
+	}
 	return process(c, argus_now_ns() - HOLDBACK_NS, false);
 }
 
 int argus_collector__flush(struct argus_collector *c)
 {
-	int n = c->probe ? argus_probe__drain(c->probe, on_record, c) : 0;
+	int n;
+
+	c->budget = UINT32_MAX;
+	n = c->probe ? argus_probe__drain(c->probe, on_record, c) : 0;
 
 	if (n < 0)
 		return n;
@@ -674,6 +687,7 @@ int argus_collector__finish(struct argus_collector *c)
 	if (!c->probe)
 		return 0;
 	/* drain what the kernel holds, then detach so the counts are final */
+	c->budget = UINT32_MAX;
 	n = argus_probe__drain(c->probe, on_record, c);
 	refresh_lost(c);
 	argus_probe__close(c->probe);
