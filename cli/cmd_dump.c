@@ -15,19 +15,8 @@
 
 static const char *type_name(unsigned t)
 {
-	static const char *const n[AE_TYPE_MAX] = {
-		[AE_SWITCH] = "switch", [AE_WAKING] = "waking",
-		[AE_WAKEUP_NEW] = "wakeup_new", [AE_FORK] = "fork",
-		[AE_EXEC] = "exec", [AE_EXIT] = "exit", [AE_FREE] = "free",
-		[AE_RENAME] = "rename", [AE_SYS_ENTER] = "sys_enter",
-		[AE_SYS_EXIT] = "sys_exit", [AE_HRT_START] = "hrtimer_start",
-		[AE_HRT_EXPIRE] = "hrtimer_expire", [AE_HRT_CANCEL] = "hrtimer_cancel",
-		[AE_IRQ_ENTRY] = "irq_entry", [AE_IRQ_EXIT] = "irq_exit",
-		[AE_SOFTIRQ_ENTRY] = "softirq_entry", [AE_SOFTIRQ_EXIT] = "softirq_exit",
-		[AE_WQ_START] = "wq_start", [AE_WQ_END] = "wq_end",
-		[AE_SAMPLE] = "sample", [AE_MARK] = "mark", [AE_LOST] = "lost",
-	};
-	return t < AE_TYPE_MAX && n[t] ? n[t] : "unknown";
+	const char *n = t <= UINT16_MAX ? argus_event_type_str((uint16_t)t) : NULL;
+	return n ? n : "unknown";
 }
 
 static const char *ctx_name(unsigned c)

@@ -22,6 +22,7 @@
 
 #include "collector.h"
 #include "control.h"
+#include "trace_format.h"
 #include "units.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -47,18 +48,6 @@ static void usage(FILE *f)
 static void print_status(struct argus_collector *c, FILE *out)
 {
 	struct argus_collector_status st;
-	static const char *const names[AE_TYPE_MAX] = {
-		[AE_SWITCH] = "switch", [AE_WAKING] = "waking",
-		[AE_WAKEUP_NEW] = "wakeup_new", [AE_FORK] = "fork",
-		[AE_EXEC] = "exec", [AE_EXIT] = "exit", [AE_FREE] = "free",
-		[AE_RENAME] = "rename", [AE_SYS_ENTER] = "sys_enter",
-		[AE_SYS_EXIT] = "sys_exit", [AE_HRT_START] = "hrtimer_start",
-		[AE_HRT_EXPIRE] = "hrtimer_expire", [AE_HRT_CANCEL] = "hrtimer_cancel",
-		[AE_IRQ_ENTRY] = "irq_entry", [AE_IRQ_EXIT] = "irq_exit",
-		[AE_SOFTIRQ_ENTRY] = "softirq_entry", [AE_SOFTIRQ_EXIT] = "softirq_exit",
-		[AE_WQ_START] = "wq_start", [AE_WQ_END] = "wq_end",
-		[AE_SAMPLE] = "sample", [AE_MARK] = "mark",
-	};
 
 	argus_collector__status(c, &st);
 	fprintf(out, "pid=%d\n", getpid());
@@ -66,8 +55,9 @@ static void print_status(struct argus_collector *c, FILE *out)
 	fprintf(out, "uptime_ns=%llu\n", (unsigned long long)(st.now_ns - st.start_ns));
 	fprintf(out, "events=%llu\n", (unsigned long long)st.events);
 	for (int t = 0; t < AE_TYPE_MAX; t++)
-		if (names[t] && st.by_type[t])
-			fprintf(out, "type.%s=%llu\n", names[t], (unsigned long long)st.by_type[t]);
+		if (st.by_type[t] && argus_event_type_str((uint16_t)t))
+			fprintf(out, "type.%s=%llu\n", argus_event_type_str((uint16_t)t),
+				(unsigned long long)st.by_type[t]);
 	fprintf(out, "lost=%llu\n", (unsigned long long)st.lost);
 	for (uint32_t i = 0; i < st.ncpus && i < 256; i++)
 		fprintf(out, "lost.cpu%u=%llu\n", i, (unsigned long long)st.lost_cpu[i]);
