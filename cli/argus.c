@@ -31,6 +31,17 @@ static const struct argus_command commands[] = {
 	  "argus dump FILE [--stacks] [--pid PID] [--tid TID] [--stats]\n"
 	  "  --stacks  print symbolized user stacks under events that have one\n"
 	  "  --stats   print only the per-CPU counts, lost events and time span\n" },
+	{ "graph", cmd_graph, "build the event graph: its size, or one node and its neighbours",
+	  "argus graph FILE [--stats] [--node ID | --pid PID... | --tid TID...] [--dot|--json]\n"
+	  "            [--schema FILE] [--no-split]\n"
+	  "  --stats      vertices, edges by type, processes, threads, IPC messages,\n"
+	  "               filtered wake-ups by reason, build time and memory (default)\n"
+	  "  --node ID    one segment with its predecessors and successors\n"
+	  "  --pid/--tid  every segment of these processes/threads (repeatable)\n"
+	  "  --dot/--json the node's neighbourhood, or the selected segments and the\n"
+	  "               edges among them, as Graphviz DOT or JSON\n"
+	  "  --schema F   user schema: extra boundaries, edges, filters (docs/schema.md)\n"
+	  "  --no-split   do not split server-loop segments (batching heuristic)\n" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

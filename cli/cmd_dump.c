@@ -25,19 +25,12 @@ static const char *ctx_name(unsigned c)
 	return c < 4 ? n[c] : "?";
 }
 
-static const char *obj_name(uint64_t k)
-{
-	static const char *const n[] = { "none", "pipe", "unix", "tcp", "udp", "eventfd",
-					 "timerfd", "epoll", "file", "sock", "other" };
-	return k < sizeof(n) / sizeof(n[0]) ? n[k] : "?";
-}
-
 static void print_obj(uint64_t kind, uint64_t obj, uint64_t peer)
 {
 	if (!kind)
 		return;
 	if (kind == AE_OBJ_TCP || kind == AE_OBJ_UDP)
-		printf(" obj=%s:%u.%u.%u.%u:%u->%u.%u.%u.%u:%u", obj_name(kind),
+		printf(" obj=%s:%u.%u.%u.%u:%u->%u.%u.%u.%u:%u", argus_obj_kind_str(kind),
 		       (unsigned)(obj >> 16) & 255, (unsigned)(obj >> 24) & 255,
 		       (unsigned)(obj >> 32) & 255, (unsigned)(obj >> 40) & 255,
 		       (unsigned)(obj & 0xffff),
@@ -45,9 +38,9 @@ static void print_obj(uint64_t kind, uint64_t obj, uint64_t peer)
 		       (unsigned)(peer >> 32) & 255, (unsigned)(peer >> 40) & 255,
 		       (unsigned)(peer & 0xffff));
 	else if (peer)
-		printf(" obj=%s:%#" PRIx64 "->%#" PRIx64, obj_name(kind), obj, peer);
+		printf(" obj=%s:%#" PRIx64 "->%#" PRIx64, argus_obj_kind_str(kind), obj, peer);
 	else
-		printf(" obj=%s:%#" PRIx64, obj_name(kind), obj);
+		printf(" obj=%s:%#" PRIx64, argus_obj_kind_str(kind), obj);
 }
 
 static const char *comm_of(const struct argus_trace *t, uint32_t tid)

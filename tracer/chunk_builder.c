@@ -102,6 +102,18 @@ const char *argus_event_type_str(uint16_t type)
 	return type < AE_TYPE_MAX ? builtin_schema[type].name : NULL;
 }
 
+const char *argus_obj_kind_str(uint64_t kind)
+{
+	static const char *const n[] = {
+		[AE_OBJ_NONE] = "none", [AE_OBJ_PIPE] = "pipe",
+		[AE_OBJ_UNIX] = "unix", [AE_OBJ_TCP] = "tcp", [AE_OBJ_UDP] = "udp",
+		[AE_OBJ_EVENTFD] = "eventfd", [AE_OBJ_TIMERFD] = "timerfd",
+		[AE_OBJ_EPOLL] = "epoll", [AE_OBJ_FILE] = "file",
+		[AE_OBJ_SOCK] = "sock", [AE_OBJ_OTHER] = "other",
+	};
+	return kind < sizeof(n) / sizeof(n[0]) ? n[kind] : "?";
+}
+
 /* ---------------------------------------------------------------------
  * Builder state.
  */

@@ -229,6 +229,9 @@ void argus_chunk_builder__reset(struct argus_chunk_builder *b);
 /* Built-in name of an event type ("switch", "sys_enter"...), NULL if
  * unknown to this build. */
 const char *argus_event_type_str(uint16_t type);
+/* Name of an object kind (enum ae_obj_kind): "pipe", "unix"...; "?" if
+ * unknown. */
+const char *argus_obj_kind_str(uint64_t kind);
 
 struct argus_ring;
 

@@ -5,9 +5,7 @@
  * the public API; nothing outside tracer/ should include it.
  *
  *   struct argus_buf   growable byte buffer; p may be NULL while cap == 0
- *   struct argus_hidx  open-addressing hash index mapping a 32-bit hash to
- *                      a 1-based id; equality is decided by a callback, so
- *                      the keys live wherever the caller keeps them
+ *   struct argus_hidx  hash index (hidx.h, shared with graphlib/)
  *   header helpers     crc/seal/check of the on-disk headers
  *
  * The on-disk headers are little-endian and are copied with memcpy: this
@@ -26,6 +24,7 @@
 
 #include "trace_format.h"
 #include "varint.h"
+#include "hidx.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the Argus trace format is little-endian; this host is not"
@@ -152,119 +151,6 @@ static inline void argus_buf_free(struct argus_buf *b)
 	free(b->p);
 	b->p = NULL;
 	b->len = b->cap = 0;
-}
-
-/* ---------------------------------------------------------------------
- * Hashing.
- */
-static inline uint64_t argus_mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return h;
-}
-
-static inline uint32_t argus_hash_bytes(const void *d, size_t n)
-{
-	const uint8_t *p = d;
-	uint64_t h = 0xcbf29ce484222325ull ^ n;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return (uint32_t)argus_mix64(h);
-}
-
-static inline uint32_t argus_hash_u64s(const uint64_t *v, size_t n)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-
-	for (size_t i = 0; i < n; i++)
-		h = argus_mix64(h ^ v[i]) + i;
-	return (uint32_t)argus_mix64(h);
-}
-
-/* ---------------------------------------------------------------------
- * Hash index: hash -> 1-based id.  Load factor <= 1/2.
- */
-struct argus_hslot {
-	uint32_t hash;
-	uint32_t id;    /* 0 = empty */
-};
-
-struct argus_hidx {
-	struct argus_hslot *slot;
-	uint32_t cap;   /* power of two, 0 before the first insert */
-	uint32_t n;
-};
-
-/* Does id `id` hold `key`? */
-typedef bool (*argus_hidx_eq_fn)(const void *ctx, uint32_t id,
-				 const void *key);
-
-static inline uint32_t argus_hidx_find(const struct argus_hidx *h,
-				       uint32_t hash, argus_hidx_eq_fn eq,
-				       const void *ctx, const void *key)
-{
-	uint32_t i;
-
-	if (!h->cap)
-		return 0;
-	for (i = hash & (h->cap - 1); h->slot[i].id; i = (i + 1) & (h->cap - 1))
-		if (h->slot[i].hash == hash && eq(ctx, h->slot[i].id, key))
-			return h->slot[i].id;
-	return 0;
-}
-
-/* Add id under hash; the caller checked it is not there yet. */
-static inline int argus_hidx_insert(struct argus_hidx *h, uint32_t hash,
-				    uint32_t id)
-{
-	uint32_t i;
-
-	if ((uint64_t)(h->n + 1) * 2 > h->cap) {
-		uint32_t cap = h->cap ? h->cap * 2 : 64;
-		struct argus_hslot *s;
-
-		if (!cap || cap > (1u << 31))
-			return -ENOMEM;
-		s = calloc(cap, sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		for (uint32_t j = 0; j < h->cap; j++) {
-			if (!h->slot[j].id)
-				continue;
-			for (i = h->slot[j].hash & (cap - 1); s[i].id;
-			     i = (i + 1) & (cap - 1))
-				;
-			s[i] = h->slot[j];
-		}
-		free(h->slot);
-		h->slot = s;
-		h->cap = cap;
-	}
-	for (i = hash & (h->cap - 1); h->slot[i].id; i = (i + 1) & (h->cap - 1))
-		;
-	h->slot[i].hash = hash;
-	h->slot[i].id = id;
-	h->n++;
-	return 0;
-}
-
-static inline void argus_hidx_clear(struct argus_hidx *h)
-{
-	if (h->cap)
-		memset(h->slot, 0, h->cap * sizeof(*h->slot));
-	h->n = 0;
-}
-
-static inline void argus_hidx_free(struct argus_hidx *h)
-{
-	free(h->slot);
-	h->slot = NULL;
-	h->cap = h->n = 0;
 }
 
 /* ---------------------------------------------------------------------

@@ -1380,7 +1380,12 @@ static int decode_event(struct argus_trace *t, struct cursor *cu, bool remap)
 	uint64_t type, dts, tid, pidz, ctx, v;
 	int64_t pid;
 
-	memset(ev, 0, sizeof(*ev));
+	/* Cleared field by field below: a memset of the whole event per
+	 * event was a tenth of the graph build's time. */
+	ev->stack = ev->str = ev->str2 = 0;
+	memset(ev->pad, 0, sizeof(ev->pad));
+	for (unsigned i = 0; i < ARGUS_NFIELDS; i++)   /* constant size: */
+		ev->f[i] = 0;                          /* vector stores */
 	if (get(&s, &type))
 		return why(t, "cpu %u stream ends early", cu->cpu);
 	e = schema_find(t, type);

@@ -57,6 +57,11 @@ static inline int varint_get(const uint8_t **pp, const uint8_t *end,
 	uint64_t r = 0;
 	unsigned shift = 0;
 
+	if (p < end && *p < 0x80) {     /* fast path: most values are small */
+		*v = *p;
+		*pp = p + 1;
+		return 0;
+	}
 	for (;;) {
 		uint8_t b;
 

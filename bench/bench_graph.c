@@ -1,0 +1,95 @@
+/* bench_graph.c - graph build speed and memory against the bare trace
+ * reader on the same file, in the same run (this VM is shared and noisy:
+ * only same-run ratios mean anything).
+ *
+ *   bench_graph TRACE [REPS]
+ *
+ * For each of REPS rounds: one read-only pass (argus_trace__next over all
+ * events, the floor any consumer of the format pays), then one
+ * argus_graph__build.  Prints the medians, events/s on one core (CPU time
+ * of this thread, not wall time), the build/read ratio, the graph's own
+ * memory per event (argus_graph_stats.mem_bytes) and the process's peak
+ * RSS, and the speed-up over the paper's 30 K events/s. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "argus_graph.h"
+
+static double cpu_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	struct argus_error err = { 0 };
+	struct argus_trace *t;
+	struct argus_event ev;
+	double rd[16], bd[16], t0;
+	uint64_t n = 0, mem = 0, nseg = 0, nedge = 0;
+	int reps = argc > 2 ? atoi(argv[2]) : 3;
+	struct rusage ru;
+
+	if (argc < 2 || reps < 1 || reps > 16) {
+		fprintf(stderr, "usage: bench_graph TRACE [REPS 1..16]\n");
+		return 2;
+	}
+	t = argus_trace__open(argv[1], &err);
+	if (!t) {
+		fprintf(stderr, "bench_graph: %s\n", err.msg);
+		return 1;
+	}
+	for (int r = 0; r < reps; r++) {
+		struct argus_graph *g;
+
+		argus_trace__rewind(t);
+		n = 0;
+		t0 = cpu_s();
+		while (argus_trace__next(t, &ev, &err) > 0)
+			n++;
+		rd[r] = cpu_s() - t0;
+		t0 = cpu_s();
+		g = argus_graph__build(t, NULL, &err);
+		bd[r] = cpu_s() - t0;
+		if (!g) {
+			fprintf(stderr, "bench_graph: %s\n", err.msg);
+			return 1;
+		}
+		mem = argus_graph__stats(g)->mem_bytes;
+		nseg = argus_graph__stats(g)->vertices;
+		nedge = argus_graph__stats(g)->edges;
+		argus_graph__free(g);
+	}
+	qsort(rd, reps, sizeof(double), cmp_d);
+	qsort(bd, reps, sizeof(double), cmp_d);
+	getrusage(RUSAGE_SELF, &ru);
+	double r = rd[reps / 2], b = bd[reps / 2];
+	printf("events            %" PRIu64 "\n", n);
+	printf("vertices          %" PRIu64 "\n", nseg);
+	printf("edges             %" PRIu64 "\n", nedge);
+	printf("read only         %.3f s CPU, %.2f M events/s\n", r, (double)n / r / 1e6);
+	printf("graph build       %.3f s CPU, %.2f M events/s (includes reading)\n", b,
+	       (double)n / b / 1e6);
+	printf("build / read      %.2fx\n", b / r);
+	printf("graph memory      %.1f B/event (%.1f MiB)\n", (double)mem / (double)n,
+	       (double)mem / 1048576.0);
+	printf("peak RSS          %.1f MiB (%.1f B/event, reader + graph)\n",
+	       (double)ru.ru_maxrss / 1024.0, (double)ru.ru_maxrss * 1024.0 / (double)n);
+	printf("vs paper 30K/s    %.0fx\n", (double)n / b / 30000.0);
+	argus_trace__close(t);
+	return 0;
+}

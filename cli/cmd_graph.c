@@ -1,0 +1,255 @@
+/* cmd_graph.c - `argus graph FILE`: build the event graph of a trace and
+ * print its size (--stats, like the paper's table) or one node with its
+ * predecessors and successors (--node ID, as text, --dot or --json). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "argus_graph.h"
+#include "cli.h"
+#include "graph_cli.h"
+#include "syscall_names.h"
+
+static void print_stats(const char *path, const struct argus_graph *g)
+{
+	const struct argus_graph_stats *st = argus_graph__stats(g);
+	uint64_t filtered = 0;
+	double secs = (double)st->build_ns / 1e9;
+
+	for (unsigned r = 0; r < ARGUS_FILT_MAX; r++)
+		filtered += st->filtered[r];
+	printf("trace:      %s\n", path);
+	printf("events:     %" PRIu64 " over %.3f s (lost by the collector: %" PRIu64 ")\n",
+	       st->events, st->max_ts > st->min_ts ? (double)(st->max_ts - st->min_ts) / 1e9 : 0.0,
+	       st->lost);
+	printf("vertices:   %" PRIu64 " segments\n", st->vertices);
+	printf("edges:      %" PRIu64 "\n", st->edges);
+	for (unsigned t = ARGUS_EDGE_WAKEUP; t < ARGUS_EDGE_TYPE_MAX; t++)
+		if (st->edges_by_type[t])
+			printf("  %-10s %" PRIu64 "%s\n", argus_edge_type_str(t),
+			       st->edges_by_type[t], t == ARGUS_EDGE_INTRA ? " (weak)" : "");
+	printf("processes:  %" PRIu64 "\n", st->processes);
+	printf("threads:    %" PRIu64 "\n", st->threads);
+	printf("messages:   %" PRIu64 " IPC send->receive pairs, %" PRIu64 " bytes"
+	       " (%" PRIu64 " receives without a traced send)\n",
+	       st->messages, st->bytes, st->unmatched_recv);
+	printf("wake-ups:   %" PRIu64 " seen, %" PRIu64 " filtered (not an edge):\n",
+	       st->wakeups, filtered);
+	for (unsigned r = 0; r < ARGUS_FILT_MAX; r++)
+		if (st->filtered[r])
+			printf("  %-14s %" PRIu64 "\n", argus_filter_reason_str(r), st->filtered[r]);
+	printf("timer wake-ups re-attributed to the arming segment: %" PRIu64 "\n",
+	       st->timer_reattributed);
+	printf("batching splits: %" PRIu64 "\n", st->splits);
+	if (st->schema_boundaries || st->schema_edges)
+		printf("schema:     %" PRIu64 " boundaries, %" PRIu64 " edges\n",
+		       st->schema_boundaries, st->schema_edges);
+	printf("build:      %.3f s, %.2f M events/s\n", secs,
+	       secs > 0 ? (double)st->events / secs / 1e6 : 0.0);
+	printf("memory:     %.1f MiB, %.1f B/event\n", (double)st->mem_bytes / 1048576.0,
+	       st->events ? (double)st->mem_bytes / (double)st->events : 0.0);
+}
+
+static void print_edge(const struct argus_graph *g, const struct argus_edge *e, bool in)
+{
+	uint32_t other = in ? e->src : e->dst;
+	const struct argus_segment *s = argus_graph__segment(g, other);
+	const struct argus_thread *t = argus_graph__thread(g, s->thread);
+	const struct argus_graph_stats *st = argus_graph__stats(g);
+
+	printf("  %s %-8s %s #%u %s %u/%u at %.6f", in ? "<-" : "->",
+	       argus_edge_type_str(e->type), in ? "from" : "to", other,
+	       graph_cli_comm(g, t), t->pid, t->tid,
+	       (double)((in ? e->src_ts : e->dst_ts) - st->min_ts) / 1e9);
+	if (e->type == ARGUS_EDGE_MESSAGE)
+		printf(" %s %" PRId64 " B", argus_obj_kind_str(e->obj_kind), e->bytes);
+	if (e->flags & ARGUS_EDGE_F_WOKE)
+		printf(" (woke it)");
+	if (e->flags & ARGUS_EDGE_F_SPLIT)
+		printf(" (split)");
+	printf("\n");
+}
+
+static void print_node(const struct argus_graph *g, uint32_t id)
+{
+	const struct argus_segment *s = argus_graph__segment(g, id);
+	const struct argus_thread *t = argus_graph__thread(g, s->thread);
+	const struct argus_graph_stats *st = argus_graph__stats(g);
+	const uint32_t *ids;
+	uint32_t n;
+
+	printf("segment #%u: %s %u/%u (process %s)\n", id, graph_cli_comm(g, t), t->pid,
+	       t->tid, graph_cli_process(g, t));
+	printf("  time      %.6f .. %.6f s (%.3f ms), on CPU %.3f ms, %u events, %u samples\n",
+	       (double)(s->start - st->min_ts) / 1e9, (double)(s->end - st->min_ts) / 1e9,
+	       (double)(s->end - s->start) / 1e6, (double)s->oncpu / 1e6, s->nevents,
+	       s->nsamples);
+	printf("  began     %s%s%s\n", argus_seg_start_str(s->start_reason),
+	       s->woken_by ? ", woken by " : "",
+	       s->woken_by ? argus_woken_by_str(s->woken_by) : "");
+	printf("  ended     %s", argus_seg_end_str(s->end_reason));
+	if (s->end_reason == ARGUS_END_WAIT) {
+		graph_cli_print_wait(g, s);
+	}
+	printf("\n");
+	if (s->flags & ARGUS_SEG_F_MULTI)
+		printf("  note      serves several processes (batching not split)\n");
+	n = argus_graph__in_edges(g, id, &ids);
+	printf("predecessors (%u):\n", n);
+	for (uint32_t i = 0; i < n; i++)
+		print_edge(g, argus_graph__edge(g, ids[i]), true);
+	n = argus_graph__out_edges(g, id, &ids);
+	printf("successors (%u):\n", n);
+	for (uint32_t i = 0; i < n; i++)
+		print_edge(g, argus_graph__edge(g, ids[i]), false);
+}
+
+/* The node and its direct neighbours, for --dot / --json. */
+static int write_neighbourhood(const struct argus_graph *g, uint32_t id, bool dot)
+{
+	const uint32_t *in, *out;
+	uint32_t nin = argus_graph__in_edges(g, id, &in);
+	uint32_t nout = argus_graph__out_edges(g, id, &out), n = 0;
+	uint32_t *v = malloc((nin + nout + 1) * sizeof(*v));
+	int rc;
+
+	if (!v)
+		return -12;
+	v[n++] = id;
+	for (uint32_t i = 0; i < nin; i++)
+		v[n++] = argus_graph__edge(g, in[i])->src;
+	for (uint32_t i = 0; i < nout; i++)
+		v[n++] = argus_graph__edge(g, out[i])->dst;
+	rc = dot ? argus_graph__write_dot(g, v, n, stdout)
+		 : argus_graph__write_json(g, v, n, stdout);
+	free(v);
+	return rc;
+}
+
+/* Every segment of the selected processes / threads, for --dot / --json. */
+static int write_selection(const struct argus_graph *g, const uint32_t *pids,
+			   uint32_t npid, const uint32_t *tids, uint32_t ntid, bool dot,
+			   bool text)
+{
+	uint32_t nseg = argus_graph__nsegments(g), n = 0;
+	uint32_t *v = malloc(((size_t)nseg + 1) * sizeof(*v));
+	int rc;
+
+	if (!v)
+		return -12;
+	for (uint32_t s = 0; s < nseg; s++) {
+		const struct argus_thread *t =
+			argus_graph__thread(g, argus_graph__segment(g, s)->thread);
+		bool keep = false;
+
+		for (uint32_t i = 0; i < npid && !keep; i++)
+			keep = t->pid == pids[i];
+		for (uint32_t i = 0; i < ntid && !keep; i++)
+			keep = t->tid == tids[i];
+		if (keep)
+			v[n++] = s;
+	}
+	if (text) {
+		for (uint32_t i = 0; i < n; i++)
+			print_node(g, v[i]);
+		rc = 0;
+	} else {
+		rc = dot ? argus_graph__write_dot(g, v, n, stdout)
+			 : argus_graph__write_json(g, v, n, stdout);
+	}
+	free(v);
+	return rc;
+}
+
+#define MAX_SEL 64
+
+static int parse_id(const char *opt, const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+
+	if (!*s || *end || v == 0 || v > UINT32_MAX)
+		return cli_usage_error("graph", "%s: '%s' is not a positive id", opt, s);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int cmd_graph(int argc, char **argv)
+{
+	struct graph_cli_opts o = { 0 };
+	bool stats = false, dot = false, json = false;
+	uint32_t pids[MAX_SEL], tids[MAX_SEL], npid = 0, ntid = 0;
+	long long node = -1;
+	struct graph_cli_ctx c;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int used = graph_cli_common_flag(&o, argc, argv, i);
+
+		if (used < 0)
+			return 2;
+		if (used) {
+			i += used - 1;
+		} else if (!strcmp(a, "--stats")) {
+			stats = true;
+		} else if (!strcmp(a, "--node")) {
+			char *end;
+
+			if (i + 1 >= argc)
+				return cli_usage_error("graph", "--node needs a segment id");
+			node = strtoll(argv[++i], &end, 10);
+			if (*end || node < 0 || node > UINT32_MAX)
+				return cli_usage_error("graph", "--node: '%s' is not a segment id", argv[i]);
+		} else if (!strcmp(a, "--pid") || !strcmp(a, "--tid")) {
+			bool pid = a[2] == 'p';
+
+			if (i + 1 >= argc)
+				return cli_usage_error("graph", "%s needs an id", a);
+			if ((pid ? npid : ntid) == MAX_SEL)
+				return cli_usage_error("graph", "at most %d %s options", MAX_SEL, a);
+			if (parse_id(a, argv[++i], pid ? &pids[npid++] : &tids[ntid++]))
+				return 2;
+		} else if (!strcmp(a, "--dot")) {
+			dot = true;
+		} else if (!strcmp(a, "--json")) {
+			json = true;
+		} else if (a[0] == '-') {
+			return cli_usage_error("graph", "unknown option '%s'", a);
+		} else if (!o.path) {
+			o.path = a;
+		} else {
+			return cli_usage_error("graph", "unexpected argument '%s'", a);
+		}
+	}
+	if (!o.path)
+		return cli_usage_error("graph", "missing trace FILE");
+	if (dot && json)
+		return cli_usage_error("graph", "--dot and --json are exclusive");
+	if ((dot || json) && node < 0 && !npid && !ntid)
+		return cli_usage_error("graph", "--dot/--json need --node ID or --pid/--tid");
+	if (node >= 0 && (npid || ntid))
+		return cli_usage_error("graph", "--node and --pid/--tid are exclusive");
+	if (!stats && node < 0 && !npid && !ntid)
+		stats = true;
+	if ((rc = graph_cli_open(&c, "graph", &o)))
+		return rc;
+	if (node >= 0 && (uint64_t)node >= argus_graph__nsegments(c.g)) {
+		rc = cli_error("graph", "%s: no segment #%lld (the graph has %u)", o.path,
+			       node, argus_graph__nsegments(c.g));
+	} else {
+		if (stats)
+			print_stats(o.path, c.g);
+		if (node >= 0 && !dot && !json)
+			print_node(c.g, (uint32_t)node);
+		else if (node >= 0 && write_neighbourhood(c.g, (uint32_t)node, dot))
+			rc = cli_error("graph", "writing the output failed");
+		else if ((npid || ntid) && write_selection(c.g, pids, npid, tids, ntid, dot,
+							       !dot && !json))
+			rc = cli_error("graph", "writing the output failed");
+	}
+	graph_cli_close(&c);
+	return rc;
+}

@@ -1,0 +1,115 @@
+/* graph_cli.c - see graph_cli.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "argus_events.h"
+#include "cli.h"
+#include "graph_cli.h"
+#include "syscall_names.h"
+
+int graph_cli_common_flag(struct graph_cli_opts *o, int argc, char **argv, int i)
+{
+	(void)argc;
+	if (!strcmp(argv[i], "--schema")) {
+		if (i + 1 >= argc) {
+			fprintf(stderr, "argus: --schema needs a FILE\n");
+			return -1;
+		}
+		o->schema_path = argv[i + 1];
+		return 2;
+	}
+	if (!strcmp(argv[i], "--no-split")) {
+		o->no_split = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* A progress bar on stderr, only on a terminal. */
+static int progress(void *ctx, uint64_t done, uint64_t total)
+{
+	const char *what = ctx;
+	unsigned pct = total ? (unsigned)(done * 100 / total) : 0;
+
+	if (pct > 100)
+		pct = 100;
+	fprintf(stderr, "\r%s: %3u%% [%-40.*s] %" PRIu64 " events", what, pct,
+		(int)(pct * 40 / 100), "########################################", done);
+	return 0;
+}
+
+int graph_cli_open(struct graph_cli_ctx *c, const char *cmd,
+		   const struct graph_cli_opts *o)
+{
+	struct argus_graph_opts go = { .sz = sizeof(go) };
+	struct argus_error err = { 0 };
+	bool tty = isatty(2);
+
+	memset(c, 0, sizeof(*c));
+	c->t = argus_trace__open(o->path, &err);
+	if (!c->t)
+		return cli_error(cmd, "%s", err.msg);
+	if (o->schema_path) {
+		c->schema = argus_schema__load(o->schema_path, &err);
+		if (!c->schema) {
+			argus_trace__close(c->t);
+			return cli_error(cmd, "%s", err.msg);
+		}
+	}
+	go.schema = c->schema;
+	go.no_split = o->no_split;
+	if (tty) {
+		go.progress = progress;
+		go.progress_ctx = "building the graph";
+	}
+	c->g = argus_graph__build(c->t, &go, &err);
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	if (!c->g) {
+		int rc = cli_error(cmd, "%s: %s", o->path, err.msg);
+
+		graph_cli_close(c);
+		return rc;
+	}
+	return 0;
+}
+
+void graph_cli_close(struct graph_cli_ctx *c)
+{
+	argus_graph__free(c->g);
+	argus_schema__free(c->schema);
+	argus_trace__close(c->t);
+	memset(c, 0, sizeof(*c));
+}
+
+const char *graph_cli_comm(const struct argus_graph *g, const struct argus_thread *t)
+{
+	const char *s = t ? argus_trace__string(argus_graph__trace(g), t->comm) : NULL;
+	return s ? s : (t && !t->tid ? "swapper" : "?");
+}
+
+const char *graph_cli_process(const struct argus_graph *g, const struct argus_thread *t)
+{
+	const char *s = t ? argus_trace__string(argus_graph__trace(g), t->process) : NULL;
+	return s ? s : "?";
+}
+
+void graph_cli_print_wait(const struct argus_graph *g, const struct argus_segment *s)
+{
+	const char *name = s->wait_nr >= 0 ? argus_syscall_name(s->wait_nr) : NULL;
+
+	(void)g;
+	if (name)
+		printf(" in %s", name);
+	else if (s->wait_nr >= 0)
+		printf(" in syscall %d", s->wait_nr);
+	else
+		printf(" (not in a syscall)");
+	if (s->wait_obj_kind)
+		printf(" on %s", argus_obj_kind_str(s->wait_obj_kind));
+	if (s->wait_ns)
+		printf(" for %.3f ms", (double)s->wait_ns / 1e6);
+}

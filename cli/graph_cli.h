@@ -1,0 +1,37 @@
+/* graph_cli.h - what the graph-based subcommands (graph, export, and the
+ * diagnosis commands) share: the common flags, opening a trace and
+ * building its graph with a progress bar on a TTY, and printing names. */
+#ifndef ARGUS_GRAPH_CLI_H
+#define ARGUS_GRAPH_CLI_H
+#include <stdbool.h>
+
+#include "argus_graph.h"
+
+struct graph_cli_opts {
+	const char *path;        /* the trace FILE */
+	const char *schema_path; /* --schema FILE */
+	bool no_split;           /* --no-split */
+};
+
+struct graph_cli_ctx {
+	struct argus_trace *t;
+	struct argus_schema *schema;
+	struct argus_graph *g;
+};
+
+/* Consumes argv[i] (and its value) if it is a common flag: returns how
+ * many arguments were used, 0 if not one, -1 after printing a usage error. */
+int graph_cli_common_flag(struct graph_cli_opts *o, int argc, char **argv, int i);
+/* Opens o->path, loads the schema, builds the graph.  Prints one line
+ * naming the file and the problem and returns the exit code on failure. */
+int graph_cli_open(struct graph_cli_ctx *c, const char *cmd,
+		   const struct graph_cli_opts *o);
+void graph_cli_close(struct graph_cli_ctx *c);
+
+/* Names of a thread and its process ("?" when unknown). */
+const char *graph_cli_comm(const struct argus_graph *g, const struct argus_thread *t);
+const char *graph_cli_process(const struct argus_graph *g, const struct argus_thread *t);
+/* Prints " in SYSCALL(obj) for N ms[, timeout T ms]" for a segment that
+ * ended in a wait. */
+void graph_cli_print_wait(const struct argus_graph *g, const struct argus_segment *s);
+#endif

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * graph_internal.h - the graph's storage and the builder's per-thread
+ * state, shared by graphlib's graph_*.c files.  Not part of the API.
+ *
+ * Data layout (all arrays, ids are uint32_t indexes):
+ *
+ *   g->seg    struct argus_segment   vertices, in creation order
+ *   g->edge   struct argus_edge      edges, in creation order
+ *   g->ev     struct argus_gevent    events in trace (time) order; each
+ *                                    thread's events chained by .next
+ *   g->thr    struct argus_thread    one per thread (a reused tid gets a
+ *                                    new entry; tid_idx finds the latest)
+ *   g->obj    struct argus_object    interned objects, id 0 = none
+ *   CSR       out_off/out_ids, in_off/in_ids (nseg + 1 offsets each),
+ *             thr_segs (each thread's segment ids, sorted by start)
+ *
+ * The builder (struct gbuild) lives only during argus_graph__build().  Its
+ * struct tstate array is parallel to g->thr.
+ *
+ * Invariants:
+ *   - a thread has at most one open segment (tstate.cur);
+ *   - segments of one thread never overlap in time, so the events of a
+ *     segment are a contiguous run of the thread's event chain;
+ *   - CSR arrays are valid only while !g->csr_dirty (argus_graph__add_edge
+ *     sets it; queries rebuild lazily).
+ */
+#ifndef ARGUS_GRAPH_INTERNAL_H
+#define ARGUS_GRAPH_INTERNAL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "argus_events.h"
+#include "argus_graph.h"
+#include "hidx.h"
+
+/* Growable array of fixed-size elements; p may be NULL while cap == 0. */
+struct gvec {
+	void *p;
+	uint32_t n, cap;
+};
+
+/* Room for one more element; returns its address (zeroed) or NULL. */
+static inline void *gvec_push(struct gvec *v, size_t esz)
+{
+	if (v->n == v->cap) {
+		uint64_t cap = v->cap ? (uint64_t)v->cap * 2 : 256;
+		void *p;
+
+		if (cap >= ARGUS_NONE)
+			cap = ARGUS_NONE - 1;
+		if (cap <= v->n)
+			return NULL;
+		p = realloc(v->p, cap * esz);
+		if (!p)
+			return NULL;
+		v->p = p;
+		v->cap = (uint32_t)cap;
+	}
+	return memset((char *)v->p + (size_t)v->n++ * esz, 0, esz);
+}
+
+static inline void gvec_free(struct gvec *v)
+{
+	free(v->p);
+	v->p = NULL;
+	v->n = v->cap = 0;
+}
+
+#define GV(v, type) ((type *)(v).p)
+
+struct gbuild;
+
+struct argus_graph {
+	struct argus_trace *trace;
+	struct argus_graph_stats st;
+	struct gvec seg, edge, ev, thr, obj;
+	struct argus_hidx obj_idx;      /* (kind, obj, peer) -> obj id */
+	struct argus_hidx tid_idx;      /* tid -> thread index + 1 */
+	uint32_t *out_off, *out_ids;    /* CSR by source segment */
+	uint32_t *in_off, *in_ids;      /* CSR by destination segment */
+	uint32_t *thr_segs;             /* per-thread slices, time-ordered */
+	bool csr_dirty;
+	struct gbuild *b;               /* only while building */
+};
+
+#define SEGS(g) GV((g)->seg, struct argus_segment)
+#define EDGES(g) GV((g)->edge, struct argus_edge)
+#define EVS(g) GV((g)->ev, struct argus_gevent)
+#define THRS(g) GV((g)->thr, struct argus_thread)
+#define OBJS(g) GV((g)->obj, struct argus_object)
+
+/* What a thread is to the wake-up filters. */
+enum thread_class {
+	TC_USER = 0,
+	TC_KERNEL,      /* housekeeping kernel thread (P2) */
+	TC_IRQ,         /* threaded irq handler: its wake-ups are interrupts */
+};
+
+/* Builder state of one thread, parallel to g->thr. */
+struct tstate {
+	uint32_t cur;           /* open segment, ARGUS_NONE */
+	uint32_t last_seg;      /* most recent segment, ARGUS_NONE */
+	uint32_t last_ev;       /* last event chained, ARGUS_NONE */
+	uint64_t run_since;     /* switch-in ts while on a CPU, else 0 */
+	uint64_t wait_since;    /* switch-out ts while waiting */
+	int32_t sys_nr;         /* syscall in progress (sys_enter seen), -1 */
+	uint64_t sys_arg0;
+	uint8_t waiting;        /* switched out sleeping, not back yet */
+	uint8_t exited;         /* sched_process_exit seen */
+	uint8_t cls;            /* enum thread_class */
+	uint8_t forked;         /* created by a fork seen in the trace */
+	/* The wake-up to apply at the next switch-in. */
+	uint8_t pend;           /* 0 none; 1 edge; else ARGUS_WOKEN_* + 16 */
+	uint8_t pend_type;      /* enum argus_edge_type when pend == 1 */
+	uint8_t pend_filt;      /* enum argus_filter_reason when filtered */
+	uint8_t pend_early;     /* waking seen before the switch-out (race) */
+	uint32_t pend_src;      /* source segment */
+	uint64_t pend_ts, pend_obj;
+	const char *comm, *process; /* names for the schema, NULL unknown */
+};
+
+/* Per-segment scratch used while building (parallel to g->seg). */
+struct segx {
+	uint32_t wake_edge;     /* the in-edge created at its switch-in */
+	uint32_t msg_edge;      /* last MESSAGE in-edge (merging repeats) */
+	uint32_t dst_pid;       /* first other process an out-edge reached */
+	uint8_t multi;          /* out-edges reach >= 2 other processes */
+};
+
+struct gbuild {
+	const struct argus_graph_opts *opts;
+	const struct argus_schema *schema;
+	struct gvec ts;         /* struct tstate, parallel to g->thr */
+	struct gvec sx;         /* struct segx, parallel to g->seg */
+	struct gvec timers;     /* struct timer_ent */
+	struct argus_hidx timer_idx;
+	struct gvec streams;    /* struct mstream */
+	struct argus_hidx stream_idx;
+	struct gvec items;      /* struct mitem, linked per stream */
+	uint32_t free_item;     /* free list head, ARGUS_NONE */
+	uint64_t total_events;  /* from the chunk headers, for progress */
+};
+
+#define TSTATE(g, i) (&GV((g)->b->ts, struct tstate)[i])
+#define SEGX(g, i) (&GV((g)->b->sx, struct segx)[i])
+
+/* graph_segments.c: threads and segments. */
+uint32_t gthread_get(struct argus_graph *g, uint32_t tid, uint32_t pid);
+uint32_t gseg_open(struct argus_graph *g, uint32_t thr, uint64_t ts,
+		   uint8_t reason);
+void gseg_close(struct argus_graph *g, uint32_t thr, uint64_t ts,
+		uint8_t reason);
+void gseg_add_event(struct argus_graph *g, uint32_t thr, uint32_t seg,
+		    uint32_t evid);
+void gthread_names(struct argus_graph *g, uint32_t thr);
+
+/* graph_edges.c: edges from wake-ups, messages, timers and the schema. */
+int64_t gedge_push(struct argus_graph *g, uint8_t type, uint32_t src,
+		   uint32_t dst, uint64_t src_ts, uint64_t dst_ts,
+		   uint64_t obj);
+void gwake_classify(struct argus_graph *g, const struct argus_event *ev);
+int gwake_apply(struct argus_graph *g, uint32_t thr, uint32_t seg,
+		uint64_t ts);
+int gtimer_start(struct argus_graph *g, const struct argus_event *ev,
+		 uint32_t seg);
+void gtimer_cancel(struct argus_graph *g, const struct argus_event *ev);
+int gmsg_sys_exit(struct argus_graph *g, const struct argus_event *ev,
+		  uint32_t seg);
+int gschema_edges(struct argus_graph *g, const struct argus_event *ev,
+		  uint32_t thr, uint32_t seg, const char *mark);
+uint32_t gobj_intern(struct argus_graph *g, uint32_t kind, uint64_t obj,
+		     uint64_t peer);
+void gedges_build_free(struct argus_graph *g);
+
+/* graph_split.c: the batching split (P3/P6). */
+int gsplit_batching(struct argus_graph *g);
+
+/* graph_csr.c: intra edges, adjacency and the per-thread index. */
+int gcsr_build(struct argus_graph *g, bool add_intra);
+
+#endif /* ARGUS_GRAPH_INTERNAL_H */

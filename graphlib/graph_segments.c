@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * graph_segments.c - the thread table and segment open/close.
+ *
+ * A thread has at most one open segment.  Opening one closes nothing: the
+ * caller closes first (gseg_close) with the reason the segment ended.  The
+ * thread's on-CPU time is accumulated into its open segment at each
+ * switch-out (graph_build.c) and at close.
+ */
+#include <fnmatch.h>
+#include <string.h>
+
+#include "graph_internal.h"
+#include "schema.h"
+
+static bool tid_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct argus_graph *g = ctx;
+
+	return THRS(g)[id - 1].tid == *(const uint32_t *)key;
+}
+
+/* Kernel threads are children of kthreadd (pid 2).  Threaded irq handlers
+ * are named irq/N-name; their wake-ups are interrupt work, not intent. */
+static uint8_t thread_class(const struct argus_thread *t, const char *comm)
+{
+	if (comm && !strncmp(comm, "irq/", 4) && (t->ppid == 2 || !t->ppid))
+		return TC_IRQ;
+	if (t->tid == 0 || t->pid == 2 || t->ppid == 2)
+		return TC_KERNEL;
+	return TC_USER;
+}
+
+void gthread_names(struct argus_graph *g, uint32_t thr)
+{
+	struct argus_thread *t = &THRS(g)[thr];
+	struct tstate *s = g->b ? TSTATE(g, thr) : NULL;
+	const struct argus_task *tk = argus_trace__task(g->trace, t->tid);
+	const struct argus_task *pk = t->pid == t->tid ? tk :
+		argus_trace__task(g->trace, t->pid);
+	const char *comm;
+
+	if (tk) {
+		t->comm = tk->comm;
+		if (tk->ppid)
+			t->ppid = tk->ppid;
+	}
+	t->process = pk ? pk->comm : t->comm;
+	comm = argus_trace__string(g->trace, t->comm);
+	if (!s)
+		return;
+	s->comm = comm;
+	s->process = argus_trace__string(g->trace, t->process);
+	s->cls = thread_class(t, comm);
+	t->kernel = s->cls != TC_USER;
+	if (g->b->schema) {
+		const struct argus_schema *sc = g->b->schema;
+
+		for (uint32_t i = 0; i < sc->nfilters; i++)
+			if (sc->filters[i].kind == SCHEMA_FILTER_KERNEL &&
+			    schema_filter_match(&sc->filters[i], s->process,
+						s->comm))
+				s->cls = TC_KERNEL;
+	}
+}
+
+/* The thread entry of tid (created on first sight).  ARGUS_NONE on ENOMEM. */
+uint32_t gthread_get(struct argus_graph *g, uint32_t tid, uint32_t pid)
+{
+	uint32_t h = (uint32_t)argus_mix64(tid), id;
+	struct argus_thread *t;
+	struct tstate *s;
+
+	id = argus_hidx_find(&g->tid_idx, h, tid_eq, g, &tid);
+	if (id)
+		return id - 1;
+	t = gvec_push(&g->thr, sizeof(*t));
+	s = gvec_push(&g->b->ts, sizeof(*s));
+	if (!t || !s)
+		return ARGUS_NONE;
+	t->tid = tid;
+	t->pid = pid;
+	t->first_event = ARGUS_NONE;
+	s->cur = s->last_seg = s->last_ev = ARGUS_NONE;
+	s->sys_nr = -1;
+	if (argus_hidx_insert(&g->tid_idx, h, g->thr.n))
+		return ARGUS_NONE;
+	gthread_names(g, g->thr.n - 1);
+	return g->thr.n - 1;
+}
+
+uint32_t gseg_open(struct argus_graph *g, uint32_t thr, uint64_t ts,
+		   uint8_t reason)
+{
+	struct tstate *s = TSTATE(g, thr);
+	struct argus_segment *seg = gvec_push(&g->seg, sizeof(*seg));
+	struct segx *x = gvec_push(&g->b->sx, sizeof(*x));
+
+	if (!seg || !x)
+		return ARGUS_NONE;
+	seg->start = seg->end = ts;
+	seg->thread = thr;
+	seg->first_event = ARGUS_NONE;
+	seg->start_reason = reason;
+	seg->wait_nr = -1;
+	if (s->cls != TC_USER)
+		seg->flags |= ARGUS_SEG_F_KERNEL;
+	x->wake_edge = x->msg_edge = ARGUS_NONE;
+	s->cur = s->last_seg = g->seg.n - 1;
+	return s->cur;
+}
+
+void gseg_close(struct argus_graph *g, uint32_t thr, uint64_t ts,
+		uint8_t reason)
+{
+	struct tstate *s = TSTATE(g, thr);
+	struct argus_segment *seg;
+
+	if (s->cur == ARGUS_NONE)
+		return;
+	seg = &SEGS(g)[s->cur];
+	if (ts > seg->end)
+		seg->end = ts;
+	if (s->run_since && ts > s->run_since) {
+		seg->oncpu += ts - s->run_since;
+		s->run_since = ts;
+	}
+	seg->end_reason = reason;
+	s->cur = ARGUS_NONE;
+}
+
+void gseg_add_event(struct argus_graph *g, uint32_t thr, uint32_t seg,
+		    uint32_t evid)
+{
+	struct tstate *s = TSTATE(g, thr);
+	struct argus_gevent *e = &EVS(g)[evid];
+
+	e->seg = seg;
+	if (s->last_ev != ARGUS_NONE)
+		EVS(g)[s->last_ev].next = evid;
+	else
+		THRS(g)[thr].first_event = evid;
+	s->last_ev = evid;
+	if (seg != ARGUS_NONE) {
+		struct argus_segment *sg = &SEGS(g)[seg];
+
+		if (sg->first_event == ARGUS_NONE)
+			sg->first_event = evid;
+		sg->nevents++;
+		if (e->ts > sg->end)
+			sg->end = e->ts;
+		if (e->type == AE_SAMPLE)
+			sg->nsamples++;
+	}
+}
