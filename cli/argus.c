@@ -31,6 +31,21 @@ static const struct argus_command commands[] = {
 	  "argus dump FILE [--stacks] [--pid PID] [--tid TID] [--stats]\n"
 	  "  --stacks  print symbolized user stacks under events that have one\n"
 	  "  --stats   print only the per-CPU counts, lost events and time span\n" },
+	{ "hangs", cmd_hangs, "list the hangs of a UI thread",
+	  "argus hangs FILE --pid PID [--tid TID] [--threshold MS] [--json]\n"
+	  "  A hang: the UI thread (the main thread unless --tid) did not come back to\n"
+	  "  its event-loop wait (poll/epoll/select) for more than MS (default 2000).\n"
+	  "  Intervals with an `argus mark` inside are listed whatever their length.\n" },
+	{ "diagnose", cmd_diagnose, "name the thread, in any process, that caused a hang",
+	  "argus diagnose FILE --pid PID [--tid TID] [--at TIME | --mark TEXT] [--depth N]\n"
+	  "               [--threshold MS] [--pick N,N...] [--json | --dot] [--schema FILE]\n"
+	  "  Classifies the hang (busy, blocked, yield), finds a similar normal run,\n"
+	  "  slices back to who normally wakes the UI thread, names the culprit and\n"
+	  "  the culprit's culprit (--depth, default 3), and detects cycles.\n"
+	  "  --at TIME   the hang containing TIME (ns, or seconds from the trace start: 12.5s)\n"
+	  "  --mark TEXT the hang annotated by `argus mark TEXT`; default: the longest\n"
+	  "  --pick      answers for the places the slice must choose (else asked on a\n"
+	  "              TTY, or the edge that woke the segment, alternatives listed)\n" },
 	{ "graph", cmd_graph, "build the event graph: its size, or one node and its neighbours",
 	  "argus graph FILE [--stats] [--node ID | --pid PID... | --tid TID...] [--dot|--json]\n"
 	  "            [--schema FILE] [--no-split]\n"
@@ -42,6 +57,17 @@ static const struct argus_command commands[] = {
 	  "               edges among them, as Graphviz DOT or JSON\n"
 	  "  --schema F   user schema: extra boundaries, edges, filters (docs/schema.md)\n"
 	  "  --no-split   do not split server-loop segments (batching heuristic)\n" },
+	{ "export", cmd_export, "write the event graph for another tool (Perfetto)",
+	  "argus export FILE [--format perfetto] -o OUT [--from SEC] [--to SEC] [--kernel]\n"
+	  "            [--schema FILE] [--no-split]\n"
+	  "  --format perfetto  Chrome trace-event JSON for ui.perfetto.dev or\n"
+	  "                     chrome://tracing: a track per thread, a slice per\n"
+	  "                     segment, an arrow per causal edge (the default)\n"
+	  "  -o OUT             written whole or not at all, mode 0600\n"
+	  "  --from/--to SEC    only this window, in seconds from the trace's start\n"
+	  "                     (or with a unit: 2500ms)\n"
+	  "  --kernel           also kernel threads (left out by default)\n"
+	  "  --schema F         user schema (docs/schema.md); --no-split as for graph\n" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -21,6 +21,9 @@ int cmd_save(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_graph(int argc, char **argv);
+int cmd_hangs(int argc, char **argv);
+int cmd_diagnose(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 /* Prints "argus NAME: <fmt>" to stderr; returns exit code 2 (usage) */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

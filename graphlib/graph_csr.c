@@ -31,13 +31,16 @@ static int thread_index(struct argus_graph *g)
 {
 	uint32_t nthr = g->thr.n, nseg = g->seg.n, *fill;
 
-	free(g->thr_segs);
-	g->thr_segs = malloc((nseg + 1) * sizeof(uint32_t));
+	uint32_t *segs = malloc((nseg + 1) * sizeof(uint32_t));
+
 	fill = calloc(nthr + 1, sizeof(uint32_t));
-	if (!g->thr_segs || !fill) {
+	if (!segs || !fill) {   /* keep the old index */
+		free(segs);
 		free(fill);
 		return -ENOMEM;
 	}
+	free(g->thr_segs);
+	g->thr_segs = segs;
 	for (uint32_t t = 0; t < nthr; t++)
 		THRS(g)[t].nseg = 0;
 	for (uint32_t s = 0; s < nseg; s++)

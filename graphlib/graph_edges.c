@@ -202,7 +202,7 @@ void gwake_classify(struct argus_graph *g, const struct argus_event *ev)
 				    (uint32_t)ev->f[ARGUS_F_WK_TARGET_PID]);
 	uint8_t pend = 1, type = ARGUS_EDGE_WAKEUP, filt = 0;
 	uint32_t src = ARGUS_NONE;
-	uint64_t obj = 0;
+	uint64_t obj = 0, timer_arm_ts = 0;
 	struct tstate *t, *w = NULL;
 
 	g->st.wakeups++;
@@ -225,6 +225,7 @@ void gwake_classify(struct argus_graph *g, const struct argus_event *ev)
 			type = ARGUS_EDGE_TIMER;
 			src = te->seg;
 			obj = te->timer;
+			timer_arm_ts = te->ts;
 		} else if (ev->ctx == AE_CTX_SOFTIRQ) {
 			pend = 16 + ARGUS_WOKEN_SOFTIRQ;
 			filt = ARGUS_FILT_SOFTIRQ;
@@ -272,7 +273,8 @@ void gwake_classify(struct argus_graph *g, const struct argus_event *ev)
 	t->pend_type = type;
 	t->pend_filt = filt;
 	t->pend_src = src;
-	t->pend_ts = ev->ts;
+	/* src_ts is when the source acted: the wake-up, or the timer's arm */
+	t->pend_ts = type == ARGUS_EDGE_TIMER && pend == 1 ? timer_arm_ts : ev->ts;
 	t->pend_obj = obj;
 }
 

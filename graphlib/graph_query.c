@@ -80,12 +80,16 @@ uint32_t argus_graph__seg_next_event(const struct argus_graph *g,
 	return n != ARGUS_NONE && EVS(g)[n].seg == seg ? n : ARGUS_NONE;
 }
 
+/* Rebuild the adjacency after argus_graph__add_edge.  On ENOMEM the old
+ * arrays are kept (gcsr_build frees them only after allocating new ones)
+ * and the graph stays dirty: queries answer without the new edges rather
+ * than not at all, and the next query retries. */
 static void ensure_csr(const struct argus_graph *cg)
 {
 	struct argus_graph *g = (struct argus_graph *)cg;
 
-	if (g->csr_dirty)
-		gcsr_build(g, false);
+	if (g->csr_dirty && gcsr_build(g, false))
+		g->csr_dirty = true;
 }
 
 uint32_t argus_graph__out_edges(const struct argus_graph *g, uint32_t seg,

@@ -1,0 +1,362 @@
+/* cmd_diagnose.c - `argus diagnose FILE --pid PID`: hang -> class ->
+ * similar normal node -> backward slice -> culprit -> the culprit's
+ * culprit, as a readable report, --json (docs/diagnosis.md) or --dot.
+ *
+ * Which hang: the one containing --at TIME, or the one annotated with
+ * --mark TEXT, else the longest.  Where the slice has to choose between
+ * two or more inter-thread edges, it asks on a TTY, takes the next
+ * --pick answer otherwise, or applies the default (the edge that woke the
+ * segment) and says which alternatives were not taken. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "argus_diag.h"
+#include "cli.h"
+#include "diag_cli.h"
+#include "graph_cli.h"
+#include "syscall_names.h"
+
+struct pick_ctx {
+	struct graph_cli_ctx *c;
+	struct diag_cli_opts *o;
+	uint32_t next;          /* next --pick answer */
+	bool tty;
+	char notes[2048];       /* alternatives not taken */
+	size_t len;
+};
+
+static int pick(void *vctx, const struct argus_graph *g, uint32_t seg,
+		const uint32_t *ids, uint32_t n)
+{
+	struct pick_ctx *p = vctx;
+	int k = -1;
+
+	if (p->next < p->o->npicks) {
+		k = p->o->picks[p->next++] - 1;
+		return k < (int)n ? k : 0;
+	}
+	if (p->tty) {
+		char line[32];
+
+		fprintf(stderr, "segment #%u was woken from %u threads; follow which?\n", seg, n);
+		for (uint32_t i = 0; i < n; i++) {
+			const struct argus_edge *e = argus_graph__edge(g, ids[i]);
+			const struct argus_segment *s = argus_graph__segment(g, e->src);
+			const struct argus_thread *t = argus_graph__thread(g, s->thread);
+
+			fprintf(stderr, "  %u) %s from #%u %s %u/%u%s\n", i + 1,
+				argus_edge_type_str(e->type), e->src, graph_cli_comm(g, t), t->pid,
+				t->tid, (e->flags & ARGUS_EDGE_F_WOKE) ? " (woke it)" : "");
+		}
+		fprintf(stderr, "choice [1]: ");
+		if (fgets(line, sizeof(line), stdin) && atoi(line) >= 1 && atoi(line) <= (int)n)
+			return atoi(line) - 1;
+		return 0;
+	}
+	/* default: the edge that woke it, else the latest; note the others
+	 * (once per segment: deeper levels may walk the same one again) */
+	char tag[24];
+
+	snprintf(tag, sizeof(tag), "at #%u ", seg);
+	bool seen = strstr(p->notes, tag) != NULL;
+	for (uint32_t i = 0; i < n; i++)
+		if (argus_graph__edge(g, ids[i])->flags & ARGUS_EDGE_F_WOKE)
+			k = (int)i;
+	if (k < 0)
+		k = 0;
+	for (uint32_t i = 0; i < n && p->len < sizeof(p->notes) - 128; i++) {
+		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
+		const struct argus_thread *t =
+			argus_graph__thread(g, argus_graph__segment(g, e->src)->thread);
+
+		if ((int)i == k || seen)
+			continue;
+		p->len += (size_t)snprintf(p->notes + p->len, sizeof(p->notes) - p->len,
+				"  at #%u not taken: %s from #%u %s %u/%u (--pick %u)\n", seg,
+				argus_edge_type_str(e->type), e->src, graph_cli_comm(g, t),
+				t->pid, t->tid, i + 1);
+	}
+	return k;
+}
+
+static const char *sys_name(int nr)
+{
+	const char *n = nr >= 0 ? argus_syscall_name(nr) : NULL;
+	return n ? n : "?";
+}
+
+static void print_frame(void *ctx, const char *f)
+{
+	printf("%s    %s\n", (const char *)ctx, f);
+}
+
+static void json_frame(void *ctx, const char *f)
+{
+	bool *first = ctx;
+
+	printf("%s", *first ? "" : ",");
+	*first = false;
+	diag_cli_json_str(f);
+}
+
+static void print_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k,
+			  const char *label)
+{
+	printf("%-10s", label);
+	diag_cli_print_thread_line(c, k->tid);
+	if (k->cycle) {
+		printf(": already in the chain (a cycle)\n");
+		return;
+	}
+	printf(", %s", argus_hang_kind_str(k->kind));
+	if (k->kind == ARGUS_KIND_BLOCKED && k->wait_nr >= 0)
+		printf(" in %s for %.1f ms of the %.1f ms window", sys_name(k->wait_nr),
+		       (double)k->wait_ns / 1e6, (double)(k->to - k->from) / 1e6);
+	if (k->normal_seg != ARGUS_NONE)
+		printf(" (segment #%u; normally woke the next thread in #%u)\n", k->seg,
+		       k->normal_seg);
+	else
+		printf(" (segment #%u)\n", k->seg);
+	diag_cli_stack(c, k->pid, k->to, k->stack, print_frame, "        ");
+}
+
+static void json_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k)
+{
+	bool first = true;
+
+	printf("{\"pid\":%u,\"tid\":%u,\"comm\":", k->pid, k->tid);
+	diag_cli_json_str(diag_cli_comm(c, k->tid));
+	printf(",\"process\":");
+	diag_cli_json_str(diag_cli_process(c, k->tid));
+	printf(",\"kind\":\"%s\",\"segment\":%u,\"normal_segment\":%d,\"cycle\":%s,"
+	       "\"window_ns\":[%" PRIu64 ",%" PRIu64 "]",
+	       argus_hang_kind_str(k->kind), k->seg,
+	       k->normal_seg == ARGUS_NONE ? -1 : (int)k->normal_seg, k->cycle ? "true" : "false",
+	       k->from, k->to);
+	if (k->kind == ARGUS_KIND_BLOCKED && k->wait_nr >= 0)
+		printf(",\"wait\":{\"syscall\":\"%s\",\"ns\":%" PRIu64 "}", sys_name(k->wait_nr),
+		       k->wait_ns);
+	printf(",\"stack\":[");
+	diag_cli_stack(c, k->pid, k->to, k->stack, json_frame, &first);
+	printf("]}");
+}
+
+/* "circular wait between A and B, broken by a 1500 ms timeout in A" */
+static void verdict(struct graph_cli_ctx *c, const struct argus_diagnosis *d, char *buf,
+		    size_t len)
+{
+	size_t n = 0;
+
+	if (d->cycle) {
+		n += (size_t)snprintf(buf + n, len - n, "circular wait between %s (%u)",
+				      diag_cli_comm(c, d->hang.tid), d->hang.tid);
+		for (uint32_t i = 0; i < d->nchain && n < len; i++)
+			if (!d->chain[i].cycle)
+				n += (size_t)snprintf(buf + n, len - n, ", %s (%u)",
+						      diag_cli_comm(c, d->chain[i].tid),
+						      d->chain[i].tid);
+		if (d->timeout_ns && n < len)
+			snprintf(buf + n, len - n, ", broken by a %.0f ms timeout in %s (%u): "
+				 "a deadlock turned into a livelock",
+				 (double)d->timeout_ns / 1e6, diag_cli_comm(c, d->timeout_tid),
+				 d->timeout_tid);
+		else if (n < len)
+			snprintf(buf + n, len - n, ": a deadlock");
+	} else if (d->nchain && d->chain[0].tid == d->hang.tid) {
+		snprintf(buf, len, "%s (%u) itself: %s on its own thread, not waiting for anyone%s",
+			 diag_cli_comm(c, d->hang.tid), d->hang.tid, argus_hang_kind_str(d->kind),
+			 d->kind == ARGUS_KIND_YIELD ?
+			 " (a loop of yields or short sleeps: it polls a flag another thread"
+			 " should set; watch that flag to find who is late)" : "");
+	} else if (d->nchain) {
+		const struct argus_culprit *k = &d->chain[0];
+
+		snprintf(buf, len, "%s (%u) in process %s was %s while %s (%u) waited for it",
+			 diag_cli_comm(c, k->tid), k->tid, diag_cli_process(c, k->tid),
+			 argus_hang_kind_str(k->kind), diag_cli_comm(c, d->hang.tid), d->hang.tid);
+	} else {
+		snprintf(buf, len, "no culprit found: no normal run of this wait to compare with,"
+			 " and no other thread woke it");
+	}
+}
+
+static void print_report(struct graph_cli_ctx *c, const struct argus_diagnosis *d,
+			 struct pick_ctx *p, uint32_t nhangs)
+{
+	char v[1024];
+
+	printf("hang      ");
+	diag_cli_print_thread_line(c, d->hang.tid);
+	printf("\n          away from its event loop for %.1f ms%s; %s", (double)(d->hang.end - d->hang.start) / 1e6,
+	       d->hang.ongoing ? " (still at the end of the trace)" : "",
+	       argus_hang_kind_str(d->kind));
+	if (d->hang_seg != ARGUS_NONE) {
+		const struct argus_segment *s = argus_graph__segment(c->g, d->hang_seg);
+
+		if (d->kind == ARGUS_KIND_BLOCKED) {
+			printf(" in segment #%u:", d->hang_seg);
+			graph_cli_print_wait(c->g, s);
+		} else {
+			printf(" (segment #%u)", d->hang_seg);
+		}
+	}
+	printf("\n          (hang 1 of %u; argus hangs lists them)\n", nhangs);
+	if (d->kind == ARGUS_KIND_BLOCKED) {
+		if (d->normal_seg != ARGUS_NONE)
+			printf("normal    segment #%u, the best of %u similar segments of the same thread\n",
+			       d->normal_seg, d->nsimilar);
+		else
+			printf("normal    none found (%u similar); sliced from whoever woke it late\n",
+			       d->nsimilar);
+		printf("path      ");
+		for (uint32_t i = 0; i < d->npath; i++) {
+			const struct argus_segment *s = argus_graph__segment(c->g, d->path[i].seg);
+			const struct argus_thread *t = argus_graph__thread(c->g, s->thread);
+			const struct argus_edge *e = d->path[i].edge != ARGUS_NONE ?
+				argus_graph__edge(c->g, d->path[i].edge) : NULL;
+
+			if (i)
+				printf(i % 3 ? " " : "\n         ");
+			if (e)
+				printf("<-%s- ", argus_edge_type_str(e->type));
+			printf("#%u %s/%u", d->path[i].seg, graph_cli_comm(c->g, t), t->tid);
+		}
+		printf("\n");
+		if (p->len)
+			printf("choices   default taken where two or more threads woke a segment:\n%s",
+			       p->notes);
+	}
+	for (uint32_t i = 0; i < d->nchain; i++)
+		print_culprit(c, &d->chain[i], i == 0 ? "culprit" : "then");
+	verdict(c, d, v, sizeof(v));
+	printf("verdict   %s\n", v);
+	printf("inspected %u nodes of %u\n", d->inspected, argus_graph__nsegments(c->g));
+}
+
+static void print_json(struct graph_cli_ctx *c, const struct argus_diagnosis *d)
+{
+	char v[1024];
+
+	printf("{\"hang\":");
+	diag_cli_json_hang(c, &d->hang, d->kind);
+	printf(",\"hang_segment\":%d,\"normal\":", d->hang_seg == ARGUS_NONE ? -1 : (int)d->hang_seg);
+	if (d->normal_seg != ARGUS_NONE)
+		printf("{\"segment\":%u,\"candidates\":%u}", d->normal_seg, d->nsimilar);
+	else
+		printf("null");
+	printf(",\"path\":[");
+	for (uint32_t i = 0; i < d->npath; i++) {
+		const struct argus_segment *s = argus_graph__segment(c->g, d->path[i].seg);
+		const struct argus_thread *t = argus_graph__thread(c->g, s->thread);
+		const struct argus_edge *e = d->path[i].edge != ARGUS_NONE ?
+			argus_graph__edge(c->g, d->path[i].edge) : NULL;
+
+		printf("%s{\"segment\":%u,\"pid\":%u,\"tid\":%u,\"comm\":", i ? "," : "",
+		       d->path[i].seg, t->pid, t->tid);
+		diag_cli_json_str(graph_cli_comm(c->g, t));
+		printf(",\"process\":");
+		diag_cli_json_str(graph_cli_process(c->g, t));
+		printf(",\"edge\":%s%s%s,\"choices\":%u}", e ? "\"" : "",
+		       e ? argus_edge_type_str(e->type) : "null", e ? "\"" : "",
+		       d->path[i].choices);
+	}
+	printf("],\"culprit\":");
+	if (d->nchain)
+		json_culprit(c, &d->chain[0]);
+	else
+		printf("null");
+	printf(",\"chain\":[");
+	for (uint32_t i = 1; i < d->nchain; i++) {
+		printf("%s", i > 1 ? "," : "");
+		json_culprit(c, &d->chain[i]);
+	}
+	verdict(c, d, v, sizeof(v));
+	printf("],\"cycle\":%s,\"timeout_ns\":%" PRIu64 ",\"verdict\":", d->cycle ? "true" : "false",
+	       d->timeout_ns);
+	diag_cli_json_str(v);
+	printf(",\"inspected\":%u,\"vertices\":%u}\n", d->inspected, argus_graph__nsegments(c->g));
+}
+
+static void print_dot(struct graph_cli_ctx *c, const struct argus_diagnosis *d)
+{
+	uint32_t v[ARGUS_DIAG_MAX_PATH + ARGUS_DIAG_MAX_CHAIN * 2 + 2], n = 0;
+
+	if (d->hang_seg != ARGUS_NONE)
+		v[n++] = d->hang_seg;
+	if (d->normal_seg != ARGUS_NONE)
+		v[n++] = d->normal_seg;
+	for (uint32_t i = 0; i < d->npath; i++)
+		v[n++] = d->path[i].seg;
+	for (uint32_t i = 0; i < d->nchain; i++)
+		if (d->chain[i].seg != ARGUS_NONE)
+			v[n++] = d->chain[i].seg;
+	argus_graph__write_dot(c->g, v, n, stdout);
+}
+
+int cmd_diagnose(int argc, char **argv)
+{
+	struct diag_cli_opts o;
+	struct graph_cli_ctx c;
+	struct argus_hang *h = NULL, chosen;
+	struct argus_diagnosis *d = NULL;
+	struct pick_ctx pc = { 0 };
+	struct argus_diag_opts dopt = { .sz = sizeof(dopt) };
+	uint32_t n = 0, best = 0;
+	int rc;
+
+	if ((rc = diag_cli_parse("diagnose", argc, argv, &o, true)))
+		return rc;
+	if ((rc = graph_cli_open(&c, "diagnose", &o.g)))
+		return rc;
+	if ((rc = diag_cli_hangs(&c, "diagnose", &o, &h, &n)))
+		goto out;
+	if (o.at_rel)
+		o.at_ns += argus_graph__stats(c.g)->min_ts;
+	for (uint32_t i = 0; i < n; i++) {
+		const char *m = h[i].annotated ? argus_trace__string(c.t, h[i].mark) : NULL;
+
+		if (o.have_at ? (o.at_ns >= h[i].start && o.at_ns <= h[i].end) :
+		    o.mark ? (m && strstr(m, o.mark)) :
+		    h[i].end - h[i].start > h[best].end - h[best].start)
+			best = i;
+	}
+	if (!n || (o.have_at && !(o.at_ns >= h[best].start && o.at_ns <= h[best].end)) ||
+	    (o.mark && !(h[best].annotated && strstr(argus_trace__string(c.t, h[best].mark) ?: "",
+						    o.mark)))) {
+		rc = cli_error("diagnose", "%s: no hang of %s %u%s (threshold %.0f ms); see argus hangs",
+			       o.g.path, o.tid ? "thread" : "process", o.tid ? o.tid : o.pid,
+			       o.have_at ? " at that time" : o.mark ? " with that mark" : "",
+			       (double)o.threshold_ns / 1e6);
+		goto out;
+	}
+	chosen = h[best];
+	pc.c = &c;
+	pc.o = &o;
+	pc.tty = isatty(0) && isatty(1) && !o.json && !o.dot;
+	dopt.depth = o.depth;
+	dopt.pick = pick;
+	dopt.pick_ctx = &pc;
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		rc = cli_error("diagnose", "out of memory");
+		goto out;
+	}
+	if ((rc = argus_diag__diagnose(c.g, &chosen, &dopt, d))) {
+		rc = cli_error("diagnose", "%s: diagnosis failed: %s", o.g.path, strerror(-rc));
+		goto out;
+	}
+	if (o.json)
+		print_json(&c, d);
+	else if (o.dot)
+		print_dot(&c, d);
+	else
+		print_report(&c, d, &pc, n);
+out:
+	free(d);
+	free(h);
+	graph_cli_close(&c);
+	return rc;
+}

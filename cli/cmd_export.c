@@ -1,0 +1,223 @@
+/* cmd_export.c - `argus export FILE --format perfetto -o OUT.json`: the
+ * event graph of a trace as a file another tool opens.  perfetto: Chrome
+ * trace-event JSON for ui.perfetto.dev or chrome://tracing, one track per
+ * thread, a slice per segment, an arrow per strong edge (docs/graph.md,
+ * "Exports").
+ *
+ * OUT is written as a temporary file next to it (mkstemp: mode 0600, as
+ * traces are private to root) and renamed over OUT only once complete and
+ * synced, so an error or Ctrl-C never leaves a half-written OUT behind. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "argus_graph.h"
+#include "cli.h"
+#include "graph_cli.h"
+#include "units.h"
+
+static const char *const formats[] = { "perfetto" };
+#define NFORMATS (sizeof(formats) / sizeof(formats[0]))
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+/* Progress of the write on stderr (only on a terminal); a non-zero return
+ * cancels the export after Ctrl-C. */
+static int progress(void *ctx, uint64_t done, uint64_t total)
+{
+	unsigned pct = total ? (unsigned)(done * 100 / total) : 0;
+
+	if (*(const bool *)ctx) {
+		if (pct > 100)
+			pct = 100;
+		fprintf(stderr, "\rwriting: %3u%% [%-40.*s] %" PRIu64 " items", pct,
+			(int)(pct * 40 / 100), "########################################",
+			done);
+	}
+	return interrupted;
+}
+
+/* tmp = "DIR/.NAME.XXXXXX" for out = "DIR/NAME"; -1 if it does not fit
+ * or out names no file. */
+static int temp_name(const char *out, char *tmp, size_t len)
+{
+	const char *slash = strrchr(out, '/');
+	const char *base = slash ? slash + 1 : out;
+	int dirlen = slash ? (int)(base - out) : 0, n;
+
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		return -1;
+	n = snprintf(tmp, len, "%.*s.%s.XXXXXX", dirlen, out, base);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* A time flag: seconds since the trace's first event ("2.5"), or a
+ * duration with a unit ("2500ms"). */
+static int parse_time(const char *flag, const char *s, uint64_t *ns)
+{
+	if (argus_parse_duration(s, ns))
+		return cli_usage_error("export", "bad %s '%s': seconds from the start of the trace, e.g. 2.5 or 2500ms",
+				       flag, s);
+	return 0;
+}
+
+/* Write the export into the open temp file f, then sync and close it.
+ * Returns 0 or -errno; f is closed either way. */
+static int write_out(const struct argus_graph *g, const struct argus_export_opts *eo,
+		     FILE *f, uint64_t *size)
+{
+	off_t end;
+	int rc;
+
+	errno = 0;
+	rc = argus_graph__write_perfetto(g, eo, f);
+	if (rc == -EIO && errno)
+		rc = -errno;    /* what stdio saw, e.g. ENOSPC */
+	if (!rc && interrupted)
+		rc = -ECANCELED;
+	if (!rc) {
+		end = ftello(f);
+		*size = end > 0 ? (uint64_t)end : 0;
+		if (fflush(f) || fsync(fileno(f)))
+			rc = -errno;
+	}
+	if (fclose(f) && !rc)
+		rc = -errno;
+	return rc;
+}
+
+static bool takes_value(const char *a)
+{
+	return !strcmp(a, "--format") || !strcmp(a, "-o") || !strcmp(a, "--from") ||
+	       !strcmp(a, "--to");
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct graph_cli_opts o = { 0 };
+	struct argus_export_opts eo = { .sz = sizeof(eo) };
+	const char *format = "perfetto", *out = NULL;
+	uint64_t from = 0, to = 0, size = 0;
+	bool has_from = false, has_to = false, known = false, tty = isatty(2);
+	char tmp[PATH_MAX], sz[32];
+	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+	struct graph_cli_ctx c;
+	struct stat si, so;
+	const struct argus_graph_stats *st;
+	FILE *f;
+	int fd, rc;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int used = graph_cli_common_flag(&o, argc, argv, i);
+
+		if (used < 0)
+			return 2;
+		if (used) {
+			i += used - 1;
+		} else if (takes_value(a) && i + 1 >= argc) {
+			return cli_usage_error("export", "%s needs a value", a);
+		} else if (!strcmp(a, "--format")) {
+			format = argv[++i];
+		} else if (!strcmp(a, "-o")) {
+			out = argv[++i];
+		} else if (!strcmp(a, "--from")) {
+			if ((rc = parse_time("--from", argv[++i], &from)))
+				return rc;
+			has_from = true;
+		} else if (!strcmp(a, "--to")) {
+			if ((rc = parse_time("--to", argv[++i], &to)))
+				return rc;
+			has_to = true;
+		} else if (!strcmp(a, "--kernel")) {
+			eo.include_kernel = 1;
+		} else if (a[0] != '-' && !o.path) {
+			o.path = a;
+		} else {
+			return cli_usage_error("export", "unexpected argument '%s'", a);
+		}
+	}
+	for (size_t i = 0; i < NFORMATS; i++)
+		known |= !strcmp(format, formats[i]);
+	if (!known) {
+		char list[128] = "";
+
+		for (size_t i = 0; i < NFORMATS; i++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+				 i ? ", " : "", formats[i]);
+		return cli_usage_error("export", "unknown --format '%s' (known: %s)", format, list);
+	}
+	if (!o.path)
+		return cli_usage_error("export", "needs a trace FILE");
+	if (!out)
+		return cli_usage_error("export", "needs -o OUT (the %s file to write)", format);
+	if (has_from && has_to && to <= from)
+		return cli_usage_error("export", "--to must be later than --from");
+	if (temp_name(out, tmp, sizeof(tmp)))
+		return cli_usage_error("export", "-o '%s' does not name a file", out);
+	if (!stat(out, &so) && !stat(o.path, &si) && so.st_dev == si.st_dev &&
+	    so.st_ino == si.st_ino)
+		return cli_usage_error("export", "-o %s would overwrite the trace", out);
+
+	if ((rc = graph_cli_open(&c, "export", &o)))
+		return rc;
+	st = argus_graph__stats(c.g);
+	if (has_from)
+		eo.from_ts = st->min_ts + from;
+	if (has_to)
+		eo.to_ts = st->min_ts + to;
+	eo.progress = progress;
+	eo.progress_ctx = &tty;
+
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		rc = cli_error("export", "cannot write %s: %s", out, strerror(errno));
+		graph_cli_close(&c);
+		return rc;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		rc = cli_error("export", "cannot write %s: %s", out, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		graph_cli_close(&c);
+		return rc;
+	}
+	/* From here on Ctrl-C cancels cleanly: the temp file goes away. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	rc = write_out(c.g, &eo, f, &size);
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	if (!rc && rename(tmp, out))
+		rc = -errno;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (rc) {
+		unlink(tmp);
+		graph_cli_close(&c);
+		if (rc == -ECANCELED)
+			return cli_error("export", "interrupted: %s not written", out);
+		return cli_error("export", "writing %s: %s (nothing written)", out, strerror(-rc));
+	}
+	argus_format_size(size, sz, sizeof(sz));
+	fprintf(stderr, "argus export: %s: %" PRIu64 " segments, %" PRIu64
+		" edges (%" PRIu64 " strong) -> %s (%s, %s)\n",
+		o.path, st->vertices, st->edges,
+		st->edges - st->edges_by_type[ARGUS_EDGE_INTRA], out, format, sz);
+	graph_cli_close(&c);
+	return 0;
+}

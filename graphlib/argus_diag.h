@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * argus_diag.h - libargus: hang diagnosis on the event graph
+ * (docs/diagnosis.md is the prose version; keep them in step).
+ *
+ *   1. hangs: intervals where a UI thread did not come back to its
+ *      event-loop wait (poll family) for longer than a threshold;
+ *   2. classify the UI thread in the hang: busy, blocked or yield;
+ *   3. blocked: find a similar segment in normal execution (same thread,
+ *      event sets that contain one another), slice backward from what woke
+ *      it to get the normal wake-up path, and name the first thread of
+ *      that path that was stuck in the hang window: the culprit;
+ *   4. recurse on the culprit's own wait (the chain), detecting cycles.
+ *
+ * All times CLOCK_MONOTONIC ns.  Conventions as in argus_graph.h.
+ */
+#ifndef ARGUS_DIAG_H
+#define ARGUS_DIAG_H
+
+#include "argus_graph.h"
+
+enum argus_hang_kind {
+	ARGUS_KIND_NONE = 0,
+	ARGUS_KIND_BUSY,        /* mostly on CPU */
+	ARGUS_KIND_BLOCKED,     /* one long wait */
+	ARGUS_KIND_YIELD,       /* many short yields/sleeps/zero-timeout polls */
+};
+
+struct argus_hang {
+	uint32_t tid, pid;
+	uint64_t start, end;    /* left / came back to the event loop */
+	uint32_t seg;           /* UI segment at the middle of the hang */
+	uint8_t ongoing;        /* still not back at the end of the trace */
+	uint8_t annotated;      /* an `argus mark` falls inside */
+	uint8_t pad[2];
+	uint32_t mark;          /* string id of that mark's text, 0 none */
+};
+
+struct argus_hang_opts {
+	size_t sz;
+	uint32_t pid;           /* UI process (required) */
+	uint32_t tid;           /* UI thread, 0 = the main thread (tid == pid) */
+	uint64_t threshold_ns;  /* 0 = 2 s */
+};
+
+/* Hangs of the UI thread, in time order; *out is malloc'd (free()). */
+int argus_diag__hangs(const struct argus_graph *g,
+		      const struct argus_hang_opts *opts,
+		      struct argus_hang **out, uint32_t *n);
+
+/* What one thread did in [from, to]. */
+struct argus_activity {
+	uint8_t kind;           /* enum argus_hang_kind */
+	uint64_t oncpu_ns;      /* on CPU within the window */
+	uint32_t waits;         /* waits begun within the window */
+	uint32_t short_waits;   /* yields, short sleeps, zero-timeout polls */
+	uint32_t wait_seg;      /* segment whose wait covers most of the
+	                           window (blocked), ARGUS_NONE */
+	uint64_t wait_ns;       /* how much of the window that wait covers */
+	uint32_t busy_seg;      /* the segment with most on-CPU time */
+	uint32_t samples;       /* CPU samples within the window */
+};
+
+int argus_diag__activity(const struct argus_graph *g, uint32_t tid,
+			 uint64_t from, uint64_t to, struct argus_activity *a);
+const char *argus_hang_kind_str(unsigned kind);
+
+/* ---- similarity (paper §4.5) ------------------------------------------ */
+struct argus_similar {
+	uint32_t seg;
+	double score;           /* lower is better */
+	int64_t dt_ns;          /* candidate start - reference start */
+	uint8_t contains;       /* 1 candidate ⊇ reference, 2 ⊆, 3 equal */
+};
+
+/* Segments of the same thread similar to `seg` (one normalized event set
+ * contains the other), excluding [ex_from, ex_to], ranked best first;
+ * at most `max`.  The wait that ends a segment counts with its object's
+ * identity (the same pipe, socket, futex); when that finds nothing, with
+ * its kind only.  Returns how many, or -errno. */
+int argus_diag__similar(const struct argus_graph *g, uint32_t seg,
+			uint64_t ex_from, uint64_t ex_to,
+			struct argus_similar *out, uint32_t max);
+
+/* ---- backward slice ------------------------------------------------------ */
+struct argus_step {
+	uint32_t seg;           /* a segment on the path */
+	uint32_t edge;          /* the edge that leads from it to the previous
+	                           step (toward the start), ARGUS_NONE first */
+	uint8_t choices;        /* strong in-edges it had (>= 2: a choice) */
+};
+
+/* Picks the in-edge to follow when a segment has >= 2 strong in-edges:
+ * returns the index into ids[0..n) or -1 to stop.  NULL = default (the
+ * latest in-edge that woke the segment, else the latest). */
+typedef int (*argus_pick_fn)(void *ctx, const struct argus_graph *g,
+			     uint32_t seg, const uint32_t *ids, uint32_t n);
+
+/* Walk backward from `seg` (the segment that woke the normal node): the
+ * only inter-thread in-edge, else the weak intra-thread one, asking `pick`
+ * at two or more.  Stops after a segment of thread `stop_tid`, at a
+ * segment with no in-edge, at one that ended before `floor_ts`, or after
+ * `max` steps.  Returns the number of steps written. */
+int argus_diag__slice(const struct argus_graph *g, uint32_t seg,
+		      uint32_t stop_tid, uint64_t floor_ts, argus_pick_fn pick,
+		      void *pick_ctx, struct argus_step *out, uint32_t max);
+
+/* ---- the whole diagnosis --------------------------------------------- */
+#define ARGUS_DIAG_MAX_PATH 32
+#define ARGUS_DIAG_MAX_CHAIN 8
+
+struct argus_culprit {
+	uint32_t tid, pid;
+	uint8_t kind;           /* what it did in the window */
+	uint8_t cycle;          /* 1: this thread is already in the chain */
+	uint8_t pad[2];
+	uint32_t seg;           /* its segment in the window */
+	uint32_t normal_seg;    /* where it normally woke the next thread */
+	uint64_t from, to;      /* the window it was judged on */
+	uint64_t wait_ns;       /* blocked: how long */
+	int32_t wait_nr;        /* blocked: the syscall */
+	uint32_t stack;         /* trace stack id (its wait or hottest sample) */
+};
+
+struct argus_diagnosis {
+	struct argus_hang hang;
+	uint8_t kind;           /* the UI thread's class in the hang */
+	uint32_t hang_seg;      /* the UI segment that blocked / ran */
+	uint32_t normal_seg;    /* the similar normal segment, ARGUS_NONE */
+	uint32_t nsimilar;      /* candidates seen */
+	struct argus_step path[ARGUS_DIAG_MAX_PATH];
+	uint32_t npath;
+	struct argus_culprit chain[ARGUS_DIAG_MAX_CHAIN]; /* [0] = culprit */
+	uint32_t nchain;
+	uint8_t cycle;          /* the chain came back to a thread in it */
+	uint64_t timeout_ns;    /* cycle broken by this timeout, 0 none */
+	uint32_t timeout_tid;
+	uint32_t inspected;     /* nodes the user had to look at */
+	uint32_t choices;       /* places where the slice had to choose */
+	uint32_t choice_seg[ARGUS_DIAG_MAX_PATH]; /* ...those segments */
+};
+
+struct argus_diag_opts {
+	size_t sz;
+	uint32_t depth;         /* culprit's culprit levels, 0 = 3 */
+	argus_pick_fn pick;     /* NULL = default pick */
+	void *pick_ctx;
+};
+
+int argus_diag__diagnose(const struct argus_graph *g,
+			 const struct argus_hang *hang,
+			 const struct argus_diag_opts *opts,
+			 struct argus_diagnosis *d);
+
+#endif /* ARGUS_DIAG_H */

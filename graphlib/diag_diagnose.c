@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * diag_diagnose.c - from a hang to the culprit and the culprit's culprit.
+ *
+ *   1. classify the UI thread over the hang (diag_hangs.c): busy and
+ *      yield stop here, the UI thread itself is the culprit;
+ *   2. blocked: H = the UI segment whose wait covers most of the hang.
+ *      Find N, the best similar segment of the same thread outside the
+ *      hang (diag_similar.c), i.e. the same request that went well;
+ *   3. the segment that woke N's successor is X; slice backward from X
+ *      (inter-thread edges first, the weak intra edge otherwise) down to
+ *      the start of N: that is the normal wake-up path, and its threads in
+ *      order are who normally got the UI thread going again;
+ *   4. the culprit is the first thread of that path, judged over the wait
+ *      window: what it was doing instead of waking the next thread
+ *      (blocked, busy, yield);
+ *   5. a blocked culprit gets the same treatment on its own wait, up to
+ *      `depth` levels; reaching a thread already in the chain (or the UI
+ *      thread) is a cycle.  When the UI thread's wait ended by its own
+ *      timer, that timeout is what broke the cycle: a deadlock turned
+ *      into a livelock.
+ *
+ * "inspected" counts the nodes a user has to look at to follow this:
+ * the hang segment, the normal node, each slice step where two or more
+ * inter-thread edges made a choice, and the culprit.
+ */
+#include <sys/syscall.h>
+
+#include "argus_diag.h"
+#include "graph_internal.h"
+
+uint32_t diag_waker_edge(const struct argus_graph *g, uint32_t s);
+int diag_similar(const struct argus_graph *g, uint32_t seg, uint64_t ex_from,
+		 uint64_t ex_to, struct argus_similar *out, uint32_t max, bool exact);
+
+#define MAX_SIMILAR 64
+
+static uint32_t seg_tid(const struct argus_graph *g, uint32_t s)
+{
+	return THRS(g)[SEGS(g)[s].thread].tid;
+}
+
+/* The most frequent sample stack of thread tid in [from, to]. */
+static uint32_t hot_stack(const struct argus_graph *g, uint32_t tid,
+			  uint64_t from, uint64_t to)
+{
+	uint32_t thr = argus_graph__thread_by_tid(g, tid), best = 0, bestn = 0;
+	uint32_t ids[512], cnt[512], n = 0;
+
+	if (thr == ARGUS_NONE)
+		return 0;
+	for (uint32_t e = THRS(g)[thr].first_event; e != ARGUS_NONE; e = EVS(g)[e].next) {
+		const struct argus_gevent *ev = &EVS(g)[e];
+		uint32_t i;
+
+		if (ev->ts > to)
+			break;
+		if (ev->ts < from || ev->type != AE_SAMPLE || !ev->stack)
+			continue;
+		for (i = 0; i < n && ids[i] != ev->stack; i++)
+			;
+		if (i == n) {
+			if (n == 512)
+				continue;
+			ids[n] = ev->stack;
+			cnt[n++] = 0;
+		}
+		if (++cnt[i] > bestn) {
+			bestn = cnt[i];
+			best = ids[i];
+		}
+	}
+	return best;
+}
+
+/* Wait window of segment h: from its switch-out to the next switch-in. */
+static void wait_window(const struct argus_graph *g, uint32_t h, uint64_t *from,
+			uint64_t *to, uint32_t *next)
+{
+	*next = argus_graph__seg_next(g, h);
+	*from = SEGS(g)[h].end;
+	*to = *next != ARGUS_NONE ? SEGS(g)[*next].start : g->st.max_ts;
+}
+
+/* A wait that ended by the waiting thread's own timer: its timeout. */
+static uint64_t own_timeout(const struct argus_graph *g, uint32_t h, uint32_t next)
+{
+	const uint32_t *ids;
+	uint32_t n;
+
+	if (next == ARGUS_NONE)
+		return 0;
+	n = argus_graph__in_edges(g, next, &ids);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct argus_edge *e = &EDGES(g)[ids[i]];
+
+		if (e->type == ARGUS_EDGE_TIMER && (e->flags & ARGUS_EDGE_F_WOKE) &&
+		    seg_tid(g, e->src) == seg_tid(g, h))
+			return SEGS(g)[next].start - SEGS(g)[h].end;
+	}
+	return 0;
+}
+
+/* Thread `tid` blocked in segment h, judged over [lo, hi]: find who
+ * normally wakes it and add that thread to the chain; recurse. */
+static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts *o,
+		       struct argus_diagnosis *d, uint32_t tid, uint32_t h,
+		       uint64_t lo, uint64_t hi, uint32_t level, uint32_t depth)
+{
+	struct argus_similar sim[MAX_SIMILAR];
+	struct argus_step steps[ARGUS_DIAG_MAX_PATH];
+	uint64_t wfrom, wto, tmo;
+	uint32_t next, x = ARGUS_NONE, normal = ARGUS_NONE, nsteps = 0;
+	int nsim;
+
+	wait_window(g, h, &wfrom, &wto, &next);
+	if (wfrom < lo)
+		wfrom = lo;
+	if (wto > hi)
+		wto = hi;
+	tmo = own_timeout(g, h, next);
+	if (tmo && !d->timeout_ns) {
+		d->timeout_ns = tmo;
+		d->timeout_tid = tid;
+	}
+	/* Normal runs of the same wait on the same object first.  When there
+	 * are none, this wait is not a usual one (the renderer calling the
+	 * browser only in the hang): whoever finally woke it says more than a
+	 * wait that merely looks alike, so that comes before relaxing to
+	 * waits on the same kind of object. */
+	nsim = diag_similar(g, h, SEGS(g)[h].start, wto, sim, MAX_SIMILAR, true);
+	if (nsim == 0 && (next == ARGUS_NONE || diag_waker_edge(g, next) == ARGUS_NONE))
+		nsim = diag_similar(g, h, SEGS(g)[h].start, wto, sim, MAX_SIMILAR, false);
+	if (level == 0)
+		d->nsimilar = nsim > 0 ? (uint32_t)nsim : 0;
+	uint32_t woke = ARGUS_NONE, xedge = ARGUS_NONE;
+
+	for (int i = 0; i < nsim && x == ARGUS_NONE; i++) {
+		uint32_t nn = argus_graph__seg_next(g, sim[i].seg), e;
+
+		if (nn == ARGUS_NONE || (e = diag_waker_edge(g, nn)) == ARGUS_NONE)
+			continue;
+		normal = sim[i].seg;
+		woke = nn;
+		xedge = e;
+		x = EDGES(g)[e].src;
+	}
+	if (x == ARGUS_NONE && next != ARGUS_NONE) {
+		/* no normal run: whoever finally woke it (late) */
+		uint32_t e = diag_waker_edge(g, next);
+
+		if (e != ARGUS_NONE) {
+			woke = next;
+			xedge = e;
+			x = EDGES(g)[e].src;
+		}
+	}
+	if (level == 0)
+		d->normal_seg = normal;
+	if (x == ARGUS_NONE)
+		return;
+	/* steps[0] is the woken segment of the waiting thread, then the slice */
+	steps[0] = (struct argus_step){ .seg = woke, .edge = ARGUS_NONE };
+	int ns = argus_diag__slice(g, x, tid, normal != ARGUS_NONE ? SEGS(g)[normal].start : 0,
+				   o->pick, o->pick_ctx, steps + 1, ARGUS_DIAG_MAX_PATH - 1);
+	nsteps = ns > 0 ? (uint32_t)ns + 1 : 1;
+	steps[1].edge = xedge;
+	for (uint32_t i = 0; i < nsteps; i++) {
+		uint32_t j;
+
+		if (steps[i].choices < 2)
+			continue;
+		for (j = 0; j < d->choices && d->choice_seg[j] != steps[i].seg; j++)
+			;
+		if (j == d->choices && j < ARGUS_DIAG_MAX_PATH)
+			d->choice_seg[d->choices++] = steps[i].seg;
+	}
+	if (level == 0) {
+		memcpy(d->path, steps, nsteps * sizeof(*steps));
+		d->npath = nsteps;
+	}
+	/* the first thread of the path other than the waiting one */
+	for (uint32_t i = 0; i < nsteps; i++) {
+		uint32_t c = seg_tid(g, steps[i].seg);
+		struct argus_activity a;
+		struct argus_culprit *k;
+
+		if (c == tid)
+			continue;
+		if (d->nchain == ARGUS_DIAG_MAX_CHAIN)
+			return;
+		if (argus_diag__activity(g, c, wfrom, wto, &a))
+			return;
+		k = &d->chain[d->nchain++];
+		memset(k, 0, sizeof(*k));
+		k->tid = c;
+		k->pid = THRS(g)[SEGS(g)[steps[i].seg].thread].pid;
+		k->kind = a.kind;
+		k->normal_seg = steps[i].seg;
+		k->from = wfrom;
+		k->to = wto;
+		k->seg = a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE ? a.wait_seg
+			 : a.busy_seg;
+		if (k->seg == ARGUS_NONE)
+			k->seg = argus_graph__segment_at(g, c, wfrom);
+		if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE) {
+			k->wait_ns = a.wait_ns;
+			k->wait_nr = SEGS(g)[a.wait_seg].wait_nr;
+			k->stack = SEGS(g)[a.wait_seg].wait_stack;
+		} else {
+			k->wait_nr = -1;
+			k->stack = hot_stack(g, c, wfrom, wto);
+		}
+		/* a cycle: the chain came back to a thread already in it */
+		for (uint32_t j = 0; j + 1 < d->nchain; j++)
+			if (d->chain[j].tid == c)
+				k->cycle = 1;
+		if (c == d->hang.tid)
+			k->cycle = 1;
+		if (k->cycle) {
+			d->cycle = 1;
+			return;
+		}
+		if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE &&
+		    level + 1 < depth)
+			blame_wait(g, o, d, c, a.wait_seg, wfrom, wto, level + 1, depth);
+		return;
+	}
+}
+
+int argus_diag__diagnose(const struct argus_graph *g,
+			 const struct argus_hang *hang,
+			 const struct argus_diag_opts *opts,
+			 struct argus_diagnosis *d)
+{
+	static const struct argus_diag_opts defaults = { .sz = sizeof(defaults) };
+	const struct argus_diag_opts *o = opts ? opts : &defaults;
+	struct argus_activity a;
+	uint32_t depth = o->depth ? o->depth : 3;
+	int rc;
+
+	if (!g || !hang || !d)
+		return -EINVAL;
+	memset(d, 0, sizeof(*d));
+	d->hang = *hang;
+	d->normal_seg = ARGUS_NONE;
+	d->hang_seg = ARGUS_NONE;
+	if ((rc = argus_diag__activity(g, hang->tid, hang->start, hang->end, &a)))
+		return rc;
+	d->kind = a.kind;
+	d->inspected = 1;
+	if (a.kind != ARGUS_KIND_BLOCKED || a.wait_seg == ARGUS_NONE) {
+		/* busy or yield: the UI thread is its own culprit */
+		struct argus_culprit *k = &d->chain[d->nchain++];
+
+		d->hang_seg = a.busy_seg != ARGUS_NONE ? a.busy_seg : hang->seg;
+		k->tid = hang->tid;
+		k->pid = hang->pid;
+		k->kind = a.kind;
+		k->seg = d->hang_seg;
+		k->normal_seg = ARGUS_NONE;
+		k->from = hang->start;
+		k->to = hang->end;
+		k->wait_nr = -1;
+		k->stack = hot_stack(g, hang->tid, hang->start, hang->end);
+		if (!k->stack && d->hang_seg != ARGUS_NONE)
+			k->stack = SEGS(g)[d->hang_seg].wait_stack;
+		return 0;
+	}
+	d->hang_seg = a.wait_seg;
+	blame_wait(g, o, d, hang->tid, a.wait_seg, hang->start, hang->end, 0, depth);
+	d->inspected += (d->normal_seg != ARGUS_NONE) + d->choices + (d->nchain > 0);
+	return 0;
+}

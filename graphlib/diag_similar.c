@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * diag_similar.c - similar segments (paper §4.5) and the backward slice.
+ *
+ * A segment is normalized to the set of its distinct task-context events:
+ * syscall numbers, the wait that ended it (syscall + object kind), the
+ * processes it woke or messaged and was messaged by, timer arms and
+ * lifecycle events.  Interrupt-context events are left out (P1) and
+ * repeats are ignored, so a loop turn that read 3 messages matches one
+ * that read 1.  Two segments are similar when one set contains the other.
+ *
+ * Ranking (lower score is better): distance in time, plus penalties for a
+ * candidate that is not a usable "normal" run: its wait was not ended by
+ * another thread (nothing to slice from), or it waited as long as the
+ * reference (it is a hang too), or the sets are not equal.
+ */
+#include "argus_diag.h"
+#include "graph_internal.h"
+
+#define MAX_KEYS 256
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint32_t tid_pid(const struct argus_graph *g, uint32_t tid)
+{
+	uint32_t t = argus_graph__thread_by_tid(g, tid);
+
+	return t == ARGUS_NONE ? 0 : THRS(g)[t].pid;
+}
+
+static uint32_t seg_tid(const struct argus_graph *g, uint32_t s)
+{
+	return THRS(g)[SEGS(g)[s].thread].tid;
+}
+
+/* Identity of the object a segment waited on: the fd's object, else the
+ * syscall's key argument (a futex address), folded to 32 bits. */
+static uint32_t wait_ident(const struct argus_segment *sg)
+{
+	uint64_t h = sg->wait_obj_kind ? sg->wait_obj * 31 + sg->wait_peer : sg->wait_arg;
+
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 32;
+	return (uint32_t)h;
+}
+
+/* The sorted, distinct keys of segment s.  Returns how many.  exact: the
+ * final wait's key includes the object's identity. */
+static uint32_t seg_keys(const struct argus_graph *g, uint32_t s, uint64_t *k,
+			 bool exact)
+{
+	const struct argus_segment *sg = &SEGS(g)[s];
+	uint32_t n = 0, m, tid = seg_tid(g, s);
+	const uint32_t *ids;
+
+	for (uint32_t e = sg->first_event; e != ARGUS_NONE && n < MAX_KEYS - 8;
+	     e = argus_graph__seg_next_event(g, s, e)) {
+		const struct argus_gevent *ev = &EVS(g)[e];
+
+		if (ev->ctx != AE_CTX_TASK)
+			continue;
+		switch (ev->type) {
+		case AE_SYS_ENTER:
+		case AE_SYS_EXIT:
+			k[n++] = 1ull << 56 | (uint16_t)ev->nr;
+			break;
+		case AE_WAKING:
+			k[n++] = 2ull << 56 | tid_pid(g, (uint32_t)ev->val);
+			break;
+		case AE_HRT_START:
+			k[n++] = 3ull << 56;
+			break;
+		case AE_FORK:
+		case AE_EXEC:
+		case AE_EXIT:
+			k[n++] = 4ull << 56 | ev->type;
+			break;
+		}
+	}
+	if (sg->end_reason == ARGUS_END_WAIT)
+		k[n++] = 5ull << 56 | (exact ? (uint64_t)wait_ident(sg) << 24 : 0) |
+			 (uint64_t)(uint16_t)sg->wait_nr << 8 | (uint8_t)sg->wait_obj_kind;
+	m = argus_graph__out_edges(g, s, &ids);
+	for (uint32_t i = 0; i < m && n < MAX_KEYS - 1; i++) {
+		const struct argus_edge *e = &EDGES(g)[ids[i]];
+
+		if (argus_edge_type_strong(e->type) && seg_tid(g, e->dst) != tid)
+			k[n++] = 6ull << 56 | (uint64_t)e->type << 32 |
+				 THRS(g)[SEGS(g)[e->dst].thread].pid;
+	}
+	m = argus_graph__in_edges(g, s, &ids);
+	for (uint32_t i = 0; i < m && n < MAX_KEYS - 1; i++) {
+		const struct argus_edge *e = &EDGES(g)[ids[i]];
+
+		if (argus_edge_type_strong(e->type) && seg_tid(g, e->src) != tid)
+			k[n++] = 7ull << 56 | (uint64_t)e->type << 32 |
+				 THRS(g)[SEGS(g)[e->src].thread].pid;
+	}
+	qsort(k, n, sizeof(*k), cmp_u64);
+	m = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!m || k[m - 1] != k[i])
+			k[m++] = k[i];
+	return m;
+}
+
+static bool subset(const uint64_t *a, uint32_t na, const uint64_t *b, uint32_t nb)
+{
+	uint32_t j = 0;
+
+	for (uint32_t i = 0; i < na; i++) {
+		while (j < nb && b[j] < a[i])
+			j++;
+		if (j == nb || b[j] != a[i])
+			return false;
+	}
+	return true;
+}
+
+/* The strong in-edge from another thread that woke segment s, if any. */
+uint32_t diag_waker_edge(const struct argus_graph *g, uint32_t s)
+{
+	const uint32_t *ids;
+	uint32_t n = argus_graph__in_edges(g, s, &ids), best = ARGUS_NONE;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct argus_edge *e = &EDGES(g)[ids[i]];
+
+		if (!argus_edge_type_strong(e->type) || seg_tid(g, e->src) == seg_tid(g, s))
+			continue;
+		if (e->flags & ARGUS_EDGE_F_WOKE)
+			return ids[i];
+		if (best == ARGUS_NONE)
+			best = ids[i];
+	}
+	return best;
+}
+
+static int cmp_sim(const void *a, const void *b)
+{
+	const struct argus_similar *x = a, *y = b;
+
+	return x->score < y->score ? -1 : x->score > y->score;
+}
+
+int diag_similar(const struct argus_graph *g, uint32_t seg, uint64_t ex_from,
+		 uint64_t ex_to, struct argus_similar *out, uint32_t max, bool exact)
+{
+	uint64_t ref[MAX_KEYS], k[MAX_KEYS];
+	const struct argus_segment *r;
+	struct gvec c = { 0 };
+	uint32_t nref, n, cnt;
+	const uint32_t *v;
+
+	if (!g || seg >= g->seg.n)
+		return -EINVAL;
+	r = &SEGS(g)[seg];
+	nref = seg_keys(g, seg, ref, exact);
+	n = argus_graph__thread_segments(g, r->thread, &v);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct argus_segment *s = &SEGS(g)[v[i]];
+		uint32_t nk, next;
+		struct argus_similar *x;
+		uint8_t contains;
+		double score;
+
+		if (v[i] == seg || (s->end >= ex_from && s->start <= ex_to))
+			continue;
+		nk = seg_keys(g, v[i], k, exact);
+		contains = (subset(ref, nref, k, nk) ? 1 : 0) |
+			   (subset(k, nk, ref, nref) ? 2 : 0);
+		if (!contains || !nk)
+			continue;
+		score = (double)(s->start > r->start ? s->start - r->start
+						     : r->start - s->start) / 1e9;
+		next = i + 1 < n ? v[i + 1] : ARGUS_NONE;
+		if (next == ARGUS_NONE || diag_waker_edge(g, next) == ARGUS_NONE)
+			score += 100;
+		if (r->wait_ns && s->wait_ns * 2 >= r->wait_ns)
+			score += 50;
+		if (contains != 3)
+			score += 0.5;
+		if (s->start > r->start)
+			score += 0.25;  /* prefer runs before the hang */
+		x = gvec_push(&c, sizeof(*x));
+		if (!x) {
+			gvec_free(&c);
+			return -ENOMEM;
+		}
+		x->seg = v[i];
+		x->score = score;
+		x->dt_ns = (int64_t)(s->start - r->start);
+		x->contains = contains;
+	}
+	qsort(c.p, c.n, sizeof(struct argus_similar), cmp_sim);
+	cnt = c.n < max ? c.n : max;
+	if (cnt)
+		memcpy(out, c.p, cnt * sizeof(*out));
+	gvec_free(&c);
+	return (int)cnt;
+}
+
+int argus_diag__similar(const struct argus_graph *g, uint32_t seg,
+			uint64_t ex_from, uint64_t ex_to,
+			struct argus_similar *out, uint32_t max)
+{
+	int n = diag_similar(g, seg, ex_from, ex_to, out, max, true);
+
+	return n ? n : diag_similar(g, seg, ex_from, ex_to, out, max, false);
+}
+
+/* Default pick: the in-edge that woke the segment, else the latest. */
+static int default_pick(const struct argus_graph *g, const uint32_t *ids, uint32_t n)
+{
+	int best = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (EDGES(g)[ids[i]].flags & ARGUS_EDGE_F_WOKE)
+			return (int)i;
+		if (EDGES(g)[ids[i]].dst_ts > EDGES(g)[ids[best]].dst_ts)
+			best = (int)i;
+	}
+	return best;
+}
+
+int argus_diag__slice(const struct argus_graph *g, uint32_t seg,
+		      uint32_t stop_tid, uint64_t floor_ts, argus_pick_fn pick,
+		      void *pick_ctx, struct argus_step *out, uint32_t max)
+{
+	uint32_t n = 0, cur = seg, via = ARGUS_NONE;
+	uint8_t choices = 0;
+
+	if (!g || seg >= g->seg.n)
+		return -EINVAL;
+	while (n < max) {
+		uint32_t inter[64], ni = 0, intra = ARGUS_NONE, m, next_edge;
+		const uint32_t *ids;
+
+		for (uint32_t i = 0; i < n; i++)
+			if (out[i].seg == cur)
+				return (int)n;  /* a loop in the graph */
+		out[n].seg = cur;
+		out[n].edge = via;
+		out[n].choices = choices;
+		n++;
+		if (seg_tid(g, cur) == stop_tid && n > 1)
+			break;
+		m = argus_graph__in_edges(g, cur, &ids);
+		for (uint32_t i = 0; i < m; i++) {
+			const struct argus_edge *e = &EDGES(g)[ids[i]];
+
+			if (e->type == ARGUS_EDGE_INTRA ||
+			    seg_tid(g, e->src) == seg_tid(g, cur)) {
+				if (e->type == ARGUS_EDGE_INTRA)
+					intra = ids[i];
+			} else if (ni < 64) {
+				inter[ni++] = ids[i];
+			}
+		}
+		choices = (uint8_t)(ni > 255 ? 255 : ni);
+		if (ni == 1) {
+			next_edge = inter[0];
+		} else if (ni >= 2) {
+			int k = pick ? pick(pick_ctx, g, cur, inter, ni)
+				     : default_pick(g, inter, ni);
+
+			if (k < 0 || (uint32_t)k >= ni)
+				break;
+			next_edge = inter[k];
+		} else if (intra != ARGUS_NONE) {
+			next_edge = intra;
+		} else {
+			break;
+		}
+		via = next_edge;
+		cur = EDGES(g)[next_edge].src;
+		if (SEGS(g)[cur].end < floor_ts)
+			break;
+	}
+	/* the recorded choices belong to the step that had them */
+	for (uint32_t i = 0; i + 1 < n; i++)
+		out[i].choices = out[i + 1].choices;
+	if (n)
+		out[n - 1].choices = 0;
+	return (int)n;
+}
