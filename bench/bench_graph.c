@@ -9,7 +9,12 @@
  * argus_graph__build.  Prints the medians, events/s on one core (CPU time
  * of this thread, not wall time), the build/read ratio, the graph's own
  * memory per event (argus_graph_stats.mem_bytes) and the process's peak
- * RSS, and the speed-up over the paper's 30 K events/s. */
+ * RSS, and the speed-up over the paper's 30 K events/s.
+ *
+ * Then the full diagnosis on that graph: for every process with a main
+ * thread, argus_diag__hangs (threshold 2 ms, so a synthetic trace has
+ * some), and argus_diag__diagnose on the longest hang found: the wall
+ * time of hang finding (all processes) and of the diagnosis proper. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +22,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "argus_diag.h"
 #include "argus_graph.h"
 
 static double cpu_s(void)
@@ -32,6 +38,44 @@ static int cmp_d(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+static void bench_diagnose(const struct argus_graph *g)
+{
+	struct argus_hang best = { 0 }, *h;
+	struct argus_diagnosis *d = calloc(1, sizeof(*d));
+	uint32_t n, nhangs = 0, nproc = 0;
+	double t0 = cpu_s(), t1, t2;
+
+	for (uint32_t i = 0; i < argus_graph__nthreads(g); i++) {
+		const struct argus_thread *t = argus_graph__thread(g, i);
+		struct argus_hang_opts o = { .sz = sizeof(o), .pid = t->pid,
+					     .threshold_ns = 2000000 };
+
+		if (t->tid != t->pid || t->kernel)
+			continue;
+		nproc++;
+		if (argus_diag__hangs(g, &o, &h, &n))
+			continue;
+		for (uint32_t k = 0; k < n; k++)
+			if (h[k].end - h[k].start > best.end - best.start)
+				best = h[k];
+		nhangs += n;
+		free(h);
+	}
+	t1 = cpu_s();
+	if (d && best.pid)
+		argus_diag__diagnose(g, &best, NULL, d);
+	t2 = cpu_s();
+	printf("hang finding      %.3f s CPU over %u processes, %u hangs >= 2 ms\n",
+	       t1 - t0, nproc, nhangs);
+	if (d && best.pid)
+		printf("diagnosis         %.3f s CPU (longest hang: pid %u, %.1f ms, %s, "
+		       "chain %u, inspected %u)\n", t2 - t1, best.pid,
+		       (double)(best.end - best.start) / 1e6, argus_hang_kind_str(d->kind),
+		       d->nchain, d->inspected);
+	printf("hangs + diagnosis %.3f s CPU\n", t2 - t0);
+	free(d);
 }
 
 int main(int argc, char **argv)
@@ -72,6 +116,8 @@ int main(int argc, char **argv)
 		mem = argus_graph__stats(g)->mem_bytes;
 		nseg = argus_graph__stats(g)->vertices;
 		nedge = argus_graph__stats(g)->edges;
+		if (r == reps - 1)
+			bench_diagnose(g);
 		argus_graph__free(g);
 	}
 	qsort(rd, reps, sizeof(double), cmp_d);

@@ -45,4 +45,65 @@ void diag_cli_stack(struct graph_cli_ctx *c, uint32_t pid, uint64_t ts, uint32_t
 		    diag_frame_fn fn, void *ctx);
 const char *diag_cli_comm(struct graph_cli_ctx *c, uint32_t tid);
 const char *diag_cli_process(struct graph_cli_ctx *c, uint32_t tid);
+
+/* ---- The segment commands: show, similar, slice, diff -----------------
+ * They take FILE and one or two segment ids (as printed by diagnose, graph
+ * and hangs), --json, and the common graph flags.  Ids depend on --schema
+ * and --no-split: the same flags must be given as to the command that
+ * printed them. */
+struct seg_cli_opts {
+	struct graph_cli_opts g;
+	bool json;
+	uint32_t ids[2];         /* the segment ids, in the order given */
+	uint32_t nids;
+};
+/* An extra option of one command: returns how many arguments it used (1,
+ * or 2 with its value; val is NULL when there is none), 0 when the option
+ * is not its own, -1 after printing a usage error. */
+typedef int (*seg_cli_flag_fn)(void *ctx, const char *cmd, const char *opt, const char *val);
+/* Parses FILE, nids ids (named id_names[i] in errors) and the flags;
+ * prints a usage error and returns 2 on bad input. */
+int diag_cli_parse_segs(const char *cmd, int argc, char **argv, struct seg_cli_opts *o,
+			uint32_t nids, const char *const *id_names, seg_cli_flag_fn flag,
+			void *ctx);
+/* graph_cli_open, then checks the ids: an id out of range prints one line
+ * saying how many segments the graph has and returns 2. */
+int diag_cli_open_segs(struct graph_cli_ctx *c, const char *cmd, const struct seg_cli_opts *o);
+/* Positive number (--max, --stop), and a --pick list like 1,2,1. */
+int diag_cli_parse_u32(const char *cmd, const char *opt, const char *s, uint32_t *out);
+int diag_cli_parse_picks(const char *cmd, const char *s, int *picks, uint32_t *n);
+
+/* Seconds from the trace's first event. */
+double diag_cli_rel_s(struct graph_cli_ctx *c, uint64_t ts);
+/* A syscall's name, or "sys_N" in buf for one this build does not know,
+ * "-" for none (nr < 0). */
+const char *diag_cli_sys(int nr, char *buf, size_t len);
+/* "#109 ime_worker 7295/7298" */
+void diag_cli_seg_str(struct graph_cli_ctx *c, uint32_t seg, char *buf, size_t len);
+/* An edge seen from one end: "futex from #109 ime_worker 7295/7298 at
+ * 0.764943 s (woke it)" (in = true) or "... to #..." (in = false). */
+void diag_cli_edge_str(struct graph_cli_ctx *c, uint32_t edge, bool in, char *buf, size_t len);
+/* {"segment":S,"tid":T,"pid":P,"comm":...,"process":...} */
+void diag_cli_json_seg_ref(struct graph_cli_ctx *c, uint32_t seg);
+/* {"id":E,"type":...,"src":{seg ref},"dst":{seg ref},"src_ts":...,
+ *  "dst_ts":...,"woke":b,"split":b,"obj_kind":...,"bytes":N} */
+void diag_cli_json_edge(struct graph_cli_ctx *c, uint32_t edge);
+
+/* How the wait that ended segment `seg` ended: the thread's next segment
+ * and its strong in-edge flagged WOKE (ARGUS_NONE when the wake-up was
+ * attributed instead: see that segment's woken_by). */
+struct diag_resume {
+	uint32_t next;           /* the thread's next segment, ARGUS_NONE */
+	uint32_t edge;           /* the strong in-edge that woke it, ARGUS_NONE */
+	bool own_timer;          /* a TIMER edge from the same thread */
+};
+void diag_cli_resume(struct graph_cli_ctx *c, uint32_t seg, struct diag_resume *r);
+/* "woken by ime_worker 7295/7298 (#109) via futex", "woken by its own
+ * timer (armed in #261)", "woken by hardirq (an attribution, no edge)",
+ * "no next segment: the thread exited" ... */
+void diag_cli_resume_str(struct graph_cli_ctx *c, uint32_t seg, const struct diag_resume *r,
+			 char *buf, size_t len);
+/* {"segment":N|null,"woken_by":...,"own_timer":b,"edge":{...}|null,
+ *  "by":{seg ref}|null,"text":...} */
+void diag_cli_json_resume(struct graph_cli_ctx *c, uint32_t seg, const struct diag_resume *r);
 #endif

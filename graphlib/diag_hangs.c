@@ -98,7 +98,7 @@ int argus_diag__hangs(const struct argus_graph *g,
 {
 	uint64_t thr_ns = opts && opts->threshold_ns ? opts->threshold_ns
 						     : DEFAULT_THRESHOLD_NS;
-	struct gvec gaps = { 0 }, hangs = { 0 }, marks = { 0 };
+	struct gvec gaps = { 0 }, hangs = { 0 };
 	uint32_t tid, thr;
 	int rc;
 
@@ -112,25 +112,14 @@ int argus_diag__hangs(const struct argus_graph *g,
 		return -ENOENT;
 	if ((rc = loop_gaps(g, thr, &gaps)))
 		goto out;
-	/* Marks come from `argus mark`, with no thread: match them by time. */
-	for (uint32_t e = 0; e < g->ev.n; e++) {
-		if (EVS(g)[e].type != AE_MARK)
-			continue;
-		uint32_t *m = gvec_push(&marks, sizeof(*m));
-
-		if (!m) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		*m = e;
-	}
 	for (uint32_t i = 0; i < gaps.n; i++) {
 		const struct gap *gp = &GV(gaps, struct gap)[i];
 		uint32_t mark = 0;
 		struct argus_hang *h;
 
-		for (uint32_t k = 0; k < marks.n && !mark; k++) {
-			const struct argus_gevent *me = &EVS(g)[GV(marks, uint32_t)[k]];
+		/* marks come from `argus mark`, with no thread: match by time */
+		for (uint32_t k = 0; k < g->marks.n && !mark; k++) {
+			const struct argus_gevent *me = &EVS(g)[GV(g->marks, uint32_t)[k]];
 
 			if (me->ts >= gp->from && me->ts <= gp->to)
 				mark = me->str ? me->str : ARGUS_NONE;
@@ -155,7 +144,6 @@ int argus_diag__hangs(const struct argus_graph *g,
 	*n = hangs.n;
 	hangs.p = NULL;
 out:
-	gvec_free(&marks);
 	gvec_free(&gaps);
 	gvec_free(&hangs);
 	return rc;

@@ -326,8 +326,15 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 		e->stack = ev->stack;
 		attach(g, ev, evid, &rc);
 		return rc;
-	case AE_MARK:
+	case AE_MARK: {
+		uint32_t *m = gvec_push(&g->marks, sizeof(*m));
+
+		if (!m)
+			return -ENOMEM;
+		*m = evid;
+		e = &EVS(g)[evid];
 		e->str = ev->str;
+	}
 		attach(g, ev, evid, &rc);
 		return rc;
 	case AE_LOST:
@@ -480,6 +487,12 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 	for (uint32_t i = 0; i < g->thr.n; i++)
 		gthread_names(g, i);
 	build_free(g);
+	/* The arrays grew by doubling: give back the unused tail. */
+	gvec_shrink(&g->seg, sizeof(struct argus_segment));
+	gvec_shrink(&g->edge, sizeof(struct argus_edge));
+	gvec_shrink(&g->ev, sizeof(struct argus_gevent));
+	gvec_shrink(&g->thr, sizeof(struct argus_thread));
+	gvec_shrink(&g->obj, sizeof(struct argus_object));
 	fill_stats(g, t0);
 	return g;
 nomem:
@@ -509,6 +522,7 @@ void argus_graph__free(struct argus_graph *g)
 	gvec_free(&g->ev);
 	gvec_free(&g->thr);
 	gvec_free(&g->obj);
+	gvec_free(&g->marks);
 	argus_hidx_free(&g->obj_idx);
 	argus_hidx_free(&g->tid_idx);
 	free(g->out_off);

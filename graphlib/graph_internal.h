@@ -64,6 +64,21 @@ static inline void *gvec_push(struct gvec *v, size_t esz)
 	return memset((char *)v->p + (size_t)v->n++ * esz, 0, esz);
 }
 
+/* Capacity down to the length (best effort: keeps the old block on
+ * failure). */
+static inline void gvec_shrink(struct gvec *v, size_t esz)
+{
+	void *p;
+
+	if (v->cap == v->n || !v->n)
+		return;
+	p = realloc(v->p, (size_t)v->n * esz);
+	if (p) {
+		v->p = p;
+		v->cap = v->n;
+	}
+}
+
 static inline void gvec_free(struct gvec *v)
 {
 	free(v->p);
@@ -79,6 +94,7 @@ struct argus_graph {
 	struct argus_trace *trace;
 	struct argus_graph_stats st;
 	struct gvec seg, edge, ev, thr, obj;
+	struct gvec marks;              /* uint32_t event ids of AE_MARKs */
 	struct argus_hidx obj_idx;      /* (kind, obj, peer) -> obj id */
 	struct argus_hidx tid_idx;      /* tid -> thread index + 1 */
 	uint32_t *out_off, *out_ids;    /* CSR by source segment */
@@ -132,6 +148,8 @@ struct segx {
 	uint8_t multi;          /* out-edges reach >= 2 other processes */
 };
 
+#define TCACHE_SIZE 4096
+
 struct gbuild {
 	const struct argus_graph_opts *opts;
 	const struct argus_schema *schema;
@@ -144,6 +162,11 @@ struct gbuild {
 	struct gvec items;      /* struct mitem, linked per stream */
 	uint32_t free_item;     /* free list head, ARGUS_NONE */
 	uint64_t total_events;  /* from the chunk headers, for progress */
+	/* Direct-mapped cache in front of tid_idx: every event looks up its
+	 * thread, most of them one of a few hot ones.  tcache_tid[i] == 0
+	 * means empty (tid 0, the idle task, never gets a thread entry). */
+	uint32_t tcache_tid[TCACHE_SIZE];
+	uint32_t tcache_thr[TCACHE_SIZE];
 };
 
 #define TSTATE(g, i) (&GV((g)->b->ts, struct tstate)[i])

@@ -67,13 +67,19 @@ void gthread_names(struct argus_graph *g, uint32_t thr)
 /* The thread entry of tid (created on first sight).  ARGUS_NONE on ENOMEM. */
 uint32_t gthread_get(struct argus_graph *g, uint32_t tid, uint32_t pid)
 {
-	uint32_t h = (uint32_t)argus_mix64(tid), id;
+	uint32_t h, id, slot = tid & (TCACHE_SIZE - 1);
 	struct argus_thread *t;
 	struct tstate *s;
 
+	if (tid && g->b->tcache_tid[slot] == tid)
+		return g->b->tcache_thr[slot];
+	h = (uint32_t)argus_mix64(tid);
 	id = argus_hidx_find(&g->tid_idx, h, tid_eq, g, &tid);
-	if (id)
+	if (id) {
+		g->b->tcache_tid[slot] = tid;
+		g->b->tcache_thr[slot] = id - 1;
 		return id - 1;
+	}
 	t = gvec_push(&g->thr, sizeof(*t));
 	s = gvec_push(&g->b->ts, sizeof(*s));
 	if (!t || !s)

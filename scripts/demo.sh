@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The main job: build Argus, record a short multi-process workload with the
-# real collector, and print what was captured.  Needs root (BPF).
+# The main job: build Argus, record the paper's first case study (a circular
+# wait between a "browser", its IME worker and a "renderer", broken only by a
+# 1.5 s timeout) with the real collector, and print the diagnosis.
+# Needs root (BPF).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 if [ "$(id -u)" -ne 0 ]; then
@@ -11,17 +13,23 @@ BUILD_DIR=$top/build bash "$top/scripts/build.sh"
 bin=$top/build/bin
 apps=$top/build/tests/apps
 out=$(mktemp -d /tmp/argus-demo.XXXXXX)
-trace=$out/demo.argus
+trace=$out/circular.argus
 
-echo "== recording: a pipe ping-pong between two processes, then a timed sleep"
-"$bin/argus" record -o "$trace" -- sh -c "'$apps/pipe_pingpong' && '$apps/timed_sleep'" > "$out/app.txt"
+echo "== recording tests/apps/case_circular: keystrokes, then one that hangs the browser"
+"$bin/argus" record -o "$trace" -- "$apps/case_circular" > "$out/app.txt"
+ui=$(sed -n 's/^UI_PID=//p' "$out/app.txt" | head -1)
 
 echo
-echo "== what was captured"
-"$bin/argus" dump "$trace" --stats
-writer=$(sed -n 's/^PARENT_TID=//p' "$out/app.txt" | head -1)
+echo "== the graph"
+"$bin/argus" graph "$trace" --stats | sed -n '1,6p'
 echo
-echo "== the ping-pong's first events (writer tid $writer)"
-"$bin/argus" dump "$trace" --tid "$writer" | grep -E 'waking|sys_exit +(read|write)|blocked_in' | head -12
+echo "== the hangs of the browser (pid $ui)"
+"$bin/argus" hangs "$trace" --pid "$ui"
 echo
-echo "trace kept in $trace; see docs/user-guide.md for what to do with it"
+echo "== argus diagnose $trace --pid $ui"
+"$bin/argus" diagnose "$trace" --pid "$ui" </dev/null
+echo
+echo "== the app's own ground truth"
+grep -E '^(CULPRIT_COMM|CULPRIT_TID|CHAIN|CYCLE|TIMEOUT_MS)=' "$out/app.txt"
+echo
+echo "trace kept in $trace; docs/diagnosis.md explains each line"

@@ -75,7 +75,8 @@
  *                       freed task's comm from the task table
  *   __rename            AE_RENAME ctx TASK; str = new comm (declares it)
  *   __sample            AE_SAMPLE ctx HARDIRQ (the sampler runs from the
- *                       perf hrtimer); stack = ips[0..n), interned
+ *                       perf hrtimer); stack = ips[0..n), interned (ips
+ *                       NULL: no stack)
  *   __mark              AE_MARK ctx TASK; str = text
  *   __lost              no event: adds count to the chunk's lost-record
  *                       counter of cpu (CPUS section), as the collector does
