@@ -253,12 +253,13 @@ struct argus_trace {
 /* ---------------------------------------------------------------------
  * Parsing helpers over a span.
  */
-static int get(struct span *s, uint64_t *v)
+static inline __attribute__((always_inline)) int get(struct span *s, uint64_t *v)
 {
 	return varint_get(&s->p, s->end, v);
 }
 
-static int get_max(struct span *s, uint64_t *v, uint64_t max)
+static inline __attribute__((always_inline)) int get_max(struct span *s, uint64_t *v,
+						   uint64_t max)
 {
 	return varint_get(&s->p, s->end, v) || *v > max ? -EBADMSG : 0;
 }

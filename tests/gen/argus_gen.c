@@ -28,19 +28,22 @@
  *     that either expires (then the wake-up is a hard-irq waking with
  *     vector AE_VEC_HRTIMER and that timer) or is cancelled by the waiter.
  *
- * Work: event loops wait in epoll_wait/poll with a timeout.  On a timeout
- * they post work items to their workers (queue + futex wake); on input
- * they read their pipe, answer unix-socket requests, or read a TCP socket
- * (woken by the NET_RX softirq).  Workers take an item (futex wait when
- * the queue is empty) and run a plan: compute, a futex mutex, a file read
- * (disk interrupt -> kworker wakes the reader), a request/reply to another
+ * Work: event loops wait in epoll_wait/poll (a quarter of them with a
+ * timeout).  On a timeout they post work items to their workers (queue +
+ * one futex wake for as many waiters as items); on input they read their
+ * pipe, answer unix-socket requests, or read a TCP socket (woken by the
+ * NET_RX softirq).  Workers take an item (futex wait when the queue is
+ * empty) and run a plan: compute, a futex mutex, a file read (a disk
+ * interrupt wakes kworker/N, or the read queues work to it; kworker
+ * then wakes the reader), a request/reply to another
  * process's loop over a unix socketpair, nanosleep, a write to the next
  * process's pipe (blocking when it is full), rarely fork+wait4 of a short
  * child that execs, writes and exits.
  *
- * Exactly N events: when N minus a reserve is reached the machine winds
- * down: no new interrupts or wake-ups; running and runnable tasks finish
- * their step and park (a futex wait nobody wakes).  When every CPU is
+ * Exactly N events: when N minus a reserve (12 events per running or
+ * runnable task, 16 per CPU, 64) is reached the machine winds down: no
+ * new interrupts or wake-ups; running and runnable tasks finish their
+ * step and park (a futex wait nobody wakes).  When every CPU is
  * idle, the rest is filled with idle timer interrupts (and one mark if an
  * odd number is left).  If N is too small for that (below a few thousand),
  * the file is cut at exactly N and the summary says "tail cut".
