@@ -175,6 +175,8 @@ struct cursor {                         /* one CPU stream being merged */
 	uint64_t ts;                    /* of the last decoded event */
 	uint16_t cpu;
 	struct argus_event ev;          /* decoded, not yet returned */
+	uint64_t first;                 /* its events in t->evbuf */
+	uint64_t pos;                   /* next one to hand out */
 };
 
 struct gstack {
@@ -221,6 +223,11 @@ struct argus_trace {
 	uint32_t ips_cap;
 	struct cursor *cur;
 	uint32_t ncur, cur_cap;
+	/* The chunk's events as validation decoded them (local string and
+	 * stack ids): iteration hands them out from here instead of decoding
+	 * every event a second time. */
+	struct argus_event *evbuf;
+	uint32_t evbuf_cap;
 	uint32_t *heap, nheap, heap_cap;
 	uint64_t last_ts;
 	bool have_last;
@@ -1436,6 +1443,20 @@ static int decode_event(struct argus_trace *t, struct cursor *cu, bool remap)
 	return 0;
 }
 
+/* The cursor's next event, decoded during validation, with its string and
+ * stack ids moved into the trace's global tables. */
+static void next_decoded(struct argus_trace *t, struct cursor *cu)
+{
+	struct argus_event *ev = &cu->ev;
+
+	*ev = t->evbuf[cu->first + cu->pos++];
+	ev->stack = gid(t->lstk, ev->stack);
+	ev->str = gid(t->lstr, ev->str);
+	ev->str2 = gid(t->lstr, ev->str2);
+	cu->ts = ev->ts;
+	cu->left--;
+}
+
 static int inflate_chunk(struct argus_trace *t, const struct chunk *c)
 {
 	const uint8_t *payload = t->base + c->off + ARGUS_CHUNK_HEADER_SIZE;
@@ -1594,9 +1615,17 @@ static int load_chunk(struct argus_trace *t, struct chunk *c)
 		cu->cpu = (uint16_t)cpu;
 		cu->ts = e->min_ts;
 		cu->left = n;
+		/* an event takes at least 5 bytes: bound n before sizing */
+		if (n > (uint64_t)(cu->s.end - cu->s.p) / 5)
+			return why(t, "cpu %u: %" PRIu64 " events cannot fit in the stream",
+				   cu->cpu, n);
+		if (grow(&t->evbuf, &t->evbuf_cap, total + n, sizeof(*t->evbuf)))
+			return -ENOMEM;
+		cu->first = total;
 		while (cu->left) {
 			if ((rc = decode_event(t, cu, false)))
 				return rc;
+			t->evbuf[cu->first + (n - cu->left - 1)] = cu->ev;
 			if (cu->ev.ts > e->max_ts)
 				return why(t, "cpu %u: event after the CPUS max_ts", cu->cpu);
 		}
@@ -1633,10 +1662,10 @@ static int load_chunk(struct argus_trace *t, struct chunk *c)
 		cu->s = cu->body;
 		cu->ts = cu->base_ts;
 		cu->left = cu->n;
+		cu->pos = 0;
 		if (!cu->n)
 			continue;
-		if ((rc = decode_event(t, cu, true)))
-			return rc;
+		next_decoded(t, cu);
 		t->heap[t->nheap++] = i;
 	}
 	for (uint32_t i = t->nheap / 2; i-- > 0;)
@@ -1661,14 +1690,7 @@ int argus_trace__next(struct argus_trace *t, struct argus_event *ev,
 			cu = &t->cur[t->heap[0]];
 			*ev = cu->ev;
 			if (cu->left) {
-				rc = decode_event(t, cu, true);
-				if (rc) {
-					/* validated already: only a bug gets here */
-					t->loaded = false;
-					t->nheap = 0;
-					c = &t->chunks[t->next_chunk - 1];
-					return corrupt(t, err, c, t->why);
-				}
+				next_decoded(t, cu);
 			} else {
 				t->heap[0] = t->heap[--t->nheap];
 			}
@@ -1836,6 +1858,7 @@ void argus_trace__close(struct argus_trace *t)
 	free(t->lstk);
 	free(t->ips);
 	free(t->cur);
+	free(t->evbuf);
 	free(t->heap);
 	arena_free(&t->arena);
 	free(t->str);

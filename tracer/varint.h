@@ -62,6 +62,30 @@ static inline int varint_get(const uint8_t **pp, const uint8_t *end,
 		*pp = p + 1;
 		return 0;
 	}
+	if (end - p >= VARINT_MAX_LEN) {
+		/* Unrolled (protobuf-style): no bounds check per byte, since all
+		 * ten bytes are there; each step subtracts the previous byte's
+		 * continuation bit instead of masking it. */
+		uint64_t b;
+
+		r = *p++;                                      /* >= 0x80 */
+		b = *p++; r += (b - 1) << 7;  if (b < 0x80) goto done;
+		b = *p++; r += (b - 1) << 14; if (b < 0x80) goto done;
+		b = *p++; r += (b - 1) << 21; if (b < 0x80) goto done;
+		b = *p++; r += (b - 1) << 28; if (b < 0x80) goto done;
+		b = *p++; r += (b - 1) << 35; if (b < 0x80) goto done;
+		b = *p++; r += (b - 1) << 42; if (b < 0x80) goto done;
+		b = *p++; r += (b - 1) << 49; if (b < 0x80) goto done;
+		b = *p++; r += (b - 1) << 56; if (b < 0x80) goto done;
+		b = *p++;
+		if (b > 1)              /* the 10th byte holds bit 63 only */
+			return -EBADMSG;
+		r += (b - 1) << 63;
+done:
+		*pp = p;
+		*v = r;
+		return 0;
+	}
 	for (;;) {
 		uint8_t b;
 
