@@ -198,7 +198,8 @@ int diag_similar(const struct argus_graph *g, uint32_t seg, uint64_t ex_from,
 		x->dt_ns = (int64_t)(s->start - r->start);
 		x->contains = contains;
 	}
-	qsort(c.p, c.n, sizeof(struct argus_similar), cmp_sim);
+	if (c.n)
+		qsort(c.p, c.n, sizeof(struct argus_similar), cmp_sim);
 	cnt = c.n < max ? c.n : max;
 	if (cnt)
 		memcpy(out, c.p, cnt * sizeof(*out));

@@ -127,11 +127,18 @@ static uint32_t attach(struct argus_graph *g, const struct argus_event *ev,
 	}
 	s = TSTATE(g, thr);
 	if (ev->ctx != AE_CTX_TASK) {   /* an interrupt on this thread */
+		/* it runs on a CPU: an interrupt as its first traced event
+		 * opens its first segment like any other event (P1: the
+		 * interrupt is recorded in it, never a boundary) */
+		if (s->cur == ARGUS_NONE && !s->waiting && !s->forked &&
+		    s->last_seg == ARGUS_NONE && (*rc = switch_in(g, thr, ev->ts)))
+			return ARGUS_NONE;
+		s = TSTATE(g, thr);
 		gseg_add_event(g, thr, s->cur, evid);
 		return thr;
 	}
 	if (s->pend_early) {
-		if (sleeping_switch(ev) && ev->ts - s->pend_ts <= EARLY_WAKE_NS) {
+		if (sleeping_switch(ev) && ev->ts - s->pend_wake_ts <= EARLY_WAKE_NS) {
 			s->pend_early = 0;
 		} else {
 			s->pend = s->pend_early = 0;
@@ -221,6 +228,12 @@ static int on_fork(struct argus_graph *g, const struct argus_event *ev,
 	if (c == ARGUS_NONE)
 		return -ENOMEM;
 	cs = TSTATE(g, c);
+	if (cs->exited) {       /* the tid was reused: a new thread */
+		c = gthread_new(g, child, cpid);
+		if (c == ARGUS_NONE)
+			return -ENOMEM;
+		cs = TSTATE(g, c);
+	}
 	if (cs->forked || cs->last_seg != ARGUS_NONE)
 		return 0;                       /* the other tracepoint did it */
 	if (cpid != ev->pid && !THRS(g)[c].ppid)
@@ -352,6 +365,10 @@ static void close_all(struct argus_graph *g)
 	for (uint32_t i = 0; i < g->thr.n; i++) {
 		struct tstate *s = TSTATE(g, i);
 
+		if (s->pend_early) {    /* it never went to sleep after all */
+			s->pend = s->pend_early = 0;
+			g->st.filtered[ARGUS_FILT_RUNNING]++;
+		}
 		if (s->cur == ARGUS_NONE)
 			continue;
 		gseg_close(g, i, SEGS(g)[s->cur].end, ARGUS_END_TRACE);
@@ -482,6 +499,10 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 	close_all(g);
 	if (!opts->no_split && (rc = gsplit_batching(g)))
 		goto fail;
+	if (opts->no_split)     /* not split: say which ones served several */
+		for (uint32_t i = 0; i < g->seg.n; i++)
+			if (SEGX(g, i)->multi)
+				SEGS(g)[i].flags |= ARGUS_SEG_F_MULTI;
 	if ((rc = gcsr_build(g, true)))
 		goto fail;
 	for (uint32_t i = 0; i < g->thr.n; i++)

@@ -275,6 +275,7 @@ void gwake_classify(struct argus_graph *g, const struct argus_event *ev)
 	t->pend_src = src;
 	/* src_ts is when the source acted: the wake-up, or the timer's arm */
 	t->pend_ts = type == ARGUS_EDGE_TIMER && pend == 1 ? timer_arm_ts : ev->ts;
+	t->pend_wake_ts = ev->ts;
 	t->pend_obj = obj;
 }
 
@@ -537,7 +538,6 @@ int gschema_edges(struct argus_graph *g, const struct argus_event *ev,
 {
 	const struct argus_schema *sc = g->b->schema;
 	const struct tstate *t = TSTATE(g, thr);
-	uint64_t before = g->edge.n;
 	int rc;
 
 	for (uint32_t i = 0; i < sc->nedges; i++) {
@@ -557,6 +557,10 @@ int gschema_edges(struct argus_graph *g, const struct argus_event *ev,
 					  v, 0, 0);
 				if (rc)
 					return rc;
+				/* counted here, not by new edge ids: the link may
+				 * have retyped the wake-up edge instead */
+				if (it.seg != seg)
+					g->st.schema_edges++;
 			}
 		}
 		if (schema_match_event(&r->src, ev, t->process, t->comm, mark)) {
@@ -571,7 +575,6 @@ int gschema_edges(struct argus_graph *g, const struct argus_event *ev,
 				return -ENOMEM;
 		}
 	}
-	g->st.schema_edges += g->edge.n - before;
 	return 0;
 }
 

@@ -136,7 +136,8 @@ struct tstate {
 	uint8_t pend_filt;      /* enum argus_filter_reason when filtered */
 	uint8_t pend_early;     /* waking seen before the switch-out (race) */
 	uint32_t pend_src;      /* source segment */
-	uint64_t pend_ts, pend_obj;
+	uint64_t pend_ts, pend_obj; /* pend_ts: when the source acted */
+	uint64_t pend_wake_ts;  /* when the waking itself was traced */
 	const char *comm, *process; /* names for the schema, NULL unknown */
 };
 
@@ -174,6 +175,7 @@ struct gbuild {
 
 /* graph_segments.c: threads and segments. */
 uint32_t gthread_get(struct argus_graph *g, uint32_t tid, uint32_t pid);
+uint32_t gthread_new(struct argus_graph *g, uint32_t tid, uint32_t pid);
 uint32_t gseg_open(struct argus_graph *g, uint32_t thr, uint64_t ts,
 		   uint8_t reason);
 void gseg_close(struct argus_graph *g, uint32_t thr, uint64_t ts,

@@ -64,12 +64,34 @@ void gthread_names(struct argus_graph *g, uint32_t thr)
 	}
 }
 
+/* A new thread entry for tid; the tid index then finds it (a reused tid
+ * replaces the dead thread's entry there).  ARGUS_NONE on ENOMEM. */
+uint32_t gthread_new(struct argus_graph *g, uint32_t tid, uint32_t pid)
+{
+	uint32_t h = (uint32_t)argus_mix64(tid), slot = tid & (TCACHE_SIZE - 1);
+	struct argus_thread *t = gvec_push(&g->thr, sizeof(*t));
+	struct tstate *s = gvec_push(&g->b->ts, sizeof(*s));
+
+	if (!t || !s)
+		return ARGUS_NONE;
+	t->tid = tid;
+	t->pid = pid;
+	t->first_event = ARGUS_NONE;
+	s->cur = s->last_seg = s->last_ev = ARGUS_NONE;
+	s->sys_nr = -1;
+	if (argus_hidx_set(&g->tid_idx, h, tid_eq, g, &tid, g->thr.n) &&
+	    argus_hidx_insert(&g->tid_idx, h, g->thr.n))
+		return ARGUS_NONE;
+	g->b->tcache_tid[slot] = tid;
+	g->b->tcache_thr[slot] = g->thr.n - 1;
+	gthread_names(g, g->thr.n - 1);
+	return g->thr.n - 1;
+}
+
 /* The thread entry of tid (created on first sight).  ARGUS_NONE on ENOMEM. */
 uint32_t gthread_get(struct argus_graph *g, uint32_t tid, uint32_t pid)
 {
 	uint32_t h, id, slot = tid & (TCACHE_SIZE - 1);
-	struct argus_thread *t;
-	struct tstate *s;
 
 	if (tid && g->b->tcache_tid[slot] == tid)
 		return g->b->tcache_thr[slot];
@@ -80,19 +102,7 @@ uint32_t gthread_get(struct argus_graph *g, uint32_t tid, uint32_t pid)
 		g->b->tcache_thr[slot] = id - 1;
 		return id - 1;
 	}
-	t = gvec_push(&g->thr, sizeof(*t));
-	s = gvec_push(&g->b->ts, sizeof(*s));
-	if (!t || !s)
-		return ARGUS_NONE;
-	t->tid = tid;
-	t->pid = pid;
-	t->first_event = ARGUS_NONE;
-	s->cur = s->last_seg = s->last_ev = ARGUS_NONE;
-	s->sys_nr = -1;
-	if (argus_hidx_insert(&g->tid_idx, h, g->thr.n))
-		return ARGUS_NONE;
-	gthread_names(g, g->thr.n - 1);
-	return g->thr.n - 1;
+	return gthread_new(g, tid, pid);
 }
 
 uint32_t gseg_open(struct argus_graph *g, uint32_t thr, uint64_t ts,

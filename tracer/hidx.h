@@ -120,6 +120,24 @@ static inline int argus_hidx_insert(struct argus_hidx *h, uint32_t hash,
 	return 0;
 }
 
+/* Point the entry holding `key` at new_id instead (a key now names a
+ * newer object, e.g. a reused thread id).  0, or -ENOENT if absent. */
+static inline int argus_hidx_set(struct argus_hidx *h, uint32_t hash,
+				 argus_hidx_eq_fn eq, const void *ctx,
+				 const void *key, uint32_t new_id)
+{
+	uint32_t i;
+
+	if (!h->cap)
+		return -ENOENT;
+	for (i = hash & (h->cap - 1); h->slot[i].id; i = (i + 1) & (h->cap - 1))
+		if (h->slot[i].hash == hash && eq(ctx, h->slot[i].id, key)) {
+			h->slot[i].id = new_id;
+			return 0;
+		}
+	return -ENOENT;
+}
+
 static inline void argus_hidx_clear(struct argus_hidx *h)
 {
 	if (h->cap)
