@@ -2,7 +2,7 @@
  * reader on the same file, in the same run (this VM is shared and noisy:
  * only same-run ratios mean anything).
  *
- *   bench_graph TRACE [REPS]
+ *   bench_graph TRACE [REPS] [--ui PID]
  *
  * For each of REPS rounds: one read-only pass (argus_trace__next over all
  * events, the floor any consumer of the format pays), then one
@@ -11,10 +11,19 @@
  * memory per event (argus_graph_stats.mem_bytes) and the process's peak
  * RSS, and the speed-up over the paper's 30 K events/s.
  *
- * Then the full diagnosis on that graph: for every process with a main
- * thread, argus_diag__hangs (threshold 2 ms, so a synthetic trace has
- * some), and argus_diag__diagnose on the longest hang found: the wall
- * time of hang finding (all processes) and of the diagnosis proper. */
+ * Then the full diagnosis on the last round's graph, timed in CPU time of
+ * this thread like the rest:
+ *   - without --ui: for every process with a main thread,
+ *     argus_diag__hangs (threshold 2 ms, so a synthetic trace has some),
+ *     and argus_diag__diagnose on the longest hang found: the time of hang
+ *     finding (all processes) and of the diagnosis proper;
+ *   - with --ui PID: the UI process PID only, as `argus diagnose --pid PID`
+ *     does: argus_diag__hangs with the default 2 s threshold, then
+ *     argus_diag__diagnose on the longest hang.  Prints both times and the
+ *     answer (the UI thread's kind, the culprit, the chain of tids and
+ *     comms, the inspected nodes), to compare with the ground truth of
+ *     `argus-gen --ui-hang` (tests/gen/argus_gen.c): CHAIN=W,D,V is
+ *     query_worker, dbserver, db_vacuum. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +47,75 @@ static int cmp_d(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+static const char *comm_of(const struct argus_graph *g, uint32_t tid)
+{
+	uint32_t i = argus_graph__thread_by_tid(g, tid);
+	const struct argus_thread *t = i != ARGUS_NONE ? argus_graph__thread(g, i) : NULL;
+	const char *s = t ? argus_trace__string(argus_graph__trace(g), t->comm) : NULL;
+
+	return s ? s : "?";
+}
+
+/* --ui PID: the hangs of one UI process (default threshold) and the
+ * diagnosis of the longest. */
+static int bench_diagnose_ui(const struct argus_graph *g, uint32_t pid)
+{
+	struct argus_hang_opts o = { .sz = sizeof(o), .pid = pid };
+	struct argus_diagnosis *d = calloc(1, sizeof(*d));
+	struct argus_hang *h = NULL, *best = NULL;
+	double t0, t1, t2;
+	uint32_t n = 0;
+	int rc;
+
+	if (!d)
+		return -1;
+	t0 = cpu_s();
+	rc = argus_diag__hangs(g, &o, &h, &n);
+	t1 = cpu_s();
+	if (rc) {
+		fprintf(stderr, "bench_graph: hangs of pid %u: %s\n", pid, strerror(-rc));
+		free(d);
+		return -1;
+	}
+	for (uint32_t k = 0; k < n; k++)
+		if (!best || h[k].end - h[k].start > best->end - best->start)
+			best = &h[k];
+	printf("hang finding      %.3f ms CPU (pid %u, %u hangs >= 2 s)\n", (t1 - t0) * 1e3,
+	       pid, n);
+	if (!best) {
+		free(h);
+		free(d);
+		return 0;
+	}
+	rc = argus_diag__diagnose(g, best, NULL, d);
+	t2 = cpu_s();
+	if (rc) {
+		fprintf(stderr, "bench_graph: diagnosis: %s\n", strerror(-rc));
+		free(h);
+		free(d);
+		return -1;
+	}
+	printf("diagnosis         %.3f ms CPU (hang of %.1f ms at %.3f s, UI thread %s)\n",
+	       (t2 - t1) * 1e3, (double)(best->end - best->start) / 1e6,
+	       (double)(best->start - argus_graph__stats(g)->min_ts) / 1e9,
+	       argus_hang_kind_str(d->kind));
+	if (d->nchain)
+		printf("culprit           %u %s (%s)\n", d->chain[0].tid,
+		       comm_of(g, d->chain[0].tid), argus_hang_kind_str(d->chain[0].kind));
+	printf("chain            ");
+	for (uint32_t k = 0; k < d->nchain; k++)
+		printf("%s %u %s (%s%s)", k ? " ->" : "", d->chain[k].tid,
+		       comm_of(g, d->chain[k].tid), argus_hang_kind_str(d->chain[k].kind),
+		       d->chain[k].cycle ? ", cycle" : "");
+	printf("%s\n", d->nchain ? "" : " (none)");
+	printf("inspected         %u nodes of %" PRIu64 "\n", d->inspected,
+	       argus_graph__stats(g)->vertices);
+	printf("hangs + diagnosis %.3f ms CPU\n", (t2 - t0) * 1e3);
+	free(h);
+	free(d);
+	return 0;
 }
 
 static void bench_diagnose(const struct argus_graph *g)
@@ -85,14 +163,29 @@ int main(int argc, char **argv)
 	struct argus_event ev;
 	double rd[16], bd[16], t0;
 	uint64_t n = 0, mem = 0, nseg = 0, nedge = 0;
-	int reps = argc > 2 ? atoi(argv[2]) : 3;
+	const char *path = NULL;
+	unsigned long ui = 0;
+	int reps = 3, rc = 0;
 	struct rusage ru;
 
-	if (argc < 2 || reps < 1 || reps > 16) {
-		fprintf(stderr, "usage: bench_graph TRACE [REPS 1..16]\n");
+	for (int i = 1; i < argc; i++) {
+		char *end = NULL;
+
+		if (!strcmp(argv[i], "--ui")) {
+			ui = i + 1 < argc ? strtoul(argv[++i], &end, 10) : 0;
+			if (!ui || *end || ui > UINT32_MAX)
+				reps = 0;
+		} else if (!path) {
+			path = argv[i];
+		} else {
+			reps = atoi(argv[i]);
+		}
+	}
+	if (!path || reps < 1 || reps > 16) {
+		fprintf(stderr, "usage: bench_graph TRACE [REPS 1..16] [--ui PID]\n");
 		return 2;
 	}
-	t = argus_trace__open(argv[1], &err);
+	t = argus_trace__open(path, &err);
 	if (!t) {
 		fprintf(stderr, "bench_graph: %s\n", err.msg);
 		return 1;
@@ -116,7 +209,9 @@ int main(int argc, char **argv)
 		mem = argus_graph__stats(g)->mem_bytes;
 		nseg = argus_graph__stats(g)->vertices;
 		nedge = argus_graph__stats(g)->edges;
-		if (r == reps - 1)
+		if (r == reps - 1 && ui)
+			rc = bench_diagnose_ui(g, (uint32_t)ui);
+		else if (r == reps - 1)
 			bench_diagnose(g);
 		argus_graph__free(g);
 	}
@@ -137,5 +232,5 @@ int main(int argc, char **argv)
 	       (double)ru.ru_maxrss / 1024.0, (double)ru.ru_maxrss * 1024.0 / (double)n);
 	printf("vs paper 30K/s    %.0fx\n", (double)n / b / 30000.0);
 	argus_trace__close(t);
-	return 0;
+	return rc ? 1 : 0;
 }

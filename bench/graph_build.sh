@@ -7,7 +7,9 @@
 # 1. A generated trace with a realistic mix (tests/gen/argus-gen): graph
 #    build vs the bare trace reader on the same file (bench_graph), events/s
 #    on one core (thread CPU time), graph bytes/event, peak RSS, and the
-#    diagnosis (hang finding + diagnose) on that graph.
+#    diagnosis (hang finding + diagnose) of the UI hang argus-gen embeds
+#    (--ui-hang), checked against its ground truth by eye: the culprit and
+#    chain lines must match CULPRIT_TID and CHAIN.
 # 2. Side by side on a real workload (perf bench sched messaging): argus
 #    record + argus graph --stats, against perf record (sched_switch,
 #    sched_waking) + perf sched timehist -w, in CPU time per event.  perf
@@ -23,9 +25,13 @@ tmp=$(mktemp -d /tmp/argus-bench-graph.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
 echo "== generated trace: $events events"
-/usr/bin/time -f "argus-gen: %e s wall" "$build/bin/argus-gen" -o "$tmp/gen.argus" --events "$events" 2>&1 | tail -2
+# --ui-hang embeds a sqlclient -> query_worker -> dbserver -> db_vacuum hang
+# with its ground truth on stdout, so the diagnosis is timed on a real answer
+/usr/bin/time -f "argus-gen: %e s wall" "$build/bin/argus-gen" -o "$tmp/gen.argus" \
+	--events "$events" --ui-hang >"$tmp/gt" 2>"$tmp/gen.err"; tail -2 "$tmp/gen.err"
 ls -l "$tmp/gen.argus" | awk '{printf "file: %.1f MiB\n", $5/1048576}'
-"$build/bin/bench_graph" "$tmp/gen.argus" "$reps"
+grep -E '^(UI_PID|CULPRIT_TID|CHAIN)=' "$tmp/gt" | tr '\n' ' '; echo "(ground truth)"
+"$build/bin/bench_graph" "$tmp/gen.argus" "$reps" --ui "$(sed -n 's/^UI_PID=//p' "$tmp/gt")"
 
 echo
 echo "== side by side: perf bench sched messaging -g 4 -l 100"

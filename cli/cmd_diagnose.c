@@ -116,8 +116,8 @@ static void print_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k
 		printf(" in %s for %.1f ms of the %.1f ms window", sys_name(k->wait_nr),
 		       (double)k->wait_ns / 1e6, (double)(k->to - k->from) / 1e6);
 	if (k->normal_seg != ARGUS_NONE)
-		printf(" (segment #%u; normally woke the next thread in #%u)\n", k->seg,
-		       k->normal_seg);
+		printf(" (segment #%u; %s woke the next thread in #%u)\n", k->seg,
+		       k->late ? "finally, late," : "normally", k->normal_seg);
 	else
 		printf(" (segment #%u)\n", k->seg);
 	diag_cli_stack(c, k->pid, k->to, k->stack, print_frame, "        ");
@@ -131,10 +131,11 @@ static void json_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k)
 	diag_cli_json_str(diag_cli_comm(c, k->tid));
 	printf(",\"process\":");
 	diag_cli_json_str(diag_cli_process(c, k->tid));
-	printf(",\"kind\":\"%s\",\"segment\":%u,\"normal_segment\":%d,\"cycle\":%s,"
+	printf(",\"kind\":\"%s\",\"segment\":%u,\"normal_segment\":%d,\"late\":%s,\"cycle\":%s,"
 	       "\"window_ns\":[%" PRIu64 ",%" PRIu64 "]",
 	       argus_hang_kind_str(k->kind), k->seg,
-	       k->normal_seg == ARGUS_NONE ? -1 : (int)k->normal_seg, k->cycle ? "true" : "false",
+	       k->normal_seg == ARGUS_NONE ? -1 : (int)k->normal_seg, k->late ? "true" : "false",
+	       k->cycle ? "true" : "false",
 	       k->from, k->to);
 	if (k->kind == ARGUS_KIND_BLOCKED && k->wait_nr >= 0)
 		printf(",\"wait\":{\"syscall\":\"%s\",\"ns\":%" PRIu64 "}", sys_name(k->wait_nr),
@@ -206,8 +207,8 @@ static void print_report(struct graph_cli_ctx *c, const struct argus_diagnosis *
 	printf("\n          (hang 1 of %u; argus hangs lists them)\n", nhangs);
 	if (d->kind == ARGUS_KIND_BLOCKED) {
 		if (d->normal_seg != ARGUS_NONE)
-			printf("normal    segment #%u, the best of %u similar segments of the same thread\n",
-			       d->normal_seg, d->nsimilar);
+			printf("normal    segment #%u, the best of %s%u similar segments of the same thread\n",
+			       d->normal_seg, d->nsimilar >= 64 ? "the first " : "", d->nsimilar);
 		else
 			printf("normal    none found (%u similar); sliced from whoever woke it late\n",
 			       d->nsimilar);

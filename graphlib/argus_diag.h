@@ -113,7 +113,9 @@ struct argus_culprit {
 	uint32_t tid, pid;
 	uint8_t kind;           /* what it did in the window */
 	uint8_t cycle;          /* 1: this thread is already in the chain */
-	uint8_t pad[2];
+	uint8_t late;           /* 1: no normal run of the wait was found;
+	                           normal_seg is who woke it late instead */
+	uint8_t pad;
 	uint32_t seg;           /* its segment in the window */
 	uint32_t normal_seg;    /* where it normally woke the next thread */
 	uint64_t from, to;      /* the window it was judged on */
@@ -127,7 +129,7 @@ struct argus_diagnosis {
 	uint8_t kind;           /* the UI thread's class in the hang */
 	uint32_t hang_seg;      /* the UI segment that blocked / ran */
 	uint32_t normal_seg;    /* the similar normal segment, ARGUS_NONE */
-	uint32_t nsimilar;      /* candidates seen */
+	uint32_t nsimilar;      /* candidates seen (at most 64 are ranked) */
 	struct argus_step path[ARGUS_DIAG_MAX_PATH];
 	uint32_t npath;
 	struct argus_culprit chain[ARGUS_DIAG_MAX_CHAIN]; /* [0] = culprit */

@@ -197,6 +197,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 		k->pid = THRS(g)[SEGS(g)[steps[i].seg].thread].pid;
 		k->kind = a.kind;
 		k->normal_seg = steps[i].seg;
+		k->late = normal == ARGUS_NONE;
 		k->from = wfrom;
 		k->to = wto;
 		k->seg = a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE ? a.wait_seg

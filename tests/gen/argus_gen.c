@@ -5,9 +5,14 @@
  *
  *   argus-gen -o FILE --events N [--seed S] [--cpus C] [--procs P]
  *             [--threads-per-proc T] [--chunk-events K] [--zlevel L]
+ *             [--ui-hang]
  *
  * The file holds exactly N events.  Deterministic for a given seed (and the
  * same options).  See docs/trace-format.md, "Synthetic traces (tests/gen)".
+ * --ui-hang adds five tasks that play one cross-process UI hang with a
+ * known culprit inside that background, and prints its ground truth on
+ * stdout as KEY=VALUE lines (section "--ui-hang" below); without it the
+ * output is the same as if the option did not exist.
  *
  * The machine: C CPUs, each with a run queue; P processes of T threads
  * (thread 0 an event loop, threads 1..T-1 workers), per-CPU kernel threads
@@ -58,6 +63,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tracegen.h"
 
@@ -88,11 +94,17 @@
 #define FUTEX_WAKE_PRIVATE 129
 #define HRTIMER_MODE_ABS 0
 #define HRTIMER_MODE_REL 1
+#define UH_NPROC 3                /* --ui-hang's processes (stack pools) */
 
 enum { ST_RUNNING, ST_RUNNABLE, ST_BLOCKED, ST_DEAD, ST_PARKED };
-enum { R_LOOP, R_WORKER, R_CHILD, R_KSOFTIRQD, R_KWORKER, R_RCU, R_MIGRATION };
+/* roles: user tasks first (R_SCEN: the --ui-hang scenario's threads),
+ * then kernel threads from R_KSOFTIRQD on */
+enum { R_LOOP, R_WORKER, R_CHILD, R_SCEN, R_KSOFTIRQD, R_KWORKER, R_RCU, R_MIGRATION };
 enum { WT_NONE, WT_EPOLL, WT_FUTEX_Q, WT_MUTEX, WT_PIPE_W, WT_RECV, WT_SLEEP, WT_FILE,
-       WT_WAIT4, WT_KTHREAD, WT_PARK };
+       WT_WAIT4, WT_KTHREAD, WT_PARK,
+       /* --ui-hang: poll on the input pipe, a condition variable, the
+        * table lock (WT_RECV and WT_SLEEP as above) */
+       WT_POLL, WT_CV, WT_LOCK };
 /* blocking call sites: index of the stack in a process's pool */
 enum { SITE_EPOLL, SITE_FUTEX_Q, SITE_MUTEX, SITE_WRITE, SITE_RECV, SITE_SLEEP,
        SITE_FILE, SITE_WAIT4, SITE_PARK, NSITES };
@@ -114,6 +126,17 @@ enum {
 	C_EXEC, C_WORK, C_WRITE_DONE, C_EXIT,
 	/* kernel threads */
 	K_RUN, K_SI_NET, K_SI_EXIT, K_WQ_WAKE, K_WQ_END, K_SLEEP,
+	/* --ui-hang: sqlclient main (U), query_worker (Q), dbserver main (D),
+	 * db_vacuum (V), input (I) */
+	U_POLL, U_POLL_DECIDE, U_POLL_WOKEN, U_READ, U_READ_DONE, U_POST,
+	U_WAKE_DONE, U_WAIT, U_WAIT_DECIDE, U_WAIT_WOKEN,
+	Q_WAIT, Q_WAIT_DECIDE, Q_WAIT_WOKEN, Q_SEND, Q_SEND_DONE, Q_RECV,
+	Q_RECV_DECIDE, Q_RECV_WOKEN, Q_DONE, Q_WAKE_DONE,
+	D_RECV, D_RECV_DECIDE, D_RECV_WOKEN, D_LOCK, D_LOCK_DECIDE, D_LOCK_WOKEN,
+	D_UNLOCK, D_REPLY, D_REPLY_DONE,
+	V_NAP, V_NAP_ARM, V_NAP_WOKEN, V_VAC, V_VAC_ARM, V_VAC_WOKEN, V_UNLOCK,
+	V_UNLOCK_DONE,
+	I_NAP, I_NAP_ARM, I_NAP_WOKEN, I_WRITE, I_WRITE_DONE,
 	/* parked for the end of the trace */
 	X_PARKED,
 };
@@ -130,7 +153,8 @@ struct task {
 	uint8_t role, state, wait, pc;
 	int16_t cpu;            /* running on / queued on / last ran on */
 	int16_t bound;          /* per-CPU kernel thread: its CPU, else -1 */
-	int32_t proc;           /* -1: kernel thread or forked child */
+	int32_t proc;           /* -1: kernel thread, forked child or R_SCEN */
+	int32_t pool;           /* user task: its stacks, S.pool[pool * POOL..] */
 	int32_t rq_next;        /* run queue link */
 	int32_t wnext;          /* wait list link */
 	uint64_t t_next;        /* running: time of its next step */
@@ -244,7 +268,8 @@ static struct sim {
 	uint32_t nconn;
 	struct cpu *cpu;
 	uint32_t ncpu;
-	struct stk *pool;       /* (np + 1) * POOL: the last is the children's */
+	struct stk *pool;       /* (np + 1 + UH_NPROC) * POOL: one per process,
+	                           then the children's, then --ui-hang's */
 	uint32_t next_pid;
 	int32_t rcu;
 	uint64_t *frees;        /* (tid << 32 | pid) waiting for an RCU callback */
@@ -606,12 +631,8 @@ static int32_t pick_next(struct cpu *c)
 
 static const uint64_t *site_stack(const struct task *t, int site, uint32_t *n)
 {
-	const struct stk *s;
+	const struct stk *s = &S.pool[(uint32_t)t->pool * POOL + (uint32_t)site % POOL];
 
-	if (t->proc < 0)
-		s = &S.pool[S.np * POOL + (uint32_t)site % POOL];
-	else
-		s = &S.pool[(uint32_t)t->proc * POOL + (uint32_t)site];
 	*n = s->n;
 	return s->ip;
 }
@@ -626,7 +647,7 @@ static void switch_out(struct cpu *c, uint64_t now, struct task *prev,
 	const uint64_t *ips = NULL;
 	uint32_t nips = 0;
 
-	if (site >= 0 && prev->role <= R_CHILD && !(state & ARGUS_TG_DEAD))
+	if (site >= 0 && prev->role < R_KSOFTIRQD && !(state & ARGUS_TG_DEAD))
 		ips = site_stack(prev, site, &nips);
 	EMIT(argus_tracegen__sw_stack(S.g, TS(now), c->id, prev->tid, prev->pid,
 				      state, nr, arg, okind, obj, peer, ntid, npid,
@@ -884,11 +905,10 @@ static void timed_irq(struct cpu *c, uint64_t now)
 static void sample(struct cpu *c, uint64_t now)
 {
 	c->sample_t = now + SAMPLE_PERIOD - 2 * US + below(4 * US);
-	if (c->curr >= 0 && T(c->curr)->role <= R_CHILD) {
+	if (c->curr >= 0 && T(c->curr)->role < R_KSOFTIRQD) {
 		struct task *t = T(c->curr);
-		const struct stk *s = t->proc < 0 ?
-			&S.pool[S.np * POOL + NSITES + below(POOL - NSITES)] :
-			&S.pool[(uint32_t)t->proc * POOL + NSITES + below(POOL - NSITES)];
+		const struct stk *s = &S.pool[(uint32_t)t->pool * POOL + NSITES +
+					      below(POOL - NSITES)];
 
 		EMIT(argus_tracegen__sample(S.g, TS(now), c->id, t->tid, t->pid, s->ip, s->n));
 	}
@@ -1173,6 +1193,7 @@ static void do_fork(struct cpu *c, uint64_t now, int32_t pi)
 
 	ch->tid = ch->pid = S.next_pid++;
 	ch->role = R_CHILD;
+	ch->pool = (int32_t)S.np;
 	ch->parent = pi;
 	ch->cpu = (int16_t)c->id;
 	ch->pc = C_EXEC;
@@ -1583,6 +1604,444 @@ static void step_kthread(struct cpu *c, uint64_t now, struct task *t)
 }
 
 /* ---------------------------------------------------------------------
+ * --ui-hang: one cross-process UI hang with a known culprit, played by
+ * five more user tasks (role R_SCEN) of the same simulation, so they are
+ * scheduled, preempted, interrupted and sampled like the others and obey
+ * the same rules.  Modelled on tests/apps/case_lost_conn.c (case study 6).
+ *
+ *   input (I)          every 100-200 ms: clock_nanosleep, then write one
+ *                      byte to sqlclient's input pipe (waking it in poll)
+ *   sqlclient (U)      main thread, the event loop: poll on the pipe; per
+ *                      input, read it, hand a job to query_worker (a
+ *                      condition variable: futex wake on UH_CV_JOB), wait
+ *                      for the answer (futex wait on UH_CV_DONE), back to
+ *                      poll.  About 1 ms away from poll per input
+ *   query_worker (W)   a sqlclient thread: waits for a job (futex on
+ *                      UH_CV_JOB), sendmsg()s the query to dbserver on a
+ *                      unix socket, blocks in recvfrom() for the result,
+ *                      then wakes U (futex wake on UH_CV_DONE)
+ *   dbserver (D)       main thread: recvfrom(), take the table lock (a
+ *                      mutex: no syscall while it is free), execute,
+ *                      unlock, sendmsg() the result
+ *   db_vacuum (V)      a dbserver thread that naps 0.3-0.9 s in
+ *                      clock_nanosleep.  Once (see uh_vacuum_due) it wakes
+ *                      just before an input, takes the table lock and
+ *                      holds it for UH_VACUUM (3 s) in clock_nanosleep, then
+ *                      unlocks with a futex wake of D waiting on UH_LOCK
+ *
+ * The hang: D blocks in futex on the table lock for ~3 s, so W stays in
+ * recvfrom and U in futex, away from poll: culprit W, chain W, D, V.  Every
+ * choice is made when the task runs, from the shared state below: a job or
+ * an answer that is ready before the futex wait makes it return EAGAIN (the
+ * futex word changed), a wake-up is made only for a thread really waiting,
+ * and if V cannot get the lock, or D never comes while V holds it, the hang
+ * is tried again later.  main() prints the ground truth (uh_report).
+ */
+#define UH_VACUUM (3000 * MS)     /* db_vacuum holds the table lock */
+#define UH_MIN_NORMAL 5           /* normal inputs handled before the hang */
+#define UH_PIPE_INO 4100001ull    /* above the background's inode numbers */
+#define UH_CINO 4100010ull        /* query_worker's socket inode */
+#define UH_SINO 4100011ull        /* dbserver's end */
+#define UH_WFD 4                  /* input: the pipe's write end */
+#define UH_RFD 5                  /* sqlclient: its read end */
+#define UH_CFD 7                  /* query_worker's socket */
+#define UH_SFD 9                  /* dbserver's socket */
+#define UH_CV_JOB 0x5612a0c04100ull   /* in sqlclient */
+#define UH_CV_DONE 0x5612a0c04140ull  /* in sqlclient */
+#define UH_LOCK 0x55f3b2e0a0c0ull     /* the table lock, in dbserver */
+#define CLOCK_MONOTONIC_ID 1
+
+/* where the one hang is */
+enum { PH_NORMAL, PH_ARMED, PH_VACUUM, PH_HANG, PH_DONE };
+
+static struct uihang {
+	int32_t u, w, d, v, in;     /* task indices */
+	uint8_t phase;              /* PH_*.  ARMED: V's nap ends just before
+	                               an input; VACUUM: V holds the lock;
+	                               HANG: D waits for it, the input in
+	                               flight is the hang; DONE: U back in poll */
+	bool job, answer;           /* the condition variables' predicates */
+	uint32_t pipe_avail;        /* input bytes U has not read */
+	uint32_t req, reply;        /* socket bytes sent, not yet received */
+	int32_t lock_owner;         /* table lock: task index, -1 free */
+	uint64_t in_next;           /* when the input's nap timer expires, 0 none */
+	bool in_iter, hang_iter;    /* U is away from poll / for the hang */
+	uint64_t poll_exit;         /* ts of U's last poll return */
+	uint64_t hang_start, hang_end;      /* U: poll return .. next poll call */
+	uint64_t lock_from, lock_to;        /* D: futex enter .. exit */
+	uint64_t vac_from, vac_to;          /* V: clock_nanosleep enter .. exit */
+	uint32_t normal, normal_before;     /* inputs handled without the hang */
+} UH = { .lock_owner = -1 };
+
+static inline bool waits(int32_t ti, uint8_t wait)
+{
+	return T(ti)->state == ST_BLOCKED && T(ti)->wait == wait;
+}
+
+/* Time for the vacuum: >= UH_MIN_NORMAL normal inputs done, and half the
+ * events written, or fewer left than the hang needs (a short trace:
+ * events per simulated ns so far x (a nap + the vacuum + 1 s), with a
+ * margin). */
+static bool uh_vacuum_due(uint64_t now)
+{
+	uint64_t reserve = 12ull * S.nactive + 16ull * S.ncpu + 64, left;
+	double rate;
+
+	if (UH.phase != PH_NORMAL || UH.normal < UH_MIN_NORMAL || now <= T0)
+		return false;
+	if (S.nev >= S.target / 2)
+		return true;
+	rate = (double)S.nev / (double)(now - T0);
+	left = S.target > S.nev + reserve ? S.target - S.nev - reserve : 0;
+	return (double)left < 1.5 * rate * (double)(900 * MS + UH_VACUUM + 1000 * MS);
+}
+
+/* U calls poll: an input's handling is over */
+static void uh_iteration_end(void)
+{
+	if (!UH.in_iter)
+		return;
+	UH.in_iter = false;
+	if (UH.hang_iter) {
+		UH.hang_iter = false;
+		UH.hang_end = S.last_ts;
+		UH.phase = PH_DONE;
+	} else {
+		UH.normal++;
+		if (UH.phase < PH_HANG)
+			UH.normal_before++;
+	}
+}
+
+static void uh_poll_return(struct cpu *c, uint64_t now, struct task *t)
+{
+	sys_exit(c, now, t, SYS_poll, 1, ubuf(t) + 0x100, AE_OBJ_NONE, 0, 0);
+	UH.poll_exit = S.last_ts;
+	UH.in_iter = true;
+	cont(t, now, U_READ, range(1 * US, 4 * US));
+}
+
+static void uh_sleep(struct cpu *c, uint64_t now, struct task *t, uint8_t resume)
+{
+	arm_timer(c, now, t, timer_addr(t, 0), t->len, HRTIMER_MODE_REL);
+	block(c, now + 300, t, WT_SLEEP, ARGUS_TG_INTERRUPTIBLE, SYS_clock_nanosleep,
+	      t->len, AE_OBJ_NONE, 0, 0, SITE_SLEEP, resume);
+}
+
+static void step_uihang(struct cpu *c, uint64_t now, struct task *t)
+{
+	int32_t me = (int32_t)(t - S.t);
+	int ret;
+
+	switch (t->pc) {
+	/* sqlclient main */
+	case U_POLL:
+		if (S.winding)
+			return park(c, now, t);
+		sys_enter(c, now, t, SYS_poll, ubuf(t) + 0x100, 1, 0xffffffffu, 0);
+		uh_iteration_end();
+		cont(t, now, U_POLL_DECIDE, syscall_ns());
+		break;
+	case U_POLL_DECIDE:
+		if (UH.pipe_avail) {
+			uh_poll_return(c, now, t);
+			break;
+		}
+		block(c, now + 300, t, WT_POLL, ARGUS_TG_INTERRUPTIBLE, SYS_poll, ~0ull,
+		      AE_OBJ_NONE, 0, 0, SITE_EPOLL, U_POLL_WOKEN);
+		break;
+	case U_POLL_WOKEN:
+		uh_poll_return(c, now + 200, t);
+		break;
+	case U_READ:
+		sys_enter(c, now, t, SYS_read, UH_RFD, ubuf(t), 4096, 0);
+		cont(t, now, U_READ_DONE, syscall_ns());
+		break;
+	case U_READ_DONE:
+		/* inputs queued during a hang come in one read, one query */
+		ret = (int)UH.pipe_avail;
+		UH.pipe_avail = 0;
+		sys_exit(c, now, t, SYS_read, ret, UH_RFD, AE_OBJ_PIPE, UH_PIPE_INO, 0);
+		cont(t, now, U_POST, range(80 * US, 200 * US));
+		break;
+	case U_POST:
+		UH.job = true;
+		if (waits(UH.w, WT_CV)) {
+			sys_enter(c, now, t, SYS_futex, UH_CV_JOB, FUTEX_WAKE_PRIVATE, 1, 0);
+			cont(t, now, U_WAKE_DONE, syscall_ns());
+		} else {
+			cont(t, now, U_WAIT, range(1 * US, 3 * US));
+		}
+		break;
+	case U_WAKE_DONE:
+		ret = wake_by(c, now, t, UH.w);
+		sys_exit(c, now + 200, t, SYS_futex, ret, UH_CV_JOB, AE_OBJ_NONE, 0, 0);
+		cont(t, now, U_WAIT, range(1 * US, 3 * US));
+		break;
+	case U_WAIT:
+		if (UH.answer) {
+			UH.answer = false;
+			cont(t, now, U_POLL, range(150 * US, 300 * US));
+			break;
+		}
+		sys_enter(c, now, t, SYS_futex, UH_CV_DONE, FUTEX_WAIT_PRIVATE, 0, 0);
+		cont(t, now, U_WAIT_DECIDE, syscall_ns());
+		break;
+	case U_WAIT_DECIDE:
+		if (UH.answer) {
+			UH.answer = false;
+			sys_exit(c, now, t, SYS_futex, -EAGAIN, UH_CV_DONE, AE_OBJ_NONE, 0, 0);
+			cont(t, now, U_POLL, range(150 * US, 300 * US));
+			break;
+		}
+		block(c, now, t, WT_CV, ARGUS_TG_INTERRUPTIBLE, SYS_futex, UH_CV_DONE,
+		      AE_OBJ_NONE, 0, 0, SITE_FUTEX_Q, U_WAIT_WOKEN);
+		break;
+	case U_WAIT_WOKEN:
+		UH.answer = false;
+		sys_exit(c, now, t, SYS_futex, 0, UH_CV_DONE, AE_OBJ_NONE, 0, 0);
+		cont(t, now, U_POLL, range(150 * US, 300 * US));  /* show the result */
+		break;
+
+	/* query_worker */
+	case Q_WAIT:
+		if (S.winding)
+			return park(c, now, t);
+		if (UH.job) {
+			UH.job = false;
+			cont(t, now, Q_SEND, range(5 * US, 20 * US));
+			break;
+		}
+		sys_enter(c, now, t, SYS_futex, UH_CV_JOB, FUTEX_WAIT_PRIVATE, 0, 0);
+		cont(t, now, Q_WAIT_DECIDE, syscall_ns());
+		break;
+	case Q_WAIT_DECIDE:
+		if (UH.job || S.winding) {
+			sys_exit(c, now, t, SYS_futex, -EAGAIN, UH_CV_JOB, AE_OBJ_NONE, 0, 0);
+			cont(t, now, Q_WAIT, range(200, 600));
+			break;
+		}
+		block(c, now, t, WT_CV, ARGUS_TG_INTERRUPTIBLE, SYS_futex, UH_CV_JOB,
+		      AE_OBJ_NONE, 0, 0, SITE_FUTEX_Q, Q_WAIT_WOKEN);
+		break;
+	case Q_WAIT_WOKEN:
+		sys_exit(c, now, t, SYS_futex, 0, UH_CV_JOB, AE_OBJ_NONE, 0, 0);
+		cont(t, now, Q_WAIT, range(200, 600));
+		break;
+	case Q_SEND:
+		t->len = 60 + below(400);
+		sys_enter(c, now, t, SYS_sendmsg, UH_CFD, ubuf(t) + 0x80, 0, 0);
+		cont(t, now, Q_SEND_DONE, syscall_ns());
+		break;
+	case Q_SEND_DONE:
+		UH.req += t->len;
+		if (waits(UH.d, WT_RECV) && wake_by(c, now, t, UH.d))
+			now += 200;
+		sys_exit(c, now, t, SYS_sendmsg, t->len, UH_CFD, AE_OBJ_UNIX, UH_CINO, UH_SINO);
+		cont(t, now, Q_RECV, range(1 * US, 3 * US));
+		break;
+	case Q_RECV:
+		if (S.winding)
+			return park(c, now, t);
+		sys_enter(c, now, t, SYS_recvfrom, UH_CFD, ubuf(t) + 0xc0, 65536, 0);
+		cont(t, now, Q_RECV_DECIDE, syscall_ns());
+		break;
+	case Q_RECV_DECIDE:
+	case Q_RECV_WOKEN:
+		if (UH.reply) {
+			ret = (int)UH.reply;
+			UH.reply = 0;
+			sys_exit(c, now, t, SYS_recvfrom, ret, UH_CFD, AE_OBJ_UNIX, UH_CINO, UH_SINO);
+			cont(t, now, Q_DONE, range(30 * US, 100 * US));  /* parse the rows */
+			break;
+		}
+		block(c, now, t, WT_RECV, ARGUS_TG_INTERRUPTIBLE, SYS_recvfrom, UH_CFD,
+		      AE_OBJ_UNIX, UH_CINO, UH_SINO, SITE_RECV, Q_RECV_WOKEN);
+		break;
+	case Q_DONE:
+		UH.answer = true;
+		if (waits(UH.u, WT_CV)) {
+			sys_enter(c, now, t, SYS_futex, UH_CV_DONE, FUTEX_WAKE_PRIVATE, 1, 0);
+			cont(t, now, Q_WAKE_DONE, syscall_ns());
+		} else {
+			cont(t, now, Q_WAIT, range(1 * US, 3 * US));
+		}
+		break;
+	case Q_WAKE_DONE:
+		ret = wake_by(c, now, t, UH.u);
+		sys_exit(c, now + 200, t, SYS_futex, ret, UH_CV_DONE, AE_OBJ_NONE, 0, 0);
+		cont(t, now, Q_WAIT, range(1 * US, 3 * US));
+		break;
+
+	/* dbserver main */
+	case D_RECV:
+		if (S.winding)
+			return park(c, now, t);
+		sys_enter(c, now, t, SYS_recvfrom, UH_SFD, ubuf(t) + 0xc0, 65536, 0);
+		cont(t, now, D_RECV_DECIDE, syscall_ns());
+		break;
+	case D_RECV_DECIDE:
+	case D_RECV_WOKEN:
+		if (UH.req) {
+			ret = (int)UH.req;
+			UH.req = 0;
+			sys_exit(c, now, t, SYS_recvfrom, ret, UH_SFD, AE_OBJ_UNIX, UH_SINO, UH_CINO);
+			cont(t, now, D_LOCK, range(10 * US, 40 * US));  /* parse */
+			break;
+		}
+		block(c, now, t, WT_RECV, ARGUS_TG_INTERRUPTIBLE, SYS_recvfrom, UH_SFD,
+		      AE_OBJ_UNIX, UH_SINO, UH_CINO, SITE_RECV, D_RECV_WOKEN);
+		break;
+	case D_LOCK:
+		if (UH.lock_owner < 0) {
+			UH.lock_owner = me;
+			cont(t, now, D_UNLOCK, range(250 * US, 600 * US));  /* execute */
+			break;
+		}
+		/* db_vacuum holds it: this input is the hang */
+		sys_enter(c, now, t, SYS_futex, UH_LOCK, FUTEX_WAIT_PRIVATE, 2, 0);
+		if (UH.phase == PH_VACUUM) {
+			UH.phase = PH_HANG;
+			UH.hang_iter = true;
+			UH.hang_start = UH.poll_exit;
+			UH.lock_from = S.last_ts;
+		}
+		cont(t, now, D_LOCK_DECIDE, syscall_ns());
+		break;
+	case D_LOCK_DECIDE:
+		if (UH.lock_owner < 0) {
+			UH.lock_owner = me;
+			sys_exit(c, now, t, SYS_futex, -EAGAIN, UH_LOCK, AE_OBJ_NONE, 0, 0);
+			cont(t, now, D_UNLOCK, range(250 * US, 600 * US));
+			break;
+		}
+		block(c, now, t, WT_LOCK, ARGUS_TG_INTERRUPTIBLE, SYS_futex, UH_LOCK,
+		      AE_OBJ_NONE, 0, 0, SITE_MUTEX, D_LOCK_WOKEN);
+		break;
+	case D_LOCK_WOKEN:
+		/* the unlocker handed the lock over */
+		sys_exit(c, now, t, SYS_futex, 0, UH_LOCK, AE_OBJ_NONE, 0, 0);
+		UH.lock_to = S.last_ts;
+		cont(t, now, D_UNLOCK, range(250 * US, 600 * US));
+		break;
+	case D_UNLOCK:
+		UH.lock_owner = -1;  /* nobody else waits for it */
+		cont(t, now, D_REPLY, range(5 * US, 20 * US));
+		break;
+	case D_REPLY:
+		t->len = 200 + below(3000);
+		sys_enter(c, now, t, SYS_sendmsg, UH_SFD, ubuf(t) + 0x80, 0, 0);
+		cont(t, now, D_REPLY_DONE, syscall_ns());
+		break;
+	case D_REPLY_DONE:
+		UH.reply += t->len;
+		if (waits(UH.w, WT_RECV) && wake_by(c, now, t, UH.w))
+			now += 200;
+		sys_exit(c, now, t, SYS_sendmsg, t->len, UH_SFD, AE_OBJ_UNIX, UH_SINO, UH_CINO);
+		cont(t, now, D_RECV, range(1 * US, 3 * US));
+		break;
+
+	/* db_vacuum */
+	case V_NAP:
+		if (S.winding)
+			return park(c, now, t);
+		t->len = (uint32_t)range(300 * MS, 900 * MS);
+		/* the vacuum: wake just before the input's next byte, so the
+		 * query it causes finds the lock taken */
+		if (uh_vacuum_due(now) && waits(UH.in, WT_SLEEP) && UH.in_next > now + 2 * MS) {
+			t->len = (uint32_t)(UH.in_next - now - range(300 * US, 900 * US));
+			UH.phase = PH_ARMED;
+		}
+		sys_enter(c, now, t, SYS_clock_nanosleep, CLOCK_MONOTONIC_ID, 0,
+			  ubuf(t) + 0x300, 0);
+		cont(t, now, V_NAP_ARM, range(300, 800));
+		break;
+	case V_NAP_ARM:
+		uh_sleep(c, now, t, V_NAP_WOKEN);
+		break;
+	case V_NAP_WOKEN:
+		sys_exit(c, now, t, SYS_clock_nanosleep, 0, CLOCK_MONOTONIC_ID, AE_OBJ_NONE, 0, 0);
+		if (UH.phase == PH_ARMED && UH.lock_owner < 0) {
+			UH.lock_owner = me;
+			UH.phase = PH_VACUUM;
+			cont(t, now, V_VAC, range(5 * US, 15 * US));
+			break;
+		}
+		if (UH.phase == PH_ARMED)
+			UH.phase = PH_NORMAL;  /* D has the lock: next time */
+		cont(t, now, V_NAP, range(5 * US, 30 * US));
+		break;
+	case V_VAC:
+		t->len = (uint32_t)UH_VACUUM;
+		sys_enter(c, now, t, SYS_clock_nanosleep, CLOCK_MONOTONIC_ID, 0,
+			  ubuf(t) + 0x300, 0);
+		UH.vac_from = S.last_ts;
+		cont(t, now, V_VAC_ARM, range(300, 800));
+		break;
+	case V_VAC_ARM:
+		uh_sleep(c, now, t, V_VAC_WOKEN);
+		break;
+	case V_VAC_WOKEN:
+		sys_exit(c, now, t, SYS_clock_nanosleep, 0, CLOCK_MONOTONIC_ID, AE_OBJ_NONE, 0, 0);
+		UH.vac_to = S.last_ts;
+		cont(t, now, V_UNLOCK, range(20 * US, 80 * US));
+		break;
+	case V_UNLOCK:
+		UH.lock_owner = -1;
+		if (waits(UH.d, WT_LOCK)) {
+			sys_enter(c, now, t, SYS_futex, UH_LOCK, FUTEX_WAKE_PRIVATE, 1, 0);
+			cont(t, now, V_UNLOCK_DONE, syscall_ns());
+			break;
+		}
+		if (UH.phase == PH_VACUUM)
+			UH.phase = PH_NORMAL;  /* no query came: try again later */
+		cont(t, now, V_NAP, range(5 * US, 30 * US));
+		break;
+	case V_UNLOCK_DONE:
+		ret = 0;
+		if (waits(UH.d, WT_LOCK)) {
+			UH.lock_owner = UH.d;
+			ret = wake_by(c, now, t, UH.d);
+		}
+		sys_exit(c, now + 200, t, SYS_futex, ret, UH_LOCK, AE_OBJ_NONE, 0, 0);
+		cont(t, now, V_NAP, range(5 * US, 30 * US));
+		break;
+
+	/* input */
+	case I_NAP:
+		if (S.winding)
+			return park(c, now, t);
+		t->len = (uint32_t)range(100 * MS, 200 * MS);
+		sys_enter(c, now, t, SYS_clock_nanosleep, CLOCK_MONOTONIC_ID, 0,
+			  ubuf(t) + 0x300, 0);
+		cont(t, now, I_NAP_ARM, range(300, 800));
+		break;
+	case I_NAP_ARM:
+		UH.in_next = now + t->len;
+		uh_sleep(c, now, t, I_NAP_WOKEN);
+		break;
+	case I_NAP_WOKEN:
+		UH.in_next = 0;
+		sys_exit(c, now, t, SYS_clock_nanosleep, 0, CLOCK_MONOTONIC_ID, AE_OBJ_NONE, 0, 0);
+		cont(t, now, I_WRITE, range(10 * US, 40 * US));
+		break;
+	case I_WRITE:
+		sys_enter(c, now, t, SYS_write, UH_WFD, ubuf(t), 1, 0);
+		cont(t, now, I_WRITE_DONE, syscall_ns());
+		break;
+	case I_WRITE_DONE:
+		UH.pipe_avail++;
+		if (waits(UH.u, WT_POLL) && wake_by(c, now, t, UH.u))
+			now += 200;
+		sys_exit(c, now, t, SYS_write, 1, UH_WFD, AE_OBJ_PIPE, UH_PIPE_INO, 0);
+		cont(t, now, I_NAP, range(2 * US, 8 * US));
+		break;
+	default:
+		abort();
+	}
+}
+
+/* ---------------------------------------------------------------------
  * The CPU loop.
  */
 static void task_step(struct cpu *c)
@@ -1627,6 +2086,9 @@ static void task_step(struct cpu *c)
 		break;
 	case R_CHILD:
 		step_child(c, now, t);
+		break;
+	case R_SCEN:
+		step_uihang(c, now, t);
 		break;
 	default:
 		step_kthread(c, now, t);
@@ -1741,7 +2203,7 @@ static void setup(uint32_t ncpu, uint32_t np, uint32_t tpp)
 	S.p = calloc(np, sizeof(*S.p));
 	S.pipe = calloc(np, sizeof(*S.pipe));
 	S.conn = calloc((size_t)np * (tpp - 1), sizeof(*S.conn));
-	S.pool = calloc((size_t)(np + 1) * POOL, sizeof(*S.pool));
+	S.pool = calloc((size_t)(np + 1 + UH_NPROC) * POOL, sizeof(*S.pool));
 	if (!S.cpu || !S.p || !S.pipe || !S.conn || !S.pool)
 		die("out of memory", ENOMEM);
 
@@ -1799,6 +2261,7 @@ static void setup(uint32_t ncpu, uint32_t np, uint32_t tpp)
 			t->tid = pid + w;
 			t->pid = pid;
 			t->proc = (int32_t)i;
+			t->pool = (int32_t)i;
 			t->role = w ? R_WORKER : R_LOOP;
 			t->pc = w ? W_START : L_START;
 			t->state = ST_RUNNABLE;
@@ -1856,6 +2319,75 @@ static void setup(uint32_t ncpu, uint32_t np, uint32_t tpp)
 			S.nactive++;
 		}
 	}
+}
+
+/* The --ui-hang tasks: three processes after the background's pids, their
+ * stack pools after the children's, all runnable at the start. */
+static void uh_setup(void)
+{
+	static const struct { const char *comm; uint32_t dpid, dtid; uint8_t pc, proc; } tk[] = {
+		{ "sqlclient", 0, 0, U_POLL, 0 },
+		{ "query_worker", 0, 1, Q_WAIT, 0 },
+		{ "dbserver", 7, 0, D_RECV, 1 },
+		{ "db_vacuum", 7, 1, V_NAP, 1 },
+		{ "input", 12, 0, I_NAP, 2 },
+	};
+	int32_t *idx[] = { &UH.u, &UH.w, &UH.d, &UH.v, &UH.in };
+	uint32_t base = S.next_pid;
+
+	for (uint32_t k = 0; k < UH_NPROC; k++)
+		build_stacks(&S.pool[(S.np + 1 + k) * POOL], 0x5612a0000000ull + k * 0x2000000ull,
+			     0x7f3a00000000ull + k * 0x10000000ull);
+	for (uint32_t i = 0; i < sizeof(tk) / sizeof(tk[0]); i++) {
+		int32_t ti = new_task();
+		struct task *t = T(ti);
+		struct cpu *c = &S.cpu[i % S.ncpu];
+		int rc;
+
+		t->pid = base + tk[i].dpid;
+		t->tid = t->pid + tk[i].dtid;
+		t->role = R_SCEN;
+		t->pool = (int32_t)(S.np + 1 + tk[i].proc);
+		t->pc = tk[i].pc;
+		t->state = ST_RUNNABLE;
+		snprintf(t->comm, sizeof(t->comm), "%s", tk[i].comm);
+		*idx[i] = ti;
+		rc = argus_tracegen__task(S.g, t->tid, t->pid, 1, t->comm);
+		if (rc)
+			die("declaring tasks", rc);
+		rq_push(c, ti, false);
+		if (c->rq_n == 1)
+			c->idle_switch_t = T0 + range(1 * US, 5 * US);
+		S.nactive++;
+		S.nuser++;
+	}
+	S.next_pid = base + 20;
+}
+
+/* The ground truth, KEY=VALUE on stdout. */
+static void uh_report(void)
+{
+	const struct task *u = T(UH.u), *w = T(UH.w), *d = T(UH.d), *v = T(UH.v),
+			  *in = T(UH.in);
+
+	printf("UI_PID=%u\nUI_TID=%u\nUI_COMM=%s\n", u->pid, u->tid, u->comm);
+	printf("WORKER_PID=%u\nWORKER_TID=%u\nWORKER_COMM=%s\n", w->pid, w->tid, w->comm);
+	printf("DB_PID=%u\nDB_TID=%u\nDB_COMM=%s\n", d->pid, d->tid, d->comm);
+	printf("VACUUM_PID=%u\nVACUUM_TID=%u\nVACUUM_COMM=%s\n", v->pid, v->tid, v->comm);
+	printf("INPUT_PID=%u\nINPUT_TID=%u\nINPUT_COMM=%s\n", in->pid, in->tid, in->comm);
+	printf("HANG_START_NS=%llu\nHANG_END_NS=%llu\nHANG_MS=%.1f\n",
+	       (unsigned long long)UH.hang_start, (unsigned long long)UH.hang_end,
+	       (double)(UH.hang_end - UH.hang_start) / 1e6);
+	printf("NORMAL_ITERATIONS=%u\nNORMAL_BEFORE_HANG=%u\n", UH.normal, UH.normal_before);
+	printf("EXPECT_KIND=blocked\n");
+	printf("CULPRIT_PID=%u\nCULPRIT_TID=%u\nCULPRIT_COMM=%s\nCULPRIT_KIND=blocked\n",
+	       w->pid, w->tid, w->comm);
+	printf("CHAIN=%u,%u,%u\n", w->tid, d->tid, v->tid);
+	printf("DB_KIND=blocked\nDB_LOCK_WAIT_MS=%.1f\nTABLE_LOCK_ADDR=%#llx\n",
+	       (double)(UH.lock_to - UH.lock_from) / 1e6, (unsigned long long)UH_LOCK);
+	printf("VACUUM_KIND=blocked\nVACUUM_MS=%llu\nVACUUM_START_NS=%llu\nVACUUM_END_NS=%llu\n",
+	       (unsigned long long)(UH_VACUUM / MS), (unsigned long long)UH.vac_from,
+	       (unsigned long long)UH.vac_to);
 }
 
 /* ---------------------------------------------------------------------
@@ -1923,10 +2455,13 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: argus-gen -o FILE --events N [--seed S] [--cpus C] [--procs P]\n"
 		"                 [--threads-per-proc T] [--chunk-events K] [--zlevel L]\n"
+		"                 [--ui-hang]\n"
 		"Write a synthetic system-wide Argus trace of exactly N events: C CPUs\n"
 		"(default 2), P processes (default 40) of T threads (default 4, at least 2)\n"
 		"plus kernel threads, deterministic per seed (default 1).  K: events per\n"
-		"chunk (default 200000); L: zlib level 1-9 (default 1), 0 = store raw.\n");
+		"chunk (default 200000); L: zlib level 1-9 (default 1), 0 = store raw.\n"
+		"--ui-hang adds one UI hang with a known culprit (sqlclient -> query_worker\n"
+		"-> dbserver -> db_vacuum) and prints its ground truth on stdout.\n");
 }
 
 static bool num(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -1956,6 +2491,7 @@ int main(int argc, char **argv)
 	struct stat sb;
 	char line[2048];
 	size_t len = 0;
+	bool ui_hang = false;
 	int rc;
 
 	for (int i = 1; i < argc; i += 2) {
@@ -1965,6 +2501,9 @@ int main(int argc, char **argv)
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
 			return 0;
+		} else if (!strcmp(a, "--ui-hang")) {
+			ui_hang = true;
+			i--;  /* no value */
 		} else if (!strcmp(a, "-o")) {
 			out = v;
 			ok = v != NULL;
@@ -2020,6 +2559,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	setup((uint32_t)cpus, (uint32_t)procs, (uint32_t)tpp);
+	if (ui_hang)
+		uh_setup();
 	run();
 	fill();
 	st = argus_tracegen__stats(S.g);
@@ -2031,6 +2572,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	secs = now_s() - t0;
+	if (ui_hang && UH.phase != PH_DONE) {
+		fprintf(stderr, "argus-gen: %llu events are too few for --ui-hang (%.1f s "
+			"simulated; it needs %u normal inputs, then %llu s of hang): "
+			"give more --events\n", (unsigned long long)events, (double)span / 1e9,
+			UH_MIN_NORMAL, (unsigned long long)(UH_VACUUM / 1000000000ull));
+		unlink(out);
+		return 1;
+	}
 	if (stat(out, &sb))
 		sb.st_size = 0;
 
@@ -2051,5 +2600,7 @@ int main(int argc, char **argv)
 		span ? 100.0 * (double)S.busy_ns / ((double)span * S.ncpu) : 0.0,
 		(long long)sb.st_size, secs,
 		S.tail_cut ? "; tail cut at N (too few events to wind down)" : "");
+	if (ui_hang)
+		uh_report();
 	return 0;
 }

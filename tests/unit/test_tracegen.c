@@ -4,9 +4,11 @@
  * writes exactly N events that are consistent: a task runs on one CPU at a
  * time, every waking's target is switched in later, syscalls pair up, a
  * pipe never gives more bytes than were written to it, and the mix is the
- * documented one.  Files live in a private temp dir removed at the end. */
+ * documented one; with --ui-hang, its ground truth is what the trace shows.
+ * Files live in a private temp dir removed at the end. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -524,7 +526,8 @@ struct gen_result {
 	uint64_t pipe_bytes, unix_bytes, futex_wakes, timer_wakes;
 };
 
-static int run_gen(const char *out, const char *const *extra)
+/* Run argus-gen -o out extra...; its stdout goes to stdout_path if given. */
+static int run_gen_to(const char *out, const char *const *extra, const char *stdout_path)
 {
 	const char *argv[32];
 	int n = 0, status;
@@ -538,12 +541,23 @@ static int run_gen(const char *out, const char *const *extra)
 	argv[n] = NULL;
 	pid = fork();
 	if (pid == 0) {
+		int fd = stdout_path ? open(stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0600) : 1;
+
+		if (fd < 0 || dup2(fd, 1) < 0)
+			_exit(126);
+		if (fd != 1)
+			close(fd);
 		execv(gen_path, (char *const *)argv);
 		_exit(127);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) < 0)
 		return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int run_gen(const char *out, const char *const *extra)
+{
+	return run_gen_to(out, extra, NULL);
 }
 
 /* make ts[0..tid] exist */
@@ -719,7 +733,7 @@ static void check_gen_trace(const char *path, struct gen_result *r)
 			if (ev.f[ARGUS_F_SX_OBJ_KIND] == AE_OBJ_UNIX && ret > 0) {
 				if (nr == SYS_sendmsg) {
 					map_get(&socks, obj << 32 | peer)->a += (uint64_t)ret;
-				} else if (nr == SYS_recvmsg) {
+				} else if (nr == SYS_recvmsg || nr == SYS_recvfrom) {
 					/* received on (obj, peer) = sent on (peer, obj) */
 					struct kv *tx, *rx;
 
@@ -898,6 +912,89 @@ static void test_argus_gen_is_deterministic_per_seed(void)
 	argus_trace__close(c);
 }
 
+/* A KEY=VALUE number of argus-gen's ground truth, 0 if missing. */
+static uint64_t gt_num(const char *path, const char *key)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	size_t n = strlen(key);
+	uint64_t v = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == '=')
+			v = strtoull(line + n + 1, NULL, 0);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* --ui-hang: the trace stays consistent, and the ground truth is what the
+ * trace shows: the UI thread's only gap of 2 s or more between a poll
+ * return and the next poll call is [HANG_START_NS, HANG_END_NS], after 5
+ * or more normal inputs, and in it dbserver waits 2 s or more in futex on
+ * the table lock until db_vacuum wakes it. */
+static void test_argus_gen_ui_hang_matches_its_ground_truth(void)
+{
+	static const char *const a1[] = { "--events", "250000", "--cpus", "1", "--procs", "2",
+					  "--threads-per-proc", "2", "--ui-hang", NULL };
+	static const char *const a2[] = { "--events", "900000", "--seed", "2", "--ui-hang", NULL };
+	static const char *const *const runs[] = { a1, a2 };
+	static const uint64_t want_n[] = { 250000, 900000 };
+
+	for (int i = 0; i < 2; i++) {
+		const char *path = tpath("uihang.argus"), *gt = tpath("uihang.gt");
+		struct argus_error err = { 0 };
+		struct argus_event ev;
+		struct argus_trace *t;
+		struct gen_result r;
+		uint64_t ui, db, vac, lock, back = 0, gap_from = 0, gap_to = 0, lock_from = 0;
+		uint32_t returns = 0, gaps = 0, lock_waits = 0;
+
+		CHECK_EQ(run_gen_to(path, runs[i], gt), 0);
+		check_gen_trace(path, &r);
+		CHECK_EQ(r.events, want_n[i]);
+		CHECK_EQ(r.errors, 0);
+		ui = gt_num(gt, "UI_TID");
+		db = gt_num(gt, "DB_TID");
+		vac = gt_num(gt, "VACUUM_TID");
+		lock = gt_num(gt, "TABLE_LOCK_ADDR");
+		CHECK(ui && db && vac && lock);
+		CHECK(gt_num(gt, "NORMAL_BEFORE_HANG") >= 5);
+		t = open_trace(path);
+		while (t && argus_trace__next(t, &ev, &err) > 0) {
+			int64_t nr = (int64_t)ev.f[ARGUS_F_SX_NR];  /* = ARGUS_F_SE_NR */
+
+			if (ev.ctx != AE_CTX_TASK)
+				continue;
+			if (ev.tid == ui && ev.type == AE_SYS_EXIT && nr == SYS_poll) {
+				back = ev.ts;
+				returns++;
+			} else if (ev.tid == ui && ev.type == AE_SYS_ENTER && nr == SYS_poll &&
+				   back && ev.ts - back >= 2000000000ull) {
+				gaps++;
+				gap_from = back;
+				gap_to = ev.ts;
+				CHECK(returns >= 6);
+			} else if (ev.type == AE_SWITCH && ev.tid == db &&
+				   (int64_t)ev.f[ARGUS_F_SW_SYS_NR] == SYS_futex &&
+				   ev.f[ARGUS_F_SW_SYS_ARG] == lock) {
+				lock_from = ev.ts;
+			} else if (ev.type == AE_WAKING && ev.f[ARGUS_F_WK_TARGET_TID] == db &&
+				   lock_from) {
+				CHECK_EQ(ev.tid, vac);
+				CHECK(ev.ts - lock_from >= 2000000000ull);
+				lock_waits++;
+				lock_from = 0;
+			}
+		}
+		CHECK_EQ(gaps, 1);
+		CHECK_EQ(gap_from, gt_num(gt, "HANG_START_NS"));
+		CHECK_EQ(gap_to, gt_num(gt, "HANG_END_NS"));
+		CHECK_EQ(lock_waits, 1);
+		argus_trace__close(t);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -916,6 +1013,7 @@ int main(int argc, char **argv)
 	RUN(test_argus_gen_is_exact_consistent_and_mixed);
 	RUN(test_argus_gen_other_shapes_stay_consistent);
 	RUN(test_argus_gen_is_deterministic_per_seed);
+	RUN(test_argus_gen_ui_hang_matches_its_ground_truth);
 	cleanup();
 	return check_report();
 }
