@@ -46,6 +46,31 @@ static const struct argus_command commands[] = {
 	  "  --mark TEXT the hang annotated by `argus mark TEXT`; default: the longest\n"
 	  "  --pick      answers for the places the slice must choose (else asked on a\n"
 	  "              TTY, or the edge that woke the segment, alternatives listed)\n" },
+	{ "show", cmd_show, "one segment in full: times, wait, events, stack, edges",
+	  "argus show FILE ID [--json] [--schema FILE] [--no-split]\n"
+	  "  ID is a segment id as argus diagnose, hangs and graph print it (#261 or 261).\n"
+	  "  Thread and process, times (s from the trace start and CLOCK_MONOTONIC ns),\n"
+	  "  on-CPU time, how it began and ended, the wait that ended it and who ended\n"
+	  "  that wait, its events (at most 200), the wait's user stack, its edges.\n"
+	  "  Give --schema/--no-split as to the command that printed the id.\n" },
+	{ "similar", cmd_similar, "segments of the same thread that did the same thing",
+	  "argus similar FILE ID [--max N] [--json] [--schema FILE] [--no-split]\n"
+	  "  Ranks the other segments of ID's thread whose normalized event sets\n"
+	  "  (distinct syscalls, the final wait and its object, threads woken and\n"
+	  "  messaged) contain ID's or are contained in it: the candidates diagnose\n"
+	  "  picks a normal run from.  Lower score is better.  --max N (default 10).\n" },
+	{ "slice", cmd_slice, "walk back from a segment along who made it run",
+	  "argus slice FILE ID [--pick N,N...] [--stop TID] [--json] [--schema FILE] [--no-split]\n"
+	  "  The backward slice diagnose uses: from ID, the one inter-thread in-edge,\n"
+	  "  else the thread's own previous segment, up to 32 steps.  Where two or more\n"
+	  "  threads lead in, the edge that woke the segment is taken unless --pick\n"
+	  "  gives the answers in order (1-based); the others are listed.\n"
+	  "  --stop TID  stop after the first segment of thread TID\n" },
+	{ "diff", cmd_diff, "two segments side by side: a normal run and the hang",
+	  "argus diff FILE ID_NORMAL ID_HANG [--json] [--schema FILE] [--no-split]\n"
+	  "  Duration, on-CPU, the wait, how each began, event counts, syscalls only in\n"
+	  "  one of them, return values that differ, and who woke each one's next\n"
+	  "  segment: the line that says why the hang waited.\n" },
 	{ "graph", cmd_graph, "build the event graph: its size, or one node and its neighbours",
 	  "argus graph FILE [--stats] [--node ID | --pid PID... | --tid TID...] [--dot|--json]\n"
 	  "            [--schema FILE] [--no-split]\n"
@@ -124,10 +149,23 @@ bool cli_wants_help(int argc, char **argv)
 	return false;
 }
 
+static char bin_dir_override[4096];
+
+void cli_set_bin_dir(const char *dir)
+{
+	snprintf(bin_dir_override, sizeof(bin_dir_override), "%s", dir ? dir : "");
+}
+
 void cli_self_dir(char *buf, size_t len)
 {
-	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	ssize_t n;
 	char *slash;
+
+	if (bin_dir_override[0]) {      /* in a host process (lldb plugin) */
+		snprintf(buf, len, "%s", bin_dir_override);
+		return;
+	}
+	n = readlink("/proc/self/exe", buf, len - 1);
 
 	if (n <= 0) {
 		snprintf(buf, len, ".");
@@ -168,7 +206,7 @@ static void main_usage(FILE *f)
 	fprintf(f, "\n`argus COMMAND --help` shows a command's options.\n");
 }
 
-int main(int argc, char **argv)
+int argus_cli_main(int argc, char **argv)
 {
 	if (argc < 2) {
 		main_usage(stderr);

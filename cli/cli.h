@@ -6,6 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The whole CLI: argv[0] is "argus", argv[1] the subcommand.  main.c
+ * calls it; so does the lldb plugin, in process. */
+int argus_cli_main(int argc, char **argv);
+
 struct argus_command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -24,6 +28,10 @@ int cmd_graph(int argc, char **argv);
 int cmd_hangs(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_similar(int argc, char **argv);
+int cmd_slice(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /* Prints "argus NAME: <fmt>" to stderr; returns exit code 2 (usage) */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -35,8 +43,10 @@ int cli_error(const char *cmd, const char *fmt, ...)
 int cli_help(const char *cmd);
 /* True when argv[i] is -h/--help. */
 bool cli_wants_help(int argc, char **argv);
-/* Directory of the running argus binary (for argusd). */
+/* Directory of the running argus binary (for argusd), or the one set by
+ * cli_set_bin_dir() when the CLI runs inside another program (lldb). */
 void cli_self_dir(char *buf, size_t len);
+void cli_set_bin_dir(const char *dir);
 /* Sends a request to the running collector; prints a clear error and
  * returns non-zero if it is not running. */
 int cli_request(const char *cmd, const char *req, char *resp, size_t len);

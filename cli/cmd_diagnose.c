@@ -56,17 +56,14 @@ static int pick(void *vctx, const struct argus_graph *g, uint32_t seg,
 			return atoi(line) - 1;
 		return 0;
 	}
-	/* default: the edge that woke it, else the latest; note the others
-	 * (once per segment: deeper levels may walk the same one again) */
+	/* default (the library's): the edge that woke it, else the latest;
+	 * note the others (once per segment: deeper levels may walk the same
+	 * one again) */
 	char tag[24];
 
 	snprintf(tag, sizeof(tag), "at #%u ", seg);
 	bool seen = strstr(p->notes, tag) != NULL;
-	for (uint32_t i = 0; i < n; i++)
-		if (argus_graph__edge(g, ids[i])->flags & ARGUS_EDGE_F_WOKE)
-			k = (int)i;
-	if (k < 0)
-		k = 0;
+	k = argus_diag__default_pick(g, ids, n);
 	for (uint32_t i = 0; i < n && p->len < sizeof(p->notes) - 128; i++) {
 		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
 		const struct argus_thread *t =

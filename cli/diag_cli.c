@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "diag_cli.h"
 #include "symbolize.h"
+#include "syscall_names.h"
 
 static int parse_u32(const char *cmd, const char *opt, const char *s, uint32_t *out)
 {
@@ -247,4 +248,281 @@ void diag_cli_stack(struct graph_cli_ctx *c, uint32_t pid, uint64_t ts, uint32_t
 			argus_sym__format(&s, ip, buf, sizeof(buf));
 		fn(ctx, buf);
 	}
+}
+
+/* ---- the segment commands (show, similar, slice, diff) ---------------- */
+
+int diag_cli_parse_u32(const char *cmd, const char *opt, const char *s, uint32_t *out)
+{
+	return parse_u32(cmd, opt, s, out) ? 2 : 0;
+}
+
+int diag_cli_parse_picks(const char *cmd, const char *s, int *picks, uint32_t *n)
+{
+	struct diag_cli_opts o;
+
+	memset(&o, 0, sizeof(o));
+	if (parse_picks(cmd, s, &o))
+		return 2;
+	memcpy(picks, o.picks, o.npicks * sizeof(*picks));
+	*n = o.npicks;
+	return 0;
+}
+
+/* A segment id: a decimal number; 0 is a segment like any other. */
+static int parse_seg_id(const char *cmd, const char *name, const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (!*s || *end || errno || s[0] == '-' || v >= ARGUS_NONE)
+		return cli_usage_error(cmd, "%s: '%s' is not a segment id (a number as printed by"
+				       " argus diagnose, hangs or graph, like 261 or #261)", name, s);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int diag_cli_parse_segs(const char *cmd, int argc, char **argv, struct seg_cli_opts *o,
+			uint32_t nids, const char *const *id_names, seg_cli_flag_fn flag,
+			void *ctx)
+{
+	memset(o, 0, sizeof(*o));
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int used = graph_cli_common_flag(&o->g, argc, argv, i);
+
+		if (used < 0)
+			return 2;
+		if (!used && flag && a[0] == '-' && a[1])
+			used = flag(ctx, cmd, a, i + 1 < argc ? argv[i + 1] : NULL);
+		if (used < 0)
+			return 2;
+		if (used) {
+			i += used - 1;
+		} else if (!strcmp(a, "--json")) {
+			o->json = true;
+		} else if (a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9')) {
+			return cli_usage_error(cmd, "unknown option '%s'", a);
+		} else if (!o->g.path) {
+			o->g.path = a;
+		} else if (o->nids < nids) {
+			/* "#261", as the reports print it, is accepted too */
+			if (parse_seg_id(cmd, id_names[o->nids], a + (a[0] == '#'), &o->ids[o->nids]))
+				return 2;
+			o->nids++;
+		} else {
+			return cli_usage_error(cmd, "unexpected argument '%s'", a);
+		}
+	}
+	if (!o->g.path)
+		return cli_usage_error(cmd, "missing trace FILE");
+	if (o->nids < nids)
+		return cli_usage_error(cmd, "missing %s (a segment id from argus diagnose, hangs"
+				       " or graph)", id_names[o->nids]);
+	return 0;
+}
+
+int diag_cli_open_segs(struct graph_cli_ctx *c, const char *cmd, const struct seg_cli_opts *o)
+{
+	int rc = graph_cli_open(c, cmd, &o->g);
+	uint32_t n;
+
+	if (rc)
+		return rc;
+	n = argus_graph__nsegments(c->g);
+	for (uint32_t i = 0; i < o->nids; i++) {
+		if (o->ids[i] < n)
+			continue;
+		fprintf(stderr, "argus %s: %s: no segment #%u: the graph has %u segments (#0..#%u)%s\n",
+			cmd, o->g.path, o->ids[i], n, n ? n - 1 : 0,
+			o->g.schema_path || o->g.no_split ? "" :
+			"; ids printed with --schema or --no-split need the same flag here");
+		graph_cli_close(c);
+		return 2;
+	}
+	return 0;
+}
+
+double diag_cli_rel_s(struct graph_cli_ctx *c, uint64_t ts)
+{
+	return rel_s(c, ts);
+}
+
+const char *diag_cli_sys(int nr, char *buf, size_t len)
+{
+	const char *n = nr >= 0 ? argus_syscall_name(nr) : NULL;
+
+	if (n)
+		return n;
+	if (nr < 0)
+		return "-";
+	snprintf(buf, len, "sys_%d", nr);
+	return buf;
+}
+
+void diag_cli_seg_str(struct graph_cli_ctx *c, uint32_t seg, char *buf, size_t len)
+{
+	const struct argus_segment *s = argus_graph__segment(c->g, seg);
+	const struct argus_thread *t = s ? argus_graph__thread(c->g, s->thread) : NULL;
+
+	snprintf(buf, len, "#%u %s %u/%u", seg, graph_cli_comm(c->g, t), t ? t->pid : 0,
+		 t ? t->tid : 0);
+}
+
+void diag_cli_edge_str(struct graph_cli_ctx *c, uint32_t edge, bool in, char *buf, size_t len)
+{
+	const struct argus_edge *e = argus_graph__edge(c->g, edge);
+	char other[128];
+	size_t n;
+
+	if (!e) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	diag_cli_seg_str(c, in ? e->src : e->dst, other, sizeof(other));
+	n = (size_t)snprintf(buf, len, "%s %s %s at %.6f s", argus_edge_type_str(e->type),
+			     in ? "from" : "to", other, rel_s(c, in ? e->src_ts : e->dst_ts));
+	if (n < len && e->type == ARGUS_EDGE_MESSAGE)
+		n += (size_t)snprintf(buf + n, len - n, ", %s %" PRId64 " B",
+				      argus_obj_kind_str(e->obj_kind), e->bytes);
+	if (n < len && (e->flags & ARGUS_EDGE_F_WOKE))
+		n += (size_t)snprintf(buf + n, len - n, " (woke it)");
+	if (n < len && (e->flags & ARGUS_EDGE_F_SPLIT))
+		snprintf(buf + n, len - n, " (split)");
+}
+
+void diag_cli_json_seg_ref(struct graph_cli_ctx *c, uint32_t seg)
+{
+	const struct argus_segment *s = argus_graph__segment(c->g, seg);
+	const struct argus_thread *t = s ? argus_graph__thread(c->g, s->thread) : NULL;
+
+	printf("{\"segment\":%u,\"tid\":%u,\"pid\":%u,\"comm\":", seg, t ? t->tid : 0,
+	       t ? t->pid : 0);
+	diag_cli_json_str(graph_cli_comm(c->g, t));
+	printf(",\"process\":");
+	diag_cli_json_str(graph_cli_process(c->g, t));
+	printf("}");
+}
+
+void diag_cli_json_edge(struct graph_cli_ctx *c, uint32_t edge)
+{
+	const struct argus_edge *e = argus_graph__edge(c->g, edge);
+
+	if (!e) {
+		printf("null");
+		return;
+	}
+	printf("{\"id\":%u,\"type\":\"%s\",\"src\":", edge, argus_edge_type_str(e->type));
+	diag_cli_json_seg_ref(c, e->src);
+	printf(",\"dst\":");
+	diag_cli_json_seg_ref(c, e->dst);
+	printf(",\"src_ts\":%" PRIu64 ",\"dst_ts\":%" PRIu64 ",\"woke\":%s,\"split\":%s,"
+	       "\"obj_kind\":", e->src_ts, e->dst_ts,
+	       (e->flags & ARGUS_EDGE_F_WOKE) ? "true" : "false",
+	       (e->flags & ARGUS_EDGE_F_SPLIT) ? "true" : "false");
+	if (e->obj_kind)
+		diag_cli_json_str(argus_obj_kind_str(e->obj_kind));
+	else
+		printf("null");
+	printf(",\"bytes\":%" PRId64 "}", e->bytes);
+}
+
+void diag_cli_resume(struct graph_cli_ctx *c, uint32_t seg, struct diag_resume *r)
+{
+	const struct argus_segment *s = argus_graph__segment(c->g, seg);
+	const uint32_t *ids;
+	uint32_t n;
+
+	r->next = argus_graph__seg_next(c->g, seg);
+	r->edge = ARGUS_NONE;
+	r->own_timer = false;
+	r->woke = false;
+	if (!s || r->next == ARGUS_NONE)
+		return;
+	n = argus_graph__in_edges(c->g, r->next, &ids);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct argus_edge *e = argus_graph__edge(c->g, ids[i]);
+
+		const struct argus_edge *b = r->edge != ARGUS_NONE ?
+			argus_graph__edge(c->g, r->edge) : NULL;
+		bool woke = e->flags & ARGUS_EDGE_F_WOKE;
+
+		if (!argus_edge_type_strong(e->type) || (r->woke && !woke))
+			continue;
+		/* a wake-up over any other edge; among several, the latest */
+		if (!b || (woke && !r->woke) || e->src_ts >= b->src_ts) {
+			r->edge = ids[i];
+			r->woke = woke;
+		}
+	}
+	if (r->edge != ARGUS_NONE) {
+		const struct argus_edge *e = argus_graph__edge(c->g, r->edge);
+
+		r->own_timer = e->type == ARGUS_EDGE_TIMER &&
+			       argus_graph__segment(c->g, e->src)->thread == s->thread;
+	}
+}
+
+void diag_cli_resume_str(struct graph_cli_ctx *c, uint32_t seg, const struct diag_resume *r,
+			 char *buf, size_t len)
+{
+	const struct argus_segment *s = argus_graph__segment(c->g, seg);
+	const struct argus_segment *nx = r->next != ARGUS_NONE ?
+		argus_graph__segment(c->g, r->next) : NULL;
+	const struct argus_edge *e = r->edge != ARGUS_NONE ?
+		argus_graph__edge(c->g, r->edge) : NULL;
+	char who[128];
+
+	if (!s) {
+		snprintf(buf, len, "?");
+	} else if (!nx) {
+		snprintf(buf, len, "no next segment: %s",
+			 s->end_reason == ARGUS_END_EXIT ? "the thread exited" :
+			 s->end_reason == ARGUS_END_TRACE || s->end_reason == ARGUS_END_WAIT ?
+			 "the trace ended first" : "the thread's last segment");
+	} else if (nx->start_reason != ARGUS_START_WAKE) {
+		snprintf(buf, len, "#%u follows without a wait (%s boundary)", r->next,
+			 argus_seg_start_str(nx->start_reason));
+	} else if (e && r->own_timer) {
+		snprintf(buf, len, "#%u woken by its own timer (armed in #%u) after %.3f ms",
+			 r->next, e->src, (double)(nx->start - s->end) / 1e6);
+	} else if (e) {
+		diag_cli_seg_str(c, e->src, who, sizeof(who));
+		snprintf(buf, len, "#%u woken by %s via %s after %.3f ms%s", r->next, who,
+			 argus_edge_type_str(e->type), (double)(nx->start - s->end) / 1e6,
+			 r->woke ? "" : " (an edge in, no wake-up seen on it)");
+	} else {
+		snprintf(buf, len, "#%u woken by %s (an attribution, not an edge) after %.3f ms",
+			 r->next, argus_woken_by_str(nx->woken_by),
+			 (double)(nx->start - s->end) / 1e6);
+	}
+}
+
+void diag_cli_json_resume(struct graph_cli_ctx *c, uint32_t seg, const struct diag_resume *r)
+{
+	const struct argus_segment *nx = r->next != ARGUS_NONE ?
+		argus_graph__segment(c->g, r->next) : NULL;
+	char text[256];
+
+	if (!nx) {
+		printf("{\"segment\":null,\"woken_by\":null,\"own_timer\":false,\"woke\":false,"
+		       "\"edge\":null,"
+		       "\"by\":null,\"text\":");
+	} else {
+		printf("{\"segment\":%u,\"woken_by\":\"%s\",\"own_timer\":%s,\"woke\":%s,"
+		       "\"edge\":", r->next, argus_woken_by_str(nx->woken_by),
+		       r->own_timer ? "true" : "false", r->woke ? "true" : "false");
+		diag_cli_json_edge(c, r->edge);
+		printf(",\"by\":");
+		if (r->edge != ARGUS_NONE)
+			diag_cli_json_seg_ref(c, argus_graph__edge(c->g, r->edge)->src);
+		else
+			printf("null");
+		printf(",\"text\":");
+	}
+	diag_cli_resume_str(c, seg, r, text, sizeof(text));
+	diag_cli_json_str(text);
+	printf("}");
 }

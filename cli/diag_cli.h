@@ -90,11 +90,13 @@ void diag_cli_json_seg_ref(struct graph_cli_ctx *c, uint32_t seg);
 void diag_cli_json_edge(struct graph_cli_ctx *c, uint32_t edge);
 
 /* How the wait that ended segment `seg` ended: the thread's next segment
- * and its strong in-edge flagged WOKE (ARGUS_NONE when the wake-up was
- * attributed instead: see that segment's woken_by). */
+ * and its strong in-edge flagged WOKE (the latest of several; without one,
+ * the latest strong in-edge; ARGUS_NONE when the wake-up was attributed
+ * instead: see that segment's woken_by). */
 struct diag_resume {
 	uint32_t next;           /* the thread's next segment, ARGUS_NONE */
 	uint32_t edge;           /* the strong in-edge that woke it, ARGUS_NONE */
+	bool woke;               /* edge has ARGUS_EDGE_F_WOKE */
 	bool own_timer;          /* a TIMER edge from the same thread */
 };
 void diag_cli_resume(struct graph_cli_ctx *c, uint32_t seg, struct diag_resume *r);
@@ -103,7 +105,7 @@ void diag_cli_resume(struct graph_cli_ctx *c, uint32_t seg, struct diag_resume *
  * "no next segment: the thread exited" ... */
 void diag_cli_resume_str(struct graph_cli_ctx *c, uint32_t seg, const struct diag_resume *r,
 			 char *buf, size_t len);
-/* {"segment":N|null,"woken_by":...,"own_timer":b,"edge":{...}|null,
+/* {"segment":N|null,"woken_by":...,"own_timer":b,"woke":b,"edge":{...}|null,
  *  "by":{seg ref}|null,"text":...} */
 void diag_cli_json_resume(struct graph_cli_ctx *c, uint32_t seg, const struct diag_resume *r);
 #endif

@@ -29,7 +29,6 @@
 #include "argus_diag.h"
 #include "graph_internal.h"
 
-uint32_t diag_waker_edge(const struct argus_graph *g, uint32_t s);
 int diag_similar(const struct argus_graph *g, uint32_t seg, uint64_t ex_from,
 		 uint64_t ex_to, struct argus_similar *out, uint32_t max, bool exact);
 
@@ -129,7 +128,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	 * wait that merely looks alike, so that comes before relaxing to
 	 * waits on the same kind of object. */
 	nsim = diag_similar(g, h, SEGS(g)[h].start, wto, sim, MAX_SIMILAR, true);
-	if (nsim == 0 && (next == ARGUS_NONE || diag_waker_edge(g, next) == ARGUS_NONE))
+	if (nsim == 0 && (next == ARGUS_NONE || argus_diag__waker_edge(g, next) == ARGUS_NONE))
 		nsim = diag_similar(g, h, SEGS(g)[h].start, wto, sim, MAX_SIMILAR, false);
 	if (level == 0)
 		d->nsimilar = nsim > 0 ? (uint32_t)nsim : 0;
@@ -138,7 +137,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	for (int i = 0; i < nsim && x == ARGUS_NONE; i++) {
 		uint32_t nn = argus_graph__seg_next(g, sim[i].seg), e;
 
-		if (nn == ARGUS_NONE || (e = diag_waker_edge(g, nn)) == ARGUS_NONE)
+		if (nn == ARGUS_NONE || (e = argus_diag__waker_edge(g, nn)) == ARGUS_NONE)
 			continue;
 		normal = sim[i].seg;
 		woke = nn;
@@ -147,7 +146,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	}
 	if (x == ARGUS_NONE && next != ARGUS_NONE) {
 		/* no normal run: whoever finally woke it (late) */
-		uint32_t e = diag_waker_edge(g, next);
+		uint32_t e = argus_diag__waker_edge(g, next);
 
 		if (e != ARGUS_NONE) {
 			woke = next;

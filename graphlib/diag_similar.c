@@ -123,8 +123,7 @@ static bool subset(const uint64_t *a, uint32_t na, const uint64_t *b, uint32_t n
 	return true;
 }
 
-/* The strong in-edge from another thread that woke segment s, if any. */
-uint32_t diag_waker_edge(const struct argus_graph *g, uint32_t s)
+uint32_t argus_diag__waker_edge(const struct argus_graph *g, uint32_t s)
 {
 	const uint32_t *ids;
 	uint32_t n = argus_graph__in_edges(g, s, &ids), best = ARGUS_NONE;
@@ -180,7 +179,7 @@ int diag_similar(const struct argus_graph *g, uint32_t seg, uint64_t ex_from,
 		score = (double)(s->start > r->start ? s->start - r->start
 						     : r->start - s->start) / 1e9;
 		next = i + 1 < n ? v[i + 1] : ARGUS_NONE;
-		if (next == ARGUS_NONE || diag_waker_edge(g, next) == ARGUS_NONE)
+		if (next == ARGUS_NONE || argus_diag__waker_edge(g, next) == ARGUS_NONE)
 			score += 100;
 		if (r->wait_ns && s->wait_ns * 2 >= r->wait_ns)
 			score += 50;
@@ -216,8 +215,8 @@ int argus_diag__similar(const struct argus_graph *g, uint32_t seg,
 	return n ? n : diag_similar(g, seg, ex_from, ex_to, out, max, false);
 }
 
-/* Default pick: the in-edge that woke the segment, else the latest. */
-static int default_pick(const struct argus_graph *g, const uint32_t *ids, uint32_t n)
+int argus_diag__default_pick(const struct argus_graph *g, const uint32_t *ids,
+			     uint32_t n)
 {
 	int best = 0;
 
@@ -235,7 +234,6 @@ int argus_diag__slice(const struct argus_graph *g, uint32_t seg,
 		      void *pick_ctx, struct argus_step *out, uint32_t max)
 {
 	uint32_t n = 0, cur = seg, via = ARGUS_NONE;
-	uint8_t choices = 0;
 
 	if (!g || seg >= g->seg.n)
 		return -EINVAL;
@@ -243,12 +241,15 @@ int argus_diag__slice(const struct argus_graph *g, uint32_t seg,
 		uint32_t inter[64], ni = 0, intra = ARGUS_NONE, m, next_edge;
 		const uint32_t *ids;
 
-		for (uint32_t i = 0; i < n; i++)
-			if (out[i].seg == cur)
-				return (int)n;  /* a loop in the graph */
+		bool seen = false;
+
+		for (uint32_t i = 0; i < n && !seen; i++)
+			seen = out[i].seg == cur;
+		if (seen)
+			break;          /* a loop in the graph */
 		out[n].seg = cur;
 		out[n].edge = via;
-		out[n].choices = choices;
+		out[n].choices = 0;
 		n++;
 		if (seg_tid(g, cur) == stop_tid && n > 1)
 			break;
@@ -264,12 +265,12 @@ int argus_diag__slice(const struct argus_graph *g, uint32_t seg,
 				inter[ni++] = ids[i];
 			}
 		}
-		choices = (uint8_t)(ni > 255 ? 255 : ni);
+		out[n - 1].choices = (uint8_t)(ni > 255 ? 255 : ni);
 		if (ni == 1) {
 			next_edge = inter[0];
 		} else if (ni >= 2) {
 			int k = pick ? pick(pick_ctx, g, cur, inter, ni)
-				     : default_pick(g, inter, ni);
+				     : argus_diag__default_pick(g, inter, ni);
 
 			if (k < 0 || (uint32_t)k >= ni)
 				break;
@@ -284,10 +285,5 @@ int argus_diag__slice(const struct argus_graph *g, uint32_t seg,
 		if (SEGS(g)[cur].end < floor_ts)
 			break;
 	}
-	/* the recorded choices belong to the step that had them */
-	for (uint32_t i = 0; i + 1 < n; i++)
-		out[i].choices = out[i + 1].choices;
-	if (n)
-		out[n - 1].choices = 0;
 	return (int)n;
 }
