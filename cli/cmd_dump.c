@@ -30,12 +30,14 @@ static void print_obj(uint64_t kind, uint64_t obj, uint64_t peer)
 	if (!kind)
 		return;
 	if (kind == AE_OBJ_TCP || kind == AE_OBJ_UDP)
+		/* the BPF side packs the address in host order (ntohl) above
+		 * the port: the first octet is the highest byte */
 		printf(" obj=%s:%u.%u.%u.%u:%u->%u.%u.%u.%u:%u", argus_obj_kind_str(kind),
-		       (unsigned)(obj >> 16) & 255, (unsigned)(obj >> 24) & 255,
-		       (unsigned)(obj >> 32) & 255, (unsigned)(obj >> 40) & 255,
+		       (unsigned)(obj >> 40) & 255, (unsigned)(obj >> 32) & 255,
+		       (unsigned)(obj >> 24) & 255, (unsigned)(obj >> 16) & 255,
 		       (unsigned)(obj & 0xffff),
-		       (unsigned)(peer >> 16) & 255, (unsigned)(peer >> 24) & 255,
-		       (unsigned)(peer >> 32) & 255, (unsigned)(peer >> 40) & 255,
+		       (unsigned)(peer >> 40) & 255, (unsigned)(peer >> 32) & 255,
+		       (unsigned)(peer >> 24) & 255, (unsigned)(peer >> 16) & 255,
 		       (unsigned)(peer & 0xffff));
 	else if (peer)
 		printf(" obj=%s:%#" PRIx64 "->%#" PRIx64, argus_obj_kind_str(kind), obj, peer);
