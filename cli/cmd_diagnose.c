@@ -112,11 +112,14 @@ static void print_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k
 	if (k->kind == ARGUS_KIND_BLOCKED && k->wait_nr >= 0)
 		printf(" in %s for %.1f ms of the %.1f ms window", sys_name(k->wait_nr),
 		       (double)k->wait_ns / 1e6, (double)(k->to - k->from) / 1e6);
-	if (k->normal_seg != ARGUS_NONE)
-		printf(" (segment #%u; %s woke the next thread in #%u)\n", k->seg,
-		       k->late ? "finally, late," : "normally", k->normal_seg);
+	if (k->seg == ARGUS_NONE)
+		printf(" (no segment in the window)");
 	else
-		printf(" (segment #%u)\n", k->seg);
+		printf(" (segment #%u", k->seg);
+	if (k->normal_seg != ARGUS_NONE)
+		printf("%s%s woke the next thread in #%u", k->seg == ARGUS_NONE ? " (" : "; ",
+		       k->late ? "finally, late," : "normally", k->normal_seg);
+	printf("%s\n", k->seg != ARGUS_NONE || k->normal_seg != ARGUS_NONE ? ")" : "");
 	diag_cli_stack(c, k->pid, k->to, k->stack, print_frame, "        ");
 }
 

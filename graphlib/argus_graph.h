@@ -125,6 +125,8 @@ enum argus_filter_reason {
 /* argus_segment.flags */
 #define ARGUS_SEG_F_KERNEL 0x1  /* segment of a kernel thread */
 #define ARGUS_SEG_F_MULTI  0x2  /* served >= 2 processes and was not split */
+#define ARGUS_SEG_F_STOPPED 0x4 /* ended stopped (SIGSTOP, or a debugger's
+                                   ptrace stop), not in a wait of its own */
 
 /* A vertex: one execution segment of one thread. */
 struct argus_segment {

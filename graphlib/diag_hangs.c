@@ -68,14 +68,27 @@ static int loop_gaps(const struct argus_graph *g, uint32_t thr, struct gvec *gap
 			in_loop = true;
 			any = true;
 		} else if (ev->type == AE_SYS_EXIT && loop_nr(ev->nr)) {
+			/* -ERESTARTSYS .. -ERESTART_RESTARTBLOCK: the wait was
+			 * interrupted (a signal, a debugger attaching) and will
+			 * be restarted: the thread never left its loop */
+			if (ev->val <= -512 && ev->val >= -516)
+				continue;
 			back = ev->ts;
 			in_loop = false;
 			any = true;
 		}
 	}
 	if (any) {
-		if (!in_loop && g->st.max_ts > back)
-			return push_gap(gaps, back, g->st.max_ts > last ? g->st.max_ts : last, true);
+		uint64_t end = g->st.max_ts > last ? g->st.max_ts : last;
+		const uint32_t *v;
+		uint32_t n = argus_graph__thread_segments(g, thr, &v);
+
+		/* Stopped at the end (a debugger attached): the hang in progress
+		 * ends where the stop began, not at the end of the trace. */
+		if (n && (SEGS(g)[v[n - 1]].flags & ARGUS_SEG_F_STOPPED))
+			end = SEGS(g)[v[n - 1]].end;
+		if (!in_loop && end > back)
+			return push_gap(gaps, back, end, true);
 		return 0;
 	}
 	/* No poll-family call: any blocking wait counts as the loop. */

@@ -32,6 +32,8 @@
 
 #define EARLY_WAKE_NS 200000ull         /* 200 µs */
 #define TASK_DEAD_STATE 0x80            /* include/linux/sched.h TASK_DEAD */
+#define TASK_STOPPED_STATE 0x4          /* __TASK_STOPPED: SIGSTOP */
+#define TASK_TRACED_STATE 0x8           /* __TASK_TRACED: a debugger stop */
 #define PROGRESS_EVERY (1u << 20)
 
 static uint64_t mono_ns(void)
@@ -199,6 +201,8 @@ static int on_switch(struct argus_graph *g, const struct argus_event *ev,
 			seg->wait_obj = ev->f[ARGUS_F_SW_OBJ];
 			seg->wait_peer = ev->f[ARGUS_F_SW_PEER];
 			seg->wait_stack = ev->stack;
+			if (state & (TASK_STOPPED_STATE | TASK_TRACED_STATE))
+				seg->flags |= ARGUS_SEG_F_STOPPED;
 			gseg_close(g, thr, ev->ts, ARGUS_END_WAIT);
 			s->run_since = 0;
 			s->waiting = 1;

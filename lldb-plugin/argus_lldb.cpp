@@ -1,0 +1,977 @@
+// argus_lldb.cpp - libargus-lldb.so: the `argus` command inside lldb-16.
+//
+// The job: a developer attached to a hung app asks Argus, from the
+// debugger, why it is stuck.  This file is glue only (STYLE: "the glue is
+// thin"): each subcommand builds an argv for the argus CLI and runs it in
+// process (cli_capture.c), then copies the CLI's stdout/stderr into lldb's
+// SBCommandReturnObject.  No graph logic lives here.
+//
+// What the glue adds over the CLI:
+//   - the pid: hangs/diagnose default to the attached process;
+//   - the session's working trace: hangs/diagnose first snapshot the last
+//     2 minutes of the always-on collector (`argus save --last 2m`) into a
+//     private temp dir; show/similar/slice/diff/export/pick read that
+//     snapshot, so the segment ids they take are the ones diagnose printed;
+//   - the hang in progress: when the UI thread is away from its loop at
+//     the end of the snapshot (an "ongoing" hang of 100 ms or more),
+//     diagnose picks that one (--at its end), not the longest of the 2
+//     minutes -- unless lldb sees the UI thread inside its loop's wait:
+//     then that gap is the debugger's own stop (choose_hang);
+//   - the debugger filter: lldb-server's wake-ups of the stopped app are
+//     not edges (a schema given to every graph command, debugger_filter);
+//   - the live view: the hang's and culprits' threads of the attached
+//     process, matched to lldb's threads (index, name) with their current
+//     frames from lldb's unwinder.  Threads are only read: never stepped or
+//     resumed (a thread blocked in a syscall must not hang the debugger).
+//
+// Errors go through the result object (SetError), so `lldb -b` exits
+// non-zero when an argus command fails.  Times are CLOCK_MONOTONIC ns;
+// pid = process (thread group) id, tid = thread id, as everywhere in Argus.
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <lldb/API/LLDB.h>
+
+#include "cli_capture.h"
+
+namespace lldb {
+__attribute__((visibility("default"))) bool PluginInitialize(lldb::SBDebugger debugger);
+}
+
+namespace {
+
+const char kDefaultLast[] = "2m";   // the snapshot hangs/diagnose take
+const char kOngoingThresholdMs[] = "100";  // ms: shortest gap taken as the hang in progress
+const unsigned kLiveFrames = 8;     // lldb frames shown per thread
+const char kWantVersion[] = "lldb version 16.";
+
+using Args = std::vector<std::string>;
+
+// ---- the session: one working trace per lldb process --------------------
+
+// The snapshot lives in a private (0700) temp dir, removed when lldb exits
+// (the plugin is never unloaded: lldb keeps plugins until exit), unless
+// ARGUS_LLDB_KEEP=1.
+class Session {
+public:
+	~Session()
+	{
+		if (dir_.empty())
+			return;
+		const char *keep = getenv("ARGUS_LLDB_KEEP");   // debugging: keep the session
+		if (keep && !strcmp(keep, "1")) {
+			fprintf(stderr, "argus: kept the session trace %s\n", trace_.c_str());
+			return;
+		}
+		unlink(trace_.c_str());
+		unlink(schema_.c_str());
+		rmdir(dir_.c_str());
+	}
+	// The working trace's path; creates the dir on first use ("" on error).
+	const std::string &trace(std::string &err)
+	{
+		if (dir_.empty()) {
+			const char *tmp = getenv("TMPDIR");
+			std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/argus-lldb.XXXXXX";
+			std::vector<char> buf(tmpl.begin(), tmpl.end());
+			buf.push_back(0);
+			if (!mkdtemp(buf.data())) {
+				err = "cannot create a session dir like " + tmpl + ": " + strerror(errno);
+				return dir_;
+			}
+			dir_ = buf.data();
+			trace_ = dir_ + "/session.argus";
+			schema_ = dir_ + "/session.schema";
+		}
+		return trace_;
+	}
+	// The schema every graph command of the session is given: the user's
+	// --schema file (if any) followed by the debugger filter.  "" on error.
+	std::string schema(const std::string &user, std::string &err)
+	{
+		if (trace(err).empty())
+			return "";
+		std::string text;
+		if (!user.empty()) {
+			FILE *f = fopen(user.c_str(), "r");
+			char buf[65536];
+			size_t n;
+			if (!f) {
+				err = "cannot read the schema " + user + ": " + strerror(errno);
+				return "";
+			}
+			while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+				text.append(buf, n);
+			fclose(f);
+			text += "\n";
+		}
+		text += debugger_filter();
+		FILE *f = fopen(schema_.c_str(), "w");
+		bool ok = f && fwrite(text.data(), 1, text.size(), f) == text.size();
+		if (f && fclose(f))
+			ok = false;
+		if (!ok) {
+			err = "cannot write " + schema_ + ": " + strerror(errno);
+			return "";
+		}
+		return schema_;
+	}
+	bool have_trace() const { return !trace_.empty() && access(trace_.c_str(), R_OK) == 0; }
+	const std::string &trace_path() const { return trace_; }
+
+	Args last_diagnose;              // the CLI args of the last diagnose, without --pick
+	std::vector<std::string> picks;  // its --pick answers so far (argus pick)
+	bool have_diagnose = false;
+
+private:
+	// Attaching stops every thread of the app: lldb-server's signal wakes
+	// each blocked thread (its poll returns -ERESTARTNOHAND, then it sleeps
+	// in a ptrace stop, prev_state 0x8).  Those wake-ups are the
+	// debugger's, not the app's causality: they would make lldb-server the
+	// culprit of whatever was blocked.  docs/schema.md, "filter waker".
+	static std::string debugger_filter()
+	{
+		std::string f = "# argus lldb plugin: the debugger's own wake-ups are not edges\n"
+				"filter waker process=lldb-server\n";
+		char comm[64] = "";
+		FILE *c = fopen("/proc/self/comm", "r");
+		if (c) {
+			if (fgets(comm, sizeof(comm), c))
+				comm[strcspn(comm, "\n")] = 0;
+			fclose(c);
+		}
+		// the host's own name (lldb-16, lldb, lldb-dap): a plain word only
+		if (comm[0] && strlen(comm) <= 15 && !strpbrk(comm, "*?[] \t#") && strcmp(comm, "lldb-server"))
+			f += std::string("filter waker process=") + comm + "\n";
+		return f;
+	}
+
+	std::string dir_;
+	std::string trace_;
+	std::string schema_;
+};
+
+Session g_session;
+bool g_loaded;
+
+// ---- running the CLI ---------------------------------------------------
+
+struct CliResult {
+	int rc = 1;
+	std::string out, err;
+};
+
+// Calls fn(argv) with its output captured.  rc -1: the capture itself
+// could not be set up (fn was not called).
+CliResult capture(argus_capture_fn fn, const Args &full)
+{
+	std::vector<char *> argv;
+	for (auto &a : full)
+		argv.push_back(const_cast<char *>(a.c_str()));
+	argv.push_back(nullptr);
+
+	CliResult r;
+	argus_capture cap;
+	int e = argus_capture__run(fn, (int)full.size(), argv.data(), &cap);
+	if (e) {
+		r.rc = -1;
+		r.err = std::string("argus: cannot capture the CLI's output: ") + strerror(-e);
+		return r;
+	}
+	r.rc = cap.rc;
+	r.out = cap.out;
+	r.err = cap.err;
+	argus_capture__free(&cap);
+	return r;
+}
+
+// Runs `argus ARGS...` in process.
+CliResult run_cli(const Args &args)
+{
+	Args full{"argus"};
+	full.insert(full.end(), args.begin(), args.end());
+	return capture(argus_capture_cli, full);
+}
+
+// The CLI's own flag check for `hangs|diagnose FILE ARGS...` (no trace is
+// opened): rc 2 and the usage error in err, else 0.
+CliResult check_diag_args(const Args &args)
+{
+	CliResult r = capture(argus_capture_check_diag_args, args);
+	if (r.rc < 0)
+		r.rc = 0;   // no check: the real run reports bad flags
+	return r;
+}
+
+std::string rtrim(std::string s)
+{
+	while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
+		s.pop_back();
+	return s;
+}
+
+// The CLI's usage lines name FILE and --pid, which the plugin supplies:
+// keep the CLI's error line(s) and show the plugin's syntax instead.
+std::string with_plugin_usage(const std::string &err, const char *syntax)
+{
+	std::string kept;
+	size_t pos = 0;
+	while (pos < err.size()) {
+		size_t nl = err.find('\n', pos);
+		std::string line = err.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+		pos = nl == std::string::npos ? err.size() : nl + 1;
+		if (line.compare(0, 6, "usage:") == 0)
+			break;
+		kept += line + "\n";
+	}
+	return kept + "usage: " + syntax;
+}
+
+// Copies a CLI run into the result: stdout as output; on failure the
+// stderr text as the error (lldb prefixes "error: "), else as output too.
+bool finish(lldb::SBCommandReturnObject &result, const CliResult &r, const char *syntax)
+{
+	if (!r.out.empty())
+		result.PutCString(r.out.c_str(), (int)r.out.size());
+	if (r.rc != 0) {
+		std::string e = r.err.empty() ? "argus: the command failed (exit " + std::to_string(r.rc) + ")"
+					      : r.err;
+		if (r.rc == 2 && syntax)
+			e = with_plugin_usage(e, syntax);
+		result.SetError(rtrim(e).c_str());
+		result.SetStatus(lldb::eReturnStatusFailed);
+		return false;
+	}
+	if (!r.err.empty())
+		result.PutCString(r.err.c_str(), (int)r.err.size());
+	result.SetStatus(lldb::eReturnStatusSuccessFinishResult);
+	return true;
+}
+
+bool fail(lldb::SBCommandReturnObject &result, const std::string &msg)
+{
+	result.SetError(msg.c_str());
+	result.SetStatus(lldb::eReturnStatusFailed);
+	return false;
+}
+
+// Under `lldb -b` the debugger is synchronous; an interactive session may
+// be async.  Every command runs synchronous and restores the mode.
+class SyncGuard {
+public:
+	explicit SyncGuard(lldb::SBDebugger d) : d_(d), was_(d.GetAsync()) { d_.SetAsync(false); }
+	~SyncGuard() { d_.SetAsync(was_); }
+
+private:
+	lldb::SBDebugger d_;
+	bool was_;
+};
+
+Args to_args(char **command)
+{
+	Args a;
+	for (char **p = command; p && *p; p++)
+		a.emplace_back(*p);
+	return a;
+}
+
+bool wants_help(const Args &a)
+{
+	for (auto &s : a)
+		if (s == "-h" || s == "--help")
+			return true;
+	return false;
+}
+
+lldb::SBProcess attached_process(lldb::SBDebugger d)
+{
+	lldb::SBTarget t = d.GetSelectedTarget();
+	return t.IsValid() ? t.GetProcess() : lldb::SBProcess();
+}
+
+bool process_alive(lldb::SBProcess p)
+{
+	if (!p.IsValid())
+		return false;
+	lldb::StateType s = p.GetState();
+	return s != lldb::eStateInvalid && s != lldb::eStateUnloaded && s != lldb::eStateDetached &&
+	       s != lldb::eStateExited && s != lldb::eStateConnected;
+}
+
+// ---- the live view: lldb's threads beside the report ---------------------
+
+struct ReportThread {
+	std::string label;               // "hang", "culprit", "then"
+	uint32_t pid = 0, tid = 0;
+	std::set<std::string> trace_fns; // function names of its trace stack
+};
+
+// "culprit   ime_worker 6822/6825 (process browser), blocked ..." -> pid, tid.
+bool parse_thread_line(const std::string &line, uint32_t &pid, uint32_t &tid)
+{
+	size_t p = line.find(" (process ");
+	if (p == std::string::npos)
+		return false;
+	size_t s = line.rfind(' ', p - 1);
+	if (s == std::string::npos)
+		return false;
+	unsigned a, b;
+	char tail;
+	if (sscanf(line.c_str() + s + 1, "%u/%u%c", &a, &b, &tail) != 3 || tail != ' ')
+		return false;
+	pid = a;
+	tid = b;
+	return true;
+}
+
+// The hang's and culprits' threads named by a diagnose report, with the
+// function names of the stacks printed under them ("    func+0x.. (...)").
+std::vector<ReportThread> report_threads(const std::string &report)
+{
+	std::vector<ReportThread> v;
+	size_t pos = 0;
+	bool in_stack = false;   // the lines under a culprit/then line
+	while (pos < report.size()) {
+		size_t nl = report.find('\n', pos);
+		std::string line = report.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+		pos = nl == std::string::npos ? report.size() : nl + 1;
+		if (line.compare(0, 8, "        ") != 0)
+			in_stack = false;
+		for (const char *label : {"hang ", "culprit ", "then "}) {
+			ReportThread t;
+			if (line.compare(0, strlen(label), label) == 0 && parse_thread_line(line, t.pid, t.tid)) {
+				t.label = rtrim(label);
+				v.push_back(t);
+				in_stack = t.label != "hang";
+			}
+		}
+		if (in_stack && line.compare(0, 8, "        ") == 0) {
+			size_t b = line.find_first_not_of(' ');
+			size_t e = line.find_first_of("+ ", b);
+			if (b != std::string::npos && e != std::string::npos && e > b)
+				v.back().trace_fns.insert(line.substr(b, e - b));
+		}
+	}
+	return v;
+}
+
+// A libc function under its public name: lldb shows glibc's internal
+// aliases (__GI___libc_read, __GI___poll), the trace's symbolizer "read".
+std::string base_name(const char *fn)
+{
+	std::string name(fn ? fn : "");
+	for (const char *pre : {"__GI_", "__libc_", "__"})
+		if (name.compare(0, strlen(pre), pre) == 0)
+			name = name.substr(strlen(pre));
+	return name;
+}
+
+std::string frame_str(lldb::SBTarget target, lldb::SBFrame f, const std::set<std::string> &trace_fns)
+{
+	char buf[1024];
+	const char *fn = f.GetFunctionName();
+	lldb::addr_t pc = f.GetPC();
+	std::string mod = "?";
+	lldb::SBModule m = f.GetModule();
+	if (m.IsValid() && m.GetFileSpec().GetFilename())
+		mod = m.GetFileSpec().GetFilename();
+	std::string s;
+	snprintf(buf, sizeof(buf), "#%-2u 0x%016llx %s`%s", f.GetFrameID(), (unsigned long long)pc,
+		 mod.c_str(), fn ? fn : "??");
+	s = buf;
+	lldb::SBSymbol sym = f.GetSymbol();
+	if (sym.IsValid()) {
+		lldb::addr_t start = sym.GetStartAddress().GetLoadAddress(target);
+		if (start != LLDB_INVALID_ADDRESS && pc >= start) {
+			snprintf(buf, sizeof(buf), " + %llu", (unsigned long long)(pc - start));
+			s += buf;
+		}
+	}
+	lldb::SBLineEntry le = f.GetLineEntry();
+	if (le.IsValid() && le.GetFileSpec().GetFilename()) {
+		snprintf(buf, sizeof(buf), " at %s:%u", le.GetFileSpec().GetFilename(), le.GetLine());
+		s += buf;
+	}
+	if (fn && (trace_fns.count(fn) || trace_fns.count(base_name(fn))))
+		s += "   [also in the trace's stack]";
+	return s;
+}
+
+// Does lldb see this thread inside an event-loop wait right now?
+bool in_loop_wait(lldb::SBThread th)
+{
+	static const char *const waits[] = {"poll", "ppoll", "select", "pselect", "pselect6",
+					    "epoll_wait", "epoll_pwait", "epoll_pwait2"};
+	uint32_t n = th.GetNumFrames();
+	for (uint32_t i = 0; i < n && i < 2; i++) {
+		const char *fn = th.GetFrameAtIndex(i).GetFunctionName();
+		if (!fn)
+			continue;
+		std::string name = base_name(fn);
+		for (const char *w : waits)
+			if (name == w)
+				return true;
+	}
+	return false;
+}
+
+void print_live(lldb::SBDebugger d, lldb::SBProcess proc, const std::string &report,
+		lldb::SBCommandReturnObject &result)
+{
+	uint32_t pid = (uint32_t)proc.GetProcessID();
+	std::vector<ReportThread> threads = report_threads(report);
+	std::map<uint32_t, ReportThread> mine;   // by tid, first label wins
+	std::vector<uint32_t> order;
+	for (auto &t : threads) {
+		if (t.pid != pid)
+			continue;
+		auto it = mine.find(t.tid);
+		if (it == mine.end()) {
+			mine[t.tid] = t;
+			order.push_back(t.tid);
+		} else {
+			it->second.label += "+" + t.label;
+			it->second.trace_fns.insert(t.trace_fns.begin(), t.trace_fns.end());
+		}
+	}
+	if (order.empty())
+		return;
+	if (proc.GetState() != lldb::eStateStopped) {
+		result.Printf("lldb      process %u is running: stop it (process interrupt) to see its "
+			      "threads beside the report\n", pid);
+		return;
+	}
+	lldb::SBTarget target = d.GetSelectedTarget();
+	result.Printf("lldb      the report's threads of process %u as lldb sees them now "
+		      "(stopped, not stepped):\n", pid);
+	for (uint32_t tid : order) {
+		const ReportThread &t = mine[tid];
+		lldb::SBThread th = proc.GetThreadByID(tid);
+		if (!th.IsValid()) {
+			result.Printf("  %-12s tid %u: no such thread in the process now (it exited)\n",
+				      t.label.c_str(), tid);
+			continue;
+		}
+		char stop[256] = "";
+		th.GetStopDescription(stop, sizeof(stop));
+		const char *name = th.GetName();
+		result.Printf("  %-12s thread #%u tid %u \"%s\"%s%s%s\n", t.label.c_str(), th.GetIndexID(),
+			      tid, name ? name : "", stop[0] ? ", stop reason: " : "", stop,
+			      in_loop_wait(th) ? ", in its event-loop wait" : "");
+		uint32_t n = th.GetNumFrames();
+		for (uint32_t i = 0; i < n && i < kLiveFrames; i++)
+			result.Printf("            %s\n", frame_str(target, th.GetFrameAtIndex(i), t.trace_fns).c_str());
+		if (n > kLiveFrames)
+			result.Printf("            ... %u more frames (thread backtrace -c N / bt)\n", n - kLiveFrames);
+	}
+}
+
+// ---- the subcommands ---------------------------------------------------
+
+struct Subcommand;
+using Handler = bool (*)(const Subcommand &sc, lldb::SBDebugger d, Args args,
+			 lldb::SBCommandReturnObject &result);
+
+struct Subcommand {
+	const char *name;
+	Handler fn;
+	const char *help;
+	const char *syntax;
+};
+
+// Takes "--NAME VALUE" out of args; true if it was there.
+bool take_opt(Args &args, const char *name, std::string &val)
+{
+	for (size_t i = 0; i < args.size(); i++) {
+		if (args[i] != name)
+			continue;
+		if (i + 1 >= args.size())
+			return false;
+		val = args[i + 1];
+		args.erase(args.begin() + (long)i, args.begin() + (long)i + 2);
+		return true;
+	}
+	return false;
+}
+
+bool take_flag(Args &args, const char *name)
+{
+	for (size_t i = 0; i < args.size(); i++) {
+		if (args[i] == name) {
+			args.erase(args.begin() + (long)i);
+			return true;
+		}
+	}
+	return false;
+}
+
+bool has(const Args &args, const char *name)
+{
+	for (auto &s : args)
+		if (s == name)
+			return true;
+	return false;
+}
+
+std::string opt_value(const Args &args, const char *name)
+{
+	for (size_t i = 0; i + 1 < args.size(); i++)
+		if (args[i] == name)
+			return args[i + 1];
+	return "";
+}
+
+bool help_of(const Subcommand &sc, lldb::SBCommandReturnObject &result)
+{
+	result.Printf("%s\n\nSyntax: %s", sc.help, sc.syntax);
+	result.SetStatus(lldb::eReturnStatusSuccessFinishNoResult);
+	return true;
+}
+
+// `argus save --last DUR -o FILE` into the session's trace (or FILE).
+bool snapshot(const std::string &last, const std::string &out, std::string &text, std::string &err)
+{
+	CliResult r = run_cli({"save", "--last", last, "-o", out});
+	if (r.rc) {
+		err = r.err.empty() ? "argus save failed" : rtrim(r.err);
+		if (r.rc == 2)
+			err = with_plugin_usage(err + "\n", "argus save [--last DURATION] [-o FILE]\n");
+		return false;
+	}
+	text = r.out;
+	return true;
+}
+
+bool cmd_status(const Subcommand &sc, lldb::SBDebugger, Args args, lldb::SBCommandReturnObject &result)
+{
+	if (wants_help(args))
+		return help_of(sc, result);
+	Args a{"status"};
+	a.insert(a.end(), args.begin(), args.end());
+	return finish(result, run_cli(a), sc.syntax);
+}
+
+bool cmd_save(const Subcommand &sc, lldb::SBDebugger, Args args, lldb::SBCommandReturnObject &result)
+{
+	if (wants_help(args))
+		return help_of(sc, result);
+	std::string last = kDefaultLast, out, err;
+	take_opt(args, "--last", last);
+	if (!take_opt(args, "-o", out)) {
+		out = g_session.trace(err);
+		if (out.empty())
+			return fail(result, "argus save: " + err);
+	}
+	Args a{"save", "--last", last, "-o", out};
+	a.insert(a.end(), args.begin(), args.end());   // leftovers: the CLI rejects them
+	CliResult r = run_cli(a);
+	if (r.rc == 0 && out == g_session.trace_path())
+		g_session.have_diagnose = false;   // new snapshot: old segment ids are gone
+	return finish(result, r, sc.syntax);
+}
+
+// The session schema (the user's --schema, if any, plus the debugger
+// filter) replaces --schema in args.  False after an error in result.
+bool use_session_schema(const Subcommand &sc, Args &args, lldb::SBCommandReturnObject &result)
+{
+	std::string user, err;
+	if (has(args, "--schema") && !take_opt(args, "--schema", user))
+		return fail(result, std::string("argus ") + sc.name + ": --schema needs a FILE\nusage: " + sc.syntax);
+	std::string path = g_session.schema(user, err);
+	if (path.empty())
+		return fail(result, std::string("argus ") + sc.name + ": " + err);
+	args.push_back("--schema");
+	args.push_back(path);
+	return true;
+}
+
+// What hangs and diagnose share: the pid, the snapshot, the checked args.
+struct DiagPrep {
+	std::string pid;
+	std::string trace;
+	Args cli;                  // "hangs"|"diagnose" TRACE --pid PID args...
+	bool attached = false;     // pid is the attached process's
+	lldb::SBProcess proc;
+};
+
+bool prep_diag(const Subcommand &sc, lldb::SBDebugger d, Args &args, DiagPrep &p,
+	       lldb::SBCommandReturnObject &result)
+{
+	std::string last = kDefaultLast, err;
+	bool no_save = take_flag(args, "--no-save");
+	if (has(args, "--last") && !take_opt(args, "--last", last))
+		return fail(result, std::string("argus ") + sc.name + ": --last needs a DURATION\nusage: " + sc.syntax);
+	p.proc = attached_process(d);
+	if (has(args, "--pid")) {
+		if (!take_opt(args, "--pid", p.pid))
+			return fail(result, std::string("argus ") + sc.name + ": --pid needs a PID\nusage: " + sc.syntax);
+	} else {
+		if (!process_alive(p.proc))
+			return fail(result, std::string("argus ") + sc.name +
+					    ": no process: attach to the hung app first (process attach --pid PID), "
+					    "or give --pid PID");
+		p.pid = std::to_string(p.proc.GetProcessID());
+	}
+	p.attached = process_alive(p.proc) && std::to_string(p.proc.GetProcessID()) == p.pid;
+	p.trace = g_session.trace(err);
+	if (p.trace.empty())
+		return fail(result, std::string("argus ") + sc.name + ": " + err);
+	p.cli = {sc.name, p.trace, "--pid", p.pid};
+	p.cli.insert(p.cli.end(), args.begin(), args.end());
+
+	// the CLI's own flag check first: a bad flag costs no snapshot
+	CliResult c = check_diag_args(p.cli);
+	if (c.rc)
+		return fail(result, rtrim(with_plugin_usage(c.err, sc.syntax)));
+	if (!use_session_schema(sc, p.cli, result))
+		return false;
+	if (no_save) {
+		if (!g_session.have_trace())
+			return fail(result, std::string("argus ") + sc.name +
+					    ": --no-save, but there is no session trace yet: run argus save first");
+		return true;
+	}
+	std::string text;
+	if (!snapshot(last, p.trace, text, err))
+		return fail(result, err);
+	g_session.have_diagnose = false;
+	if (!has(p.cli, "--json") && !has(p.cli, "--dot"))   // keep JSON/DOT output clean
+		result.PutCString(text.c_str(), (int)text.size());
+	return true;
+}
+
+bool cmd_hangs(const Subcommand &sc, lldb::SBDebugger d, Args args, lldb::SBCommandReturnObject &result)
+{
+	if (wants_help(args))
+		return help_of(sc, result);
+	DiagPrep p;
+	if (!prep_diag(sc, d, args, p, result))
+		return false;
+	return finish(result, run_cli(p.cli), sc.syntax);
+}
+
+struct HangRef {
+	uint64_t start = 0, end = 0;
+	bool ongoing = false;
+};
+
+uint64_t json_u64(const std::string &s, size_t from, const char *key)
+{
+	size_t k = s.find(key, from);
+	return k == std::string::npos ? 0 : strtoull(s.c_str() + k + strlen(key), nullptr, 10);
+}
+
+// The UI thread's hangs in the snapshot, from `argus hangs --json` (the
+// CLI's own JSON: a key search per hang object is enough).
+bool list_hangs(const DiagPrep &p, const std::string &threshold_ms, std::vector<HangRef> &v,
+		std::string &err)
+{
+	Args a{"hangs", p.trace, "--pid", p.pid, "--json", "--threshold", threshold_ms};
+	for (const char *opt : {"--tid", "--schema"}) {
+		std::string val = opt_value(p.cli, opt);
+		if (!val.empty()) {
+			a.push_back(opt);
+			a.push_back(val);
+		}
+	}
+	if (has(p.cli, "--no-split"))
+		a.push_back("--no-split");
+	CliResult r = run_cli(a);
+	if (r.rc) {
+		err = rtrim(r.err);
+		return false;
+	}
+	for (size_t at = r.out.find("\"start_ns\":"); at != std::string::npos;
+	     at = r.out.find("\"start_ns\":", at + 1)) {
+		HangRef h;
+		h.start = json_u64(r.out, at, "\"start_ns\":");
+		h.end = json_u64(r.out, at, "\"end_ns\":");
+		size_t o = r.out.find("\"ongoing\":", at);
+		h.ongoing = o != std::string::npos && r.out.compare(o + 10, 4, "true") == 0;
+		v.push_back(h);
+	}
+	return true;
+}
+
+bool run_diagnose(const Subcommand &sc, lldb::SBDebugger d, const DiagPrep &p,
+		  lldb::SBCommandReturnObject &result)
+{
+	Args a = p.cli;
+	if (!g_session.picks.empty()) {
+		std::string list;
+		for (auto &s : g_session.picks)
+			list += (list.empty() ? "" : ",") + s;
+		a.push_back("--pick");
+		a.push_back(list);
+	}
+	CliResult r = run_cli(a);
+	bool ok = finish(result, r, sc.syntax);
+	if (ok) {
+		g_session.last_diagnose = p.cli;
+		g_session.have_diagnose = true;
+		if (p.attached && !has(p.cli, "--json") && !has(p.cli, "--dot"))
+			print_live(d, p.proc, r.out, result);
+	}
+	return ok;
+}
+
+// Which hang, when neither --at nor --mark says: the one in progress (the
+// UI thread still away from its loop at the end of the snapshot, however
+// short), unless lldb sees the UI thread inside its loop's wait: then that
+// gap is the debugger's stop, and the longest earlier hang of at least the
+// threshold (default 2000 ms) is taken.  Adds --at (and --threshold) to
+// p.cli; false after an error in result.
+bool choose_hang(DiagPrep &p, bool quiet, lldb::SBCommandReturnObject &result)
+{
+	std::string user_th = opt_value(p.cli, "--threshold"), err;
+	std::string list_th = user_th.empty() ? kOngoingThresholdMs : user_th;
+	uint64_t min_ns = (user_th.empty() ? 2000ull : strtoull(user_th.c_str(), nullptr, 10)) * 1000000ull;
+	std::vector<HangRef> hangs;
+	if (!list_hangs(p, list_th, hangs, err))
+		return fail(result, err.empty() ? "argus diagnose: cannot list the hangs" : err);
+
+	std::string tid = opt_value(p.cli, "--tid");
+	lldb::SBThread ui = p.proc.GetThreadByID(strtoull((tid.empty() ? p.pid : tid).c_str(), nullptr, 10));
+	bool in_loop = p.proc.GetState() == lldb::eStateStopped && ui.IsValid() && in_loop_wait(ui);
+	const HangRef *pick = nullptr;
+	for (const HangRef &h : hangs)
+		if (h.ongoing && !in_loop)
+			pick = &h;
+	const char *why = "argus: the hang in progress (the UI thread is still away from its event loop "
+			  "at the end of the snapshot)\n";
+	if (!pick) {
+		for (const HangRef &h : hangs)
+			if (!h.ongoing && h.end - h.start >= min_ns &&
+			    (!pick || h.end - h.start > pick->end - pick->start))
+				pick = &h;
+		why = in_loop ? "argus: no hang in progress (lldb sees the UI thread in its event-loop wait); "
+				"the longest earlier hang\n"
+			      : "argus: no hang in progress; the longest earlier hang\n";
+	}
+	if (!pick)
+		return fail(result, std::string("argus diagnose: no hang of process ") + p.pid + " in the snapshot" +
+				    (in_loop ? " (lldb sees the UI thread in its event-loop wait: it is not hung now)" : "") +
+				    "; no earlier one of " + std::to_string(min_ns / 1000000) +
+				    " ms or more (argus hangs --threshold MS lists shorter ones; --at TIME picks one)");
+	if (!quiet)
+		result.PutCString(why);
+	p.cli.push_back("--at");
+	p.cli.push_back(std::to_string(pick->ongoing ? pick->end : pick->start + (pick->end - pick->start) / 2));
+	if (user_th.empty()) {
+		p.cli.push_back("--threshold");
+		p.cli.push_back(list_th);
+	}
+	return true;
+}
+
+bool cmd_diagnose(const Subcommand &sc, lldb::SBDebugger d, Args args, lldb::SBCommandReturnObject &result)
+{
+	if (wants_help(args))
+		return help_of(sc, result);
+	DiagPrep p;
+	std::string picks;
+	if (!prep_diag(sc, d, args, p, result))
+		return false;
+	g_session.picks.clear();
+	if (take_opt(p.cli, "--pick", picks)) {
+		for (size_t b = 0; b <= picks.size();) {
+			size_t e = picks.find(',', b);
+			if (e == std::string::npos)
+				e = picks.size();
+			if (e > b)
+				g_session.picks.push_back(picks.substr(b, e - b));
+			b = e + 1;
+		}
+	}
+	bool quiet = has(p.cli, "--json") || has(p.cli, "--dot");
+	if (p.attached && !has(p.cli, "--at") && !has(p.cli, "--mark") && !choose_hang(p, quiet, result))
+		return false;
+	return run_diagnose(sc, d, p, result);
+}
+
+bool cmd_pick(const Subcommand &sc, lldb::SBDebugger d, Args args, lldb::SBCommandReturnObject &result)
+{
+	if (wants_help(args))
+		return help_of(sc, result);
+	if (args.size() != 1 || args[0].find_first_not_of("0123456789") != std::string::npos ||
+	    args[0].empty() || args[0] == "0")
+		return fail(result, std::string("argus pick: give one choice, a number from the report's "
+						"\"(--pick N)\" lines\nusage: ") + sc.syntax);
+	if (!g_session.have_diagnose || !g_session.have_trace())
+		return fail(result, "argus pick: no diagnosis to answer: run argus diagnose first");
+	DiagPrep p;
+	p.cli = g_session.last_diagnose;
+	p.trace = g_session.trace_path();
+	p.pid = opt_value(p.cli, "--pid");
+	p.proc = attached_process(d);
+	p.attached = process_alive(p.proc) && std::to_string(p.proc.GetProcessID()) == p.pid;
+	g_session.picks.push_back(args[0]);
+	static const Subcommand diag = {"diagnose", nullptr, "", "argus pick N\n"};
+	return run_diagnose(diag, d, p, result);
+}
+
+// show, similar, slice, diff, export: the same CLI command on the session's
+// working trace (FILE and the session schema are supplied).
+bool cmd_on_trace(const Subcommand &sc, lldb::SBDebugger, Args args, lldb::SBCommandReturnObject &result)
+{
+	if (wants_help(args))
+		return help_of(sc, result);
+	if (!g_session.have_trace())
+		return fail(result, std::string("argus ") + sc.name +
+				    ": no session trace yet: run argus diagnose (or argus save) first");
+	Args a{sc.name, g_session.trace_path()};
+	a.insert(a.end(), args.begin(), args.end());
+	if (!use_session_schema(sc, a, result))
+		return false;
+	return finish(result, run_cli(a), sc.syntax);
+}
+
+const Subcommand kSubcommands[] = {
+	{"status", cmd_status, "Show the always-on collector's state: event rates, ring fill, lost events, CPU.",
+	 "argus status\n"},
+	{"save", cmd_save,
+	 "Snapshot the collector's ring into the session's working trace (or FILE). "
+	 "DURATION like 30s, 2m (default 2m).",
+	 "argus save [--last DURATION] [-o FILE]\n"},
+	{"hangs", cmd_hangs,
+	 "List the hangs of the attached process's UI thread (the main thread unless --tid) "
+	 "in a fresh snapshot of the last 2 minutes.",
+	 "argus hangs [--tid TID] [--threshold MS] [--json] [--pid PID] [--last DURATION] [--no-save]\n"},
+	{"diagnose", cmd_diagnose,
+	 "Name the thread, in any process, that caused the attached process's hang: snapshots the "
+	 "last 2 minutes, takes the hang in progress (else the longest, or the one at --at / --mark), "
+	 "then shows the report's threads as lldb sees them now.",
+	 "argus diagnose [--tid TID] [--at TIME | --mark TEXT] [--depth N] [--threshold MS]\n"
+	 "               [--pick N,N...] [--json | --dot] [--pid PID] [--last DURATION] [--no-save]\n"},
+	{"show", cmd_on_trace, "One segment of the session trace in full (ID as diagnose printed it: #261 or 261).",
+	 "argus show ID [--json] [--schema FILE] [--no-split]\n"},
+	{"similar", cmd_on_trace, "Segments of the same thread that did the same thing as segment ID.",
+	 "argus similar ID [--max N] [--json] [--schema FILE] [--no-split]\n"},
+	{"slice", cmd_on_trace, "Walk back from segment ID along who made it run.",
+	 "argus slice ID [--pick N,N...] [--stop TID] [--json] [--schema FILE] [--no-split]\n"},
+	{"diff", cmd_on_trace, "Two segments side by side: a normal run and the hang.",
+	 "argus diff ID_NORMAL ID_HANG [--json] [--schema FILE] [--no-split]\n"},
+	{"pick", cmd_pick,
+	 "Answer the next choice the last diagnosis's slice made by default (its \"(--pick N)\" lines) "
+	 "and diagnose again.",
+	 "argus pick N\n"},
+	{"export", cmd_on_trace, "Write the session trace's event graph for Perfetto (ui.perfetto.dev).",
+	 "argus export -o OUT [--format perfetto] [--from SEC] [--to SEC] [--kernel]\n"},
+};
+
+class Command : public lldb::SBCommandPluginInterface {
+public:
+	explicit Command(const Subcommand &sc) : sc_(sc) {}
+	bool DoExecute(lldb::SBDebugger d, char **command, lldb::SBCommandReturnObject &result) override
+	{
+		SyncGuard sync(d);
+		return sc_.fn(sc_, d, to_args(command), result);
+	}
+
+private:
+	const Subcommand &sc_;
+};
+
+void say(lldb::SBDebugger d, const char *fmt, const char *a, const char *b)
+{
+	FILE *f = d.GetErrorFileHandle();
+	fprintf(f ? f : stderr, fmt, a, b);
+	fflush(f ? f : stderr);
+}
+
+// The real path of the shared object that holds addr ("" if unknown).
+std::string object_of(const void *addr)
+{
+	Dl_info info;
+	char real[PATH_MAX];
+	if (!dladdr(addr, &info) || !info.dli_fname)
+		return "";
+	return realpath(info.dli_fname, real) ? real : info.dli_fname;
+}
+
+// Another liblldb than the one this plugin was linked with (an lldb of
+// another version): its SB objects would not be ours.  "" when none.
+std::string foreign_liblldb(const std::string &ours)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[PATH_MAX + 128];
+	std::string found;
+	if (!f)
+		return "";
+	while (found.empty() && fgets(line, sizeof(line), f)) {
+		char *path = strchr(line, '/');
+		if (!path)
+			continue;
+		path[strcspn(path, "\n")] = 0;
+		const char *base = strrchr(path, '/') + 1;
+		if (strncmp(base, "liblldb", 7) || !strstr(base, ".so") || strstr(base, "IntelFeatures"))
+			continue;
+		char real[PATH_MAX];
+		std::string p = realpath(path, real) ? real : path;
+		if (p != ours)
+			found = p;
+	}
+	fclose(f);
+	return found;
+}
+
+}  // namespace
+
+// Marks this copy of the plugin, so a second copy (another path) can tell.
+extern "C" __attribute__((visibility("default"))) int argus_lldb_plugin_instance;
+int argus_lldb_plugin_instance;
+
+bool lldb::PluginInitialize(lldb::SBDebugger debugger)
+{
+	std::string self = object_of(reinterpret_cast<void *>(&lldb::PluginInitialize));
+	const char *version = lldb::SBDebugger::GetVersionString();
+	std::string ours = object_of(reinterpret_cast<void *>(&lldb::SBDebugger::GetVersionString));
+	std::string other = foreign_liblldb(ours);
+
+	if (!other.empty() || !version || !strstr(version, kWantVersion)) {
+		std::string v = version ? version : "an unknown version";
+		v = v.substr(0, v.find('\n'));
+		say(debugger,
+		    "argus: refusing to load: this plugin is built for LLDB 16 (%s), but this debugger is %s; "
+		    "use lldb-16, or rebuild Argus against this LLDB\n",
+		    ours.c_str(), other.empty() ? v.c_str() : other.c_str());
+		return false;
+	}
+	void *first = dlsym(RTLD_DEFAULT, "argus_lldb_plugin_instance");
+	if (g_loaded || (first && first != &argus_lldb_plugin_instance)) {
+		say(debugger,
+		    "argus: the plugin is already loaded in this lldb (%s%s); its `argus` commands are "
+		    "unchanged, nothing to do\n",
+		    g_loaded ? self.c_str() : "another copy", g_loaded ? "" : ", not this one");
+		return false;
+	}
+	// argusd and the argus binary live in ../bin, next to this lib/.
+	std::string dir = self.substr(0, self.rfind('/'));
+	argus_capture_set_bin_dir((dir.substr(0, dir.rfind('/')) + "/bin").c_str());
+
+	lldb::SBCommandInterpreter ci = debugger.GetCommandInterpreter();
+	lldb::SBCommand argus = ci.AddMultiwordCommand(
+		"argus", "Argus: why is this app hung?  Causal tracing from the always-on collector "
+			 "(sudo argus start) for the attached process.");
+	if (!argus.IsValid()) {
+		say(debugger, "argus: cannot add the `argus` command (%s%s): another command has that name\n",
+		    self.c_str(), "");
+		return false;
+	}
+	for (const Subcommand &sc : kSubcommands)
+		argus.AddCommand(sc.name, new Command(sc), sc.help, sc.syntax);
+	g_loaded = true;
+	return true;
+}

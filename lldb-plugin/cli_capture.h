@@ -1,0 +1,41 @@
+/* cli_capture.h - the C side of the lldb plugin: run the `argus` CLI in
+ * process (argus_cli_main, the very code of build/bin/argus) with its
+ * stdout and stderr captured as strings, so the C++ glue can hand them to
+ * lldb's SBCommandReturnObject.
+ *
+ * Invariant: while a capture runs, fds 1 and 2 of the whole process (lldb
+ * included) point at private temp files; they are restored before
+ * argus_capture__run returns.  Captures are serialized by a mutex. */
+#ifndef ARGUS_LLDB_CLI_CAPTURE_H
+#define ARGUS_LLDB_CLI_CAPTURE_H
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct argus_capture {
+	char *out;               /* what fn printed on stdout, NUL-terminated, never NULL after run */
+	char *err;               /* what it printed on stderr, likewise */
+	int rc;                  /* fn's return value: 0 ok, 1 error, 2 usage */
+};
+
+typedef int (*argus_capture_fn)(int argc, char **argv);
+
+/* Calls fn(argc, argv) with fds 1 and 2 redirected; fills cap.  Returns 0,
+ * or -errno when the capture itself could not be set up (fn not called). */
+int argus_capture__run(argus_capture_fn fn, int argc, char **argv, struct argus_capture *cap);
+void argus_capture__free(struct argus_capture *cap);
+
+/* argv = {"argus", SUBCOMMAND, ARGS...}: the whole CLI (argus_cli_main). */
+int argus_capture_cli(int argc, char **argv);
+/* argv = {"hangs"|"diagnose", FILE, ARGS...}: only the CLI's own flag
+ * parser for these commands (no trace is opened); 2 after printing a usage
+ * error, else 0.  Lets the plugin reject bad flags before it snapshots. */
+int argus_capture_check_diag_args(int argc, char **argv);
+
+/* Where argusd lives, for the CLI (cli_set_bin_dir). */
+void argus_capture_set_bin_dir(const char *dir);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,112 @@
+#!/bin/bash
+# e2e: the lldb plugin on case study 1 (tests/apps/case_circular.c: the
+# browser's main thread waits up to 1.5 s, twice, for its ime_worker, which
+# waits for the renderer, which waits for the browser main thread).  With
+# real BPF and the real lldb-16:
+#   1. without a running collector, `argus diagnose` inside lldb fails the
+#      batch run with "the collector is not running ... sudo argus start";
+#   2. attached early in the hang (before the first 1.5 s timeout fires),
+#      `argus diagnose` takes the hang in progress: the UI thread blocked
+#      in futex, the culprit ime_worker blocked in read; a timeout that
+#      has not happened is not claimed;
+#   3. attached late in the hang (after the first timeout), the same
+#      culprit, and the UI thread's wait is the 1500 ms timed wait; when the
+#      chain is found, it closes a cycle broken by the 1500 ms timeout;
+#   and in both, the report's threads of the browser are matched to lldb's
+#   threads (ime_worker with ime_roundtrip on lldb's stack), and the app
+#   exits 0 with its ground truth (CULPRIT_TID, TIMEOUTS_IN_HANG=2).
+#
+# Known limits (graphlib, docs/lldb.md), logged as KNOWN LIMIT, not failed:
+#   - in a hang in progress the culprit's own wait is sometimes a spurious
+#     unix-socket wake-up segment with no similar normal run: the chain
+#     stops at the culprit (about half of the attaches here);
+#   - the renderer has not been woken yet, so its culprit is its usual
+#     waker (ime_worker), not the browser main thread it waits for now:
+#     the cycle closes at ime_worker.
+# A chain that is found must still start with the renderer and close.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+. "$(dirname "$0")/lldb_lib.sh"
+lldb_require
+
+# -- 1. no collector -------------------------------------------------------
+sleep 60 &
+SLEEPER=$!
+E2E_PIDS+=("$SLEEPER")
+lldb_run nocollector -p "$SLEEPER" -o "plugin load $PLUGIN" -o "argus diagnose" -o "help argus"
+lldb_no_crash
+[ "$LLDB_RC" -ne 0 ] || fail "argus diagnose succeeded without a collector" "$LLDB_OUT"
+expect_in "$LLDB_OUT" "^error: argus save: the collector is not running \\(no $ARGUS_RUN_DIR/argusd.sock\\): start it with \`sudo argus start\`" \
+	"no clear 'collector is not running' error"
+log "no collector: $(grep '^error:' "$LLDB_OUT")"
+kill "$SLEEPER" 2>/dev/null
+
+start_collector --dir "$T/ring" --size 256M
+
+# check_report NAME: the common assertions on one attach ($LLDB_OUT),
+# after the app exited (its ground truth in $APP_OUT).
+check_report() {
+	local O=$LLDB_OUT ui worker renderer
+	ui=$(kv BROWSER_MAIN_TID "$APP_OUT")
+	worker=$(kv CULPRIT_TID "$APP_OUT")
+	renderer=$(kv RENDERER_MAIN_TID "$APP_OUT")
+	[ "$(kv CULPRIT_COMM "$APP_OUT")" = ime_worker ] || fail "ground truth: the culprit is not ime_worker" "$APP_OUT"
+	[ "$(kv TIMEOUTS_IN_HANG "$APP_OUT")" = 2 ] || fail "ground truth: not 2 timeouts in the hang" "$APP_OUT"
+	expect_in "$O" '^argus: the hang in progress' "$1: diagnose did not take the hang in progress"
+	expect_in "$O" "^hang +browser $APP_PID/$ui \\(process browser\\)" "$1: the hang is not the browser main thread's"
+	expect_in "$O" '^ +away from its event loop for [0-9.]+ ms \(still at the end of the trace\); blocked in segment #[0-9]+: in futex for' \
+		"$1: the hang is not an ongoing futex wait"
+	expect_in "$O" "^culprit +ime_worker $APP_PID/$worker \\(process browser\\), blocked in read" \
+		"$1: the culprit is not ime_worker ($worker) blocked in read"
+	expect_in "$O" "^  culprit[+a-z]* +thread #[0-9]+ tid $worker \"ime_worker\"" "$1: ime_worker is not matched to an lldb thread"
+	expect_in "$O" "^ +#[0-9]+ +0x[0-9a-f]+ case_circular\`ime_roundtrip \\+ [0-9]+ at case_circular.c:[0-9]+" \
+		"$1: lldb's frames of ime_worker do not show ime_roundtrip"
+	expect_in "$O" "^  hang +thread #1 tid $ui \"browser\"" "$1: the browser main thread is not lldb's thread #1"
+	# the chain, when found, is the ground truth's: renderer, then the cycle
+	CHAIN_FOUND=0
+	if grep -q '^then' "$O"; then
+		CHAIN_FOUND=1
+		expect_in "$O" "^then +renderer $renderer/$renderer \\(process renderer\\), blocked in read" \
+			"$1: the culprit's culprit is not the renderer ($renderer)"
+		expect_in "$O" "^then .*already in the chain \\(a cycle\\)" "$1: the chain does not close a cycle"
+		grep -qE "^then +browser $APP_PID/$ui .*already in the chain" "$O" ||
+			log "KNOWN LIMIT ($1): the cycle closes at $(sed -n 's/^then *\([^ ]*\) .*already in the chain.*/\1/p' "$O"), the ground truth's at the browser main thread (docs/lldb.md)"
+		expect_in "$O" "^verdict +circular wait between browser \\($ui\\), ime_worker \\($worker\\), renderer \\($renderer\\)" \
+			"$1: the verdict is not the circular wait"
+	else
+		log "KNOWN LIMIT ($1): the chain stops at the culprit (a spurious unix-socket wake-up segment; docs/lldb.md)"
+	fi
+	log "$1: $(grep -E '^(hang|culprit|then|verdict)' "$O" | tr '\n' '|' | cut -c1-600)"
+}
+
+# -- 2. early in the hang: before the first timeout ------------------------
+start_app circular
+wait_in_hang 202
+lldb_run early -p "$APP_PID" -o "plugin load $PLUGIN" -o "argus diagnose" -o "detach"
+lldb_no_crash
+[ "$LLDB_RC" -eq 0 ] || fail "early: argus diagnose in lldb failed" "$LLDB_OUT" 80
+wait_app
+check_report early
+grep -E '^verdict' "$LLDB_OUT" | grep -q timeout &&
+	fail "early: the verdict claims a timeout that had not fired yet" "$LLDB_OUT" 80
+EARLY_CHAIN=$CHAIN_FOUND
+
+# -- 3. late in the hang: after the first 1.5 s timeout --------------------
+start_app circular
+wait_in_hang 202    # ~0.3 s into the hang
+sleep 1.5           # ~1.8 s: the first timeout (1.5 s) fired, the hang lasts 3 s
+lldb_run late -p "$APP_PID" -o "plugin load $PLUGIN" -o "argus diagnose" -o "detach"
+lldb_no_crash
+[ "$LLDB_RC" -eq 0 ] || fail "late: argus diagnose in lldb failed" "$LLDB_OUT" 80
+wait_app
+check_report late
+TIMEOUT_MS=$(kv TIMEOUT_MS "$APP_OUT")
+w=$(sed -n 's/^ *away from its event loop .*: in futex for \([0-9.]*\) ms.*/\1/p' "$LLDB_OUT" | head -n 1)
+awk -v w="$w" -v t="$TIMEOUT_MS" 'BEGIN { exit !(w > 0.95 * t && w < 1.05 * t) }' ||
+	fail "late: the UI thread's wait is $w ms, not the app's $TIMEOUT_MS ms timed wait" "$LLDB_OUT" 80
+if [ "$CHAIN_FOUND" = 1 ]; then
+	expect_in "$LLDB_OUT" "^verdict +circular wait .*broken by a $TIMEOUT_MS ms timeout in browser" \
+		"late: the verdict does not say the cycle was broken by the $TIMEOUT_MS ms timeout"
+fi
+pass "no collector: clear error; early and late in the hang: culprit ime_worker matched to lldb's thread" \
+	"(chain early: $EARLY_CHAIN, late: $CHAIN_FOUND), the ${TIMEOUT_MS} ms timed wait"
