@@ -9,6 +9,7 @@
 
 #include "argus_graph.h"
 #include "cli.h"
+#include "diag_cli.h"
 #include "graph_cli.h"
 #include "syscall_names.h"
 
@@ -52,28 +53,17 @@ static void print_stats(const char *path, const struct argus_graph *g)
 	       st->events ? (double)st->mem_bytes / (double)st->events : 0.0);
 }
 
-static void print_edge(const struct argus_graph *g, const struct argus_edge *e, bool in)
+static void print_edge(struct graph_cli_ctx *c, uint32_t edge, bool in)
 {
-	uint32_t other = in ? e->src : e->dst;
-	const struct argus_segment *s = argus_graph__segment(g, other);
-	const struct argus_thread *t = argus_graph__thread(g, s->thread);
-	const struct argus_graph_stats *st = argus_graph__stats(g);
+	char buf[512];
 
-	printf("  %s %-8s %s #%u %s %u/%u at %.6f", in ? "<-" : "->",
-	       argus_edge_type_str(e->type), in ? "from" : "to", other,
-	       graph_cli_comm(g, t), t->pid, t->tid,
-	       (double)((in ? e->src_ts : e->dst_ts) - st->min_ts) / 1e9);
-	if (e->type == ARGUS_EDGE_MESSAGE)
-		printf(" %s %" PRId64 " B", argus_obj_kind_str(e->obj_kind), e->bytes);
-	if (e->flags & ARGUS_EDGE_F_WOKE)
-		printf(" (woke it)");
-	if (e->flags & ARGUS_EDGE_F_SPLIT)
-		printf(" (split)");
-	printf("\n");
+	diag_cli_edge_str(c, edge, in, buf, sizeof(buf));
+	printf("  %s %s\n", in ? "<-" : "->", buf);
 }
 
-static void print_node(const struct argus_graph *g, uint32_t id)
+static void print_node(struct graph_cli_ctx *c, uint32_t id)
 {
+	const struct argus_graph *g = c->g;
 	const struct argus_segment *s = argus_graph__segment(g, id);
 	const struct argus_thread *t = argus_graph__thread(g, s->thread);
 	const struct argus_graph_stats *st = argus_graph__stats(g);
@@ -99,11 +89,11 @@ static void print_node(const struct argus_graph *g, uint32_t id)
 	n = argus_graph__in_edges(g, id, &ids);
 	printf("predecessors (%u):\n", n);
 	for (uint32_t i = 0; i < n; i++)
-		print_edge(g, argus_graph__edge(g, ids[i]), true);
+		print_edge(c, ids[i], true);
 	n = argus_graph__out_edges(g, id, &ids);
 	printf("successors (%u):\n", n);
 	for (uint32_t i = 0; i < n; i++)
-		print_edge(g, argus_graph__edge(g, ids[i]), false);
+		print_edge(c, ids[i], false);
 }
 
 /* The node and its direct neighbours, for --dot / --json. */
@@ -129,10 +119,11 @@ static int write_neighbourhood(const struct argus_graph *g, uint32_t id, bool do
 }
 
 /* Every segment of the selected processes / threads, for --dot / --json. */
-static int write_selection(const struct argus_graph *g, const uint32_t *pids,
+static int write_selection(struct graph_cli_ctx *c, const uint32_t *pids,
 			   uint32_t npid, const uint32_t *tids, uint32_t ntid, bool dot,
 			   bool text)
 {
+	const struct argus_graph *g = c->g;
 	uint32_t nseg = argus_graph__nsegments(g), n = 0;
 	uint32_t *v = malloc(((size_t)nseg + 1) * sizeof(*v));
 	int rc;
@@ -153,7 +144,7 @@ static int write_selection(const struct argus_graph *g, const uint32_t *pids,
 	}
 	if (text) {
 		for (uint32_t i = 0; i < n; i++)
-			print_node(g, v[i]);
+			print_node(c, v[i]);
 		rc = 0;
 	} else {
 		rc = dot ? argus_graph__write_dot(g, v, n, stdout)
@@ -243,10 +234,10 @@ int cmd_graph(int argc, char **argv)
 		if (stats)
 			print_stats(o.path, c.g);
 		if (node >= 0 && !dot && !json)
-			print_node(c.g, (uint32_t)node);
+			print_node(&c, (uint32_t)node);
 		else if (node >= 0 && write_neighbourhood(c.g, (uint32_t)node, dot))
 			rc = cli_error("graph", "writing the output failed");
-		else if ((npid || ntid) && write_selection(c.g, pids, npid, tids, ntid, dot,
+		else if ((npid || ntid) && write_selection(&c, pids, npid, tids, ntid, dot,
 							       !dot && !json))
 			rc = cli_error("graph", "writing the output failed");
 	}

@@ -195,16 +195,7 @@ void diag_cli_print_hang(struct graph_cli_ctx *c, const struct argus_hang *h, ui
 
 void diag_cli_json_str(const char *s)
 {
-	putchar('"');
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
-			printf("\\u%04x", *p);   /* untrusted bytes: never raw */
-		else
-			putchar(*p);
-	}
-	putchar('"');
+	argus_json_write_str(stdout, s ? s : "");
 }
 
 void diag_cli_json_hang(struct graph_cli_ctx *c, const struct argus_hang *h, unsigned kind)

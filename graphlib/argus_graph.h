@@ -307,6 +307,12 @@ int argus_graph__write_dot(const struct argus_graph *g, const uint32_t *segs,
 int argus_graph__write_json(const struct argus_graph *g, const uint32_t *segs,
 			    uint32_t n, FILE *out);
 
+/* `s` as a JSON string literal, quotes included (NULL prints null): the
+ * one escaper for untrusted names, shared by the exports and the CLI's
+ * JSON.  Valid UTF-8 passes, control bytes and invalid bytes become
+ * \u00XX, U+2028/U+2029 are escaped.  0, or -EIO on a write error. */
+int argus_json_write_str(FILE *f, const char *s);
+
 struct argus_export_opts {
 	size_t sz;              /* sizeof(struct argus_export_opts) */
 	uint64_t from_ts, to_ts; /* window, 0 = unbounded */

@@ -175,6 +175,14 @@ static void json_str(struct out *o, const char *s)
 	outc(o, '"');
 }
 
+int argus_json_write_str(FILE *f, const char *s)
+{
+	struct out o = { .f = f };
+
+	json_str(&o, s);
+	return o.err ? -EIO : 0;
+}
+
 /* s inside a DOT quoted string (the quotes are the caller's).  A label is
  * an escString: "\\" shows a backslash, so bytes that are not printable
  * UTF-8 are shown as the text \xNN. */
