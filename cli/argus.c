@@ -82,17 +82,28 @@ static const struct argus_command commands[] = {
 	  "               edges among them, as Graphviz DOT or JSON\n"
 	  "  --schema F   user schema: extra boundaries, edges, filters (docs/schema.md)\n"
 	  "  --no-split   do not split server-loop segments (batching heuristic)\n" },
-	{ "export", cmd_export, "write the event graph for another tool (Perfetto)",
-	  "argus export FILE [--format perfetto] -o OUT [--from SEC] [--to SEC] [--kernel]\n"
-	  "            [--schema FILE] [--no-split]\n"
+	{ "export", cmd_export, "write the event graph for another tool (Perfetto, Graphviz)",
+	  "argus export FILE [--format perfetto|dot] -o OUT [--from SEC] [--to SEC] [--pid PID...]\n"
+	  "            [--kernel] [--schema FILE] [--no-split]\n"
 	  "  --format perfetto  Chrome trace-event JSON for ui.perfetto.dev or\n"
 	  "                     chrome://tracing: a track per thread, a slice per\n"
 	  "                     segment, an arrow per causal edge (the default)\n"
+	  "  --format dot       the same segments and the edges among them, for\n"
+	  "                     Graphviz (dot -Tsvg); narrow it with --pid/--from/--to\n"
 	  "  -o OUT             written whole or not at all, mode 0600\n"
 	  "  --from/--to SEC    only this window, in seconds from the trace's start\n"
 	  "                     (or with a unit: 2500ms)\n"
+	  "  --pid PID          only these processes (repeatable, at most 64)\n"
 	  "  --kernel           also kernel threads (left out by default)\n"
 	  "  --schema F         user schema (docs/schema.md); --no-split as for graph\n" },
+	{ "lldb-init", cmd_lldb_init, "make lldb load the Argus plugin at start (~/.lldbinit)",
+	  "argus lldb-init [--file LLDBINIT] [--plugin SO] [--print | --remove]\n"
+	  "  Adds `plugin load .../libargus-lldb.so` to LLDBINIT (default ~/.lldbinit\n"
+	  "  of the user running it: run it as the user who runs lldb, e.g. with sudo\n"
+	  "  for `sudo lldb-16`).  Idempotent; an older Argus line is replaced.\n"
+	  "  --plugin SO  the plugin to load (default: the one installed beside argus)\n"
+	  "  --print      print the line, change nothing\n"
+	  "  --remove     take the Argus lines out again\n" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

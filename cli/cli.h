@@ -32,6 +32,7 @@ int cmd_show(int argc, char **argv);
 int cmd_similar(int argc, char **argv);
 int cmd_slice(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_lldb_init(int argc, char **argv);
 
 /* Prints "argus NAME: <fmt>" to stderr; returns exit code 2 (usage) */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

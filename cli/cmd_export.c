@@ -1,8 +1,9 @@
-/* cmd_export.c - `argus export FILE --format perfetto -o OUT.json`: the
+/* cmd_export.c - `argus export FILE --format perfetto|dot -o OUT`: the
  * event graph of a trace as a file another tool opens.  perfetto: Chrome
  * trace-event JSON for ui.perfetto.dev or chrome://tracing, one track per
- * thread, a slice per segment, an arrow per strong edge (docs/graph.md,
- * "Exports").
+ * thread, a slice per segment, an arrow per strong edge.  dot: the same
+ * selection of segments (window, processes) and the edges among them, for
+ * Graphviz (docs/graph.md, "Exports").
  *
  * OUT is written as a temporary file next to it (mkstemp: mode 0600, as
  * traces are private to root) and renamed over OUT only once complete and
@@ -22,7 +23,9 @@
 #include "graph_cli.h"
 #include "units.h"
 
-static const char *const formats[] = { "perfetto" };
+static const char *const formats[] = { "perfetto", "dot" };
+
+#define MAX_PIDS 64
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 
 static volatile sig_atomic_t interrupted;
@@ -76,13 +79,13 @@ static int parse_time(const char *flag, const char *s, uint64_t *ns)
 /* Write the export into the open temp file f, then sync and close it.
  * Returns 0 or -errno; f is closed either way. */
 static int write_out(const struct argus_graph *g, const struct argus_export_opts *eo,
-		     FILE *f, uint64_t *size)
+		     bool dot, FILE *f, uint64_t *size)
 {
 	off_t end;
 	int rc;
 
 	errno = 0;
-	rc = argus_graph__write_perfetto(g, eo, f);
+	rc = dot ? argus_graph__write_dot_window(g, eo, f) : argus_graph__write_perfetto(g, eo, f);
 	if (rc == -EIO && errno)
 		rc = -errno;    /* what stdio saw, e.g. ENOSPC */
 	if (!rc && interrupted)
@@ -101,7 +104,7 @@ static int write_out(const struct argus_graph *g, const struct argus_export_opts
 static bool takes_value(const char *a)
 {
 	return !strcmp(a, "--format") || !strcmp(a, "-o") || !strcmp(a, "--from") ||
-	       !strcmp(a, "--to");
+	       !strcmp(a, "--to") || !strcmp(a, "--pid");
 }
 
 int cmd_export(int argc, char **argv)
@@ -110,6 +113,7 @@ int cmd_export(int argc, char **argv)
 	struct argus_export_opts eo = { .sz = sizeof(eo) };
 	const char *format = "perfetto", *out = NULL;
 	uint64_t from = 0, to = 0, size = 0;
+	uint32_t pids[MAX_PIDS];
 	bool has_from = false, has_to = false, known = false, tty = isatty(2);
 	char tmp[PATH_MAX], sz[32];
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
@@ -141,6 +145,18 @@ int cmd_export(int argc, char **argv)
 			if ((rc = parse_time("--to", argv[++i], &to)))
 				return rc;
 			has_to = true;
+		} else if (!strcmp(a, "--pid")) {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(argv[++i], &end, 10);
+			if (!*argv[i] || *end || errno || !v || v > UINT32_MAX || argv[i][0] == '-')
+				return cli_usage_error("export", "--pid: '%s' is not a process id", argv[i]);
+			if (eo.npids == MAX_PIDS)
+				return cli_usage_error("export", "--pid: at most %d processes", MAX_PIDS);
+			pids[eo.npids++] = (uint32_t)v;
+			eo.pids = pids;
 		} else if (!strcmp(a, "--kernel")) {
 			eo.include_kernel = 1;
 		} else if (a[0] != '-' && !o.path) {
@@ -199,7 +215,7 @@ int cmd_export(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	rc = write_out(c.g, &eo, f, &size);
+	rc = write_out(c.g, &eo, !strcmp(format, "dot"), f, &size);
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 	if (!rc && rename(tmp, out))

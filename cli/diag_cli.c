@@ -217,6 +217,15 @@ void diag_cli_json_hang(struct graph_cli_ctx *c, const struct argus_hang *h, uns
 	printf("}");
 }
 
+static diag_sym_fn host_sym;
+static void *host_sym_ctx;
+
+void diag_cli_set_symbolizer(diag_sym_fn fn, void *ctx)
+{
+	host_sym = fn;
+	host_sym_ctx = ctx;
+}
+
 void diag_cli_stack(struct graph_cli_ctx *c, uint32_t pid, uint64_t ts, uint32_t stack,
 		    diag_frame_fn fn, void *ctx)
 {
@@ -233,7 +242,9 @@ void diag_cli_stack(struct graph_cli_ctx *c, uint32_t pid, uint64_t ts, uint32_t
 		char buf[512];
 		uint64_t ip = i ? ips[i] - 1 : ips[i];  /* return addresses */
 
-		if (!sym || argus_symbolize_trace_ip(sym, c->t, pid, ts, ip, &s) == -EINVAL)
+		if (host_sym && !host_sym(host_sym_ctx, pid, ip, buf, sizeof(buf)))
+			buf[sizeof(buf) - 1] = 0;
+		else if (!sym || argus_symbolize_trace_ip(sym, c->t, pid, ts, ip, &s) == -EINVAL)
 			snprintf(buf, sizeof(buf), "%#" PRIx64, ips[i]);
 		else
 			argus_sym__format(&s, ip, buf, sizeof(buf));

@@ -40,6 +40,15 @@ void diag_cli_json_hang(struct graph_cli_ctx *c, const struct argus_hang *h, uns
 /* JSON string (escaped, quoted) to stdout. */
 void diag_cli_json_str(const char *s);
 /* Symbolized frames of a trace stack, one per call: "func+off (file:line)". */
+/* A symbolizer that knows a process better than the trace does (the lldb
+ * plugin: the attached process, through lldb's target and its debug
+ * info).  fn gets the lookup address (a return address already moved back
+ * into its call) and fills buf with one frame as argus_sym__format prints
+ * it ("func+0x1a (file.c:42) [module]"), returning 0; non-zero leaves the
+ * frame to the trace's symbolizer.  NULL fn: the trace's for everything. */
+typedef int (*diag_sym_fn)(void *ctx, uint32_t pid, uint64_t ip, char *buf, size_t len);
+void diag_cli_set_symbolizer(diag_sym_fn fn, void *ctx);
+
 typedef void (*diag_frame_fn)(void *ctx, const char *frame);
 void diag_cli_stack(struct graph_cli_ctx *c, uint32_t pid, uint64_t ts, uint32_t stack,
 		    diag_frame_fn fn, void *ctx);

@@ -225,6 +225,8 @@ struct argus_graph_opts {
 	 * the trace's total; return non-zero to cancel (-ECANCELED). */
 	int (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
+	const uint32_t *pids;   /* only these processes (npids of them); */
+	uint32_t npids;         /* npids 0 = every process */
 };
 
 struct argus_graph;
@@ -319,6 +321,8 @@ struct argus_export_opts {
 	int include_kernel;     /* 1 = also kernel threads' segments */
 	int (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
+	const uint32_t *pids;   /* only these processes (npids of them); */
+	uint32_t npids;         /* npids 0 = every process */
 };
 /* The whole graph as Chrome trace-event JSON, which Perfetto and
  * chrome://tracing open: processes and threads named with metadata
@@ -327,6 +331,12 @@ struct argus_export_opts {
 int argus_graph__write_perfetto(const struct argus_graph *g,
 				const struct argus_export_opts *opts,
 				FILE *out);
+/* The segments the same options select (window, kernel threads, pids) and
+ * the edges among them, as Graphviz DOT (argus_graph__write_dot).  The
+ * progress callback is not used. */
+int argus_graph__write_dot_window(const struct argus_graph *g,
+				  const struct argus_export_opts *opts,
+				  FILE *out);
 
 /* ---------------------------------------------------------------------
  * User schema (docs/schema.md): extra boundaries, edges and filters.

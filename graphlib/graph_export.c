@@ -490,9 +490,21 @@ static void pevent(struct pctx *c)
 	c->sep = ",\n";
 }
 
+static bool skipped_by(const struct argus_export_opts *op, const struct argus_thread *t)
+{
+	if (t->kernel && !op->include_kernel)
+		return true;
+	if (!op->npids)
+		return false;
+	for (uint32_t i = 0; i < op->npids; i++)
+		if (op->pids[i] == t->pid)
+			return false;
+	return true;
+}
+
 static bool thread_skipped(const struct pctx *c, const struct argus_thread *t)
 {
-	return t->kernel && !c->opts->include_kernel;
+	return skipped_by(c->opts, t);
 }
 
 /*
@@ -717,22 +729,33 @@ static int write_flows(struct pctx *c)
 	return rc;
 }
 
+/* opts (any older, shorter version of the struct) over the defaults into
+ * *op; -EINVAL when they are not usable. */
+static int export_opts(const struct argus_export_opts *opts, struct argus_export_opts *op)
+{
+	static const struct argus_export_opts defaults = { .sz = sizeof(defaults) };
+
+	*op = defaults;
+	if (opts) {
+		if (opts->sz < offsetof(struct argus_export_opts, progress))
+			return -EINVAL;
+		memcpy(op, opts, opts->sz < sizeof(*op) ? opts->sz : sizeof(*op));
+		op->sz = sizeof(*op);
+	}
+	if ((op->from_ts && op->to_ts && op->to_ts < op->from_ts) || (op->npids && !op->pids))
+		return -EINVAL;
+	return 0;
+}
+
 int argus_graph__write_perfetto(const struct argus_graph *g,
 				const struct argus_export_opts *opts,
 				FILE *f)
 {
-	static const struct argus_export_opts defaults = { .sz = sizeof(defaults) };
-	struct argus_export_opts op = defaults;
+	struct argus_export_opts op;
 	struct pctx c = { .g = g, .o = { .f = f }, .sep = "\n" };
 	int rc;
 
-	if (opts) {
-		if (opts->sz < offsetof(struct argus_export_opts, progress))
-			return -EINVAL;
-		memcpy(&op, opts, opts->sz < sizeof(op) ? opts->sz : sizeof(op));
-		op.sz = sizeof(op);
-	}
-	if (!g || !f || (op.from_ts && op.to_ts && op.to_ts < op.from_ts))
+	if (!g || !f || export_opts(opts, &op))
 		return -EINVAL;
 	c.opts = &op;
 	c.total = (uint64_t)g->thr.n + g->seg.n + g->edge.n;
@@ -743,4 +766,30 @@ int argus_graph__write_perfetto(const struct argus_graph *g,
 		return rc == -EIO || out_failed(&c.o) ? -EIO : rc;
 	outf(&c.o, "\n],\"displayTimeUnit\":\"ns\"}\n");
 	return out_finish(&c.o);
+}
+
+int argus_graph__write_dot_window(const struct argus_graph *g,
+				  const struct argus_export_opts *opts,
+				  FILE *f)
+{
+	struct argus_export_opts op;
+	uint32_t *ids, n = 0;
+	int rc;
+
+	if (!g || !f || export_opts(opts, &op))
+		return -EINVAL;
+	ids = malloc(((size_t)g->seg.n + 1) * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < g->seg.n; i++) {
+		const struct argus_segment *sg = &SEGS(g)[i];
+
+		if (skipped_by(&op, &THRS(g)[sg->thread]) ||
+		    (op.from_ts && sg->end < op.from_ts) || (op.to_ts && sg->start > op.to_ts))
+			continue;
+		ids[n++] = i;
+	}
+	rc = argus_graph__write_dot(g, ids, n, f);
+	free(ids);
+	return rc;
 }

@@ -46,6 +46,10 @@
 
 #include "cli_capture.h"
 
+#ifndef ARGUS_LIB_TO_BIN
+#define ARGUS_LIB_TO_BIN "../bin"
+#endif
+
 namespace lldb {
 __attribute__((visibility("default"))) bool PluginInitialize(lldb::SBDebugger debugger);
 }
@@ -133,6 +137,7 @@ public:
 
 	Args last_diagnose;              // the CLI args of the last diagnose, without --pick
 	std::vector<std::string> picks;  // its --pick answers so far (argus pick)
+	std::vector<std::string> choices;  // its "at #S not taken: ... (--pick N)" lines
 	bool have_diagnose = false;
 
 private:
@@ -448,14 +453,27 @@ void print_live(lldb::SBDebugger d, lldb::SBProcess proc, const std::string &rep
 	}
 	if (order.empty())
 		return;
+	// A running process (the user continued it) is stopped to read its
+	// threads and resumed after: SBProcess::Stop halts it with lldb's own
+	// timeout, nothing is stepped, so a thread blocked in a syscall
+	// cannot hang the debugger.
+	bool resume = false;
+	if (proc.GetState() == lldb::eStateRunning) {
+		lldb::SBError e = proc.Stop();
+		if (e.Fail() || proc.GetState() != lldb::eStateStopped) {
+			result.Printf("lldb      process %u is running and did not stop (%s): its threads are "
+				      "not shown\n", pid, e.Fail() && e.GetCString() ? e.GetCString() : "no stop event");
+			return;
+		}
+		resume = true;
+	}
 	if (proc.GetState() != lldb::eStateStopped) {
-		result.Printf("lldb      process %u is running: stop it (process interrupt) to see its "
-			      "threads beside the report\n", pid);
+		result.Printf("lldb      process %u is not stopped: its threads are not shown\n", pid);
 		return;
 	}
 	lldb::SBTarget target = d.GetSelectedTarget();
 	result.Printf("lldb      the report's threads of process %u as lldb sees them now "
-		      "(stopped, not stepped):\n", pid);
+		      "(%s, not stepped):\n", pid, resume ? "stopped for this, resumed after" : "stopped");
 	for (uint32_t tid : order) {
 		const ReportThread &t = mine[tid];
 		lldb::SBThread th = proc.GetThreadByID(tid);
@@ -476,6 +494,88 @@ void print_live(lldb::SBDebugger d, lldb::SBProcess proc, const std::string &rep
 		if (n > kLiveFrames)
 			result.Printf("            ... %u more frames (thread backtrace -c N / bt)\n", n - kLiveFrames);
 	}
+	if (resume) {
+		// async: a synchronous Continue would wait for the next stop,
+		// i.e. block lldb until the app stops or exits
+		bool was = d.GetAsync();
+		d.SetAsync(true);
+		lldb::SBError e = proc.Continue();
+		d.SetAsync(was);
+		if (e.Fail())
+			result.Printf("lldb      could not resume process %u (%s): it is stopped\n", pid,
+				      e.GetCString() ? e.GetCString() : "?");
+	}
+}
+
+// ---- symbols: the attached process through lldb's target ------------------
+
+// The CLI's stacks of the attached process are symbolized by lldb: the
+// target has the process's modules as loaded now (found through
+// /proc/PID/exe and the dynamic loader, so a binary renamed or replaced on
+// disk since the trace recorded its path still resolves), their debug info,
+// inlined functions and demangled names.  Other processes, or addresses
+// lldb cannot place in a section, go to the CLI's own symbolizer.
+struct LldbSymbols {
+	lldb::SBDebugger debugger;
+	uint32_t frames = 0;     // frames lldb symbolized in the current command
+	uint32_t pid = 0;        // ... of this process
+};
+LldbSymbols g_symbols;
+
+int lldb_symbolize(void *ctx, uint32_t pid, uint64_t ip, char *buf, size_t len)
+{
+	auto *s = static_cast<LldbSymbols *>(ctx);
+	lldb::SBTarget target = s->debugger.GetSelectedTarget();
+	lldb::SBProcess proc = target.IsValid() ? target.GetProcess() : lldb::SBProcess();
+	if (!process_alive(proc) || proc.GetProcessID() != pid)
+		return 1;
+	lldb::SBAddress addr = target.ResolveLoadAddress(ip);
+	if (!addr.IsValid() || !addr.GetSection().IsValid())
+		return 1;
+	lldb::SBSymbolContext sc = target.ResolveSymbolContextForAddress(
+		addr, lldb::eSymbolContextModule | lldb::eSymbolContextFunction | lldb::eSymbolContextBlock |
+			      lldb::eSymbolContextLineEntry | lldb::eSymbolContextSymbol);
+	const char *name = nullptr;
+	lldb::addr_t start = LLDB_INVALID_ADDRESS;
+	lldb::SBBlock inl = sc.GetBlock().GetContainingInlinedBlock();
+	if (inl.IsValid() && inl.GetInlinedName()) {
+		name = inl.GetInlinedName();
+		start = inl.GetRangeStartAddress(0).GetLoadAddress(target);
+	} else if (sc.GetFunction().IsValid()) {
+		name = sc.GetFunction().GetDisplayName();
+		start = sc.GetFunction().GetStartAddress().GetLoadAddress(target);
+	} else if (sc.GetSymbol().IsValid()) {
+		name = sc.GetSymbol().GetDisplayName();
+		start = sc.GetSymbol().GetStartAddress().GetLoadAddress(target);
+	}
+	if (!name || !*name || start == LLDB_INVALID_ADDRESS || ip < start)
+		return 1;
+	int n = snprintf(buf, len, "%s+0x%llx", name, (unsigned long long)(ip - start));
+	lldb::SBLineEntry le = sc.GetLineEntry();
+	if (n > 0 && (size_t)n < len && le.IsValid() && le.GetLine() && le.GetFileSpec().GetFilename())
+		n += snprintf(buf + n, len - (size_t)n, " (%s:%u)", le.GetFileSpec().GetFilename(), le.GetLine());
+	const char *mod = sc.GetModule().IsValid() ? sc.GetModule().GetFileSpec().GetFilename() : nullptr;
+	if (n > 0 && (size_t)n < len && mod)
+		n += snprintf(buf + n, len - (size_t)n, " [%s]", mod);
+	if (n <= 0)
+		return 1;
+	s->frames++;
+	s->pid = pid;
+	return 0;
+}
+
+// Like run_cli, for the commands that print stacks: says after the output
+// how many frames of the attached process lldb symbolized.
+CliResult run_cli_stacks(const Args &args, bool text_output)
+{
+	g_symbols.frames = 0;
+	CliResult r = run_cli(args);
+	if (r.rc == 0 && text_output && g_symbols.frames)
+		r.out += "symbols   " + std::to_string(g_symbols.frames) + " frame(s) of process " +
+			 std::to_string(g_symbols.pid) +
+			 " symbolized by lldb's target (the attached process as loaded now); "
+			 "others by the trace's symbolizer\n";
+	return r;
 }
 
 // ---- the subcommands ---------------------------------------------------
@@ -716,11 +816,19 @@ bool run_diagnose(const Subcommand &sc, lldb::SBDebugger d, const DiagPrep &p,
 		a.push_back("--pick");
 		a.push_back(list);
 	}
-	CliResult r = run_cli(a);
+	CliResult r = run_cli_stacks(a, !has(a, "--json") && !has(a, "--dot"));
 	bool ok = finish(result, r, sc.syntax);
 	if (ok) {
 		g_session.last_diagnose = p.cli;
 		g_session.have_diagnose = true;
+		g_session.choices.clear();
+		for (size_t pos = 0; pos < r.out.size();) {
+			size_t nl = r.out.find('\n', pos);
+			std::string line = r.out.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+			pos = nl == std::string::npos ? r.out.size() : nl + 1;
+			if (line.find(" not taken: ") != std::string::npos && line.find("(--pick ") != std::string::npos)
+				g_session.choices.push_back(line);
+		}
 		if (p.attached && !has(p.cli, "--json") && !has(p.cli, "--dot"))
 			print_live(d, p.proc, r.out, result);
 	}
@@ -805,20 +913,49 @@ bool cmd_pick(const Subcommand &sc, lldb::SBDebugger d, Args args, lldb::SBComma
 {
 	if (wants_help(args))
 		return help_of(sc, result);
-	if (args.size() != 1 || args[0].find_first_not_of("0123456789") != std::string::npos ||
-	    args[0].empty() || args[0] == "0")
+	bool undo = args.size() == 1 && args[0] == "--undo";
+	if (args.size() > 1 || (args.size() == 1 && !undo &&
+				(args[0].find_first_not_of("0123456789") != std::string::npos || args[0].empty() ||
+				 args[0] == "0")))
 		return fail(result, std::string("argus pick: give one choice, a number from the report's "
-						"\"(--pick N)\" lines\nusage: ") + sc.syntax);
+						"\"(--pick N)\" lines, or --undo\nusage: ") + sc.syntax);
 	if (!g_session.have_diagnose || !g_session.have_trace())
 		return fail(result, "argus pick: no diagnosis to answer: run argus diagnose first");
+	if (args.empty()) {
+		// the dialog's question: what the last diagnosis chose by default
+		std::string answered;
+		for (auto &a : g_session.picks)
+			answered += (answered.empty() ? "" : ",") + a;
+		result.Printf("answers so far: %s\n", answered.empty() ? "none (every choice took its default)"
+								 : answered.c_str());
+		if (g_session.choices.empty()) {
+			result.Printf("the last diagnosis had no choice left to answer: every step back had one "
+				      "way in\n");
+		} else {
+			result.Printf("the last diagnosis chose by default where the slice had two or more ways "
+				      "in; the other ways:\n");
+			for (auto &c : g_session.choices)
+				result.Printf("%s\n", c.c_str());
+			result.Printf("answer the first of these choices with `argus pick N` (N from its "
+				      "\"(--pick N)\"): the diagnosis runs again along it\n");
+		}
+		result.SetStatus(lldb::eReturnStatusSuccessFinishResult);
+		return true;
+	}
+	if (undo) {
+		if (g_session.picks.empty())
+			return fail(result, "argus pick --undo: no answer to take back");
+		g_session.picks.pop_back();
+	}
 	DiagPrep p;
 	p.cli = g_session.last_diagnose;
 	p.trace = g_session.trace_path();
 	p.pid = opt_value(p.cli, "--pid");
 	p.proc = attached_process(d);
 	p.attached = process_alive(p.proc) && std::to_string(p.proc.GetProcessID()) == p.pid;
-	g_session.picks.push_back(args[0]);
-	static const Subcommand diag = {"diagnose", nullptr, "", "argus pick N\n"};
+	if (!undo)
+		g_session.picks.push_back(args[0]);
+	static const Subcommand diag = {"diagnose", nullptr, "", "argus pick [N | --undo]\n"};
 	return run_diagnose(diag, d, p, result);
 }
 
@@ -835,7 +972,7 @@ bool cmd_on_trace(const Subcommand &sc, lldb::SBDebugger, Args args, lldb::SBCom
 	a.insert(a.end(), args.begin(), args.end());
 	if (!use_session_schema(sc, a, result))
 		return false;
-	return finish(result, run_cli(a), sc.syntax);
+	return finish(result, run_cli_stacks(a, strcmp(sc.name, "export") && !has(a, "--json")), sc.syntax);
 }
 
 const Subcommand kSubcommands[] = {
@@ -864,11 +1001,15 @@ const Subcommand kSubcommands[] = {
 	{"diff", cmd_on_trace, "Two segments side by side: a normal run and the hang.",
 	 "argus diff ID_NORMAL ID_HANG [--json] [--schema FILE] [--no-split]\n"},
 	{"pick", cmd_pick,
-	 "Answer the next choice the last diagnosis's slice made by default (its \"(--pick N)\" lines) "
-	 "and diagnose again.",
-	 "argus pick N\n"},
-	{"export", cmd_on_trace, "Write the session trace's event graph for Perfetto (ui.perfetto.dev).",
-	 "argus export -o OUT [--format perfetto] [--from SEC] [--to SEC] [--kernel]\n"},
+	 "Steer the last diagnosis where its slice had two or more ways in: without N, list the ways "
+	 "it did not take; with N, take way N at the next choice and diagnose again; --undo takes "
+	 "the last answer back.",
+	 "argus pick [N | --undo]\n"},
+	{"export", cmd_on_trace,
+	 "Write the session trace's event graph for Perfetto (ui.perfetto.dev), or as Graphviz DOT "
+	 "(--format dot; narrow it with --pid/--from/--to; argus diagnose --dot gives the diagnosis's "
+	 "own subgraph).",
+	 "argus export -o OUT [--format perfetto|dot] [--from SEC] [--to SEC] [--pid PID...] [--kernel]\n"},
 };
 
 class Command : public lldb::SBCommandPluginInterface {
@@ -927,6 +1068,21 @@ std::string foreign_liblldb(const std::string &ours)
 	return found;
 }
 
+// Where argusd (which `argus save` talks to, and `argus start` runs) lives
+// for the plugin at path self: the install's bin dir, reached through the
+// relative lib -> bin path CMake computed (lib/x86_64-linux-gnu -> ../../bin),
+// else ../bin as in the build tree.
+std::string bin_dir_of(const std::string &self)
+{
+	std::string lib = self.substr(0, self.rfind('/'));
+	for (const char *rel : {ARGUS_LIB_TO_BIN, "../bin"}) {
+		std::string d = lib + "/" + rel;
+		if (access((d + "/argusd").c_str(), X_OK) == 0)
+			return d;
+	}
+	return lib + "/../bin";   // not there: the CLI's error names this path
+}
+
 }  // namespace
 
 // Marks this copy of the plugin, so a second copy (another path) can tell.
@@ -957,9 +1113,9 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger)
 		    g_loaded ? self.c_str() : "another copy", g_loaded ? "" : ", not this one");
 		return false;
 	}
-	// argusd and the argus binary live in ../bin, next to this lib/.
-	std::string dir = self.substr(0, self.rfind('/'));
-	argus_capture_set_bin_dir((dir.substr(0, dir.rfind('/')) + "/bin").c_str());
+	argus_capture_set_bin_dir(bin_dir_of(self).c_str());
+	g_symbols.debugger = debugger;
+	argus_capture_set_symbolizer(lldb_symbolize, &g_symbols);
 
 	lldb::SBCommandInterpreter ci = debugger.GetCommandInterpreter();
 	lldb::SBCommand argus = ci.AddMultiwordCommand(

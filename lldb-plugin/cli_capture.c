@@ -141,3 +141,8 @@ void argus_capture_set_bin_dir(const char *dir)
 {
 	cli_set_bin_dir(dir);
 }
+
+void argus_capture_set_symbolizer(argus_sym_fn fn, void *ctx)
+{
+	diag_cli_set_symbolizer(fn, ctx);
+}

@@ -8,6 +8,8 @@
  * argus_capture__run returns.  Captures are serialized by a mutex. */
 #ifndef ARGUS_LLDB_CLI_CAPTURE_H
 #define ARGUS_LLDB_CLI_CAPTURE_H
+#include <stddef.h>
+#include <stdint.h>
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -31,6 +33,12 @@ int argus_capture_cli(int argc, char **argv);
  * parser for these commands (no trace is opened); 2 after printing a usage
  * error, else 0.  Lets the plugin reject bad flags before it snapshots. */
 int argus_capture_check_diag_args(int argc, char **argv);
+
+/* The host's symbolizer for the stacks the CLI prints (diag_cli.h,
+ * diag_cli_set_symbolizer): fn fills buf with one frame and returns 0, or
+ * returns non-zero to leave the frame to the trace's symbolizer. */
+typedef int (*argus_sym_fn)(void *ctx, uint32_t pid, uint64_t ip, char *buf, size_t len);
+void argus_capture_set_symbolizer(argus_sym_fn fn, void *ctx);
 
 /* Where argusd lives, for the CLI (cli_set_bin_dir). */
 void argus_capture_set_bin_dir(const char *dir);

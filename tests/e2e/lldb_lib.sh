@@ -56,17 +56,25 @@ start_app() {
 }
 
 # wait_in_hang STATE [MS]: waits until the app's main thread has been in
-# STATE for MS (default 300) ms, sampling /proc/PID/syscall every 50 ms:
-# "running" for a busy hang, a syscall number (202: futex) for a blocked
-# one.  Normal inputs take microseconds, so 300 ms in one state is the
-# hang.  Fails after 10 s.
+# STATE for MS (default 300) ms of wall-clock time, sampling
+# /proc/PID/syscall: "running" for a busy hang, a syscall number (202:
+# futex) for a blocked one.  Normal inputs take microseconds, so 300 ms in
+# one state is the hang.  Time, not a count of samples, decides: on a
+# loaded machine one sample can take far longer than its 50 ms sleep.
+# Fails after 10 s.
 wait_in_hang() {
-	local want=$1 ms=${2:-300} n=0 s end=$((SECONDS + 10))
-	while [ $n -lt $((ms / 50)) ]; do
+	local want=$1 ms=${2:-300} s since="" now end=$((SECONDS + 10))
+	while :; do
 		[ $SECONDS -lt $end ] || fail "case app $APP_PID never stayed in '$want' for $ms ms" "$APP_ERR"
 		kill -0 "$APP_PID" 2>/dev/null || fail "the app exited before its hang" "$APP_ERR"
 		s=$(cut -d' ' -f1 "/proc/$APP_PID/syscall" 2>/dev/null)
-		if [ "$s" = "$want" ]; then n=$((n + 1)); else n=0; fi
+		now=$(date +%s%3N)
+		if [ "$s" = "$want" ]; then
+			[ -n "$since" ] || since=$now
+			[ $((now - since)) -lt "$ms" ] || break
+		else
+			since=""
+		fi
 		sleep 0.05
 	done
 	log "the app's main thread has been in '$want' for $ms ms: inside its hang"
