@@ -1042,32 +1042,6 @@ std::string object_of(const void *addr)
 	return realpath(info.dli_fname, real) ? real : info.dli_fname;
 }
 
-// Another liblldb than the one this plugin was linked with (an lldb of
-// another version): its SB objects would not be ours.  "" when none.
-std::string foreign_liblldb(const std::string &ours)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[PATH_MAX + 128];
-	std::string found;
-	if (!f)
-		return "";
-	while (found.empty() && fgets(line, sizeof(line), f)) {
-		char *path = strchr(line, '/');
-		if (!path)
-			continue;
-		path[strcspn(path, "\n")] = 0;
-		const char *base = strrchr(path, '/') + 1;
-		if (strncmp(base, "liblldb", 7) || !strstr(base, ".so") || strstr(base, "IntelFeatures"))
-			continue;
-		char real[PATH_MAX];
-		std::string p = realpath(path, real) ? real : path;
-		if (p != ours)
-			found = p;
-	}
-	fclose(f);
-	return found;
-}
-
 // Where argusd (which `argus save` talks to, and `argus start` runs) lives
 // for the plugin at path self: the install's bin dir, reached through the
 // relative lib -> bin path CMake computed (lib/x86_64-linux-gnu -> ../../bin),
@@ -1092,17 +1066,18 @@ int argus_lldb_plugin_instance;
 bool lldb::PluginInitialize(lldb::SBDebugger debugger)
 {
 	std::string self = object_of(reinterpret_cast<void *>(&lldb::PluginInitialize));
+	// The SB API is bound to the loading lldb's own liblldb (the plugin
+	// does not pull in one of its own: lldb-plugin/CMakeLists.txt), so
+	// this is the host's version, asked before any other SB call.
 	const char *version = lldb::SBDebugger::GetVersionString();
-	std::string ours = object_of(reinterpret_cast<void *>(&lldb::SBDebugger::GetVersionString));
-	std::string other = foreign_liblldb(ours);
-
-	if (!other.empty() || !version || !strstr(version, kWantVersion)) {
+	if (!version || !strstr(version, kWantVersion)) {
 		std::string v = version ? version : "an unknown version";
 		v = v.substr(0, v.find('\n'));
+		std::string lib = object_of(reinterpret_cast<void *>(&lldb::SBDebugger::GetVersionString));
 		say(debugger,
-		    "argus: refusing to load: this plugin is built for LLDB 16 (%s), but this debugger is %s; "
+		    "argus: refusing to load: this plugin is built for LLDB 16, but this debugger is %s (%s); "
 		    "use lldb-16, or rebuild Argus against this LLDB\n",
-		    ours.c_str(), other.empty() ? v.c_str() : other.c_str());
+		    v.c_str(), lib.empty() ? "liblldb not found" : lib.c_str());
 		return false;
 	}
 	void *first = dlsym(RTLD_DEFAULT, "argus_lldb_plugin_instance");

@@ -19,3 +19,23 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq "${missing[@]}"
 fi
+
+# A second LLDB, only for the test that the plugin refuses to load into
+# another LLDB version (tests/e2e/lldb_install.sh).  lldb-14 cannot be
+# installed beside lldb-16 (their python3-lldb packages conflict, and apt
+# would remove lldb-16), so its two .debs are unpacked into a private dir.
+LLDB14_DIR=${ARGUS_LLDB14_DIR:-/var/cache/argus/lldb-14}
+if [ ! -x "$LLDB14_DIR/usr/lib/llvm-14/bin/lldb" ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: need root to unpack lldb-14 into $LLDB14_DIR (run with sudo)" >&2
+    exit 1
+  fi
+  tmp=$(mktemp -d)
+  chmod 755 "$tmp"
+  chown _apt "$tmp" 2>/dev/null || true   # apt downloads as _apt when it can
+  ( cd "$tmp" && apt-get download -qq lldb-14 liblldb-14 ) || { apt-get update -qq && ( cd "$tmp" && apt-get download -qq lldb-14 liblldb-14 ); }
+  mkdir -p "$LLDB14_DIR.new"
+  for d in "$tmp"/*.deb; do dpkg-deb -x "$d" "$LLDB14_DIR.new"; done
+  rm -rf "$tmp" "$LLDB14_DIR"
+  mv "$LLDB14_DIR.new" "$LLDB14_DIR"
+fi
