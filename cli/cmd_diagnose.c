@@ -204,6 +204,16 @@ static void print_report(struct graph_cli_ctx *c, const struct argus_diagnosis *
 			printf(" (segment #%u)", d->hang_seg);
 		}
 	}
+	if (d->kind == ARGUS_KIND_BUSY) {
+		/* busy but mostly preempted: the CPU was the scarce thing */
+		struct argus_activity a;
+		uint64_t win = d->hang.end - d->hang.start;
+
+		if (!argus_diag__activity(c->g, d->hang.tid, d->hang.start, d->hang.end, &a) &&
+		    a.oncpu_ns * 10 < win * 8)
+			printf(", on CPU %.1f ms of it: runnable but preempted the rest (CPU contention)",
+			       (double)a.oncpu_ns / 1e6);
+	}
 	printf("\n          (hang 1 of %u; argus hangs lists them)\n", nhangs);
 	if (d->kind == ARGUS_KIND_BLOCKED) {
 		if (d->normal_seg != ARGUS_NONE)

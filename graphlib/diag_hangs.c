@@ -202,6 +202,7 @@ int argus_diag__activity(const struct argus_graph *g, uint32_t tid,
 		if (s->end_reason != ARGUS_END_WAIT)
 			continue;
 		w = overlap(s->end, wend, from, to);
+		a->asleep_ns += w;
 		if (s->end >= from && s->end < to) {
 			a->waits++;
 			if (wend - s->end < SHORT_WAIT_NS)
@@ -225,9 +226,13 @@ int argus_diag__activity(const struct argus_graph *g, uint32_t tid,
 		else if (ev->type == AE_SYS_ENTER && ev->nr == SYS_sched_yield)
 			a->short_waits++;
 	}
+	/* Busy is "not asleep": on a loaded machine a thread that computes
+	 * may spend most of the window runnable but preempted, and that is
+	 * not a wait on anyone (on-CPU < 50% read as blocked, with no wait to
+	 * blame).  The report's on-CPU figure tells computing from starved. */
 	if (a->short_waits >= 20 && a->wait_ns < win / 2)
 		a->kind = ARGUS_KIND_YIELD;
-	else if (a->oncpu_ns * 2 >= win)
+	else if (a->asleep_ns * 2 < win)
 		a->kind = ARGUS_KIND_BUSY;
 	else
 		a->kind = ARGUS_KIND_BLOCKED;
