@@ -468,7 +468,8 @@ void print_live(lldb::SBDebugger d, lldb::SBProcess proc, const std::string &rep
 		resume = true;
 	}
 	if (proc.GetState() != lldb::eStateStopped) {
-		result.Printf("lldb      process %u is not stopped: its threads are not shown\n", pid);
+		result.Printf("lldb      process %u is %s, not stopped: its threads are not shown\n", pid,
+			      lldb::SBDebugger::StateAsCString(proc.GetState()));
 		return;
 	}
 	lldb::SBTarget target = d.GetSelectedTarget();

@@ -312,6 +312,12 @@ static inline int feeder_main(void *arg)
 		}
 		xwrite(f->wfd, k, 1);
 	}
+	/* CASE_LINGER_MS: stay a while before the EOF that ends the app, so
+	 * that it idles in its loop after the hang like a real app (a
+	 * debugger session that outlives the hang: tests/e2e/lldb_live.sh) */
+	const char *linger = getenv("CASE_LINGER_MS");
+	if (linger && atoi(linger) > 0)
+		sleep_ms(atoi(linger));
 	return 0;
 }
 

@@ -29,7 +29,9 @@ mkdir -p "$T/bin"
 cp "$APPS/case_busy" "$T/bin/case_busy"
 APP_OUT=$T/busy.out
 APP_ERR=$T/busy.err
-"$T/bin/case_busy" >"$APP_OUT" 2>"$APP_ERR" &
+# CASE_LINGER_MS: the app idles in its loop for 8 s after its last input
+# instead of exiting, so it outlives this lldb session however slow it is
+CASE_LINGER_MS=8000 "$T/bin/case_busy" >"$APP_OUT" 2>"$APP_ERR" &
 APP_PID=$!
 E2E_PIDS+=("$APP_PID")
 log "started $T/bin/case_busy, pid $APP_PID"
