@@ -114,7 +114,8 @@ static struct output run(enum which w, const uint32_t *segs, uint32_t n,
 		o.rc = -ENOMEM;
 		return o;
 	}
-	o.rc = w == DOT ? argus_graph__write_dot(graph, segs, n, f) :
+	o.rc = w == DOT && eo ? argus_graph__write_dot_window(graph, eo, f) :
+	       w == DOT ? argus_graph__write_dot(graph, segs, n, f) :
 	       w == JSON ? argus_graph__write_json(graph, segs, n, f) :
 	       argus_graph__write_perfetto(graph, eo, f);
 	fclose(f);
@@ -674,6 +675,50 @@ static void TEST_write_errors_are_eio(void)
 	fclose(f);
 }
 
+/* export --format dot: the segments the export options select (here one
+ * process, then a window) and only the edges among them. */
+static void TEST_dot_window_selects_processes_and_time(void)
+{
+	const uint32_t *r, *w;
+	uint32_t nr = segments_of(R_TID, &r), nw = segments_of(W_TID, &w);
+	uint32_t only_reader = R_TID;   /* the reader is its own process */
+	struct argus_export_opts eo = { .sz = sizeof(eo), .pids = &only_reader, .npids = 1 };
+	struct output o;
+	char want[64];
+
+	if (nr < 3 || nw < 1) {
+		CHECK(0);
+		return;
+	}
+	o = run(DOT, NULL, 0, &eo);
+	CHECK_EQ(o.rc, 0);
+	CHECK(!strncmp(o.text, "digraph argus {\n", 16));
+	CHECK_EQ(count(o.text, "[label=\"#"), nr);          /* every reader segment... */
+	CHECK_EQ(count(o.text, " 200/200\\nstart"), nr);
+	CHECK_EQ(count(o.text, " 100/100\\nstart"), 0);     /* ...and no writer one */
+	snprintf(want, sizeof(want), "  s%u [", w[0]);
+	CHECK(strstr(o.text, want) == NULL);
+	CHECK(strstr(o.text, "message") == NULL);           /* its source is not in */
+	free(o.text);
+
+	/* a window that starts after the reader's first segment ended */
+	eo.npids = 0;
+	eo.pids = NULL;
+	eo.from_ts = argus_graph__segment(graph, r[0])->end + 1;
+	o = run(DOT, NULL, 0, &eo);
+	CHECK_EQ(o.rc, 0);
+	snprintf(want, sizeof(want), "  s%u [", r[0]);
+	CHECK(strstr(o.text, want) == NULL);
+	snprintf(want, sizeof(want), "  s%u [", r[nr - 1]);
+	CHECK(strstr(o.text, want) != NULL);
+	free(o.text);
+
+	eo.npids = 1;                                        /* pids missing */
+	o = run(DOT, NULL, 0, &eo);
+	CHECK_EQ(o.rc, -EINVAL);
+	free(o.text);
+}
+
 int main(void)
 {
 	struct argus_error err = { 0 };
@@ -700,6 +745,7 @@ int main(void)
 	RUN(TEST_empty_subgraph_is_still_valid);
 	RUN(TEST_subgraph_rejects_bad_segment_ids);
 	RUN(TEST_dot_labels_nodes_and_styles_edges);
+	RUN(TEST_dot_window_selects_processes_and_time);
 	RUN(TEST_perfetto_is_valid_trace_event_json);
 	RUN(TEST_perfetto_slices_are_segments_in_microseconds);
 	RUN(TEST_perfetto_flows_bind_inside_their_slices);
