@@ -38,14 +38,17 @@ static const struct argus_command commands[] = {
 	  "  Intervals with an `argus mark` inside are listed whatever their length.\n" },
 	{ "diagnose", cmd_diagnose, "name the thread, in any process, that caused a hang",
 	  "argus diagnose FILE --pid PID [--tid TID] [--at TIME | --mark TEXT] [--depth N]\n"
-	  "               [--threshold MS] [--pick N,N...] [--json | --dot] [--schema FILE]\n"
+	  "               [--threshold MS] [--pick N,N...] [--json | --dot] [--schema FILE] [--live]\n"
 	  "  Classifies the hang (busy, blocked, yield), finds a similar normal run,\n"
 	  "  slices back to who normally wakes the UI thread, names the culprit and\n"
 	  "  the culprit's culprit (--depth, default 3), and detects cycles.\n"
 	  "  --at TIME   the hang containing TIME (ns, or seconds from the trace start: 12.5s)\n"
 	  "  --mark TEXT the hang annotated by `argus mark TEXT`; default: the longest\n"
 	  "  --pick      answers for the places the slice must choose (else asked on a\n"
-	  "              TTY, or the edge that woke the segment, alternatives listed)\n" },
+	  "              TTY, or the edge that woke the segment, alternatives listed)\n"
+	  "  --live      FILE was just taken from this running system (argus save): a\n"
+	  "              wait nobody has ended yet on a socket or pipe is blamed on the\n"
+	  "              process holding its other end now (/proc/PID/fd)\n" },
 	{ "show", cmd_show, "one segment in full: times, wait, events, stack, edges",
 	  "argus show FILE ID [--json] [--schema FILE] [--no-split]\n"
 	  "  ID is a segment id as argus diagnose, hangs and graph print it (#261 or 261).\n"

@@ -79,6 +79,9 @@ static int pick(void *vctx, const struct argus_graph *g, uint32_t seg,
 	return k;
 }
 
+/* A culprit named through diag_cli_proc_holders (argus_culprit.holder). */
+#define HOLDER_NOTE "; its process holds the other end of the previous thread's wait (/proc, live)"
+
 static const char *sys_name(int nr)
 {
 	const char *n = nr >= 0 ? argus_syscall_name(nr) : NULL;
@@ -105,7 +108,7 @@ static void print_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k
 	printf("%-10s", label);
 	diag_cli_print_thread_line(c, k->tid);
 	if (k->cycle) {
-		printf(": already in the chain (a cycle)\n");
+		printf(": already in the chain (a cycle)%s\n", k->holder ? HOLDER_NOTE : "");
 		return;
 	}
 	printf(", %s", argus_hang_kind_str(k->kind));
@@ -119,7 +122,8 @@ static void print_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k
 	if (k->normal_seg != ARGUS_NONE)
 		printf("%s%s woke the next thread in #%u", k->seg == ARGUS_NONE ? " (" : "; ",
 		       k->late ? "finally, late," : "normally", k->normal_seg);
-	printf("%s\n", k->seg != ARGUS_NONE || k->normal_seg != ARGUS_NONE ? ")" : "");
+	printf("%s%s\n", k->seg != ARGUS_NONE || k->normal_seg != ARGUS_NONE ? ")" : "",
+	       k->holder ? HOLDER_NOTE : "");
 	diag_cli_stack(c, k->pid, k->to, k->stack, print_frame, "        ");
 }
 
@@ -131,11 +135,11 @@ static void json_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k)
 	diag_cli_json_str(diag_cli_comm(c, k->tid));
 	printf(",\"process\":");
 	diag_cli_json_str(diag_cli_process(c, k->tid));
-	printf(",\"kind\":\"%s\",\"segment\":%u,\"normal_segment\":%d,\"late\":%s,\"cycle\":%s,"
+	printf(",\"kind\":\"%s\",\"segment\":%u,\"normal_segment\":%d,\"late\":%s,\"cycle\":%s,\"holder\":%s,"
 	       "\"window_ns\":[%" PRIu64 ",%" PRIu64 "]",
 	       argus_hang_kind_str(k->kind), k->seg,
 	       k->normal_seg == ARGUS_NONE ? -1 : (int)k->normal_seg, k->late ? "true" : "false",
-	       k->cycle ? "true" : "false",
+	       k->cycle ? "true" : "false", k->holder ? "true" : "false",
 	       k->from, k->to);
 	if (k->kind == ARGUS_KIND_BLOCKED && k->wait_nr >= 0)
 		printf(",\"wait\":{\"syscall\":\"%s\",\"ns\":%" PRIu64 "}", sys_name(k->wait_nr),
@@ -350,6 +354,8 @@ int cmd_diagnose(int argc, char **argv)
 	dopt.depth = o.depth;
 	dopt.pick = pick;
 	dopt.pick_ctx = &pc;
+	if (o.live)
+		dopt.holders = diag_cli_proc_holders;
 	d = calloc(1, sizeof(*d));
 	if (!d) {
 		rc = cli_error("diagnose", "out of memory");

@@ -1,10 +1,13 @@
 /* diag_cli.c - see diag_cli.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "argus_events.h"
 #include "cli.h"
 #include "diag_cli.h"
 #include "symbolize.h"
@@ -88,6 +91,10 @@ int diag_cli_parse(const char *cmd, int argc, char **argv, struct diag_cli_opts 
 			o->dot = true;
 			continue;
 		}
+		if (diagnose && !strcmp(a, "--live")) {
+			o->live = true;
+			continue;
+		}
 		if (a[0] != '-') {
 			if (o->g.path)
 				return cli_usage_error(cmd, "unexpected argument '%s'", a);
@@ -133,6 +140,52 @@ int diag_cli_parse(const char *cmd, int argc, char **argv, struct diag_cli_opts 
 	if (o->json && o->dot)
 		return cli_usage_error(cmd, "--json and --dot are exclusive");
 	return 0;
+}
+
+uint32_t diag_cli_proc_holders(void *ctx, unsigned obj_kind, uint64_t obj, uint32_t *pids,
+			       uint32_t max)
+{
+	char want[48], path[64], link[64];
+	DIR *proc = opendir("/proc"), *fds;
+	struct dirent *p, *f;
+	uint32_t n = 0;
+
+	(void)ctx;
+	if (!proc || (obj_kind != AE_OBJ_UNIX && obj_kind != AE_OBJ_PIPE)) {
+		if (proc)
+			closedir(proc);
+		return 0;
+	}
+	snprintf(want, sizeof(want), "%s:[%" PRIu64 "]", obj_kind == AE_OBJ_UNIX ? "socket" : "pipe",
+		 obj);
+	while (n < max && (p = readdir(proc))) {
+		char *end;
+		unsigned long pid = strtoul(p->d_name, &end, 10);
+
+		if (*end || !pid || pid > UINT32_MAX)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%lu/fd", pid);
+		if (!(fds = opendir(path)))
+			continue;       /* gone, or a kernel thread */
+		while ((f = readdir(fds))) {
+			ssize_t len;
+
+			if (f->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%lu/fd/%.16s", pid, f->d_name);
+			len = readlink(path, link, sizeof(link) - 1);
+			if (len <= 0)
+				continue;
+			link[len] = 0;
+			if (!strcmp(link, want)) {
+				pids[n++] = (uint32_t)pid;
+				break;
+			}
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+	return n;
 }
 
 int diag_cli_hangs(struct graph_cli_ctx *c, const char *cmd, struct diag_cli_opts *o,

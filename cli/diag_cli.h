@@ -23,7 +23,14 @@ struct diag_cli_opts {
 	uint32_t depth;
 	int picks[DIAG_MAX_PICKS];
 	uint32_t npicks;
+	bool live;               /* the trace is of this running system, just taken */
 };
+
+/* argus_holders_fn over /proc/PID/fd of the running system: the
+ * processes that hold a unix socket ("socket:[INODE]") or a pipe
+ * ("pipe:[INODE]") open now.  For `diagnose --live`. */
+uint32_t diag_cli_proc_holders(void *ctx, unsigned obj_kind, uint64_t obj, uint32_t *pids,
+			       uint32_t max);
 
 /* Parses the flags of hangs (diagnose = false) or diagnose; prints a usage
  * error and returns 2 on bad input. */

@@ -125,7 +125,9 @@ struct argus_culprit {
 	uint8_t cycle;          /* 1: this thread is already in the chain */
 	uint8_t late;           /* 1: no normal run of the wait was found;
 	                           normal_seg is who woke it late instead */
-	uint8_t pad;
+	uint8_t holder;         /* 1: named as the live holder of the other
+	                           end of the previous thread's wait
+	                           (argus_diag_opts.holders) */
 	uint32_t seg;           /* its segment in the window */
 	uint32_t normal_seg;    /* where it normally woke the next thread */
 	uint64_t from, to;      /* the window it was judged on */
@@ -152,11 +154,20 @@ struct argus_diagnosis {
 	uint32_t choice_seg[ARGUS_DIAG_MAX_PATH]; /* ...those segments */
 };
 
+/* Which processes hold an IPC object open now, on the live system the
+ * trace was just taken from (the lldb plugin; /proc/PID/fd): up to max
+ * pids into pids, returns how many.  obj: a unix socket's inode (the
+ * other end's, as the trace records peers), a pipe's inode. */
+typedef uint32_t (*argus_holders_fn)(void *ctx, unsigned obj_kind, uint64_t obj,
+				     uint32_t *pids, uint32_t max);
+
 struct argus_diag_opts {
 	size_t sz;
 	uint32_t depth;         /* culprit's culprit levels, 0 = 3 */
 	argus_pick_fn pick;     /* NULL = default pick */
 	void *pick_ctx;
+	argus_holders_fn holders; /* NULL: the trace only (a saved trace) */
+	void *holders_ctx;
 };
 
 int argus_diag__diagnose(const struct argus_graph *g,

@@ -100,6 +100,141 @@ static uint64_t own_timeout(const struct argus_graph *g, uint32_t h, uint32_t ne
 	return 0;
 }
 
+/* Did segment s make a syscall of its own (enter or exit)? */
+static bool has_syscall(const struct argus_graph *g, uint32_t s)
+{
+	for (uint32_t e = SEGS(g)[s].first_event; e != ARGUS_NONE;
+	     e = argus_graph__seg_next_event(g, s, e))
+		if (EVS(g)[e].type == AE_SYS_ENTER || EVS(g)[e].type == AE_SYS_EXIT)
+			return true;
+	return false;
+}
+
+/*
+ * The segment in which the wait that h ends in began.  The kernel wakes a
+ * reader blocked on a unix stream socket when its peer *reads* (that
+ * makes room to write); the reader runs for microseconds, finds no data
+ * and sleeps again inside the same read().  Such a segment makes no
+ * syscall of its own (the read never returned) and re-blocks on the same
+ * object: it continues the wait before it.  It exists only when the peer
+ * reads and then does not reply at once -- in the hang, not in the normal
+ * runs -- so similarity must start from the segment that entered the wait.
+ */
+static uint32_t wait_origin(const struct argus_graph *g, uint32_t h)
+{
+	for (int guard = 0; guard < 64; guard++) {
+		const struct argus_segment *s = &SEGS(g)[h];
+		uint32_t p = argus_graph__seg_prev(g, h);
+		const struct argus_segment *ps;
+
+		if (p == ARGUS_NONE || s->start_reason != ARGUS_START_WAKE ||
+		    s->end_reason != ARGUS_END_WAIT || s->wait_nr < 0)
+			break;
+		ps = &SEGS(g)[p];
+		if (ps->end_reason != ARGUS_END_WAIT || ps->wait_nr != s->wait_nr ||
+		    ps->wait_obj_kind != s->wait_obj_kind || ps->wait_obj != s->wait_obj ||
+		    has_syscall(g, h))
+			break;
+		h = p;
+	}
+	return h;
+}
+
+static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts *o,
+		       struct argus_diagnosis *d, uint32_t tid, uint32_t h,
+		       uint64_t lo, uint64_t hi, uint32_t level, uint32_t depth);
+
+/* Thread c is the next culprit (it normally wakes the waiting thread in
+ * normal_seg, or holds the other end of its wait): judge it over the wait
+ * window, close a cycle, or follow its own wait one level deeper. */
+static void add_culprit(const struct argus_graph *g, const struct argus_diag_opts *o,
+			struct argus_diagnosis *d, uint32_t c, uint32_t normal_seg,
+			bool late, bool holder, uint64_t wfrom, uint64_t wto, uint32_t level,
+			uint32_t depth)
+{
+	struct argus_activity a;
+	struct argus_culprit *k;
+	uint32_t thr = argus_graph__thread_by_tid(g, c);
+
+	if (d->nchain == ARGUS_DIAG_MAX_CHAIN || thr == ARGUS_NONE)
+		return;
+	if (argus_diag__activity(g, c, wfrom, wto, &a))
+		return;
+	k = &d->chain[d->nchain++];
+	memset(k, 0, sizeof(*k));
+	k->tid = c;
+	k->pid = THRS(g)[thr].pid;
+	k->kind = a.kind;
+	k->normal_seg = normal_seg;
+	k->late = late;
+	k->holder = holder;
+	k->from = wfrom;
+	k->to = wto;
+	k->seg = a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE ? a.wait_seg
+		 : a.busy_seg;
+	if (k->seg == ARGUS_NONE)
+		k->seg = argus_graph__segment_at(g, c, wfrom);
+	if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE) {
+		k->wait_ns = a.wait_ns;
+		k->wait_nr = SEGS(g)[a.wait_seg].wait_nr;
+		k->stack = SEGS(g)[a.wait_seg].wait_stack;
+	} else {
+		k->wait_nr = -1;
+		k->stack = hot_stack(g, c, wfrom, wto);
+	}
+	/* a cycle: the chain came back to a thread already in it */
+	for (uint32_t j = 0; j + 1 < d->nchain; j++)
+		if (d->chain[j].tid == c)
+			k->cycle = 1;
+	if (c == d->hang.tid)
+		k->cycle = 1;
+	if (k->cycle) {
+		d->cycle = 1;
+		return;
+	}
+	if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE && level + 1 < depth)
+		blame_wait(g, o, d, c, a.wait_seg, wfrom, wto, level + 1, depth);
+}
+
+/*
+ * A wait with no normal run that nobody has ended yet (a hang in
+ * progress): the renderer blocked reading a socket it uses only in the
+ * hang.  Who would write to it is whoever holds the other end, and the
+ * trace cannot say until that thread touches it; a live system can
+ * (o->holders, e.g. /proc/PID/fd).  Of the holding process, the thread
+ * taken is one already in the chain or the hung UI thread (it serves its
+ * process's IPC from its event loop, and naming it closes the cycle),
+ * else the process's main thread.  True when a culprit was added.
+ */
+static bool blame_holder(const struct argus_graph *g, const struct argus_diag_opts *o,
+			 struct argus_diagnosis *d, uint32_t tid, uint32_t h,
+			 uint64_t wfrom, uint64_t wto, uint32_t level, uint32_t depth)
+{
+	const struct argus_segment *s = &SEGS(g)[h];
+	uint32_t pids[16], n, self = THRS(g)[s->thread].pid, pick = 0;
+
+	if (s->end_reason != ARGUS_END_WAIT || !s->wait_peer ||
+	    (s->wait_obj_kind != AE_OBJ_UNIX && s->wait_obj_kind != AE_OBJ_PIPE))
+		return false;
+	n = o->holders(o->holders_ctx, s->wait_obj_kind,
+		       s->wait_obj_kind == AE_OBJ_PIPE ? s->wait_obj : s->wait_peer, pids, 16);
+	for (uint32_t i = 0; i < n && i < 16 && !pick; i++) {
+		if (pids[i] == self && s->wait_obj_kind == AE_OBJ_PIPE)
+			continue;       /* a pipe's inode is both ends' */
+		if (pids[i] == d->hang.pid)
+			pick = d->hang.tid;
+		for (uint32_t j = 0; j < d->nchain && !pick; j++)
+			if (d->chain[j].pid == pids[i])
+				pick = d->chain[j].tid;
+		if (!pick && argus_graph__thread_by_tid(g, pids[i]) != ARGUS_NONE)
+			pick = pids[i];
+	}
+	if (!pick || pick == tid)
+		return false;
+	add_culprit(g, o, d, pick, ARGUS_NONE, true, true, wfrom, wto, level, depth);
+	return true;
+}
+
 /* Thread `tid` blocked in segment h, judged over [lo, hi]: find who
  * normally wakes it and add that thread to the chain; recurse. */
 static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts *o,
@@ -109,10 +244,16 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	struct argus_similar sim[MAX_SIMILAR];
 	struct argus_step steps[ARGUS_DIAG_MAX_PATH];
 	uint64_t wfrom, wto, tmo;
-	uint32_t next, x = ARGUS_NONE, normal = ARGUS_NONE, nsteps = 0;
+	uint32_t next, x = ARGUS_NONE, normal = ARGUS_NONE, nsteps = 0, hs;
 	int nsim;
 
 	wait_window(g, h, &wfrom, &wto, &next);
+	/* A wait the debugger broke (attaching signals every blocked thread;
+	 * its wake-up is filtered, then the thread sits in a ptrace stop) has
+	 * not ended as far as the app is concerned: no one has woken it. */
+	if (next != ARGUS_NONE && (SEGS(g)[next].flags & ARGUS_SEG_F_STOPPED) &&
+	    argus_diag__waker_edge(g, next) == ARGUS_NONE)
+		next = ARGUS_NONE;
 	if (wfrom < lo)
 		wfrom = lo;
 	if (wto > hi)
@@ -127,9 +268,19 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	 * browser only in the hang): whoever finally woke it says more than a
 	 * wait that merely looks alike, so that comes before relaxing to
 	 * waits on the same kind of object. */
-	nsim = diag_similar(g, h, SEGS(g)[h].start, wto, sim, MAX_SIMILAR, true);
+	hs = wait_origin(g, h);
+	nsim = diag_similar(g, hs, SEGS(g)[hs].start, wto, sim, MAX_SIMILAR, true);
+	/* Not a usual wait and nobody has ended it yet: who holds the other
+	 * end of it (live systems only) says more than waits on the same
+	 * kind of object. */
+	if (nsim == 0 && next == ARGUS_NONE && o->holders &&
+	    blame_holder(g, o, d, tid, hs, wfrom, wto, level, depth)) {
+		if (level == 0)
+			d->normal_seg = ARGUS_NONE;
+		return;
+	}
 	if (nsim == 0 && (next == ARGUS_NONE || argus_diag__waker_edge(g, next) == ARGUS_NONE))
-		nsim = diag_similar(g, h, SEGS(g)[h].start, wto, sim, MAX_SIMILAR, false);
+		nsim = diag_similar(g, hs, SEGS(g)[hs].start, wto, sim, MAX_SIMILAR, false);
 	if (level == 0)
 		d->nsimilar = nsim > 0 ? (uint32_t)nsim : 0;
 	uint32_t woke = ARGUS_NONE, xedge = ARGUS_NONE;
@@ -181,49 +332,11 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	/* the first thread of the path other than the waiting one */
 	for (uint32_t i = 0; i < nsteps; i++) {
 		uint32_t c = seg_tid(g, steps[i].seg);
-		struct argus_activity a;
-		struct argus_culprit *k;
 
 		if (c == tid)
 			continue;
-		if (d->nchain == ARGUS_DIAG_MAX_CHAIN)
-			return;
-		if (argus_diag__activity(g, c, wfrom, wto, &a))
-			return;
-		k = &d->chain[d->nchain++];
-		memset(k, 0, sizeof(*k));
-		k->tid = c;
-		k->pid = THRS(g)[SEGS(g)[steps[i].seg].thread].pid;
-		k->kind = a.kind;
-		k->normal_seg = steps[i].seg;
-		k->late = normal == ARGUS_NONE;
-		k->from = wfrom;
-		k->to = wto;
-		k->seg = a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE ? a.wait_seg
-			 : a.busy_seg;
-		if (k->seg == ARGUS_NONE)
-			k->seg = argus_graph__segment_at(g, c, wfrom);
-		if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE) {
-			k->wait_ns = a.wait_ns;
-			k->wait_nr = SEGS(g)[a.wait_seg].wait_nr;
-			k->stack = SEGS(g)[a.wait_seg].wait_stack;
-		} else {
-			k->wait_nr = -1;
-			k->stack = hot_stack(g, c, wfrom, wto);
-		}
-		/* a cycle: the chain came back to a thread already in it */
-		for (uint32_t j = 0; j + 1 < d->nchain; j++)
-			if (d->chain[j].tid == c)
-				k->cycle = 1;
-		if (c == d->hang.tid)
-			k->cycle = 1;
-		if (k->cycle) {
-			d->cycle = 1;
-			return;
-		}
-		if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE &&
-		    level + 1 < depth)
-			blame_wait(g, o, d, c, a.wait_seg, wfrom, wto, level + 1, depth);
+		add_culprit(g, o, d, c, steps[i].seg, normal == ARGUS_NONE, 0, wfrom, wto,
+			    level, depth);
 		return;
 	}
 }
@@ -233,14 +346,16 @@ int argus_diag__diagnose(const struct argus_graph *g,
 			 const struct argus_diag_opts *opts,
 			 struct argus_diagnosis *d)
 {
-	static const struct argus_diag_opts defaults = { .sz = sizeof(defaults) };
-	const struct argus_diag_opts *o = opts ? opts : &defaults;
+	struct argus_diag_opts oo = { .sz = sizeof(oo) }, *o = &oo;
 	struct argus_activity a;
-	uint32_t depth = o->depth ? o->depth : 3;
+	uint32_t depth;
 	int rc;
 
 	if (!g || !hang || !d)
 		return -EINVAL;
+	if (opts)       /* an older, shorter struct: the rest stays default */
+		memcpy(&oo, opts, opts->sz < sizeof(oo) ? opts->sz : sizeof(oo));
+	depth = o->depth ? o->depth : 3;
 	memset(d, 0, sizeof(*d));
 	d->hang = *hang;
 	d->normal_seg = ARGUS_NONE;

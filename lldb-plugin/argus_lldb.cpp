@@ -738,6 +738,8 @@ bool prep_diag(const Subcommand &sc, lldb::SBDebugger d, Args &args, DiagPrep &p
 		return fail(result, rtrim(with_plugin_usage(c.err, sc.syntax)));
 	if (!use_session_schema(sc, p.cli, result))
 		return false;
+	if (!strcmp(sc.name, "diagnose"))
+		p.cli.push_back("--live");   // the snapshot is of this running system
 	if (no_save) {
 		if (!g_session.have_trace())
 			return fail(result, std::string("argus ") + sc.name +

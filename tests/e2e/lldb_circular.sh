@@ -15,15 +15,12 @@
 #   and in both, the report's threads of the browser are matched to lldb's
 #   threads (ime_worker with ime_roundtrip on lldb's stack), and the app
 #   exits 0 with its ground truth (CULPRIT_TID, TIMEOUTS_IN_HANG=2).
-#
-# Known limits (graphlib, docs/lldb.md), logged as KNOWN LIMIT, not failed:
-#   - in a hang in progress the culprit's own wait is sometimes a spurious
-#     unix-socket wake-up segment with no similar normal run: the chain
-#     stops at the culprit (about half of the attaches here);
-#   - the renderer has not been woken yet, so its culprit is its usual
-#     waker (ime_worker), not the browser main thread it waits for now:
-#     the cycle closes at ime_worker.
-# A chain that is found must still start with the renderer and close.
+#   and the chain goes on to the renderer and closes the cycle at the
+#   browser main thread, in both: ime_worker's wait is followed back past
+#   the spurious unix-socket wake-up segment to where it began (similar
+#   runs exist for that one), and the renderer's wait on a socket nobody
+#   has read yet is blamed on the process holding its other end, looked up
+#   live in /proc (the plugin diagnoses with --live).
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 . "$(dirname "$0")/lldb_lib.sh"
@@ -52,29 +49,43 @@ check_report() {
 	renderer=$(kv RENDERER_MAIN_TID "$APP_OUT")
 	[ "$(kv CULPRIT_COMM "$APP_OUT")" = ime_worker ] || fail "ground truth: the culprit is not ime_worker" "$APP_OUT"
 	[ "$(kv TIMEOUTS_IN_HANG "$APP_OUT")" = 2 ] || fail "ground truth: not 2 timeouts in the hang" "$APP_OUT"
-	expect_in "$O" '^argus: the hang in progress' "$1: diagnose did not take the hang in progress"
+	# A late attach on a loaded machine can land after the hang ended;
+	# then lldb sees the UI thread back in poll and the hang just over is
+	# diagnosed: the same chain, only not "in progress".
+	if [ "$1" = late ] && grep -q '^argus: no hang in progress (lldb sees the UI thread in its event-loop wait); the longest earlier hang' "$O"; then
+		log "$1: lldb attached after the hang ended (slow attach): the hang just over is diagnosed"
+		ONGOING=0
+		expect_in "$O" '^ +away from its event loop for [0-9.]+ ms; blocked in segment #[0-9]+: in futex for' \
+			"$1: the hang is not a futex wait"
+	else
+		ONGOING=1
+		expect_in "$O" '^argus: the hang in progress' "$1: diagnose did not take the hang in progress"
+		expect_in "$O" '^ +away from its event loop for [0-9.]+ ms \(still at the end of the trace\); blocked in segment #[0-9]+: in futex for' \
+			"$1: the hang is not an ongoing futex wait"
+	fi
 	expect_in "$O" "^hang +browser $APP_PID/$ui \\(process browser\\)" "$1: the hang is not the browser main thread's"
-	expect_in "$O" '^ +away from its event loop for [0-9.]+ ms \(still at the end of the trace\); blocked in segment #[0-9]+: in futex for' \
-		"$1: the hang is not an ongoing futex wait"
 	expect_in "$O" "^culprit +ime_worker $APP_PID/$worker \\(process browser\\), blocked in read" \
 		"$1: the culprit is not ime_worker ($worker) blocked in read"
 	expect_in "$O" "^  culprit[+a-z]* +thread #[0-9]+ tid $worker \"ime_worker\"" "$1: ime_worker is not matched to an lldb thread"
-	expect_in "$O" "^ +#[0-9]+ +0x[0-9a-f]+ case_circular\`ime_roundtrip \\+ [0-9]+ at case_circular.c:[0-9]+" \
+	# (after the hang, ime_worker waits for its next job, not in ime_roundtrip)
+	[ $ONGOING = 0 ] || expect_in "$O" "^ +#[0-9]+ +0x[0-9a-f]+ case_circular\`ime_roundtrip \\+ [0-9]+ at case_circular.c:[0-9]+" \
 		"$1: lldb's frames of ime_worker do not show ime_roundtrip"
-	expect_in "$O" "^  hang +thread #1 tid $ui \"browser\"" "$1: the browser main thread is not lldb's thread #1"
+	expect_in "$O" "^  hang(\+then)? +thread #1 tid $ui \"browser\"" "$1: the browser main thread is not lldb's thread #1"
 	# the chain, when found, is the ground truth's: renderer, then the cycle
 	CHAIN_FOUND=0
 	if grep -q '^then' "$O"; then
 		CHAIN_FOUND=1
 		expect_in "$O" "^then +renderer $renderer/$renderer \\(process renderer\\), blocked in read" \
 			"$1: the culprit's culprit is not the renderer ($renderer)"
-		expect_in "$O" "^then .*already in the chain \\(a cycle\\)" "$1: the chain does not close a cycle"
-		grep -qE "^then +browser $APP_PID/$ui .*already in the chain" "$O" ||
-			log "KNOWN LIMIT ($1): the cycle closes at $(sed -n 's/^then *\([^ ]*\) .*already in the chain.*/\1/p' "$O"), the ground truth's at the browser main thread (docs/lldb.md)"
+		# the renderer waits on a socket nobody has read yet: the browser
+		# holds its other end (a live /proc lookup), which closes the cycle
+		# (a hang just over needs no holder: the browser's reply woke the renderer)
+		expect_in "$O" "^then +browser $APP_PID/$ui \\(process browser\\): already in the chain \\(a cycle\\)$([ $ONGOING = 1 ] && echo '; its process holds the other end')" \
+			"$1: the cycle does not close at the browser main thread (through the socket's live holder, in a hang in progress)"
 		expect_in "$O" "^verdict +circular wait between browser \\($ui\\), ime_worker \\($worker\\), renderer \\($renderer\\)" \
 			"$1: the verdict is not the circular wait"
 	else
-		log "KNOWN LIMIT ($1): the chain stops at the culprit (a spurious unix-socket wake-up segment; docs/lldb.md)"
+		fail "$1: the chain stops at the culprit (ime_worker's wait not followed to the renderer)" "$O" 80
 	fi
 	log "$1: $(grep -E '^(hang|culprit|then|verdict)' "$O" | tr '\n' '|' | cut -c1-600)"
 }
@@ -105,8 +116,10 @@ w=$(sed -n 's/^ *away from its event loop .*: in futex for \([0-9.]*\) ms.*/\1/p
 awk -v w="$w" -v t="$TIMEOUT_MS" 'BEGIN { exit !(w > 0.95 * t && w < 1.05 * t) }' ||
 	fail "late: the UI thread's wait is $w ms, not the app's $TIMEOUT_MS ms timed wait" "$LLDB_OUT" 80
 if [ "$CHAIN_FOUND" = 1 ]; then
-	expect_in "$LLDB_OUT" "^verdict +circular wait .*broken by a $TIMEOUT_MS ms timeout in browser" \
-		"late: the verdict does not say the cycle was broken by the $TIMEOUT_MS ms timeout"
+	# the timeout as measured: the 1500 ms timed wait, give or take 5% on a loaded machine
+	v=$(sed -n 's/^verdict .*broken by a \([0-9]*\) ms timeout in browser.*/\1/p' "$LLDB_OUT")
+	awk -v w="$v" -v t="$TIMEOUT_MS" 'BEGIN { exit !(w > 0.95 * t && w < 1.05 * t) }' ||
+		fail "late: the verdict does not say the cycle was broken by the $TIMEOUT_MS ms timeout" "$LLDB_OUT" 80
 fi
-pass "no collector: clear error; early and late in the hang: culprit ime_worker matched to lldb's thread" \
-	"(chain early: $EARLY_CHAIN, late: $CHAIN_FOUND), the ${TIMEOUT_MS} ms timed wait"
+pass "no collector: clear error; early and late in the hang: culprit ime_worker matched to lldb's thread," \
+	"chain renderer -> browser (a cycle, through the socket's live holder), the ${TIMEOUT_MS} ms timed wait"
