@@ -81,6 +81,8 @@ static int pick(void *vctx, const struct argus_graph *g, uint32_t seg,
 
 /* A culprit named through diag_cli_proc_holders (argus_culprit.holder). */
 #define HOLDER_NOTE "; its process holds the other end of the previous thread's wait (/proc, live)"
+/* ... named as the thread handed work just before the wait (argus_culprit.asked) */
+#define ASKED_NOTE "; handed work by the previous thread just before its wait (no normal run to compare)"
 
 static const char *sys_name(int nr)
 {
@@ -108,7 +110,8 @@ static void print_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k
 	printf("%-10s", label);
 	diag_cli_print_thread_line(c, k->tid);
 	if (k->cycle) {
-		printf(": already in the chain (a cycle)%s\n", k->holder ? HOLDER_NOTE : "");
+		printf(": already in the chain (a cycle)%s\n",
+		       k->holder ? HOLDER_NOTE : k->asked ? ASKED_NOTE : "");
 		return;
 	}
 	printf(", %s", argus_hang_kind_str(k->kind));
@@ -119,11 +122,11 @@ static void print_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k
 		printf(" (no segment in the window)");
 	else
 		printf(" (segment #%u", k->seg);
-	if (k->normal_seg != ARGUS_NONE)
+	if (k->normal_seg != ARGUS_NONE && !k->asked)
 		printf("%s%s woke the next thread in #%u", k->seg == ARGUS_NONE ? " (" : "; ",
 		       k->late ? "finally, late," : "normally", k->normal_seg);
-	printf("%s%s\n", k->seg != ARGUS_NONE || k->normal_seg != ARGUS_NONE ? ")" : "",
-	       k->holder ? HOLDER_NOTE : "");
+	printf("%s%s\n", k->seg != ARGUS_NONE || (k->normal_seg != ARGUS_NONE && !k->asked) ? ")" : "",
+	       k->holder ? HOLDER_NOTE : k->asked ? ASKED_NOTE : "");
 	diag_cli_stack(c, k->pid, k->to, k->stack, print_frame, "        ");
 }
 
@@ -135,11 +138,11 @@ static void json_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k)
 	diag_cli_json_str(diag_cli_comm(c, k->tid));
 	printf(",\"process\":");
 	diag_cli_json_str(diag_cli_process(c, k->tid));
-	printf(",\"kind\":\"%s\",\"segment\":%u,\"normal_segment\":%d,\"late\":%s,\"cycle\":%s,\"holder\":%s,"
+	printf(",\"kind\":\"%s\",\"segment\":%u,\"normal_segment\":%d,\"late\":%s,\"cycle\":%s,\"holder\":%s,\"asked\":%s,"
 	       "\"window_ns\":[%" PRIu64 ",%" PRIu64 "]",
 	       argus_hang_kind_str(k->kind), k->seg,
 	       k->normal_seg == ARGUS_NONE ? -1 : (int)k->normal_seg, k->late ? "true" : "false",
-	       k->cycle ? "true" : "false", k->holder ? "true" : "false",
+	       k->cycle ? "true" : "false", k->holder ? "true" : "false", k->asked ? "true" : "false",
 	       k->from, k->to);
 	if (k->kind == ARGUS_KIND_BLOCKED && k->wait_nr >= 0)
 		printf(",\"wait\":{\"syscall\":\"%s\",\"ns\":%" PRIu64 "}", sys_name(k->wait_nr),
@@ -223,6 +226,10 @@ static void print_report(struct graph_cli_ctx *c, const struct argus_diagnosis *
 		if (d->normal_seg != ARGUS_NONE)
 			printf("normal    segment #%u, the best of %s%u similar segments of the same thread\n",
 			       d->normal_seg, d->nsimilar >= 64 ? "the first " : "", d->nsimilar);
+		else if (d->nchain && (d->chain[0].asked || d->chain[0].holder))
+			printf("normal    none found (%u similar), and nobody has woken it: %s\n",
+			       d->nsimilar, d->chain[0].asked ? "the thread it handed work to just before"
+			       : "the process holding the other end of its wait");
 		else
 			printf("normal    none found (%u similar); sliced from whoever woke it late\n",
 			       d->nsimilar);

@@ -128,6 +128,9 @@ struct argus_culprit {
 	uint8_t holder;         /* 1: named as the live holder of the other
 	                           end of the previous thread's wait
 	                           (argus_diag_opts.holders) */
+	uint8_t asked;          /* 1: no normal run, no waker, no holder: the
+	                           thread the previous one handed work to
+	                           (its last edge out) just before it waited */
 	uint32_t seg;           /* its segment in the window */
 	uint32_t normal_seg;    /* where it normally woke the next thread */
 	uint64_t from, to;      /* the window it was judged on */

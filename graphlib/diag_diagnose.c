@@ -147,10 +147,12 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 /* Thread c is the next culprit (it normally wakes the waiting thread in
  * normal_seg, or holds the other end of its wait): judge it over the wait
  * window, close a cycle, or follow its own wait one level deeper. */
+enum culprit_via { VIA_PATH, VIA_HOLDER, VIA_ASKED };
+
 static void add_culprit(const struct argus_graph *g, const struct argus_diag_opts *o,
 			struct argus_diagnosis *d, uint32_t c, uint32_t normal_seg,
-			bool late, bool holder, uint64_t wfrom, uint64_t wto, uint32_t level,
-			uint32_t depth)
+			bool late, enum culprit_via via, uint64_t wfrom, uint64_t wto,
+			uint32_t level, uint32_t depth)
 {
 	struct argus_activity a;
 	struct argus_culprit *k;
@@ -167,7 +169,8 @@ static void add_culprit(const struct argus_graph *g, const struct argus_diag_opt
 	k->kind = a.kind;
 	k->normal_seg = normal_seg;
 	k->late = late;
-	k->holder = holder;
+	k->holder = via == VIA_HOLDER;
+	k->asked = via == VIA_ASKED;
 	k->from = wfrom;
 	k->to = wto;
 	k->seg = a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE ? a.wait_seg
@@ -231,8 +234,31 @@ static bool blame_holder(const struct argus_graph *g, const struct argus_diag_op
 	}
 	if (!pick || pick == tid)
 		return false;
-	add_culprit(g, o, d, pick, ARGUS_NONE, true, true, wfrom, wto, level, depth);
+	add_culprit(g, o, d, pick, ARGUS_NONE, true, VIA_HOLDER, wfrom, wto, level, depth);
 	return true;
+}
+
+/*
+ * The last strong edge segment h sent to another thread before it blocked:
+ * the request whose answer it waits for, when nothing else says whom it
+ * waits for (no normal run of the wait, nobody has woken it, no holder).
+ * ARGUS_NONE if it handed nothing to anyone.
+ */
+static uint32_t last_handoff(const struct argus_graph *g, uint32_t h)
+{
+	const uint32_t *ids;
+	uint32_t n = argus_graph__out_edges(g, h, &ids), best = ARGUS_NONE;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct argus_edge *e = &EDGES(g)[ids[i]];
+
+		if (!argus_edge_type_strong(e->type) || e->type == ARGUS_EDGE_TIMER ||
+		    SEGS(g)[e->dst].thread == SEGS(g)[h].thread)
+			continue;
+		if (best == ARGUS_NONE || e->src_ts >= EDGES(g)[best].src_ts)
+			best = ids[i];
+	}
+	return best;
 }
 
 /* Thread `tid` blocked in segment h, judged over [lo, hi]: find who
@@ -307,8 +333,14 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	}
 	if (level == 0)
 		d->normal_seg = normal;
-	if (x == ARGUS_NONE)
+	if (x == ARGUS_NONE) {
+		uint32_t e = last_handoff(g, hs);
+
+		if (e != ARGUS_NONE)
+			add_culprit(g, o, d, seg_tid(g, EDGES(g)[e].dst), EDGES(g)[e].dst, true,
+				    VIA_ASKED, wfrom, wto, level, depth);
 		return;
+	}
 	/* steps[0] is the woken segment of the waiting thread, then the slice */
 	steps[0] = (struct argus_step){ .seg = woke, .edge = ARGUS_NONE };
 	int ns = argus_diag__slice(g, x, tid, normal != ARGUS_NONE ? SEGS(g)[normal].start : 0,
@@ -335,7 +367,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 
 		if (c == tid)
 			continue;
-		add_culprit(g, o, d, c, steps[i].seg, normal == ARGUS_NONE, 0, wfrom, wto,
+		add_culprit(g, o, d, c, steps[i].seg, normal == ARGUS_NONE, VIA_PATH, wfrom, wto,
 			    level, depth);
 		return;
 	}
