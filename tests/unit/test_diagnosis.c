@@ -337,7 +337,7 @@ static void ui_tasks(void)
  *     back at 201.01 ms, works `gap_us`, poll; back 100 ms later, works
  *     1 ms, poll and stays in it; HOG does a syscall 1 s later (trace end).
  */
-static void gap_scenario(uint64_t gap_us)
+static void gap_scenario_marked(uint64_t gap_us, uint64_t mark_us, const char *mark)
 {
 	uint64_t t;
 
@@ -346,12 +346,20 @@ static void gap_scenario(uint64_t gap_us)
 	ui_poll_return(100000, 0);
 	ui_poll_call(101000);
 	ui_poll_return(201010, 0);          /* the gap starts: 201.01 ms */
+	if (mark)       /* `argus mark` from a shell: no thread (tid 0) */
+		tg_ok(argus_tracegen__mark(tg, AT(mark_us), 3, 0, 0, mark), "mark",
+		      AT(mark_us));
 	t = 201010 + gap_us;
 	ui_poll_call(t);                    /* ...and ends */
 	ui_poll_return(t + 100010, 0);
 	ui_poll_call(t + 101010);
 	run(AT(t + 1101010), 3, HOG);
 	enter(AT(t + 1101020), 3, HOG, SYS_getpid, 0, 0);
+}
+
+static void gap_scenario(uint64_t gap_us)
+{
+	gap_scenario_marked(gap_us, 0, NULL);
 }
 
 static void TEST_hang_of_2500ms_is_found_at_2000ms_and_2500ms_not_at_3000ms(void)
@@ -400,6 +408,30 @@ static void TEST_gaps_below_the_threshold_are_not_hangs(void)
 	CHECK_EQ(hangs(UI, 0, &h), 0);
 	free(h);
 	CHECK_EQ(hangs(UI, 1000 * MS, &h), 1);
+	free(h);
+out:
+	end();
+}
+
+/* `argus mark` (no thread, tid 0) at 1 s, inside a 1 s gap below the
+ * threshold: that gap is a hang, annotated with the mark's text. */
+static void TEST_mark_inside_a_short_gap_makes_it_an_annotated_hang(void)
+{
+	struct argus_hang *h;
+	uint32_t n;
+
+	gap_scenario_marked(1000000, 1000000, "it froze");
+	if (!finish(NULL))
+		goto out;
+	n = hangs(UI, 0, &h);
+	CHECK_EQ(n, 1);
+	if (n == 1) {
+		CHECK_EQ(h[0].start, AT(201010));
+		CHECK_EQ(h[0].end, AT(1201010));
+		CHECK_EQ(h[0].annotated, 1);
+		CHECK(h[0].mark && !strcmp(argus_trace__string(trace, h[0].mark) ?: "",
+					   "it froze"));
+	}
 	free(h);
 out:
 	end();
@@ -853,6 +885,14 @@ static void TEST_blocked_ui_blames_the_thread_that_normally_wakes_it_then_the_pi
 	CHECK_EQ(d.timeout_ns, 0);
 	/* the hang segment, the normal node, the culprit */
 	CHECK_EQ(d.inspected, 3);
+	/* depth 1: the culprit only, not its culprit */
+	{
+		struct argus_diag_opts o = { .sz = sizeof(o), .depth = 1 };
+
+		CHECK_EQ(argus_diag__diagnose(graph, &hang, &o, &d), 0);
+		CHECK_EQ(d.nchain, 1);
+		CHECK_EQ(d.chain[0].tid, WORKER);
+	}
 out:
 	end();
 }
@@ -1448,6 +1488,7 @@ int main(void)
 {
 	RUN(TEST_hang_of_2500ms_is_found_at_2000ms_and_2500ms_not_at_3000ms);
 	RUN(TEST_gaps_below_the_threshold_are_not_hangs);
+	RUN(TEST_mark_inside_a_short_gap_makes_it_an_annotated_hang);
 	RUN(TEST_hang_still_open_at_the_trace_end_is_ongoing);
 	RUN(TEST_ongoing_hang_of_a_stopped_thread_ends_where_the_stop_began);
 	RUN(TEST_poll_interrupted_by_erestartnohand_is_not_a_return_from_the_loop);
