@@ -248,6 +248,7 @@ static uint32_t last_handoff(const struct argus_graph *g, uint32_t h)
 {
 	const uint32_t *ids;
 	uint32_t n = argus_graph__out_edges(g, h, &ids), best = ARGUS_NONE;
+	uint64_t last_send = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct argus_edge *e = &EDGES(g)[ids[i]];
@@ -258,6 +259,22 @@ static uint32_t last_handoff(const struct argus_graph *g, uint32_t h)
 		if (best == ARGUS_NONE || e->src_ts >= EDGES(g)[best].src_ts)
 			best = ids[i];
 	}
+	/* A send after that edge that reached nobody yet (no message edge:
+	 * nobody has read it) is the real request, to a receiver the trace
+	 * cannot name: guessing the earlier edge would be wrong (the
+	 * renderer's spurious wake-up of ime_worker, then its call to the
+	 * browser). */
+	for (uint32_t e = SEGS(g)[h].first_event; e != ARGUS_NONE;
+	     e = argus_graph__seg_next_event(g, h, e)) {
+		const struct argus_gevent *ev = &EVS(g)[e];
+
+		if (ev->type == AE_SYS_EXIT && ev->val > 0 && ev->obj &&
+		    (ev->nr == SYS_write || ev->nr == SYS_writev || ev->nr == SYS_sendto ||
+		     ev->nr == SYS_sendmsg || ev->nr == SYS_sendmmsg))
+			last_send = ev->ts;
+	}
+	if (best != ARGUS_NONE && last_send > EDGES(g)[best].src_ts)
+		return ARGUS_NONE;
 	return best;
 }
 

@@ -176,6 +176,11 @@ int diag_similar(const struct argus_graph *g, uint32_t seg, uint64_t ex_from,
 			   (subset(k, nk, ref, nref) ? 2 : 0);
 		if (!contains || !nk)
 			continue;
+		/* cut by the trace's start, a segment holds only the tail of what
+		 * it did: that it is contained in the reference says nothing
+		 * (a ring snapshot's first segment of every thread is one) */
+		if (s->start_reason == ARGUS_START_TRACE && contains != 3)
+			continue;
 		score = (double)(s->start > r->start ? s->start - r->start
 						     : r->start - s->start) / 1e9;
 		next = i + 1 < n ? v[i + 1] : ARGUS_NONE;
