@@ -224,8 +224,10 @@ static void print_report(struct graph_cli_ctx *c, const struct argus_diagnosis *
 	printf("\n          (hang 1 of %u; argus hangs lists them)\n", nhangs);
 	if (d->kind == ARGUS_KIND_BLOCKED) {
 		if (d->normal_seg != ARGUS_NONE)
-			printf("normal    segment #%u, the best of %s%u similar segments of the same thread\n",
-			       d->normal_seg, d->nsimilar >= 64 ? "the first " : "", d->nsimilar);
+			printf("normal    segment #%u, the best of %s%u similar segments of the same thread%s\n",
+			       d->normal_seg, d->nsimilar >= 64 ? "the first " : "", d->nsimilar,
+			       d->normal_relaxed ? " (none waited on this very object: matched on its kind)"
+			       : "");
 		else if (d->nchain && (d->chain[0].asked || d->chain[0].holder))
 			printf("normal    none found (%u similar), and nobody has woken it: %s\n",
 			       d->nsimilar, d->chain[0].asked ? "the thread it handed work to just before"
@@ -266,7 +268,8 @@ static void print_json(struct graph_cli_ctx *c, const struct argus_diagnosis *d)
 	diag_cli_json_hang(c, &d->hang, d->kind);
 	printf(",\"hang_segment\":%d,\"normal\":", d->hang_seg == ARGUS_NONE ? -1 : (int)d->hang_seg);
 	if (d->normal_seg != ARGUS_NONE)
-		printf("{\"segment\":%u,\"candidates\":%u}", d->normal_seg, d->nsimilar);
+		printf("{\"segment\":%u,\"candidates\":%u,\"match\":\"%s\"}", d->normal_seg,
+		       d->nsimilar, d->normal_relaxed ? "kind" : "object");
 	else
 		printf("null");
 	printf(",\"path\":[");

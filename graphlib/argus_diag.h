@@ -145,6 +145,8 @@ struct argus_diagnosis {
 	uint32_t hang_seg;      /* the UI segment that blocked / ran */
 	uint32_t normal_seg;    /* the similar normal segment, ARGUS_NONE */
 	uint32_t nsimilar;      /* candidates seen (at most 64 are ranked) */
+	uint8_t normal_relaxed; /* 1: they waited on the same kind of object,
+	                           not on the hang's object itself */
 	struct argus_step path[ARGUS_DIAG_MAX_PATH];
 	uint32_t npath;
 	struct argus_culprit chain[ARGUS_DIAG_MAX_CHAIN]; /* [0] = culprit */

@@ -322,10 +322,16 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 			d->normal_seg = ARGUS_NONE;
 		return;
 	}
-	if (nsim == 0 && (next == ARGUS_NONE || argus_diag__waker_edge(g, next) == ARGUS_NONE))
+	bool relaxed = false;
+
+	if (nsim == 0 && (next == ARGUS_NONE || argus_diag__waker_edge(g, next) == ARGUS_NONE)) {
 		nsim = diag_similar(g, hs, SEGS(g)[hs].start, wto, sim, MAX_SIMILAR, false);
-	if (level == 0)
+		relaxed = nsim > 0;
+	}
+	if (level == 0) {
 		d->nsimilar = nsim > 0 ? (uint32_t)nsim : 0;
+		d->normal_relaxed = relaxed;
+	}
 	uint32_t woke = ARGUS_NONE, xedge = ARGUS_NONE;
 
 	for (int i = 0; i < nsim && x == ARGUS_NONE; i++) {
