@@ -59,8 +59,9 @@ struct argus_activity {
 	uint64_t wait_ns;       /* how much of the window that wait covers */
 	uint32_t busy_seg;      /* the segment with most on-CPU time */
 	uint32_t samples;       /* CPU samples within the window */
-	uint64_t asleep_ns;     /* all its waits' overlap with the window;
-	                           the rest is on CPU or runnable (preempted) */
+	uint64_t asleep_ns;     /* all its waits' overlap with the window */
+	uint64_t run_ns;        /* its segments' overlap with the window: on
+	                           CPU or runnable (preempted) */
 };
 
 int argus_diag__activity(const struct argus_graph *g, uint32_t tid,

@@ -87,6 +87,11 @@ static int loop_gaps(const struct argus_graph *g, uint32_t thr, struct gvec *gap
 		 * ends where the stop began, not at the end of the trace. */
 		if (n && (SEGS(g)[v[n - 1]].flags & ARGUS_SEG_F_STOPPED))
 			end = SEGS(g)[v[n - 1]].end;
+		/* Left its loop and exited: the app shutting down, not a hang in
+		 * progress (and not one at all: the loop is over; under ASan the
+		 * leak check at exit alone takes seconds) */
+		if (n && SEGS(g)[v[n - 1]].end_reason == ARGUS_END_EXIT)
+			return 0;
 		if (!in_loop && end > back)
 			return push_gap(gaps, back, end, true);
 		return 0;
@@ -189,6 +194,7 @@ int argus_diag__activity(const struct argus_graph *g, uint32_t tid,
 
 		if (s->start > to)
 			break;
+		a->run_ns += run;
 		if (run) {
 			cpu = s->end > s->start ?
 				(uint64_t)((double)s->oncpu * (double)run /
@@ -226,13 +232,15 @@ int argus_diag__activity(const struct argus_graph *g, uint32_t tid,
 		else if (ev->type == AE_SYS_ENTER && ev->nr == SYS_sched_yield)
 			a->short_waits++;
 	}
-	/* Busy is "not asleep": on a loaded machine a thread that computes
-	 * may spend most of the window runnable but preempted, and that is
-	 * not a wait on anyone (on-CPU < 50% read as blocked, with no wait to
-	 * blame).  The report's on-CPU figure tells computing from starved. */
+	/* Busy is "running or runnable more than asleep": on a loaded machine
+	 * a thread that computes may spend most of the window preempted, and
+	 * that is not a wait on anyone (on-CPU < 50% read as blocked, with no
+	 * wait to blame).  Time the thread was not there (before its start,
+	 * after its exit) counts for neither.  The report's on-CPU figure
+	 * tells computing from starved. */
 	if (a->short_waits >= 20 && a->wait_ns < win / 2)
 		a->kind = ARGUS_KIND_YIELD;
-	else if (a->asleep_ns * 2 < win)
+	else if (a->run_ns > a->asleep_ns)
 		a->kind = ARGUS_KIND_BUSY;
 	else
 		a->kind = ARGUS_KIND_BLOCKED;
