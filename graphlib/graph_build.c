@@ -443,7 +443,6 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 {
 	static const struct argus_graph_opts defaults = { .sz = sizeof(defaults) };
 	struct argus_graph *g;
-	struct argus_event ev;
 	uint64_t t0 = mono_ns(), n = 0;
 	int rc = 0;
 
@@ -484,17 +483,26 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 	}
 	if ((rc = argus_trace__rewind(t)))
 		goto fail;
+	/* Whole chunks at a time, in place: no copy of each event. */
 	for (;;) {
-		rc = argus_trace__next(t, &ev, err);
+		const struct argus_event *evs;
+
+		rc = argus_trace__next_batch(t, &evs, err);
 		if (rc <= 0)
 			break;
-		if ((rc = on_event(g, &ev)))
-			goto fail;
-		if (++n % PROGRESS_EVERY == 0 && opts->sz >= sizeof(*opts) &&
-		    opts->progress &&
-		    opts->progress(opts->progress_ctx, n, g->b->total_events)) {
-			rc = -ECANCELED;
-			goto fail;
+		for (int i = 0; i < rc; i++) {
+			int erc = on_event(g, &evs[i]);
+
+			if (erc) {
+				rc = erc;
+				goto fail;
+			}
+			if (++n % PROGRESS_EVERY == 0 && opts->sz >= sizeof(*opts) &&
+			    opts->progress &&
+			    opts->progress(opts->progress_ctx, n, g->b->total_events)) {
+				rc = -ECANCELED;
+				goto fail;
+			}
 		}
 	}
 	if (rc < 0)
