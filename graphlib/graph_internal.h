@@ -38,6 +38,12 @@
 #include "argus_graph.h"
 #include "hidx.h"
 
+/* malloc for the big index arrays (one place to tune their allocation). */
+static inline void *gbig_malloc(size_t bytes)
+{
+	return malloc(bytes);
+}
+
 /* Growable array of fixed-size elements; p may be NULL while cap == 0. */
 struct gvec {
 	void *p;
