@@ -13,6 +13,7 @@
  *   - varint_get() never reads at or past `end`.  It fails (-EBADMSG) on an
  *     encoding that runs off the end, is longer than 10 bytes, or does not
  *     fit in 64 bits; on failure *pp and *v are left unchanged.
+ *   - varint_next() accepts and rejects exactly what varint_get() does.
  *   - zigzag_enc()/zigzag_dec() are exact inverses over all of int64_t.
  */
 #ifndef ARGUS_VARINT_H
@@ -103,6 +104,41 @@ done:
 	*pp = p;
 	*v = r;
 	return 0;
+}
+
+/*
+ * The same decoding for hot loops: the value comes back in a register
+ * pair instead of through memory.  One- and two-byte values (most of an
+ * event's) are decoded inline; longer ones, and the end of the buffer, go
+ * through varint_get().  p == NULL on failure.
+ */
+struct varint_res {
+	const uint8_t *p;       /* past the varint, NULL = bad encoding */
+	uint64_t v;
+};
+
+static __attribute__((noinline)) struct varint_res
+varint_next_slow(const uint8_t *p, const uint8_t *end)
+{
+	struct varint_res r;
+
+	r.p = varint_get(&p, end, &r.v) ? NULL : p;
+	return r;
+}
+
+static inline __attribute__((always_inline)) struct varint_res
+varint_next(const uint8_t *p, const uint8_t *end)
+{
+	if (end - p >= 2) {
+		uint64_t b0 = p[0], b1;
+
+		if (b0 < 0x80)
+			return (struct varint_res){ p + 1, b0 };
+		b1 = p[1];
+		if (b1 < 0x80)
+			return (struct varint_res){ p + 2, (b0 - 0x80) | (b1 << 7) };
+	}
+	return varint_next_slow(p, end);
 }
 
 static inline uint64_t zigzag_enc(int64_t v)
