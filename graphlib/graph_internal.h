@@ -33,15 +33,32 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "argus_events.h"
 #include "argus_graph.h"
 #include "hidx.h"
 
-/* malloc for the big index arrays (one place to tune their allocation). */
+/*
+ * malloc for big arrays that are written in full right away: their pages
+ * are faulted in with one madvise(MADV_POPULATE_WRITE) instead of one
+ * page fault per 4 KiB as they are written (the faults were a fifth of
+ * the graph build).  Best effort: on a kernel without it (< 5.14) the
+ * pages fault in as before.
+ */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 static inline void *gbig_malloc(size_t bytes)
 {
-	return malloc(bytes);
+	void *p = malloc(bytes);
+	const uintptr_t pg = 4096;
+	uintptr_t a = ((uintptr_t)p + pg - 1) & ~(pg - 1);
+	uintptr_t e = ((uintptr_t)p + bytes) & ~(pg - 1);
+
+	if (p && bytes >= (1u << 20) && e > a)
+		madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+	return p;
 }
 
 /* Growable array of fixed-size elements; p may be NULL while cap == 0. */

@@ -1396,7 +1396,8 @@ decode_event(struct argus_trace *t, struct cursor *cu, struct argus_event *ev)
 {
 	const uint8_t *p = cu->s.p, *end = cu->s.end;
 	const struct schema_ent *e;
-	uint64_t type, dts, tid, pidz, ctx, v;
+	uint64_t type, dts, tid, pidz, ctx, v, smask;
+	unsigned nf, refs;
 	struct varint_res r;
 	int64_t pid;
 
@@ -1431,27 +1432,33 @@ decode_event(struct argus_trace *t, struct cursor *cu, struct argus_event *ev)
 	if (__builtin_add_overflow((int64_t)tid, zigzag_dec(pidz), &pid) ||
 	    pid < 0 || pid > (int64_t)UINT32_MAX)
 		return why(t, "cpu %u: bad pid", cu->cpu);
-	for (unsigned i = 0; i < e->nfields; i++) {
+	/* schema in locals: the stores into ev->f[] may alias *e as far as
+	 * the compiler knows, and it reloaded e each field */
+	smask = e->smask;
+	nf = e->nfields;
+	refs = e->refs;
+	for (unsigned i = 0; i < nf && i < ARGUS_NFIELDS; i++) {
 		NEXT(v, past);
-		if (e->smask & (1ull << i))
+		if (smask & (1ull << i))
 			v = (uint64_t)zigzag_dec(v);
-		if (i < ARGUS_NFIELDS)
-			ev->f[i] = v;
+		ev->f[i] = v;
 	}
-	if (e->refs) {
-		if (e->refs & ARGUS_SCHEMA_STACK) {
+	for (unsigned i = ARGUS_NFIELDS; i < nf; i++)  /* a newer writer's */
+		NEXT(v, past);
+	if (refs) {
+		if (refs & ARGUS_SCHEMA_STACK) {
 			NEXT(v, bad_stack);
 			if (v > t->nlstk)
 				goto bad_stack;
 			ev->stack = gid(t->lstk, v);
 		}
-		if (e->refs & ARGUS_SCHEMA_STR) {
+		if (refs & ARGUS_SCHEMA_STR) {
 			NEXT(v, bad_str);
 			if (v > t->nlstr)
 				goto bad_str;
 			ev->str = gid(t->lstr, v);
 		}
-		if (e->refs & ARGUS_SCHEMA_STR2) {
+		if (refs & ARGUS_SCHEMA_STR2) {
 			NEXT(v, bad_str);
 			if (v > t->nlstr)
 				goto bad_str;

@@ -539,6 +539,45 @@ static void test_varint_edges(void)
 	CHECK_EQ(zigzag_enc(1), 2);
 }
 
+/* The reader's hot-loop decoder accepts and rejects exactly what
+ * varint_get() does: every length, canonical or not, cut anywhere, near
+ * the end of the buffer or far from it, and the 10th-byte overflow. */
+static void test_varint_next_agrees_with_varint_get(void)
+{
+	uint8_t buf[32];
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	unsigned bad = 0;
+
+	for (unsigned iter = 0; iter < 200000; iter++) {
+		unsigned len = 1 + iter % 11, room;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		for (unsigned k = 0; k < sizeof(buf); k++)
+			buf[k] = (uint8_t)(seed >> (8 * (k % 8))) ^ (uint8_t)(k * 37);
+		/* continuation bits on the first len - 1 bytes, off on the last;
+		 * sometimes a random 10th byte (overflow) or no end at all */
+		for (unsigned k = 0; k < len; k++)
+			buf[k] = k + 1 < len ? buf[k] | 0x80 : buf[k] & 0x7f;
+		if (iter % 7 == 0)
+			buf[len - 1] |= 0x80;
+		room = (unsigned)(seed >> 40) % 16;  /* bytes before the end */
+		{
+			const uint8_t *p = buf, *end = buf + room;
+			uint64_t v = 0;
+			int rc = varint_get(&p, end, &v);
+			struct varint_res r = varint_next(buf, end);
+
+			CHECK_EQ(rc == 0, r.p != NULL);
+			if (!rc && r.p) {
+				CHECK(r.p == p);
+				CHECK(r.v == v);
+			}
+			bad += rc != 0;
+		}
+	}
+	CHECK(bad > 0);
+}
+
 /* ---------------------------------------------------------------------
  * The ring.
  */
@@ -1252,6 +1291,7 @@ int main(void)
 		return 1;
 	}
 	RUN(test_varint_edges);
+	RUN(test_varint_next_agrees_with_varint_get);
 	RUN(test_round_trip_every_type_compressed);
 	RUN(test_round_trip_every_type_uncompressed);
 	RUN(test_open_mem_reads_the_same_bytes);
