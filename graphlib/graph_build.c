@@ -480,6 +480,7 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 		if (!g->ev.p)
 			goto nomem;
 		g->ev.cap = (uint32_t)g->b->total_events;
+		g->ev.pop = g->ev.cap;  /* gbig_malloc faulted it in */
 	}
 	if ((rc = argus_trace__rewind(t)))
 		goto fail;

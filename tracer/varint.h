@@ -118,7 +118,7 @@ struct varint_res {
 	uint64_t v;
 };
 
-static __attribute__((noinline)) struct varint_res
+static __attribute__((noinline, unused)) struct varint_res
 varint_next_slow(const uint8_t *p, const uint8_t *end)
 {
 	struct varint_res r = { NULL, 0 };
