@@ -476,7 +476,7 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 	/* The chunk headers give the event count: size the event array once
 	 * (doubling would waste up to half of the largest array). */
 	if (g->b->total_events && g->b->total_events < ARGUS_NONE) {
-		g->ev.p = malloc(g->b->total_events * sizeof(struct argus_gevent));
+		g->ev.p = gbig_malloc(g->b->total_events * sizeof(struct argus_gevent));
 		if (!g->ev.p)
 			goto nomem;
 		g->ev.cap = (uint32_t)g->b->total_events;
