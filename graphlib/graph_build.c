@@ -394,9 +394,7 @@ static void fill_stats(struct argus_graph *g, uint64_t t0)
 
 	st->vertices = g->seg.n;
 	st->edges = g->edge.n;
-	memset(st->edges_by_type, 0, sizeof(st->edges_by_type));
-	for (uint32_t i = 0; i < g->edge.n; i++)
-		st->edges_by_type[EDGES(g)[i].type]++;
+	/* edges_by_type: counted by gcsr_build's pass over the edges */
 	st->threads = g->thr.n;
 	st->processes = 0;
 	if (pidv) {     /* distinct pids: sort and count */

@@ -7,7 +7,8 @@
  *   INTRA       the weak previous -> next edge of each thread, added once
  *               from those slices;
  *   out/in CSR  off[s] .. off[s + 1] index ids[], the edge ids leaving /
- *               entering segment s, in edge-id (creation) order.
+ *               entering segment s, in edge-id (creation) order;
+ *   stats       edges_by_type, recounted in the same pass.
  *
  * Rebuilt from scratch whenever edges change (argus_graph__add_edge marks
  * the graph dirty).  Linear, and kind to the cache: the segment array is
@@ -175,9 +176,13 @@ static int csr(struct argus_graph *g)
 	}
 	memset(oo, 0, offsz);
 	memset(io, 0, offsz);
+	/* the stats' count by type comes with the same pass (the edge array
+	 * is 48 B an edge: one pass fewer over it) */
+	memset(g->st.edges_by_type, 0, sizeof(g->st.edges_by_type));
 	for (uint32_t i = 0; i < nedge; i++) {
 		oo[e[i].src + 2]++;
 		io[e[i].dst + 2]++;
+		g->st.edges_by_type[e[i].type]++;
 	}
 	for (uint32_t s = 2; s < nseg + 2; s++) {
 		oo[s] += oo[s - 1];
