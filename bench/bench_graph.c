@@ -3,6 +3,7 @@
  * only same-run ratios mean anything).
  *
  *   bench_graph TRACE [REPS] [--ui PID]
+ *   bench_graph TRACE --digest
  *
  * For each of REPS rounds: one read-only pass (argus_trace__next over all
  * events, the floor any consumer of the format pays), then one
@@ -23,7 +24,13 @@
  *     answer (the UI thread's kind, the culprit, the chain of tids and
  *     comms, the inspected nodes), to compare with the ground truth of
  *     `argus-gen --ui-hang` (tests/gen/argus_gen.c): CHAIN=W,D,V is
- *     query_worker, dbserver, db_vacuum. */
+ *     query_worker, dbserver, db_vacuum.
+ *
+ * --digest builds the graph once and prints a hash of every array the API
+ * exposes (segments, edges, events, threads, objects, both adjacencies,
+ * the per-thread segment lists) and of the stats that do not depend on
+ * timing: two builds print the same lines iff they made the same graph,
+ * ids included.  A speed change to the builder must not change them. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +47,17 @@ static double cpu_s(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* This thread's system (kernel) CPU time: on this VM most of it is
+ * zeroing the fresh pages of the graph's arrays, and it varies with the
+ * host far more than user time does, so it is printed apart. */
+static double sys_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -156,22 +174,100 @@ static void bench_diagnose(const struct argus_graph *g)
 	free(d);
 }
 
+/* FNV-1a over bytes, then a final mix: not cryptographic, but any change
+ * to any byte of any record changes it. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static int digest(struct argus_trace *t)
+{
+	struct argus_error err = { 0 };
+	struct argus_graph *g = argus_graph__build(t, NULL, &err);
+	uint64_t h;
+	uint32_t n;
+
+	if (!g) {
+		fprintf(stderr, "bench_graph: %s\n", err.msg);
+		return 1;
+	}
+	h = 0xcbf29ce484222325ull;
+	n = argus_graph__nsegments(g);
+	for (uint32_t i = 0; i < n; i++)
+		h = fnv(h, argus_graph__segment(g, i), sizeof(struct argus_segment));
+	printf("segments  %10u %016" PRIx64 "\n", n, h);
+	h = 0xcbf29ce484222325ull;
+	n = argus_graph__nedges(g);
+	for (uint32_t i = 0; i < n; i++)
+		h = fnv(h, argus_graph__edge(g, i), sizeof(struct argus_edge));
+	printf("edges     %10u %016" PRIx64 "\n", n, h);
+	h = 0xcbf29ce484222325ull;
+	n = argus_graph__nevents(g);
+	for (uint32_t i = 0; i < n; i++)
+		h = fnv(h, argus_graph__event(g, i), sizeof(struct argus_gevent));
+	printf("events    %10u %016" PRIx64 "\n", n, h);
+	h = 0xcbf29ce484222325ull;
+	n = argus_graph__nthreads(g);
+	for (uint32_t i = 0; i < n; i++) {
+		const uint32_t *ids;
+		uint32_t k = argus_graph__thread_segments(g, i, &ids);
+
+		h = fnv(h, argus_graph__thread(g, i), sizeof(struct argus_thread));
+		h = fnv(h, ids, k * sizeof(*ids));
+	}
+	printf("threads   %10u %016" PRIx64 "\n", n, h);
+	h = 0xcbf29ce484222325ull;
+	for (n = 1; argus_graph__object(g, n); n++)
+		h = fnv(h, argus_graph__object(g, n), sizeof(struct argus_object));
+	printf("objects   %10u %016" PRIx64 "\n", n, h);
+	h = 0xcbf29ce484222325ull;
+	n = argus_graph__nsegments(g);
+	for (uint32_t i = 0; i < n; i++) {
+		const uint32_t *ids;
+		uint32_t k = argus_graph__out_edges(g, i, &ids);
+
+		h = fnv(h, &k, sizeof(k));
+		h = fnv(h, ids, k * sizeof(*ids));
+		k = argus_graph__in_edges(g, i, &ids);
+		h = fnv(h, &k, sizeof(k));
+		h = fnv(h, ids, k * sizeof(*ids));
+	}
+	printf("adjacency %10u %016" PRIx64 "\n", n, h);
+	{
+		struct argus_graph_stats st = *argus_graph__stats(g);
+
+		st.build_ns = 0;        /* timing */
+		st.mem_bytes = 0;       /* capacities, not content */
+		printf("stats                %016" PRIx64 "\n",
+		       fnv(0xcbf29ce484222325ull, &st, sizeof(st)));
+	}
+	argus_graph__free(g);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct argus_error err = { 0 };
 	struct argus_trace *t;
 	struct argus_event ev;
-	double rd[16], bd[16], t0;
+	double rd[16], bd[16], bs[16], t0, s0;
 	uint64_t n = 0, mem = 0, nseg = 0, nedge = 0;
 	const char *path = NULL;
 	unsigned long ui = 0;
-	int reps = 3, rc = 0;
+	int reps = 3, rc = 0, dig = 0;
 	struct rusage ru;
 
 	for (int i = 1; i < argc; i++) {
 		char *end = NULL;
 
-		if (!strcmp(argv[i], "--ui")) {
+		if (!strcmp(argv[i], "--digest")) {
+			dig = 1;
+		} else if (!strcmp(argv[i], "--ui")) {
 			ui = i + 1 < argc ? strtoul(argv[++i], &end, 10) : 0;
 			if (!ui || *end || ui > UINT32_MAX)
 				reps = 0;
@@ -182,13 +278,18 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!path || reps < 1 || reps > 16) {
-		fprintf(stderr, "usage: bench_graph TRACE [REPS 1..16] [--ui PID]\n");
+		fprintf(stderr, "usage: bench_graph TRACE [REPS 1..16] [--ui PID] | TRACE --digest\n");
 		return 2;
 	}
 	t = argus_trace__open(path, &err);
 	if (!t) {
 		fprintf(stderr, "bench_graph: %s\n", err.msg);
 		return 1;
+	}
+	if (dig) {
+		rc = digest(t);
+		argus_trace__close(t);
+		return rc;
 	}
 	for (int r = 0; r < reps; r++) {
 		struct argus_graph *g;
@@ -200,8 +301,10 @@ int main(int argc, char **argv)
 			n++;
 		rd[r] = cpu_s() - t0;
 		t0 = cpu_s();
+		s0 = sys_s();
 		g = argus_graph__build(t, NULL, &err);
 		bd[r] = cpu_s() - t0;
+		bs[r] = sys_s() - s0;
 		if (!g) {
 			fprintf(stderr, "bench_graph: %s\n", err.msg);
 			return 1;
@@ -217,6 +320,7 @@ int main(int argc, char **argv)
 	}
 	qsort(rd, reps, sizeof(double), cmp_d);
 	qsort(bd, reps, sizeof(double), cmp_d);
+	qsort(bs, reps, sizeof(double), cmp_d);
 	getrusage(RUSAGE_SELF, &ru);
 	double r = rd[reps / 2], b = bd[reps / 2];
 	printf("events            %" PRIu64 "\n", n);
@@ -225,6 +329,8 @@ int main(int argc, char **argv)
 	printf("read only         %.3f s CPU, %.2f M events/s\n", r, (double)n / r / 1e6);
 	printf("graph build       %.3f s CPU, %.2f M events/s (includes reading)\n", b,
 	       (double)n / b / 1e6);
+	printf("  of which kernel %.3f s (median of the builds' system time: page faults)\n",
+	       bs[reps / 2]);
 	printf("build / read      %.2fx\n", b / r);
 	printf("graph memory      %.1f B/event (%.1f MiB)\n", (double)mem / (double)n,
 	       (double)mem / 1048576.0);

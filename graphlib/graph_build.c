@@ -394,9 +394,7 @@ static void fill_stats(struct argus_graph *g, uint64_t t0)
 
 	st->vertices = g->seg.n;
 	st->edges = g->edge.n;
-	memset(st->edges_by_type, 0, sizeof(st->edges_by_type));
-	for (uint32_t i = 0; i < g->edge.n; i++)
-		st->edges_by_type[EDGES(g)[i].type]++;
+	/* edges_by_type: counted by gcsr_build's pass over the edges */
 	st->threads = g->thr.n;
 	st->processes = 0;
 	if (pidv) {     /* distinct pids: sort and count */
@@ -443,7 +441,6 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 {
 	static const struct argus_graph_opts defaults = { .sz = sizeof(defaults) };
 	struct argus_graph *g;
-	struct argus_event ev;
 	uint64_t t0 = mono_ns(), n = 0;
 	int rc = 0;
 
@@ -477,24 +474,34 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 	/* The chunk headers give the event count: size the event array once
 	 * (doubling would waste up to half of the largest array). */
 	if (g->b->total_events && g->b->total_events < ARGUS_NONE) {
-		g->ev.p = malloc(g->b->total_events * sizeof(struct argus_gevent));
+		g->ev.p = gbig_malloc(g->b->total_events * sizeof(struct argus_gevent));
 		if (!g->ev.p)
 			goto nomem;
 		g->ev.cap = (uint32_t)g->b->total_events;
+		g->ev.pop = g->ev.cap;  /* gbig_malloc faulted it in */
 	}
 	if ((rc = argus_trace__rewind(t)))
 		goto fail;
+	/* Whole chunks at a time, in place: no copy of each event. */
 	for (;;) {
-		rc = argus_trace__next(t, &ev, err);
+		const struct argus_event *evs;
+
+		rc = argus_trace__next_batch(t, &evs, err);
 		if (rc <= 0)
 			break;
-		if ((rc = on_event(g, &ev)))
-			goto fail;
-		if (++n % PROGRESS_EVERY == 0 && opts->sz >= sizeof(*opts) &&
-		    opts->progress &&
-		    opts->progress(opts->progress_ctx, n, g->b->total_events)) {
-			rc = -ECANCELED;
-			goto fail;
+		for (int i = 0; i < rc; i++) {
+			int erc = on_event(g, &evs[i]);
+
+			if (erc) {
+				rc = erc;
+				goto fail;
+			}
+			if (++n % PROGRESS_EVERY == 0 && opts->sz >= sizeof(*opts) &&
+			    opts->progress &&
+			    opts->progress(opts->progress_ctx, n, g->b->total_events)) {
+				rc = -ECANCELED;
+				goto fail;
+			}
 		}
 	}
 	if (rc < 0)

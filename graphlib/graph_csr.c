@@ -2,18 +2,36 @@
 /*
  * graph_csr.c - the finished graph's indexes.
  *
- *   thr_segs    each thread's segment ids, sorted by start time, as one
+ *   thr_segs    each thread's segment ids, sorted by (start, id), as one
  *               array sliced by argus_thread.first_seg / nseg;
  *   INTRA       the weak previous -> next edge of each thread, added once
  *               from those slices;
  *   out/in CSR  off[s] .. off[s + 1] index ids[], the edge ids leaving /
- *               entering segment s, in edge-id (creation) order.
+ *               entering segment s, in edge-id (creation) order;
+ *   stats       edges_by_type, recounted in the same pass.
  *
  * Rebuilt from scratch whenever edges change (argus_graph__add_edge marks
- * the graph dirty); the build is linear apart from sorting the rare
- * threads whose segments were appended out of order by the split.
+ * the graph dirty).  Linear, and kind to the cache: the segment array is
+ * read once, in id order, and each segment's start/end is copied beside
+ * its slot in thr_segs (a few thousand threads = a few thousand write
+ * streams, which stay cached), so sorting and INTRA never go back to the
+ * segment array in thread order (a cache miss per segment: a tenth of the
+ * whole graph build).  A thread's slice is its segments in creation order:
+ * already sorted, or (after the batching split appended parts) two sorted
+ * runs, merged; anything else falls back to qsort.
  */
 #include "graph_internal.h"
+
+/* A segment's sort key, kept beside its thr_segs slot while building. */
+struct skey {
+	uint64_t start, end;
+};
+
+static inline bool key_less(const struct skey *k, const uint32_t *v,
+			    uint32_t a, uint32_t b)
+{
+	return k[a].start != k[b].start ? k[a].start < k[b].start : v[a] < v[b];
+}
 
 static const struct argus_graph *sort_g;        /* qsort has no context */
 
@@ -27,20 +45,55 @@ static int cmp_seg_start(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int thread_index(struct argus_graph *g)
+/* Sort one thread's slice v[0..n) (keys k[]) by (start, id).  tv/tk are
+ * scratch of n entries. */
+static void sort_slice(const struct argus_graph *g, uint32_t *v, struct skey *k,
+		       uint32_t n, uint32_t *tv, struct skey *tk)
 {
-	uint32_t nthr = g->thr.n, nseg = g->seg.n, *fill;
+	uint32_t m = 1, i, a, b, o;
 
-	uint32_t *segs = malloc((nseg + 1) * sizeof(uint32_t));
+	while (m < n && !key_less(k, v, m, m - 1))
+		m++;
+	if (m == n)
+		return;                 /* sorted: the usual case */
+	for (i = m + 1; i < n && !key_less(k, v, i, i - 1); i++)
+		;
+	if (i < n) {                    /* more than two runs: rare */
+		sort_g = g;
+		qsort(v, n, sizeof(*v), cmp_seg_start);
+		for (i = 0; i < n; i++) {
+			k[i].start = SEGS(g)[v[i]].start;
+			k[i].end = SEGS(g)[v[i]].end;
+		}
+		return;
+	}
+	/* two sorted runs [0, m) and [m, n): merge */
+	memcpy(tv, v, n * sizeof(*v));
+	memcpy(tk, k, n * sizeof(*k));
+	for (a = 0, b = m, o = 0; a < m || b < n; o++) {
+		uint32_t j = b == n || (a < m && key_less(tk, tv, a, b)) ? a++ : b++;
 
+		v[o] = tv[j];
+		k[o] = tk[j];
+	}
+}
+
+/* thr_segs and, for the caller, the keys beside it (*keys, free it). */
+static int thread_index(struct argus_graph *g, struct skey **keys)
+{
+	uint32_t nthr = g->thr.n, nseg = g->seg.n, *fill, *segs, *tv = NULL;
+	uint32_t maxn = 0;
+	struct skey *k, *tk = NULL;
+
+	segs = gbig_malloc((nseg + 1) * sizeof(uint32_t));
+	k = gbig_malloc((nseg + 1) * sizeof(*k));
 	fill = calloc(nthr + 1, sizeof(uint32_t));
-	if (!segs || !fill) {   /* keep the old index */
+	if (!segs || !k || !fill) {     /* keep the old index */
 		free(segs);
+		free(k);
 		free(fill);
 		return -ENOMEM;
 	}
-	free(g->thr_segs);
-	g->thr_segs = segs;
 	for (uint32_t t = 0; t < nthr; t++)
 		THRS(g)[t].nseg = 0;
 	for (uint32_t s = 0; s < nseg; s++)
@@ -48,37 +101,53 @@ static int thread_index(struct argus_graph *g)
 	for (uint32_t t = 0, off = 0; t < nthr; t++) {
 		THRS(g)[t].first_seg = off;
 		off += THRS(g)[t].nseg;
+		if (THRS(g)[t].nseg > maxn)
+			maxn = THRS(g)[t].nseg;
 	}
 	for (uint32_t s = 0; s < nseg; s++) {
-		uint32_t t = SEGS(g)[s].thread;
+		const struct argus_segment *sg = &SEGS(g)[s];
+		uint32_t t = sg->thread, at = THRS(g)[t].first_seg + fill[t]++;
 
-		g->thr_segs[THRS(g)[t].first_seg + fill[t]++] = s;
+		segs[at] = s;
+		k[at].start = sg->start;
+		k[at].end = sg->end;
 	}
 	free(fill);
 	for (uint32_t t = 0; t < nthr; t++) {
-		uint32_t *v = g->thr_segs + THRS(g)[t].first_seg, n = THRS(g)[t].nseg;
-		bool sorted = true;
+		uint32_t first = THRS(g)[t].first_seg, n = THRS(g)[t].nseg;
 
-		for (uint32_t i = 1; i < n && sorted; i++)
-			sorted = SEGS(g)[v[i - 1]].start <= SEGS(g)[v[i]].start;
-		if (!sorted) {
-			sort_g = g;
-			qsort(v, n, sizeof(*v), cmp_seg_start);
+		if (n < 2)
+			continue;
+		if (!tv) {
+			tv = malloc(maxn * sizeof(*tv));
+			tk = malloc(maxn * sizeof(*tk));
+			if (!tv || !tk) {
+				free(tv);
+				free(tk);
+				free(segs);
+				free(k);
+				return -ENOMEM;
+			}
 		}
+		sort_slice(g, segs + first, k + first, n, tv, tk);
 	}
+	free(tv);
+	free(tk);
+	free(g->thr_segs);
+	g->thr_segs = segs;
+	*keys = k;
 	return 0;
 }
 
-static int add_intra(struct argus_graph *g)
+static int add_intra(struct argus_graph *g, const struct skey *k)
 {
 	for (uint32_t t = 0; t < g->thr.n; t++) {
 		const uint32_t first = THRS(g)[t].first_seg, n = THRS(g)[t].nseg;
 
-		for (uint32_t i = 1; i < n; i++) {
-			uint32_t a = g->thr_segs[first + i - 1];
-			uint32_t b = g->thr_segs[first + i];
-			int64_t id = gedge_push(g, ARGUS_EDGE_INTRA, a, b,
-						SEGS(g)[a].end, SEGS(g)[b].start, 0);
+		for (uint32_t i = first + 1; i < first + n; i++) {
+			int64_t id = gedge_push(g, ARGUS_EDGE_INTRA, g->thr_segs[i - 1],
+						g->thr_segs[i], k[i - 1].end,
+						k[i].start, 0);
 
 			if (id == -ENOMEM)
 				return -ENOMEM;
@@ -87,43 +156,66 @@ static int add_intra(struct argus_graph *g)
 	return 0;
 }
 
-/* off[nseg + 1] / ids[nedges] for one direction. */
-static int csr(struct argus_graph *g, bool out, uint32_t **offp, uint32_t **idsp)
+/* off[nseg + 1] / ids[nedges] for both directions, in two passes over the
+ * edges instead of four. */
+static int csr(struct argus_graph *g)
 {
 	uint32_t nseg = g->seg.n, nedge = g->edge.n;
-	uint32_t *off = calloc((size_t)nseg + 2, sizeof(*off));
-	uint32_t *ids = malloc(((size_t)nedge + 1) * sizeof(*ids));
+	size_t offsz = ((size_t)nseg + 2) * sizeof(uint32_t);
+	size_t idsz = ((size_t)nedge + 1) * sizeof(uint32_t);
+	uint32_t *oo = gbig_malloc(offsz), *oi = gbig_malloc(idsz);
+	uint32_t *io = gbig_malloc(offsz), *ii = gbig_malloc(idsz);
+	const struct argus_edge *e = EDGES(g);
 
-	if (!off || !ids) {
-		free(off);
-		free(ids);
+	if (!oo || !oi || !io || !ii) {
+		free(oo);
+		free(oi);
+		free(io);
+		free(ii);
 		return -ENOMEM;
 	}
-	for (uint32_t e = 0; e < nedge; e++)
-		off[(out ? EDGES(g)[e].src : EDGES(g)[e].dst) + 2]++;
-	for (uint32_t s = 2; s < nseg + 2; s++)
-		off[s] += off[s - 1];
+	memset(oo, 0, offsz);
+	memset(io, 0, offsz);
+	/* the stats' count by type comes with the same pass (the edge array
+	 * is 48 B an edge: one pass fewer over it) */
+	memset(g->st.edges_by_type, 0, sizeof(g->st.edges_by_type));
+	for (uint32_t i = 0; i < nedge; i++) {
+		oo[e[i].src + 2]++;
+		io[e[i].dst + 2]++;
+		g->st.edges_by_type[e[i].type]++;
+	}
+	for (uint32_t s = 2; s < nseg + 2; s++) {
+		oo[s] += oo[s - 1];
+		io[s] += io[s - 1];
+	}
 	/* off[s + 1] is the fill cursor of s; after filling, off[s + 1] is
 	 * the end of s, i.e. off[] shifted into place. */
-	for (uint32_t e = 0; e < nedge; e++)
-		ids[off[(out ? EDGES(g)[e].src : EDGES(g)[e].dst) + 1]++] = e;
-	free(*offp);
-	free(*idsp);
-	*offp = off;
-	*idsp = ids;
+	for (uint32_t i = 0; i < nedge; i++) {
+		oi[oo[e[i].src + 1]++] = i;
+		ii[io[e[i].dst + 1]++] = i;
+	}
+	free(g->out_off);
+	free(g->out_ids);
+	free(g->in_off);
+	free(g->in_ids);
+	g->out_off = oo;
+	g->out_ids = oi;
+	g->in_off = io;
+	g->in_ids = ii;
 	return 0;
 }
 
 int gcsr_build(struct argus_graph *g, bool intra)
 {
+	struct skey *k = NULL;
 	int rc;
 
-	if ((rc = thread_index(g)))
+	if ((rc = thread_index(g, &k)))
 		return rc;
-	if (intra && (rc = add_intra(g)))
-		return rc;
-	if ((rc = csr(g, true, &g->out_off, &g->out_ids)) ||
-	    (rc = csr(g, false, &g->in_off, &g->in_ids)))
+	if (intra)
+		rc = add_intra(g, k);
+	free(k);
+	if (rc || (rc = csr(g)))
 		return rc;
 	g->csr_dirty = false;
 	return 0;

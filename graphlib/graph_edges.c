@@ -88,6 +88,15 @@ int64_t gedge_push(struct argus_graph *g, uint8_t type, uint32_t src,
 
 /* ---- objects ----------------------------------------------------------- */
 
+/* Hash of a (kind, obj, peer) key: one mix instead of argus_hash_u64s'
+ * four (objects and streams are looked up on every syscall exit and
+ * blocking switch).  Only the hash index sees it: ids do not depend on it. */
+static inline uint32_t key3_hash(uint32_t kind, uint64_t a, uint64_t b)
+{
+	return (uint32_t)argus_mix64(a ^ (b * 0x9e3779b97f4a7c15ull) ^
+				     ((uint64_t)kind << 48));
+}
+
 static bool obj_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct argus_object *o = &OBJS((const struct argus_graph *)ctx)[id - 1];
@@ -100,8 +109,7 @@ uint32_t gobj_intern(struct argus_graph *g, uint32_t kind, uint64_t obj,
 		     uint64_t peer)
 {
 	struct argus_object key = { .kind = kind, .obj = obj, .peer = peer }, *o;
-	uint64_t v[3] = { kind, obj, peer };
-	uint32_t h = argus_hash_u64s(v, 3), id;
+	uint32_t h = key3_hash(kind, obj, peer), id;
 
 	/* hidx ids are 1-based over g->obj, whose slot 0 is "none" */
 	id = argus_hidx_find(&g->obj_idx, h, obj_eq, g, &key);
@@ -344,8 +352,7 @@ static struct mstream *stream_get(struct argus_graph *g, uint32_t kind,
 				  uint64_t a, uint64_t b, bool create)
 {
 	struct mstream key = { .a = a, .b = b, .kind = kind }, *s;
-	uint64_t v[3] = { kind, a, b };
-	uint32_t h = argus_hash_u64s(v, 3), id;
+	uint32_t h = key3_hash(kind, a, b), id;
 
 	id = argus_hidx_find(&g->b->stream_idx, h, stream_eq, g->b, &key);
 	if (id)

@@ -33,16 +33,61 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "argus_events.h"
 #include "argus_graph.h"
 #include "hidx.h"
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23          /* Linux 5.14 */
+#endif
+
+/*
+ * malloc for big arrays that are written in full right away: their pages
+ * are faulted in with one madvise(MADV_POPULATE_WRITE) instead of one
+ * page fault per 4 KiB as they are written (the faults were a fifth of
+ * the graph build).  Best effort: on a kernel without it (< 5.14) the
+ * pages fault in as before.
+ */
+static inline void *gbig_malloc(size_t bytes)
+{
+	void *p = malloc(bytes);
+	const uintptr_t pg = 4096;
+	uintptr_t a = ((uintptr_t)p + pg - 1) & ~(pg - 1);
+	uintptr_t e = ((uintptr_t)p + bytes) & ~(pg - 1);
+
+	if (p && bytes >= (1u << 20) && e > a)
+		madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+	return p;
+}
+
 /* Growable array of fixed-size elements; p may be NULL while cap == 0. */
 struct gvec {
 	void *p;
 	uint32_t n, cap;
+	uint32_t pop;           /* elements [0, pop) are known faulted in */
 };
+
+#define GVEC_POP_STEP (2u << 20)        /* bytes prefaulted at a time */
+
+/* The next GVEC_POP_STEP bytes of the array (within its capacity) faulted
+ * in with one madvise, not a page fault per 4 KiB as pushes reach them. */
+static __attribute__((noinline, unused)) void gvec_prefault(struct gvec *v, size_t esz)
+{
+	const uintptr_t pg = 4096;
+	uintptr_t base = (uintptr_t)v->p;
+	uint64_t from = (uint64_t)v->pop * esz, to = from + GVEC_POP_STEP;
+	uintptr_t a, e;
+
+	if (to > (uint64_t)v->cap * esz)
+		to = (uint64_t)v->cap * esz;
+	a = (base + from) & ~(pg - 1);
+	e = (base + to) & ~(pg - 1);
+	if (e > a)
+		madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+	v->pop = (uint32_t)(to / esz);
+}
 
 /* Room for one more element; returns its address (zeroed) or NULL. */
 static inline void *gvec_push(struct gvec *v, size_t esz)
@@ -60,7 +105,11 @@ static inline void *gvec_push(struct gvec *v, size_t esz)
 			return NULL;
 		v->p = p;
 		v->cap = (uint32_t)cap;
+		if ((uint64_t)cap * esz < GVEC_POP_STEP)
+			v->pop = v->cap;        /* small: leave it to faults */
 	}
+	if (v->n >= v->pop)
+		gvec_prefault(v, esz);
 	return memset((char *)v->p + (size_t)v->n++ * esz, 0, esz);
 }
 
@@ -76,6 +125,8 @@ static inline void gvec_shrink(struct gvec *v, size_t esz)
 	if (p) {
 		v->p = p;
 		v->cap = v->n;
+		if (v->pop > v->cap)
+			v->pop = v->cap;
 	}
 }
 
@@ -83,7 +134,7 @@ static inline void gvec_free(struct gvec *v)
 {
 	free(v->p);
 	v->p = NULL;
-	v->n = v->cap = 0;
+	v->n = v->cap = v->pop = 0;
 }
 
 #define GV(v, type) ((type *)(v).p)

@@ -283,6 +283,14 @@ void argus_trace__close(struct argus_trace *t);
  * calling again goes on with the next chunk). */
 int argus_trace__next(struct argus_trace *t, struct argus_event *ev,
 		      struct argus_error *err);
+/* The same events, a batch at a time, without copying them: *evs points
+ * at n events in timestamp order, valid until the next call on t (any
+ * __next, __next_batch, __rewind or __close).  Returns n > 0, 0 at the
+ * end, or < 0 on error as __next() does.  A batch is the rest of one
+ * chunk, so it can be large (a chunk's events). */
+int argus_trace__next_batch(struct argus_trace *t,
+			    const struct argus_event **evs,
+			    struct argus_error *err);
 int argus_trace__rewind(struct argus_trace *t);
 /* Lookups are valid for ids returned by __next() so far. */
 const char *argus_trace__string(const struct argus_trace *t, uint32_t id);

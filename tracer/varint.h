@@ -13,6 +13,7 @@
  *   - varint_get() never reads at or past `end`.  It fails (-EBADMSG) on an
  *     encoding that runs off the end, is longer than 10 bytes, or does not
  *     fit in 64 bits; on failure *pp and *v are left unchanged.
+ *   - varint_next() accepts and rejects exactly what varint_get() does.
  *   - zigzag_enc()/zigzag_dec() are exact inverses over all of int64_t.
  */
 #ifndef ARGUS_VARINT_H
@@ -103,6 +104,68 @@ done:
 	*pp = p;
 	*v = r;
 	return 0;
+}
+
+/*
+ * The same decoding for hot loops: the value comes back in a register
+ * pair instead of through memory.  One- and two-byte values (most of an
+ * event's, up to three bytes) are decoded inline; longer ones out of line,
+ * and within ten bytes of the end of the buffer through varint_get().
+ * p == NULL on failure.
+ */
+struct varint_res {
+	const uint8_t *p;       /* past the varint, NULL = bad encoding */
+	uint64_t v;
+};
+
+static __attribute__((noinline, unused)) struct varint_res
+varint_next_slow(const uint8_t *p, const uint8_t *end)
+{
+	struct varint_res r = { NULL, 0 };
+
+	if (end - p >= VARINT_MAX_LEN) {
+		/* all ten bytes are there: no bounds check per byte (the
+		 * same unrolled decoding as varint_get's) */
+		uint64_t b, v = *p++;
+
+		if (v < 0x80)
+			return (struct varint_res){ p, v };
+		b = *p++; v += (b - 1) << 7;  if (b < 0x80) goto done;
+		b = *p++; v += (b - 1) << 14; if (b < 0x80) goto done;
+		b = *p++; v += (b - 1) << 21; if (b < 0x80) goto done;
+		b = *p++; v += (b - 1) << 28; if (b < 0x80) goto done;
+		b = *p++; v += (b - 1) << 35; if (b < 0x80) goto done;
+		b = *p++; v += (b - 1) << 42; if (b < 0x80) goto done;
+		b = *p++; v += (b - 1) << 49; if (b < 0x80) goto done;
+		b = *p++; v += (b - 1) << 56; if (b < 0x80) goto done;
+		b = *p++;
+		if (b > 1)              /* the 10th byte holds bit 63 only */
+			return r;
+		v += (b - 1) << 63;
+done:
+		return (struct varint_res){ p, v };
+	}
+	r.p = varint_get(&p, end, &r.v) ? NULL : p;
+	return r;
+}
+
+static inline __attribute__((always_inline)) struct varint_res
+varint_next(const uint8_t *p, const uint8_t *end)
+{
+	if (end - p >= 3) {
+		uint64_t b0 = p[0], b1, b2;
+
+		if (b0 < 0x80)
+			return (struct varint_res){ p + 1, b0 };
+		b1 = p[1];
+		if (b1 < 0x80)
+			return (struct varint_res){ p + 2, (b0 - 0x80) | (b1 << 7) };
+		b2 = p[2];
+		if (b2 < 0x80)
+			return (struct varint_res){ p + 3, (b0 - 0x80) |
+						    ((b1 - 0x80) << 7) | (b2 << 14) };
+	}
+	return varint_next_slow(p, end);
 }
 
 static inline uint64_t zigzag_enc(int64_t v)

@@ -64,6 +64,33 @@ static void walk(struct argus_trace *t)
 	}
 }
 
+/* The same walk a batch at a time (what the graph build does): the same
+ * number of events as __next() gave, each id resolving. */
+static uint64_t walk_batches(struct argus_trace *t)
+{
+	const struct argus_event *evs;
+	struct argus_error err;
+	uint64_t total = 0;
+	unsigned calls = 0;
+	int rc;
+
+	while (calls++ < (1u << 20) && (rc = argus_trace__next_batch(t, &evs, &err)) != 0) {
+		if (rc < 0) {
+			EXPECT(memchr(err.msg, 0, sizeof(err.msg)));
+			continue;
+		}
+		for (int i = 0; i < rc; i++) {
+			if (evs[i].str)
+				EXPECT(argus_trace__string(t, evs[i].str));
+			if (evs[i].str2)
+				EXPECT(argus_trace__string(t, evs[i].str2));
+			EXPECT(i == 0 || evs[i].ts >= evs[i - 1].ts);
+		}
+		total += (uint64_t)rc;
+	}
+	return total;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct argus_error err;
@@ -88,6 +115,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	walk(t);
 	EXPECT(!argus_trace__rewind(t));
 	walk(t);
+	{
+		uint64_t n = argus_trace__stats(t)->events;
+
+		EXPECT(!argus_trace__rewind(t));
+		EXPECT(walk_batches(t) == n);
+	}
 	argus_trace__close(t);
 	return 0;
 }

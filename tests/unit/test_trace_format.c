@@ -471,6 +471,66 @@ static void test_out_of_order_across_chunks_is_counted_not_dropped(void)
 	argus_chunk_builder__free(b);
 }
 
+/* next_batch hands out the same events as next, in the same order and
+ * with the same ids and stats, whole chunks at a time and in place; the
+ * two can be mixed, and rewind starts both over. */
+static void test_next_batch_returns_what_next_returns(void)
+{
+	struct argus_chunk_builder *b = argus_chunk_builder__new();
+	struct argus_ring *r = create(tpath("batch.argus"), 0);
+	struct exp exp[900];
+	struct argus_error err = { 0 };
+	struct argus_event ev, all[900];
+	const struct argus_event *evs;
+	size_t nexp = 0, len, n = 0, m = 0;
+	uint64_t ooo;
+	void *chunk;
+	int rc, batches = 0;
+
+	for (uint32_t k = 0; k < 3; k++) {
+		/* chunk 2 starts before chunk 1 ends: out of order once */
+		fill_chunk(b, k, 1000000 * (k + 1) - (k == 2 ? 900000 : 0), 3, 300,
+			   exp, &nexp);
+		chunk = finish(b, k + 1, 6, &len);
+		argus_ring__append(r, chunk, len);
+		free(chunk);
+	}
+	argus_ring__close(r);
+	struct argus_trace *t = argus_trace__open(tpath("batch.argus"), &err);
+	CHECK(t != NULL);
+	if (!t)
+		goto out;
+	while (n < 900 && argus_trace__next(t, &all[n], &err) > 0)
+		n++;
+	CHECK_EQ(n, nexp);
+	ooo = argus_trace__stats(t)->out_of_order;
+	CHECK(ooo > 0);
+	argus_trace__rewind(t);
+	while ((rc = argus_trace__next_batch(t, &evs, &err)) > 0) {
+		batches++;
+		for (int i = 0; i < rc && m < n; i++, m++)
+			CHECK(!memcmp(&evs[i], &all[m], sizeof(ev)));
+	}
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(m, n);
+	CHECK_EQ(batches, 3);
+	CHECK_EQ(argus_trace__stats(t)->events, n);
+	CHECK_EQ(argus_trace__stats(t)->out_of_order, ooo);
+	/* mixed: one event by copy, then the rest of its chunk in place */
+	argus_trace__rewind(t);
+	CHECK_EQ(argus_trace__next(t, &ev, &err), 1);
+	CHECK(!memcmp(&ev, &all[0], sizeof(ev)));
+	rc = argus_trace__next_batch(t, &evs, &err);
+	CHECK(rc > 0);
+	if (rc > 0)
+		CHECK(!memcmp(&evs[0], &all[1], sizeof(ev)));
+	CHECK_EQ(argus_trace__next_batch(NULL, &evs, &err), -EINVAL);
+	CHECK_EQ(argus_trace__next_batch(t, NULL, &err), -EINVAL);
+	argus_trace__close(t);
+out:
+	argus_chunk_builder__free(b);
+}
+
 static void test_builder_rejects_what_it_cannot_store(void)
 {
 	struct argus_chunk_builder *b = argus_chunk_builder__new();
@@ -537,6 +597,45 @@ static void test_varint_edges(void)
 	CHECK_EQ(varint_get(&p, buf + 16, &v), -EBADMSG);  /* > 64 bits */
 	CHECK_EQ(zigzag_enc(-1), 1);
 	CHECK_EQ(zigzag_enc(1), 2);
+}
+
+/* The reader's hot-loop decoder accepts and rejects exactly what
+ * varint_get() does: every length, canonical or not, cut anywhere, near
+ * the end of the buffer or far from it, and the 10th-byte overflow. */
+static void test_varint_next_agrees_with_varint_get(void)
+{
+	uint8_t buf[32];
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	unsigned bad = 0;
+
+	for (unsigned iter = 0; iter < 200000; iter++) {
+		unsigned len = 1 + iter % 11, room;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		for (unsigned k = 0; k < sizeof(buf); k++)
+			buf[k] = (uint8_t)(seed >> (8 * (k % 8))) ^ (uint8_t)(k * 37);
+		/* continuation bits on the first len - 1 bytes, off on the last;
+		 * sometimes a random 10th byte (overflow) or no end at all */
+		for (unsigned k = 0; k < len; k++)
+			buf[k] = k + 1 < len ? buf[k] | 0x80 : buf[k] & 0x7f;
+		if (iter % 7 == 0)
+			buf[len - 1] |= 0x80;
+		room = (unsigned)(seed >> 40) % 16;  /* bytes before the end */
+		{
+			const uint8_t *p = buf, *end = buf + room;
+			uint64_t v = 0;
+			int rc = varint_get(&p, end, &v);
+			struct varint_res r = varint_next(buf, end);
+
+			CHECK_EQ(rc == 0, r.p != NULL);
+			if (!rc && r.p) {
+				CHECK(r.p == p);
+				CHECK(r.v == v);
+			}
+			bad += rc != 0;
+		}
+	}
+	CHECK(bad > 0);
 }
 
 /* ---------------------------------------------------------------------
@@ -1252,11 +1351,13 @@ int main(void)
 		return 1;
 	}
 	RUN(test_varint_edges);
+	RUN(test_varint_next_agrees_with_varint_get);
 	RUN(test_round_trip_every_type_compressed);
 	RUN(test_round_trip_every_type_uncompressed);
 	RUN(test_open_mem_reads_the_same_bytes);
 	RUN(test_rewind_returns_the_same_events_and_ids);
 	RUN(test_out_of_order_across_chunks_is_counted_not_dropped);
+	RUN(test_next_batch_returns_what_next_returns);
 	RUN(test_builder_rejects_what_it_cannot_store);
 	RUN(test_ring_wrap_keeps_the_newest_chunks_in_order);
 	RUN(test_ring_rejects_a_chunk_bigger_than_the_ring);
