@@ -58,13 +58,23 @@ int argus_collector__flush(struct argus_collector *c);
 /* Drain everything, detach the BPF programs and write the last chunk;
  * the status counts are final afterwards. */
 int argus_collector__finish(struct argus_collector *c);
-/* A user annotation at the current time. */
-int argus_collector__mark(struct argus_collector *c, const char *text);
+/* A user annotation at the current time, attributed to the process that
+ * asked for it (pid; tid 0 = its main thread). */
+int argus_collector__mark(struct argus_collector *c, uint32_t pid, uint32_t tid,
+			  const char *text);
 void argus_collector__status(struct argus_collector *c,
 			     struct argus_collector_status *st);
 const char *argus_collector__path(const struct argus_collector *c);
 /* Flushes, then frees.  Accepts NULL. */
 void argus_collector__free(struct argus_collector *c);
+
+/* The drainer's scheduling priority (nice), set by argusd and `argus
+ * record` on themselves.  Under a flood (160 runnable threads of hackbench)
+ * a nice-0 drainer gets 1/160th of the CPUs, the BPF ring fills and
+ * records are lost; at -20 its weight is ~87 nice-0 threads, enough to keep
+ * up, and it still sleeps between drains.  Returns 0 or -errno. */
+#define ARGUS_COLLECTOR_NICE (-20)
+int argus_collector_raise_priority(void);
 
 /* Monotonic clock in ns, the trace's time base. */
 uint64_t argus_now_ns(void);
