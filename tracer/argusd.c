@@ -68,6 +68,7 @@ static void print_status(struct argus_collector *c, FILE *out)
 	fprintf(out, "chunks=%llu\n", (unsigned long long)st.chunks);
 	fprintf(out, "bytes=%llu\n", (unsigned long long)st.bytes);
 	fprintf(out, "ring_size=%llu\n", (unsigned long long)st.ring_size);
+	fprintf(out, "ring_usable=%llu\n", (unsigned long long)st.ring_usable);
 	fprintf(out, "ring_fill=%llu\n", (unsigned long long)st.ring_fill);
 	fprintf(out, "oldest_ts=%llu\n", (unsigned long long)st.oldest_ts);
 	fprintf(out, "newest_ts=%llu\n", (unsigned long long)st.newest_ts);

@@ -38,6 +38,7 @@
 #include "stack_capture.h"
 #include "task_table.h"
 #include "trace_format.h"
+#include "trace_internal.h"
 
 #define HOLDBACK_NS (20ull * 1000 * 1000)
 #define MAX_CPUS 256
@@ -98,7 +99,18 @@ struct argus_collector {
 	struct { uint64_t bytes, min_ts; } *hist;
 	size_t nhist, caphist, hist_head;
 	uint64_t hist_bytes;
+	double cpu_at_start;          /* CPU seconds spent before start_ns */
 };
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
 
 int argus_collector_raise_priority(void)
 {
@@ -567,9 +579,10 @@ static void hist_push(struct argus_collector *c, uint64_t bytes, uint64_t min_ts
 	c->hist[c->nhist].min_ts = min_ts;
 	c->nhist++;
 	c->hist_bytes += bytes;
-	/* a ring keeps roughly its size worth of the newest chunks */
-	while (c->opts.ring_size && c->hist_bytes > c->opts.ring_size &&
-	       c->hist_head < c->nhist) {
+	/* a ring keeps roughly its usable size worth of the newest chunks
+	 * (less than its size once a full disk shrank it) */
+	uint64_t cap = c->opts.ring_size ? argus_ring__capacity(c->ring) : 0;
+	while (cap && c->hist_bytes > cap && c->hist_head < c->nhist) {
 		c->hist_bytes -= c->hist[c->hist_head].bytes;
 		c->hist_head++;
 	}
@@ -724,7 +737,11 @@ struct argus_collector *argus_collector__new(const struct argus_collector_opts *
 		goto fail;
 	}
 	c->seq = 1; /* the reader infers overwritten chunks from gaps below the newest seq */
+	/* Rates and CPU% count from here: loading and verifying the BPF
+	 * programs above takes ~0.2 s of CPU, which made a fresh collector
+	 * look like it used over 100% of a CPU. */
 	c->st.start_ns = argus_now_ns();
+	c->cpu_at_start = cpu_seconds();
 	c->st.ring_size = opts->ring_size;
 	c->st.ncpus = c->ncpus;
 	return c;
@@ -814,8 +831,6 @@ int argus_collector__mark(struct argus_collector *c, uint32_t pid, uint32_t tid,
 void argus_collector__status(struct argus_collector *c,
 			     struct argus_collector_status *st)
 {
-	struct rusage ru;
-
 	refresh_lost(c);
 	c->st.now_ns = argus_now_ns();
 	c->st.lost = 0;
@@ -823,12 +838,15 @@ void argus_collector__status(struct argus_collector *c,
 		c->st.lost_cpu[i] = c->lost_now[i];
 		c->st.lost += c->lost_now[i];
 	}
+	/* estimated from the file: the chunks we know of, bounded by the part
+	 * of the ring written so far (which a full disk may have shrunk) */
 	c->st.ring_fill = c->hist_bytes;
+	if (c->ring && c->st.ring_fill > argus_ring__fill(c->ring))
+		c->st.ring_fill = argus_ring__fill(c->ring);
+	c->st.ring_usable = c->opts.ring_size ? argus_ring__capacity(c->ring) : 0;
 	c->st.oldest_ts = c->hist_head < c->nhist ? c->hist[c->hist_head].min_ts : 0;
 	c->st.unwound = stack_capture__unwound(c->stacks);
-	if (!getrusage(RUSAGE_SELF, &ru))
-		c->st.cpu_seconds = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-				    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	c->st.cpu_seconds = cpu_seconds() - c->cpu_at_start;
 	*st = c->st;
 }
 

@@ -38,11 +38,13 @@ struct argus_collector_status {
 	                            had moved past them (written with clamped ts) */
 	uint64_t chunks;
 	uint64_t bytes;          /* chunk bytes written, headers included */
-	uint64_t ring_size;      /* 0 = unbounded file */
+	uint64_t ring_size;      /* as configured; 0 = unbounded file */
+	uint64_t ring_usable;    /* ring_size less what a full disk took away */
 	uint64_t ring_fill;      /* bytes of the ring holding live chunks */
 	uint64_t oldest_ts;      /* oldest event still in the ring (approx.) */
 	uint64_t newest_ts;
-	double cpu_seconds;      /* this process's CPU time since start */
+	double cpu_seconds;      /* this process's CPU time since start_ns (the
+	                            BPF load before it is not counted) */
 	uint64_t unwound;        /* stacks recovered by DWARF unwinding */
 	uint32_t ncpus;
 	uint64_t lost_cpu[256];
