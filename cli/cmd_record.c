@@ -73,7 +73,7 @@ int cmd_record(int argc, char **argv)
 		return cli_error("record", "%s", err);
 	}
 	/* after the fork: the command keeps its own priority */
-	argus_collector_raise_priority();
+	argus_collector_setup_process();
 	signal(SIGINT, SIG_IGN); /* Ctrl-C is for the command; we finish the file */
 	signal(SIGTERM, SIG_IGN);
 	if (write(go[1], "g", 1) != 1) {

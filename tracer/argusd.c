@@ -199,7 +199,7 @@ int main(int argc, char **argv)
 		fprintf(pf, "%d\n", getpid());
 		fclose(pf);
 	}
-	argus_collector_raise_priority(); /* see collector.h */
+	argus_collector_setup_process(); /* see collector.h */
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	signal(SIGPIPE, SIG_IGN);

@@ -70,13 +70,19 @@ const char *argus_collector__path(const struct argus_collector *c);
 /* Flushes, then frees.  Accepts NULL. */
 void argus_collector__free(struct argus_collector *c);
 
-/* The drainer's scheduling priority (nice), set by argusd and `argus
- * record` on themselves.  Under a flood (160 runnable threads of hackbench)
- * a nice-0 drainer gets 1/160th of the CPUs, the BPF ring fills and
- * records are lost; at -20 its weight is ~87 nice-0 threads, enough to keep
- * up, and it still sleeps between drains.  Returns 0 or -errno. */
+/* Process settings for a program whose main job is collecting (argusd,
+ * `argus record`), applied to the calling process:
+ *  - priority (nice ARGUS_COLLECTOR_NICE): under a flood (160 runnable
+ *    threads of hackbench) a nice-0 drainer gets 1/160th of the CPUs, the
+ *    BPF ring fills and records are lost; at -20 its weight is that of ~87
+ *    nice-0 threads, enough to keep up, and it still sleeps between drains;
+ *  - malloc keeps freed memory instead of returning it: every chunk
+ *    allocates and frees MiB-sized buffers (the builder's streams, zlib's
+ *    state, the output), and with glibc's defaults each was an mmap +
+ *    page faults + munmap, ~25% of the collector's CPU on a quiet desktop.
+ * Returns 0 or -errno (the priority is not raised without CAP_SYS_NICE). */
 #define ARGUS_COLLECTOR_NICE (-20)
-int argus_collector_raise_priority(void);
+int argus_collector_setup_process(void);
 
 /* Monotonic clock in ns, the trace's time base. */
 uint64_t argus_now_ns(void);
