@@ -5,11 +5,15 @@
 #
 #   sudo bench/desktop_mix.sh [BUILD_DIR] [REPS]
 #
-# Overhead, two ways (medians of REPS):
+# Overhead, three ways (medians of REPS):
 #   - build: the wall time of the background build (fixed work);
 #   - CPU: CPU time the whole machine spent during the build (all CPUs,
 #     /proc/stat), tracers included; the X side is paced, so its share is
-#     the same in every run.
+#     the same in every run.  Other sessions' work on the machine counts
+#     here too, so read it only when the machine was quiet;
+#   - argus's own CPU: its collector's CPU time plus the run time of its
+#     BPF programs (kernel.bpf_stats_enabled, which itself adds two clock
+#     reads per program run), as a share of the machine (wall x CPUs).
 # Density (argus): events/s, bytes/event on disk, and how many minutes of
 # this mix a 2 GiB ring holds.  perf: perf.data bytes per sample.
 set -uo pipefail
@@ -27,11 +31,16 @@ done
 
 run() { # mode rep -> appends "build busy" to $tmp/$mode
   local mode=$1 out=$tmp/out.$1
-  wait_quiet 60 || true
+  wait_quiet "${ARGUS_BENCH_QUIET_S:-10}" || true
   case $mode in
     bare) "${wl[@]}" >"$out" 2>/dev/null ;;
     argus)
-      "$argus_bin" record -o "$tmp/a.argus" -- "${wl[@]}" >"$out" 2>"$tmp/aerr"
+      sysctl -q kernel.bpf_stats_enabled=1
+      local w0=$(date +%s.%N)
+      ARGUS_BENCH_BPF_STATS=1 "$argus_bin" record -o "$tmp/a.argus" -- "${wl[@]}" >"$out" 2>"$tmp/aerr"
+      local w1=$(date +%s.%N)
+      sysctl -q kernel.bpf_stats_enabled=0
+      echo "$(sed -n 's/^bpf_s=\([0-9.]*\).*/\1/p' "$out") $(awk -v a="$w0" -v b="$w1" 'BEGIN {print b - a}')" >>"$tmp/abpf"
       sed -n 's/^argus record: \([0-9]*\) events, .* (\([0-9.]*\) bytes\/event), \([0-9]*\) lost,.*collector CPU \([0-9.]*\) s.*/\1 \2 \3 \4/p' "$tmp/aerr" >>"$tmp/astats"
       "$argus_bin" dump "$tmp/a.argus" --stats 2>/dev/null | sed -n 's/^# \([0-9]*\) events in [0-9]* chunks, \([0-9.]*\) s.*/\1 \2/p' >>"$tmp/aspan"
       stat -c %s "$tmp/a.argus" >>"$tmp/asize" ;;
@@ -62,6 +71,11 @@ ev=$(col 1 "$tmp/astats"); bpe=$(col 2 "$tmp/astats"); lost=$(awk '{s+=$3} END {
 rate=$(awk '{ if ($2 > 0) print $1 / $2 }' "$tmp/aspan" | median)
 bps=$(paste "$tmp/asize" "$tmp/aspan" | awk '{ if ($3 > 0) print $1 / $3 }' | median)
 pn=$(col 1 "$tmp/pstats"); psz=$(col 2 "$tmp/pstats")
+# argus's own cost, whatever else runs on the machine: the collector's CPU
+# time plus its BPF programs' run time, over the recording's wall time x CPUs
+share=$(paste "$tmp/abpf" "$tmp/astats" | awk -v n="$(nproc)" '{ if ($2 > 0) print 100 * ($1 + $6) / ($2 * n) }' | median)
+bpf=$(awk '{print $1}' "$tmp/abpf" | median)
+echo "| argus's own CPU (collector + BPF programs) / (wall x $(nproc) CPUs) | | $(printf '%.2f' "${share:-0}")% (BPF $bpf s, collector $(col 4 "$tmp/astats") s per run) | | |"
 echo
 echo "argus: $ev events per run (median), $(printf '%.0f' "${rate:-0}") events/s, $bpe bytes/event, $lost lost in all runs, collector CPU $acpu s per run"
 awk -v bps="${bps:-0}" 'BEGIN { if (bps > 0) printf "argus: %.1f KiB/s on disk -> a 2 GiB ring holds %.0f minutes (%.1f hours) of this mix\n", bps / 1024, 2^31 / bps / 60, 2^31 / bps / 3600 }'

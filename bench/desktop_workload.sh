@@ -59,3 +59,10 @@ t1=$(date +%s.%N); b1=$(busy_jiffies)
 hz=$(getconf CLK_TCK)
 awk -v t0="$t0" -v t1="$t1" -v b0="$b0" -v b1="$b1" -v hz="$hz" \
   'BEGIN { printf "build_s=%.3f busy_s=%.2f\n", t1 - t0, (b1 - b0) / hz }'
+# under argus with kernel.bpf_stats_enabled=1: the CPU time its BPF
+# programs took so far (they unload when the recording ends)
+if [ "${ARGUS_BENCH_BPF_STATS:-0}" = 1 ]; then
+  bpftool prog show 2>/dev/null | awk '/ name on_/ {
+      for (i = 1; i < NF; i++) if ($i == "run_time_ns") t += $(i + 1) }
+    END { printf "bpf_s=%.3f\n", t / 1e9 }'
+fi

@@ -5,7 +5,10 @@
 # programs attached is not bare at all (every syscall then pays for the
 # tracepoints), so every measurement first waits for a quiet machine:
 # no foreign on_sys_exit program loaded and the CPUs at least 85% idle
-# over one second.
+# over one second.  It waits at most $ARGUS_BENCH_QUIET_S seconds (the
+# scripts' default: 10), then measures anyway and says so on stderr: on a
+# machine that is never quiet, the interleaved runs and same-run ratios
+# are what is left.
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR) print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9.]+$/ && b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
@@ -39,3 +42,8 @@ idle_pct() {
   b=$(awk '/^cpu / {print $5+$6, $2+$3+$4+$5+$6+$7+$8+$9; exit}' /proc/stat)
   echo "$a $b" | awk '{d = $4 - $2; print (d > 0 ? int(100 * ($3 - $1) / d) : 0)}'
 }
+
+# perf_lost FILE: samples perf lost, from `perf report --stats` output (the
+# sum of the per-event LOST_SAMPLES counts; the aggregated section counts
+# LOST records, not samples).
+perf_lost() { awk '/ stats:$/ && !/^Aggregated/ {ev = 1} ev && /LOST_SAMPLES events:/ {n += $3} END {print n + 0}' "$1"; }

@@ -29,19 +29,19 @@ echo "# throughput, ${secs}s per rate; command: sudo bench/throughput.sh $build 
 echo "| offered ev/s | argus: achieved | argus: kept ev/s | argus lost | collector CPU | perf: achieved | perf: kept ev/s | perf lost |"
 echo "|---|---|---|---|---|---|---|---|"
 for r in "${rates[@]}"; do
-  wait_quiet 90 || true
+  wait_quiet "${ARGUS_BENCH_QUIET_S:-10}" || true
   "$argus_bin" record -o "$tmp/a.argus" -- "$flood" "$r" "$secs" 2 >"$tmp/out" 2>"$tmp/err"
   a_rate=$(sed -n 's/.*rate=\([0-9]*\).*/\1/p' "$tmp/out")
   a_secs=$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' "$tmp/out")
   read -r a_ev a_lost a_cpu < <(sed -n 's/^argus record: \([0-9]*\) events, .*, \([0-9]*\) lost, .*collector CPU \([0-9.]*\) s.*/\1 \2 \3/p' "$tmp/err")
   a_kept=$(awk -v e="${a_ev:-0}" -v s="${a_secs:-0}" 'BEGIN { if (s > 0) printf "%.0f", e / s; else print "?" }')
-  wait_quiet 90 || true
+  wait_quiet "${ARGUS_BENCH_QUIET_S:-10}" || true
   perf record -q -a -e raw_syscalls:sys_exit --filter 'id == 1' -o "$tmp/p.data" -- "$flood" "$r" "$secs" 2 >"$tmp/out" 2>"$tmp/perr"
   p_rate=$(sed -n 's/.*rate=\([0-9]*\).*/\1/p' "$tmp/out")
   p_secs=$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' "$tmp/out")
   perf report -i "$tmp/p.data" --stats >"$tmp/pstats" 2>/dev/null
   p_ev=$(awk '/SAMPLE events:/ {print $3; exit}' "$tmp/pstats")
-  p_lost=$(awk '/LOST_SAMPLES events:|LOST events:/ {n += $3} END {print n + 0}' "$tmp/pstats")
+  p_lost=$(perf_lost "$tmp/pstats")
   p_kept=$(awk -v e="${p_ev:-0}" -v s="${p_secs:-0}" 'BEGIN { if (s > 0) printf "%.0f", e / s; else print "?" }')
   printf '| %s | %s | %s | %s | %s s | %s | %s | %s |\n' "$r" "${a_rate:-?}" "$a_kept" \
     "${a_lost:-?}" "${a_cpu:-?}" "${p_rate:-?}" "$p_kept" "$p_lost"
