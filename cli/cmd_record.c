@@ -38,6 +38,8 @@ int cmd_record(int argc, char **argv)
 			opts.probe.no_irq = true;
 		else if (!strcmp(argv[i], "--all-entries"))
 			opts.probe.all_entries = true;
+		else if (!strcmp(argv[i], "--no-unwind"))
+			opts.no_unwind = true;
 		else
 			return cli_usage_error("record", "unexpected argument '%s'", argv[i]);
 	}

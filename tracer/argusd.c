@@ -37,13 +37,14 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: argusd [--dir DIR] [--size SIZE] [--sample-hz HZ] [--no-irq] [--all-entries]\n"
-		"              [--ready-fd FD]\n"
+		"              [--no-unwind] [--ready-fd FD]\n"
 		"  --dir DIR       where the ring file lives (default %s)\n"
 		"  --size SIZE     ring size, e.g. 512M, 2G (default 2G)\n"
 		"  --sample-hz HZ  CPU sampler rate (default 49)\n"
 		"  --no-irq        do not record irq/softirq/workqueue events\n"
 		"  --all-entries   also record sys_enter of read/write/send/recv calls\n"
 		"                  (by default only their exits, which carry fd, object, result)\n"
+		"  --no-unwind     frame-pointer stacks only, no DWARF unwinding of samples\n"
 		"  --ready-fd FD   write \"ready\" or the error to FD, then close it\n"
 		"Normally started with `argus start`.\n", ARGUS_DEFAULT_RING_DIR);
 }
@@ -127,6 +128,7 @@ int main(int argc, char **argv)
 		{ "sample-hz", required_argument, NULL, 'z' },
 		{ "no-irq", no_argument, NULL, 'i' },
 		{ "all-entries", no_argument, NULL, 'e' },
+		{ "no-unwind", no_argument, NULL, 'u' },
 		{ "ready-fd", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -150,6 +152,7 @@ int main(int argc, char **argv)
 		case 'z': opts.probe.sample_hz = (uint32_t)atoi(optarg); break;
 		case 'i': opts.probe.no_irq = true; break;
 		case 'e': opts.probe.all_entries = true; break;
+		case 'u': opts.no_unwind = true; break;
 		case 'r': ready_fd = atoi(optarg); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
