@@ -10,8 +10,12 @@
 # Tracers: argus record; perf record -a with sched_switch, sched_waking and
 # raw_syscalls; trace-cmd record with the same events.
 # Each cell is the median of REPS runs of the workload's own "Total time".
+# The tracers take turns within each repetition (bare, argus, perf,
+# trace-cmd, bare, ...) so that a noisy minute hits them all, and each run
+# first waits for a quiet machine (bench/lib.sh).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/bench/lib.sh"
 build=${1:-$top/build}
 reps=${2:-3}
 argus_bin=$build/bin/argus
@@ -22,52 +26,55 @@ pipe_cmd=(taskset -c 0 perf bench sched pipe -l 100000)
 msg_cmd=(perf bench sched messaging -g 4 -l 300)
 
 total_time() { sed -n 's/.*Total time: *\([0-9.]*\).*/\1/p' | tail -1; }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 run_bare() { "$@" 2>&1 | total_time; }
 run_argus() {
   "$argus_bin" record -o "$tmp/a.argus" -- "$@" >"$tmp/out" 2>"$tmp/err"
   total_time <"$tmp/out"
-  sed -n 's/^argus record: \([0-9]*\) events, .* (\([0-9.]*\) bytes\/event), \([0-9]*\) lost.*/\1 \2 \3/p' "$tmp/err" >"$tmp/argus_stats"
+  # builds before 2026-11-22 print no "collector CPU": "?" then
+  sed -n -e 's/^argus record: \([0-9]*\) events, .* (\([0-9.]*\) bytes\/event), \([0-9]*\) lost.*collector CPU \([0-9.]*\) s.*/\1 \2 \3 \4/p;t' \
+    -e 's/^argus record: \([0-9]*\) events, .* (\([0-9.]*\) bytes\/event), \([0-9]*\) lost.*/\1 \2 \3 ?/p' "$tmp/err" >>"$tmp/argus_stats"
 }
 run_perf() {
   perf record -q -a -e sched:sched_switch -e sched:sched_waking \
     -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit -o "$tmp/p.data" -- "$@" >"$tmp/out" 2>"$tmp/err"
   total_time <"$tmp/out"
-  perf report -i "$tmp/p.data" --stats 2>/dev/null | awk '/SAMPLE events:/ {print $3}' | head -1 >"$tmp/perf_stats"
+  perf report -i "$tmp/p.data" --stats 2>/dev/null >"$tmp/pstats"
+  echo "$(awk '/SAMPLE events:/ {print $3; exit}' "$tmp/pstats") $(perf_lost "$tmp/pstats")" >>"$tmp/perf_stats"
 }
 run_tracecmd() {
   if ! command -v trace-cmd >/dev/null; then echo "n/a"; return; fi
-  trace-cmd record -q -o "$tmp/t.dat" -e sched_switch -e sched_waking -e raw_syscalls "$@" >"$tmp/out" 2>"$tmp/err"
+  trace-cmd record -q -o "$tmp/t.dat" -e sched_switch -e sched_waking -e raw_syscalls "$@" >"$tmp/out" 2>"$tmp/terr"
   local t; t=$(total_time <"$tmp/out")
   if [ -z "$t" ]; then echo "fail"; else echo "$t"; fi
 }
 
-measure() { # name tracer cmd...
-  local tracer=$1; shift
-  local vals=() v
-  for _ in $(seq "$reps"); do
-    v=$("run_$tracer" "$@")
-    [[ "$v" =~ ^[0-9.]+$ ]] || { echo "$v"; return; }
-    vals+=("$v")
-  done
-  printf '%s\n' "${vals[@]}" | median
-}
-
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9.]+$/ && b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
-
 report() { # label cmd...
   local label=$1; shift
+  local v t
+  rm -f "$tmp"/vals.* "$tmp/argus_stats" "$tmp/perf_stats"
+  for _ in $(seq "$reps"); do
+    for t in bare argus perf tracecmd; do
+      wait_quiet "${ARGUS_BENCH_QUIET_S:-10}" || true
+      v=$("run_$t" "$@")
+      echo "$v" >>"$tmp/vals.$t"
+    done
+  done
   local bare argus perf tc
-  bare=$(measure bare "$@")
-  argus=$(measure argus "$@"); read -r aev abpe alost <"$tmp/argus_stats" || true
-  perf=$(measure perf "$@"); pev=$(cat "$tmp/perf_stats" 2>/dev/null)
-  tc=$(measure tracecmd "$@")
+  bare=$(grep -E '^[0-9.]+$' "$tmp/vals.bare" | median)
+  argus=$(grep -E '^[0-9.]+$' "$tmp/vals.argus" | median)
+  perf=$(grep -E '^[0-9.]+$' "$tmp/vals.perf" | median)
+  tc=$(grep -E '^[0-9.]+$' "$tmp/vals.tracecmd" | median)
+  local aev abpe alost acpu pev plost
+  aev=$(awk '{print $1}' "$tmp/argus_stats" | median); abpe=$(awk '{print $2}' "$tmp/argus_stats" | median)
+  alost=$(awk '{s += $3} END {print s + 0}' "$tmp/argus_stats"); acpu=$(awk '$4 != "?" {print $4}' "$tmp/argus_stats" | median)
+  pev=$(awk '{print $1}' "$tmp/perf_stats" | median); plost=$(awk '{s += $2} END {print s + 0}' "$tmp/perf_stats")
   printf '| %s | %s s | %s s (%s) | %s s (%s) | %s |\n' "$label" "$bare" \
     "$argus" "$(ratio "$argus" "$bare")" "$perf" "$(ratio "$perf" "$bare")" \
-    "$([ "$tc" = fail ] && echo 'fails: "Can'"'"'t enable ftrace"' || echo "$tc s ($(ratio "$tc" "$bare"))")"
-  printf '|   events kept | | argus %s events, %s B/event, %s lost | perf %s sched+syscall events | |\n' \
-    "${aev:-?}" "${abpe:-?}" "${alost:-?}" "${pev:-?}"
+    "$([ -z "$tc" ] && echo 'fails: "Can'"'"'t enable ftrace"' || echo "$tc s ($(ratio "$tc" "$bare"))")"
+  printf '|   events kept (median), lost (all runs) | | argus %s events, %s B/event, %s lost, collector CPU %s s | perf %s events, %s lost | |\n' \
+    "${aev:-?}" "${abpe:-?}" "${alost:-?}" "${acpu:-?}" "${pev:-?}" "${plost:-?}"
+  echo "|   all runs (s) | $(tr '\n' ' ' <"$tmp/vals.bare") | $(tr '\n' ' ' <"$tmp/vals.argus") | $(tr '\n' ' ' <"$tmp/vals.perf") | |"
 }
 
 echo "# overhead, median of $reps runs; command: sudo bench/overhead.sh $build $reps"

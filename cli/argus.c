@@ -12,9 +12,12 @@
 
 static const struct argus_command commands[] = {
 	{ "start", cmd_start, "start the always-on collector (argusd)",
-	  "argus start [--size SIZE] [--dir DIR] [--sample-hz HZ] [--no-irq]\n"
+	  "argus start [--size SIZE] [--dir DIR] [--sample-hz HZ] [--no-irq] [--all-entries] [--no-unwind]\n"
 	  "  Starts argusd, which records system-wide into a bounded ring file\n"
-	  "  DIR/ring.argus (default /var/lib/argus, 2G). Needs root.\n" },
+	  "  DIR/ring.argus (default /var/lib/argus, 2G). Needs root.\n"
+	  "  --all-entries  also record the entries (sys_enter) of read/write/send/recv\n"
+	  "                 calls; by default only their exits, which carry everything\n"
+	  "                 the graph uses\n" },
 	{ "stop", cmd_stop, "stop the collector (the ring stays on disk)",
 	  "argus stop\n" },
 	{ "status", cmd_status, "show event rates, ring fill, lost events, collector CPU",
@@ -25,7 +28,11 @@ static const struct argus_command commands[] = {
 	  "argus save [--last DURATION] -o FILE\n"
 	  "  DURATION like 30s, 5m, 1500ms (default: everything in the ring)\n" },
 	{ "record", cmd_record, "trace system-wide while a command runs",
-	  "argus record -o FILE [--size SIZE] [--sample-hz HZ] [--no-irq] -- CMD [ARGS...]\n"
+	  "argus record -o FILE [--size SIZE] [--sample-hz HZ] [--no-irq] [--all-entries] [--no-unwind]\n"
+	  "             -- CMD [ARGS...]\n"
+	  "  --no-unwind  keep frame-pointer stacks only (no DWARF unwinding of the\n"
+	  "               sampler's stack copies: cheaper, but shallow stacks for\n"
+	  "               programs built without frame pointers)\n"
 	  "  Exits with CMD's exit status.  --size bounds the file as a ring.\n" },
 	{ "dump", cmd_dump, "print the events of a trace file, one per line",
 	  "argus dump FILE [--stacks] [--pid PID] [--tid TID] [--stats]\n"

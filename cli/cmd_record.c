@@ -36,6 +36,10 @@ int cmd_record(int argc, char **argv)
 			opts.probe.sample_hz = (uint32_t)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--no-irq"))
 			opts.probe.no_irq = true;
+		else if (!strcmp(argv[i], "--all-entries"))
+			opts.probe.all_entries = true;
+		else if (!strcmp(argv[i], "--no-unwind"))
+			opts.no_unwind = true;
 		else
 			return cli_usage_error("record", "unexpected argument '%s'", argv[i]);
 	}
@@ -70,6 +74,8 @@ int cmd_record(int argc, char **argv)
 		waitpid(child, NULL, 0);
 		return cli_error("record", "%s", err);
 	}
+	/* after the fork: the command keeps its own priority */
+	argus_collector_setup_process();
 	signal(SIGINT, SIG_IGN); /* Ctrl-C is for the command; we finish the file */
 	signal(SIGTERM, SIG_IGN);
 	if (write(go[1], "g", 1) != 1) {
@@ -99,10 +105,11 @@ int cmd_record(int argc, char **argv)
 		return cli_error("record", "writing %s: %s", out, strerror(-ferr));
 
 	argus_format_size(st.bytes, sz, sizeof(sz));
-	fprintf(stderr, "argus record: %llu events, %s (%.1f bytes/event), %llu lost, in %s\n",
+	fprintf(stderr, "argus record: %llu events, %s (%.1f bytes/event), %llu lost, in %s"
+		" (collector CPU %.2f s)\n",
 		(unsigned long long)st.events, sz,
 		st.events ? (double)st.bytes / (double)st.events : 0.0,
-		(unsigned long long)st.lost, out);
+		(unsigned long long)st.lost, out, st.cpu_seconds);
 	if (rc)
 		return rc;
 	if (WIFEXITED(status))

@@ -26,7 +26,8 @@ int cmd_start(int argc, char **argv)
 	args[n++] = argusd;
 	for (int i = 1; i < argc; i++) {
 		uint64_t size;
-		if (!strcmp(argv[i], "--no-irq")) {
+		if (!strcmp(argv[i], "--no-irq") || !strcmp(argv[i], "--all-entries") ||
+		    !strcmp(argv[i], "--no-unwind")) {
 			args[n++] = argv[i];
 			continue;
 		}

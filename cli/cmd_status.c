@@ -49,7 +49,13 @@ int cmd_status(int argc, char **argv)
 	       get(resp, "chunks"), events > 0 ? bytes / events : 0);
 	argus_format_size((uint64_t)get(resp, "ring_fill"), a, sizeof(a));
 	argus_format_size((uint64_t)get(resp, "ring_size"), b, sizeof(b));
-	printf("ring       %s of %s used, spans %.1f s\n", a, b, span);
+	printf("ring       %s of %s used, spans %.1f s", a, b, span);
+	if (get(resp, "ring_usable") > 0 && get(resp, "ring_usable") < get(resp, "ring_size")) {
+		/* a full disk shrank the ring: say how much is left */
+		argus_format_size((uint64_t)get(resp, "ring_usable"), b, sizeof(b));
+		printf(" (disk full: only %s usable)", b);
+	}
+	printf("\n");
 	printf("lost       %.0f", get(resp, "lost"));
 	for (int cpu = 0; cpu < 256; cpu++) {
 		char k[32];

@@ -36,11 +36,15 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: argusd [--dir DIR] [--size SIZE] [--sample-hz HZ] [--no-irq] [--ready-fd FD]\n"
+		"usage: argusd [--dir DIR] [--size SIZE] [--sample-hz HZ] [--no-irq] [--all-entries]\n"
+		"              [--no-unwind] [--ready-fd FD]\n"
 		"  --dir DIR       where the ring file lives (default %s)\n"
 		"  --size SIZE     ring size, e.g. 512M, 2G (default 2G)\n"
 		"  --sample-hz HZ  CPU sampler rate (default 49)\n"
 		"  --no-irq        do not record irq/softirq/workqueue events\n"
+		"  --all-entries   also record sys_enter of read/write/send/recv calls\n"
+		"                  (by default only their exits, which carry fd, object, result)\n"
+		"  --no-unwind     frame-pointer stacks only, no DWARF unwinding of samples\n"
 		"  --ready-fd FD   write \"ready\" or the error to FD, then close it\n"
 		"Normally started with `argus start`.\n", ARGUS_DEFAULT_RING_DIR);
 }
@@ -65,6 +69,7 @@ static void print_status(struct argus_collector *c, FILE *out)
 	fprintf(out, "chunks=%llu\n", (unsigned long long)st.chunks);
 	fprintf(out, "bytes=%llu\n", (unsigned long long)st.bytes);
 	fprintf(out, "ring_size=%llu\n", (unsigned long long)st.ring_size);
+	fprintf(out, "ring_usable=%llu\n", (unsigned long long)st.ring_usable);
 	fprintf(out, "ring_fill=%llu\n", (unsigned long long)st.ring_fill);
 	fprintf(out, "oldest_ts=%llu\n", (unsigned long long)st.oldest_ts);
 	fprintf(out, "newest_ts=%llu\n", (unsigned long long)st.newest_ts);
@@ -72,7 +77,7 @@ static void print_status(struct argus_collector *c, FILE *out)
 	fprintf(out, "unwound=%llu\n", (unsigned long long)st.unwound);
 }
 
-static int handle(void *ctx, const char *req, FILE *out)
+static int handle(void *ctx, const char *req, int peer_pid, FILE *out)
 {
 	struct argus_collector *c = ctx;
 	int err;
@@ -82,7 +87,7 @@ static int handle(void *ctx, const char *req, FILE *out)
 		return 0;
 	}
 	if (!strncmp(req, "mark ", 5)) {
-		err = argus_collector__mark(c, req + 5);
+		err = argus_collector__mark(c, (uint32_t)peer_pid, 0, req + 5);
 		if (err)
 			fprintf(out, "error: mark: %s\n", strerror(-err));
 		return err;
@@ -122,6 +127,8 @@ int main(int argc, char **argv)
 		{ "size", required_argument, NULL, 's' },
 		{ "sample-hz", required_argument, NULL, 'z' },
 		{ "no-irq", no_argument, NULL, 'i' },
+		{ "all-entries", no_argument, NULL, 'e' },
+		{ "no-unwind", no_argument, NULL, 'u' },
 		{ "ready-fd", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -144,6 +151,8 @@ int main(int argc, char **argv)
 			break;
 		case 'z': opts.probe.sample_hz = (uint32_t)atoi(optarg); break;
 		case 'i': opts.probe.no_irq = true; break;
+		case 'e': opts.probe.all_entries = true; break;
+		case 'u': opts.no_unwind = true; break;
 		case 'r': ready_fd = atoi(optarg); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -193,6 +202,7 @@ int main(int argc, char **argv)
 		fprintf(pf, "%d\n", getpid());
 		fclose(pf);
 	}
+	argus_collector_setup_process(); /* see collector.h */
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	signal(SIGPIPE, SIG_IGN);

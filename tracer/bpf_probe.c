@@ -320,12 +320,48 @@ void argus_probe__default_syscalls(uint64_t bitmap[8])
 			bitmap[nrs[i] / 64] |= 1ull << (nrs[i] % 64);
 }
 
+/*
+ * Entries: a sys_enter record costs as much as the exit (BPF time, ring
+ * space, collector time), and for the message calls it adds nothing the
+ * graph uses: the exit has nr, fd (arg0), the object and ret, and a call
+ * that blocks already has its switch-out with the syscall and object.  On
+ * `perf bench sched messaging` these calls are ~95% of all records.  The
+ * entries that stay are those the analysis reads: the waker's syscall at a
+ * wake-up (futex and its uaddr, kill/tgkill, exit), the entry into the
+ * event-loop wait (poll family), sched_yield counts, and every call whose
+ * arguments matter (connect, timers, sleeps).  --all-entries restores the
+ * rest for schemas that match sys_enter of a message call.
+ */
+static void data_calls(uint64_t bitmap[8])
+{
+	static const int nrs[] = {
+		SYS_read, SYS_write, SYS_readv, SYS_writev,
+		SYS_recvfrom, SYS_sendto, SYS_recvmsg, SYS_sendmsg,
+		SYS_recvmmsg, SYS_sendmmsg,
+	};
+	size_t i;
+
+	memset(bitmap, 0, 8 * sizeof(uint64_t));
+	for (i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++)
+		bitmap[nrs[i] / 64] |= 1ull << (nrs[i] % 64);
+}
+
+void argus_probe__default_entries(uint64_t bitmap[8])
+{
+	uint64_t data[8];
+
+	argus_probe__default_syscalls(bitmap);
+	data_calls(data);
+	for (int i = 0; i < 8; i++)
+		bitmap[i] &= ~data[i];
+}
+
 /* Settings that become .rodata constants of the BPF programs (the verifier
  * then prunes disabled paths), and the ring's size; before load. */
 static int configure(struct argus_bpf *skel, const struct argus_probe_opts *o)
 {
 	uint64_t rb_bytes = (uint64_t)o->ringbuf_mb << 20;
-	uint64_t defsys[AE_SYSCALL_WORDS], skip[HRT_SKIP_MAX];
+	uint64_t defsys[AE_SYSCALL_WORDS], data[AE_SYSCALL_WORDS], skip[HRT_SKIP_MAX];
 	const uint64_t *sys = o->syscalls;
 	int i;
 
@@ -347,6 +383,9 @@ static int configure(struct argus_bpf *skel, const struct argus_probe_opts *o)
 	}
 	for (i = 0; i < AE_SYSCALL_WORDS; i++)
 		skel->rodata->syscalls[i] = sys[i];
+	data_calls(data);
+	for (i = 0; i < AE_SYSCALL_WORDS; i++)
+		skel->rodata->enter_syscalls[i] = o->all_entries ? sys[i] : sys[i] & ~data[i];
 	return bpf_map__set_max_entries(skel->maps.rb, (uint32_t)rb_bytes);
 }
 

@@ -19,6 +19,8 @@ struct argus_probe_opts {
 	uint32_t block_copy;       /* user-stack copy bytes per blocking switch-out */
 	uint32_t ringbuf_mb;       /* ring buffer size, MiB, power of 2; 0 = 64 */
 	const uint64_t *syscalls;  /* 512-bit bitmap of traced syscall nrs; NULL = default set */
+	bool all_entries;          /* record sys_enter for every traced syscall, not only
+	                              for those whose exit cannot stand for the call */
 };
 
 /* Called once per raw record; return < 0 to stop draining. */
@@ -42,4 +44,8 @@ void argus_probe__close(struct argus_probe *p);
 
 /* The default traced syscall set (documented in docs/collector.md). */
 void argus_probe__default_syscalls(uint64_t bitmap[8]);
+/* Of those, the calls whose entry is recorded by default: all but the
+ * data-transfer calls (read/write/send/recv families), whose exit record
+ * already holds the number, fd, object and result. */
+void argus_probe__default_entries(uint64_t bitmap[8]);
 #endif

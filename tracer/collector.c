@@ -5,21 +5,33 @@
  *   stack/strings in an arena) --emit_ready()--> chunk builder --cut_chunk()
  *   --> trace file.
  *
- * Ordering invariant: the BPF side takes its timestamp before reserving
- * ring space, and records of different CPUs interleave in the ring, so the
- * drain order is only roughly time order.  Events are therefore held back
- * HOLDBACK_NS after they are drained; at each emit the pending events older
- * than (now - HOLDBACK_NS) are sorted by (cpu, ts) and appended to the
- * per-CPU streams, which then never go backwards.  An event that still
- * arrives behind its stream is counted as "late" and written at the
- * stream's last timestamp, never dropped silently.
+ * Ordering invariant: records of different CPUs interleave in the ring,
+ * and on one CPU a program can be interrupted between taking its timestamp
+ * and reserving ring space (an irq or the sampler records in between), so
+ * the drain order is only roughly time order.  Each CPU therefore has its
+ * own pending queue, kept sorted by ts on insertion (almost always an
+ * append; a nested record moves back a few places).  Events are held back
+ * HOLDBACK_NS after they are drained, or until their queue holds WINDOW
+ * newer ones; at each emit every queue's prefix older than the watermark
+ * (now - HOLDBACK_NS, or the newest event any CPU already emitted, if
+ * later) goes to that CPU's stream in the chunk, which then never goes
+ * backwards, and chunks do not overlap in time.  An event that still arrives behind its
+ * stream is counted as "late" and written at the stream's last timestamp,
+ * never dropped silently.
  *
- * Strings and stacks of a pending event are owned copies: chunk-local ids
- * only exist once the event lands in the chunk it is written to.
+ * Why per-CPU queues and no sort: this is the collector's hot path, run
+ * for every record (up to millions a second on 2 CPUs); a qsort of all
+ * pending events per emit cost more than everything else together.
+ *
+ * Strings and stacks of a pending event are owned copies in its queue's
+ * arena: chunk-local ids only exist once the event lands in the chunk it
+ * is written to.  A queue's arena is compacted together with the queue.
  */
 #include "collector.h"
 
 #include <errno.h>
+#include <malloc.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +41,15 @@
 #include "stack_capture.h"
 #include "task_table.h"
 #include "trace_format.h"
+#include "trace_internal.h"
 
 #define HOLDBACK_NS (20ull * 1000 * 1000)
+/* Events a CPU's queue holds before its oldest are emitted regardless of
+ * HOLDBACK_NS.  On one CPU, records come out of the ring out of ts order
+ * only when a program was interrupted between taking its timestamp and
+ * reserving (an irq's records, a sample): a few records deep.  512 events
+ * of 128 bytes stay in the cache; 20 ms of a flood (40 K events) did not. */
+#define WINDOW 512
 #define MAX_CPUS 256
 #define MAX_FRAMES 64
 #define DRAIN_BUDGET 65536 /* records per run_once */
@@ -47,6 +66,14 @@ struct arena {
 	size_t len, cap;
 };
 
+/* Pending events of one CPU: q[head, len) wait, ordered by ev.ts; their
+ * owned data lives in arena. */
+struct cpu_queue {
+	struct pending *q;
+	size_t head, len, cap;
+	struct arena arena;
+};
+
 struct argus_collector {
 	struct argus_collector_opts opts;
 	struct argus_probe *probe;
@@ -56,16 +83,21 @@ struct argus_collector {
 	struct task_table tasks;
 	char *path;
 
-	struct pending *pend;
-	size_t npend, cappend;
-	struct arena arena;
+	struct cpu_queue cq[MAX_CPUS];
+	struct cpu_queue *cur;        /* queue of the event being built */
+	size_t npend;                 /* events waiting in all queues */
 
 	uint32_t ncpus;
 	uint64_t last_ts[MAX_CPUS];   /* per-CPU stream position */
 	uint64_t lost_seen[MAX_CPUS]; /* kernel counters already accounted */
 	uint64_t lost_now[MAX_CPUS];
 
-	uint32_t chunk_gen;           /* increments per chunk cut */
+	uint32_t chunk_gen;           /* increments per chunk cut; starts at 1 */
+	uint32_t *chunk_tids;         /* threads the open chunk mentions */
+	size_t nchunk_tids, capchunk_tids;
+	uint32_t exited;              /* task entries marked exited, not pruned */
+	bool backlog;                 /* the last drain stopped at its budget */
+	int emit_err;                 /* first error of an emit during a drain */
 	uint64_t seq;
 	uint64_t chunk_start_ns;      /* when the open chunk got its first event */
 	uint32_t *chunk_pids;         /* pids with stacks in the open chunk */
@@ -77,7 +109,25 @@ struct argus_collector {
 	struct { uint64_t bytes, min_ts; } *hist;
 	size_t nhist, caphist, hist_head;
 	uint64_t hist_bytes;
+	double cpu_at_start;          /* CPU seconds spent before start_ns */
 };
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+int argus_collector_setup_process(void)
+{
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	return setpriority(PRIO_PROCESS, 0, ARGUS_COLLECTOR_NICE) ? -errno : 0;
+}
 
 uint64_t argus_now_ns(void)
 {
@@ -126,13 +176,41 @@ static size_t bounded_strlen(const char *s, size_t max)
 	return z ? (size_t)(z - s) : max;
 }
 
+static int emit_one(struct argus_collector *c, const struct cpu_queue *q,
+		    const struct pending *p);
+static void compact_queue(struct cpu_queue *q);
+
+/* A new pending event in its CPU's queue, at its place in ts order.  A
+ * queue holds at most WINDOW events: past that its oldest go to the chunk
+ * now, so the queue stays small enough to live in the cache. */
 static struct pending *new_pending(struct argus_collector *c, const struct ae_hdr *h)
 {
+	struct cpu_queue *q = &c->cq[h->cpu < MAX_CPUS ? h->cpu : MAX_CPUS - 1];
 	struct pending *p;
+	size_t at;
 
-	if (grow((void **)&c->pend, &c->cappend, c->npend + 1, sizeof(*c->pend)))
+	if (q->len - q->head >= WINDOW) {
+		while (q->len - q->head >= WINDOW) {
+			int e = emit_one(c, q, &q->q[q->head++]);
+
+			if (e && !c->emit_err)
+				c->emit_err = e;
+			c->npend--;
+		}
+		if (q->head >= WINDOW)
+			compact_queue(q);
+	}
+	if (grow((void **)&q->q, &q->cap, q->len + 1, sizeof(*q->q)))
 		return NULL;
-	p = &c->pend[c->npend++];
+	at = q->len;
+	while (at > q->head && q->q[at - 1].ev.ts > h->ts)
+		at--;
+	if (at < q->len)
+		memmove(&q->q[at + 1], &q->q[at], (q->len - at) * sizeof(*q->q));
+	q->len++;
+	c->npend++;
+	c->cur = q;
+	p = &q->q[at];
 	memset(p, 0, sizeof(*p));
 	p->ev.ts = h->ts;
 	p->ev.tid = h->tid;
@@ -149,7 +227,7 @@ static void set_str(struct argus_collector *c, struct pending *p, int which,
 	size_t len = bounded_strlen(s, max);
 	uint32_t off;
 
-	if (!len || arena_put(&c->arena, s, len, &off))
+	if (!len || arena_put(&c->cur->arena, s, len, &off))
 		return;
 	if (which == 1) {
 		p->str_off = off;
@@ -194,7 +272,7 @@ static void attach_stack(struct argus_collector *c, struct pending *p,
 		return;
 	n = stack_capture__resolve(c->stacks, p->ev.pid, p->ev.ts, tail, avail,
 				   ips, MAX_FRAMES);
-	if (n <= 0 || arena_put(&c->arena, ips, (size_t)n * sizeof(uint64_t), &p->ips_off))
+	if (n <= 0 || arena_put(&c->cur->arena, ips, (size_t)n * sizeof(uint64_t), &p->ips_off))
 		return;
 	p->nips = (uint32_t)n;
 }
@@ -262,13 +340,20 @@ static int on_record(void *ctx, const void *rec, size_t size)
 		set_str(c, p, 1, r->comm, AE_COMM_LEN);
 		if (h->type == AE_FREE) {
 			struct task_entry *e = task_table__find(&c->tasks, r->child_tid);
-			if (e)
+			if (e && !e->exited) {
 				e->exited = true;
+				c->exited++;
+			}
 		} else {
 			note_task(c, r->child_tid, r->child_pid, r->comm);
 			struct task_entry *e = task_table__find(&c->tasks, r->child_tid);
-			if (e)
+			if (e) {
 				e->ppid = h->pid;
+				if (e->exited) { /* a reused tid: the new thread lives */
+					e->exited = false;
+					c->exited--;
+				}
+			}
 		}
 		break;
 	}
@@ -362,17 +447,6 @@ static int on_record(void *ctx, const void *rec, size_t size)
 
 /* ---- emitting pending events into the chunk ---- */
 
-static int cmp_pending(const void *a, const void *b)
-{
-	const struct pending *x = a, *y = b;
-
-	if (x->ev.cpu != y->ev.cpu)
-		return x->ev.cpu < y->ev.cpu ? -1 : 1;
-	if (x->ev.ts != y->ev.ts)
-		return x->ev.ts < y->ev.ts ? -1 : 1;
-	return 0;
-}
-
 static void chunk_ref_pid(struct argus_collector *c, uint32_t pid)
 {
 	for (size_t i = 0; i < c->nchunk_pids; i++)
@@ -384,15 +458,23 @@ static void chunk_ref_pid(struct argus_collector *c, uint32_t pid)
 	c->chunk_pids[c->nchunk_pids++] = pid;
 }
 
+/* Note that the open chunk mentions tid: its snapshot will carry it.  The
+ * list is kept here so a cut does not scan the whole task table. */
 static void chunk_ref_tid(struct argus_collector *c, uint32_t tid)
 {
 	struct task_entry *e = tid ? task_table__find(&c->tasks, tid) : NULL;
 
-	if (e)
-		e->chunk_gen = c->chunk_gen;
+	if (!e || e->chunk_gen == c->chunk_gen)
+		return;
+	if (grow((void **)&c->chunk_tids, &c->capchunk_tids, c->nchunk_tids + 1,
+		 sizeof(uint32_t)))
+		return;
+	e->chunk_gen = c->chunk_gen;
+	c->chunk_tids[c->nchunk_tids++] = tid;
 }
 
-static int emit_one(struct argus_collector *c, struct pending *p)
+static int emit_one(struct argus_collector *c, const struct cpu_queue *q,
+		    const struct pending *p)
 {
 	struct argus_event ev = p->ev;
 	uint16_t cpu = ev.cpu < MAX_CPUS ? ev.cpu : MAX_CPUS - 1;
@@ -405,15 +487,15 @@ static int emit_one(struct argus_collector *c, struct pending *p)
 	c->last_ts[cpu] = ev.ts;
 	if (p->nips) {
 		ev.stack = argus_chunk_builder__stack(c->builder,
-			(const uint64_t *)(c->arena.buf + p->ips_off), p->nips);
+			(const uint64_t *)(q->arena.buf + p->ips_off), p->nips);
 		chunk_ref_pid(c, ev.pid);
 	}
 	if (p->str_len)
 		ev.str = argus_chunk_builder__string(c->builder,
-			(const char *)c->arena.buf + p->str_off, p->str_len);
+			(const char *)q->arena.buf + p->str_off, p->str_len);
 	if (p->str2_len)
 		ev.str2 = argus_chunk_builder__string(c->builder,
-			(const char *)c->arena.buf + p->str2_off, p->str2_len);
+			(const char *)q->arena.buf + p->str2_off, p->str2_len);
 	chunk_ref_tid(c, ev.tid);
 	if (ev.type == AE_SWITCH)
 		chunk_ref_tid(c, (uint32_t)ev.f[ARGUS_F_SW_NEXT_TID]);
@@ -426,38 +508,74 @@ static int emit_one(struct argus_collector *c, struct pending *p)
 	return argus_chunk_builder__event(c->builder, &ev);
 }
 
+/* Move the waiting events of q[0, head) out: shift the rest down and the
+ * arena data they own with them.  Each event moves about once (see the
+ * caller's condition), so this stays linear. */
+static void compact_queue(struct cpu_queue *q)
+{
+	size_t n = q->len - q->head;
+	uint32_t base = UINT32_MAX;
+
+	memmove(q->q, q->q + q->head, n * sizeof(*q->q));
+	q->head = 0;
+	q->len = n;
+	for (size_t i = 0; i < n; i++) {
+		const struct pending *p = &q->q[i];
+
+		if (p->nips && p->ips_off < base)
+			base = p->ips_off;
+		if (p->str_len && p->str_off < base)
+			base = p->str_off;
+		if (p->str2_len && p->str2_off < base)
+			base = p->str2_off;
+	}
+	if (base == UINT32_MAX) {
+		q->arena.len = 0;
+		return;
+	}
+	base &= ~7u; /* keep the 8-byte alignment of stack ips */
+	if (!base)
+		return;
+	memmove(q->arena.buf, q->arena.buf + base, q->arena.len - base);
+	q->arena.len -= base;
+	for (size_t i = 0; i < n; i++) {
+		struct pending *p = &q->q[i];
+
+		if (p->nips)
+			p->ips_off -= base;
+		if (p->str_len)
+			p->str_off -= base;
+		if (p->str2_len)
+			p->str2_off -= base;
+	}
+}
+
 /* Move pending events with ts < watermark into the chunk, keep the rest. */
 static int emit_ready(struct argus_collector *c, uint64_t watermark)
 {
-	struct arena keep = { 0 };
-	size_t kept = 0;
-	int err = 0;
+	int err = c->emit_err;
 
+	c->emit_err = 0;
 	if (!c->npend)
-		return 0;
-	qsort(c->pend, c->npend, sizeof(*c->pend), cmp_pending);
-	for (size_t i = 0; i < c->npend; i++) {
-		struct pending *p = &c->pend[i];
+		return err;
+	for (uint32_t cpu = 0; cpu < MAX_CPUS; cpu++) {
+		struct cpu_queue *q = &c->cq[cpu];
+		size_t i;
 
-		if (p->ev.ts < watermark) {
-			int e = emit_one(c, p);
+		for (i = q->head; i < q->len && q->q[i].ev.ts < watermark; i++) {
+			int e = emit_one(c, q, &q->q[i]);
 			if (e && !err)
 				err = e;
-			continue;
 		}
-		/* keep it: move its owned data into the new arena */
-		struct pending q = *p;
-		if (q.nips)
-			arena_put(&keep, c->arena.buf + q.ips_off, q.nips * 8ul, &q.ips_off);
-		if (q.str_len)
-			arena_put(&keep, c->arena.buf + q.str_off, q.str_len, &q.str_off);
-		if (q.str2_len)
-			arena_put(&keep, c->arena.buf + q.str2_off, q.str2_len, &q.str2_off);
-		c->pend[kept++] = q;
+		c->npend -= i - q->head;
+		q->head = i;
+		if (q->head == q->len) {
+			q->head = q->len = 0;
+			q->arena.len = 0;
+		} else if (q->head * 2 >= q->len) {
+			compact_queue(q);
+		}
 	}
-	c->npend = kept;
-	free(c->arena.buf);
-	c->arena = keep;
 	return err;
 }
 
@@ -491,9 +609,10 @@ static void hist_push(struct argus_collector *c, uint64_t bytes, uint64_t min_ts
 	c->hist[c->nhist].min_ts = min_ts;
 	c->nhist++;
 	c->hist_bytes += bytes;
-	/* a ring keeps roughly its size worth of the newest chunks */
-	while (c->opts.ring_size && c->hist_bytes > c->opts.ring_size &&
-	       c->hist_head < c->nhist) {
+	/* a ring keeps roughly its usable size worth of the newest chunks
+	 * (less than its size once a full disk shrank it) */
+	uint64_t cap = c->opts.ring_size ? argus_ring__capacity(c->ring) : 0;
+	while (cap && c->hist_bytes > cap && c->hist_head < c->nhist) {
 		c->hist_bytes -= c->hist[c->hist_head].bytes;
 		c->hist_head++;
 	}
@@ -522,11 +641,11 @@ static int cut_chunk(struct argus_collector *c)
 	if (!argus_chunk_builder__nevents(c->builder))
 		return 0;
 	/* the task snapshot: every thread this chunk mentions */
-	for (uint32_t i = 0; i < c->tasks.cap; i++) {
-		struct task_entry *e = &c->tasks.slots[i];
+	for (size_t i = 0; i < c->nchunk_tids; i++) {
+		struct task_entry *e = task_table__find(&c->tasks, c->chunk_tids[i]);
 		struct argus_task t;
 
-		if (!e->tid || e->chunk_gen != c->chunk_gen)
+		if (!e)
 			continue;
 		t.tid = e->tid;
 		t.pid = e->pid;
@@ -534,6 +653,7 @@ static int cut_chunk(struct argus_collector *c)
 		t.comm = argus_chunk_builder__string(c->builder, e->comm, strlen(e->comm));
 		argus_chunk_builder__task(c->builder, &t);
 	}
+	c->nchunk_tids = 0;
 	for (size_t i = 0; i < c->nchunk_pids; i++)
 		stack_capture__maps(c->stacks, c->chunk_pids[i], add_map, c);
 	c->nchunk_pids = 0;
@@ -553,7 +673,12 @@ static int cut_chunk(struct argus_collector *c)
 	hist_push(c, len, min_ts);
 	c->chunk_gen++;
 	c->chunk_start_ns = 0;
-	task_table__prune(&c->tasks);
+	/* dropping exited threads rehashes the whole table: only once enough
+	 * of them piled up (a reused tid is re-added by its next record) */
+	if (c->exited > 1024 || c->exited * 4 > c->tasks.used) {
+		task_table__prune(&c->tasks);
+		c->exited = 0;
+	}
 	return 0;
 }
 
@@ -572,8 +697,19 @@ static void refresh_lost(struct argus_collector *c)
 
 static int process(struct argus_collector *c, uint64_t watermark, bool force_cut)
 {
-	int err = emit_ready(c, watermark);
 	bool due;
+	int err;
+
+	/* A busy CPU's queue emits early (WINDOW); the others must catch up
+	 * to it, or the next chunk would hold events older than this one's,
+	 * and the reader's merge would return them out of order.  That is
+	 * safe: the ring is consumed in reservation order, so what is still
+	 * in it was reserved after everything emitted, and its timestamps are
+	 * later but for the few records of an interrupted program. */
+	for (uint32_t cpu = 0; cpu < c->ncpus && cpu < MAX_CPUS; cpu++)
+		if (c->last_ts[cpu] >= watermark)
+			watermark = c->last_ts[cpu] + 1;
+	err = emit_ready(c, watermark);
 
 	refresh_lost(c);
 	due = force_cut ||
@@ -622,6 +758,11 @@ struct argus_collector *argus_collector__new(const struct argus_collector_opts *
 		goto fail;
 	}
 	task_table__scan_proc(&c->tasks);
+	/* the first chunk names every thread alive at the start */
+	c->chunk_gen = 1;
+	for (uint32_t i = 0; i < c->tasks.cap; i++)
+		if (c->tasks.slots[i].tid)
+			chunk_ref_tid(c, c->tasks.slots[i].tid);
 
 	c->probe = argus_probe__open(&c->opts.probe, errbuf, errlen);
 	if (!c->probe)
@@ -637,7 +778,11 @@ struct argus_collector *argus_collector__new(const struct argus_collector_opts *
 		goto fail;
 	}
 	c->seq = 1; /* the reader infers overwritten chunks from gaps below the newest seq */
+	/* Rates and CPU% count from here: loading and verifying the BPF
+	 * programs above takes ~0.2 s of CPU, which made a fresh collector
+	 * look like it used over 100% of a CPU. */
 	c->st.start_ns = argus_now_ns();
+	c->cpu_at_start = cpu_seconds();
 	c->st.ring_size = opts->ring_size;
 	c->st.ncpus = c->ncpus;
 	return c;
@@ -655,9 +800,11 @@ int argus_collector__run_once(struct argus_collector *c, int timeout_ms)
 	if (!c->probe)
 		return -ENODEV;
 	/* Records are submitted without wake-ups, so the poll returns early
-	 * only past the watermark; consume whatever is there either way. */
+	 * only past the watermark; consume whatever is there either way.
+	 * After a drain that stopped at its budget more is waiting: do not
+	 * sleep on it. */
 	c->budget = DRAIN_BUDGET;
-	n = argus_probe__poll(c->probe, timeout_ms, on_record, c);
+	n = argus_probe__poll(c->probe, c->backlog ? 0 : timeout_ms, on_record, c);
 	if (n < 0 && n != -EINTR && n != -ECANCELED)
 		return n;
 	if (c->budget) {
@@ -665,6 +812,7 @@ int argus_collector__run_once(struct argus_collector *c, int timeout_ms)
 		if (n < 0 && n != -ECANCELED)
 			return n;
 	}
+	c->backlog = !c->budget;
 	return process(c, argus_now_ns() - HOLDBACK_NS, false);
 }
 
@@ -696,14 +844,20 @@ int argus_collector__finish(struct argus_collector *c)
 	return n < 0 ? n : err;
 }
 
-int argus_collector__mark(struct argus_collector *c, const char *text)
+int argus_collector__mark(struct argus_collector *c, uint32_t pid, uint32_t tid,
+			  const char *text)
 {
 	struct ae_hdr h = { 0 };
 	struct pending *p;
+	unsigned cpu = 0;
 
 	h.ts = argus_now_ns();
 	h.type = AE_MARK;
 	h.size = sizeof(h);
+	h.pid = pid;
+	h.tid = tid ? tid : pid;
+	if (getcpu(&cpu, NULL) == 0 && cpu < c->ncpus)
+		h.cpu = (uint16_t)cpu;
 	p = new_pending(c, &h);
 	if (!p)
 		return -ENOMEM;
@@ -718,8 +872,6 @@ int argus_collector__mark(struct argus_collector *c, const char *text)
 void argus_collector__status(struct argus_collector *c,
 			     struct argus_collector_status *st)
 {
-	struct rusage ru;
-
 	refresh_lost(c);
 	c->st.now_ns = argus_now_ns();
 	c->st.lost = 0;
@@ -727,12 +879,15 @@ void argus_collector__status(struct argus_collector *c,
 		c->st.lost_cpu[i] = c->lost_now[i];
 		c->st.lost += c->lost_now[i];
 	}
+	/* estimated from the file: the chunks we know of, bounded by the part
+	 * of the ring written so far (which a full disk may have shrunk) */
 	c->st.ring_fill = c->hist_bytes;
+	if (c->ring && c->st.ring_fill > argus_ring__fill(c->ring))
+		c->st.ring_fill = argus_ring__fill(c->ring);
+	c->st.ring_usable = c->opts.ring_size ? argus_ring__capacity(c->ring) : 0;
 	c->st.oldest_ts = c->hist_head < c->nhist ? c->hist[c->hist_head].min_ts : 0;
 	c->st.unwound = stack_capture__unwound(c->stacks);
-	if (!getrusage(RUSAGE_SELF, &ru))
-		c->st.cpu_seconds = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-				    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	c->st.cpu_seconds = cpu_seconds() - c->cpu_at_start;
 	*st = c->st;
 }
 
@@ -755,8 +910,11 @@ void argus_collector__free(struct argus_collector *c)
 	argus_chunk_builder__free(c->builder);
 	stack_capture__free(c->stacks);
 	task_table__free(&c->tasks);
-	free(c->pend);
-	free(c->arena.buf);
+	for (uint32_t i = 0; i < MAX_CPUS; i++) {
+		free(c->cq[i].q);
+		free(c->cq[i].arena.buf);
+	}
+	free(c->chunk_tids);
 	free(c->chunk_pids);
 	free(c->hist);
 	free(c->path);

@@ -38,11 +38,13 @@ struct argus_collector_status {
 	                            had moved past them (written with clamped ts) */
 	uint64_t chunks;
 	uint64_t bytes;          /* chunk bytes written, headers included */
-	uint64_t ring_size;      /* 0 = unbounded file */
+	uint64_t ring_size;      /* as configured; 0 = unbounded file */
+	uint64_t ring_usable;    /* ring_size less what a full disk took away */
 	uint64_t ring_fill;      /* bytes of the ring holding live chunks */
 	uint64_t oldest_ts;      /* oldest event still in the ring (approx.) */
 	uint64_t newest_ts;
-	double cpu_seconds;      /* this process's CPU time since start */
+	double cpu_seconds;      /* this process's CPU time since start_ns (the
+	                            BPF load before it is not counted) */
 	uint64_t unwound;        /* stacks recovered by DWARF unwinding */
 	uint32_t ncpus;
 	uint64_t lost_cpu[256];
@@ -58,13 +60,29 @@ int argus_collector__flush(struct argus_collector *c);
 /* Drain everything, detach the BPF programs and write the last chunk;
  * the status counts are final afterwards. */
 int argus_collector__finish(struct argus_collector *c);
-/* A user annotation at the current time. */
-int argus_collector__mark(struct argus_collector *c, const char *text);
+/* A user annotation at the current time, attributed to the process that
+ * asked for it (pid; tid 0 = its main thread). */
+int argus_collector__mark(struct argus_collector *c, uint32_t pid, uint32_t tid,
+			  const char *text);
 void argus_collector__status(struct argus_collector *c,
 			     struct argus_collector_status *st);
 const char *argus_collector__path(const struct argus_collector *c);
 /* Flushes, then frees.  Accepts NULL. */
 void argus_collector__free(struct argus_collector *c);
+
+/* Process settings for a program whose main job is collecting (argusd,
+ * `argus record`), applied to the calling process:
+ *  - priority (nice ARGUS_COLLECTOR_NICE): under a flood (160 runnable
+ *    threads of hackbench) a nice-0 drainer gets 1/160th of the CPUs, the
+ *    BPF ring fills and records are lost; at -20 its weight is that of ~87
+ *    nice-0 threads, enough to keep up, and it still sleeps between drains;
+ *  - malloc keeps freed memory instead of returning it: every chunk
+ *    allocates and frees MiB-sized buffers (the builder's streams, zlib's
+ *    state, the output), and with glibc's defaults each was an mmap +
+ *    page faults + munmap, ~25% of the collector's CPU on a quiet desktop.
+ * Returns 0 or -errno (the priority is not raised without CAP_SYS_NICE). */
+#define ARGUS_COLLECTOR_NICE (-20)
+int argus_collector_setup_process(void);
 
 /* Monotonic clock in ns, the trace's time base. */
 uint64_t argus_now_ns(void);

@@ -138,7 +138,7 @@ static void serve_one(int cfd, argus_control_fn fn, void *ctx)
 	out = open_memstream(&ans, &anslen);
 	if (!out)
 		return;
-	rc = fn(ctx, req, out);
+	rc = fn(ctx, req, (int)cred.pid, out);
 	if (rc == 0)
 		fputs("ok\n", out);
 	fclose(out);

@@ -26,8 +26,10 @@ void argus_control_path(char *buf, size_t len);
 int argus_control__listen(const char *path, char *err, size_t errlen);
 
 /* Handler: writes its answer to out; returns 0 for "ok", -errno for an
- * error, whose one-line message it wrote to out. */
-typedef int (*argus_control_fn)(void *ctx, const char *request, FILE *out);
+ * error, whose one-line message it wrote to out.  peer_pid is the client
+ * process (SO_PEERCRED), so a mark can name who sent it. */
+typedef int (*argus_control_fn)(void *ctx, const char *request, int peer_pid,
+				FILE *out);
 
 /* Serves every client waiting on lfd (non-blocking); returns 0 or -errno. */
 int argus_control__serve(int lfd, argus_control_fn fn, void *ctx);

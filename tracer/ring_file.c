@@ -351,6 +351,13 @@ uint64_t argus_ring__fill(const struct argus_ring *r)
 	return r->high - r->start;
 }
 
+uint64_t argus_ring__capacity(const struct argus_ring *r)
+{
+	if (!r)
+		return 0;
+	return (r->ring ? r->end : r->high) - r->start;
+}
+
 void argus_ring__close(struct argus_ring *r)
 {
 	if (!r)

@@ -164,6 +164,9 @@ struct argus_ring *argus_ring__create_from(const char *path,
 					   const struct argus_ring_opts *opts,
 					   const struct argus_file_header *tmpl,
 					   struct argus_error *err);
+/* Usable bytes of a ring now: its size less what ENOSPC took away (the
+ * ring shrinks to what the disk holds).  Snapshot files: bytes written. */
+uint64_t argus_ring__capacity(const struct argus_ring *r);
 
 /* Fill *err (which may be NULL): code, offset and a message prefixed with
  * "path: " when path is not NULL.  Returns code. */

@@ -2,7 +2,9 @@
 # e2e: the always-on collector's life cycle, in a private run dir
 # (ARGUS_RUN_DIR) and ring dir.  Asserts:
 #   start works, a second start fails with "already running";
-#   status prints events / lost / ring lines;
+#   status prints events / lost / ring lines, and a CPU% under 50 right
+#   after start (the BPF load does not count);
+#   a mark is attributed to the process that sent it, not to 0/0;
 #   mark TEXT + a workload + save --last 10s -o S: S dumps with the mark;
 #   permissions: run dir 0700, socket 0600, ring 0600, saved file 0600;
 #   a non-root peer (uid 65534) is refused with a permission message;
@@ -25,6 +27,12 @@ for k in '^events' '^lost' '^ring'; do
 	grep -qE "$k" "$T/status.out" || fail "argus status has no line matching $k" "$T/status.out"
 done
 log "status:"; sed 's/^/    /' "$T/status.out"
+# right after start the BPF load (~0.2 s of CPU) must not count as the
+# collector's running cost
+cpu=$(awk '$1 == "collector" && /% CPU/ { sub("%", "", $2); print $2; exit }' "$T/status.out")
+[ -n "$cpu" ] || fail "status has no collector CPU% line" "$T/status.out"
+awk -v c="$cpu" 'BEGIN { exit !(c < 50) }' ||
+	fail "status right after start says the collector used ${cpu}% CPU (the BPF load counted?)" "$T/status.out"
 
 "$ARGUS" mark "hello from test" 2>"$T/mark.err" || fail "argus mark failed" "$T/mark.err"
 "$APPS/pipe_pingpong" 50 2000 >"$T/pp.out" || fail "the workload failed"
@@ -37,6 +45,11 @@ dump_to "$S" "$T/saved.dump"
 grep -E ' mark +"hello from test"' "$T/saved.dump" >"$T/mark.lines" ||
 	fail "the saved trace has no mark line with \"hello from test\"; its mark/first lines:" "$T/saved.dump"
 log "mark: $(head -n 1 "$T/mark.lines")"
+# the mark names who sent it (the argus CLI, from SO_PEERCRED), not 0/0
+grep -qE '^ *swapper +0/0 ' "$T/mark.lines" &&
+	fail "the mark is attributed to swapper 0/0, not to its sender" "$T/mark.lines"
+grep -qE '^ *[^ ]+ +[1-9][0-9]*/[1-9][0-9]* ' "$T/mark.lines" ||
+	fail "the mark line names no sender pid" "$T/mark.lines"
 grep -qE "^ *pipe_pingpong +[0-9]+/$wpid " "$T/saved.dump" ||
 	fail "the saved trace has no event of the workload (pid $wpid)" "$T/saved.dump"
 

@@ -3,7 +3,9 @@
 # (hackbench loops, 5 to 20 s, until 16 MiB are written) writes more than the tmpfs holds.  Asserts the
 # daemon is still alive and answers status, stops cleanly, and the ring
 # still dumps (exit 0) and shows it wrapped within the disk (chunks
-# overwritten), i.e. the writes did exceed the tmpfs.
+# overwritten), i.e. the writes did exceed the tmpfs; status reports the
+# shrunk ring: the used part is at most what the 8 MiB disk holds, and it
+# says how much is usable.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 
@@ -41,6 +43,12 @@ log "after the workload: ring file $(stat -c %s "$MNT/ring.argus") bytes; tmpfs:
 is_argusd "$pid" || fail "argusd ($pid) died when the disk filled up"
 "$ARGUS" status >"$T/status.out" 2>"$T/status.err" || fail "argus status failed with the disk full" "$T/status.err"
 log "status with the disk full:"; sed 's/^/    /' "$T/status.out"
+ring_line=$(grep '^ring ' "$T/status.out")
+grep -q 'disk full: only .* usable' <<<"$ring_line" ||
+	fail "status does not say the ring shrank on the full disk: $ring_line" "$T/status.out"
+used_kib=$(awk '$1 == "ring" { m = $2; u = $3; if (u == "MiB") m *= 1024; else if (u == "GiB") m *= 1048576; else if (u == "B") m /= 1024; print int(m); exit }' "$T/status.out")
+[ "${used_kib:-99999}" -le 8192 ] ||
+	fail "status says ${used_kib} KiB of the ring are used, more than the 8 MiB disk holds: $ring_line" "$T/status.out"
 "$ARGUS" stop >"$T/stop.out" 2>"$T/stop.err" || fail "argus stop failed with the disk full" "$T/stop.err"
 dump_to "$MNT/ring.argus" "$T/ring.dump"
 [ "$(grep -vc '^#' "$T/ring.dump")" -gt 0 ] || fail "the ring on the full disk holds no event" "$T/ring.dump"

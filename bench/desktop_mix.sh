@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Overhead and trace density on a desktop-like mix (bench/desktop_workload.sh:
+# Xvfb with six X clients and a pointer moving 50 times a second, plus a
+# background gcc build), bare and under each tracer, in the same run.
+#
+#   sudo bench/desktop_mix.sh [BUILD_DIR] [REPS]
+#
+# Overhead, three ways (medians of REPS):
+#   - build: the wall time of the background build (fixed work);
+#   - CPU: CPU time the whole machine spent during the build (all CPUs,
+#     /proc/stat), tracers included; the X side is paced, so its share is
+#     the same in every run.  Other sessions' work on the machine counts
+#     here too, so read it only when the machine was quiet;
+#   - argus's own CPU: its collector's CPU time plus the run time of its
+#     BPF programs (kernel.bpf_stats_enabled, which itself adds two clock
+#     reads per program run), as a share of the machine (wall x CPUs).
+# Density (argus): events/s, bytes/event on disk, and how many minutes of
+# this mix a 2 GiB ring holds.  perf: perf.data bytes per sample.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/bench/lib.sh"
+build=${1:-$top/build}
+reps=${2:-3}
+argus_bin=$build/bin/argus
+wl=("$top/bench/desktop_workload.sh" "$top" "$build" 77)
+tmp=$(mktemp -d /tmp/argus-bench.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+for t in Xvfb xdotool xeyes ico gcc; do
+  command -v $t >/dev/null || { echo "desktop_mix: $t missing (scripts/install-deps.sh)" >&2; exit 1; }
+done
+
+run() { # mode rep -> appends "build busy" to $tmp/$mode
+  local mode=$1 out=$tmp/out.$1
+  wait_quiet "${ARGUS_BENCH_QUIET_S:-10}" || true
+  case $mode in
+    bare) "${wl[@]}" >"$out" 2>/dev/null ;;
+    argus)
+      sysctl -q kernel.bpf_stats_enabled=1
+      local w0=$(date +%s.%N)
+      ARGUS_BENCH_BPF_STATS=1 "$argus_bin" record -o "$tmp/a.argus" -- "${wl[@]}" >"$out" 2>"$tmp/aerr"
+      local w1=$(date +%s.%N)
+      sysctl -q kernel.bpf_stats_enabled=0
+      echo "$(sed -n 's/^bpf_s=\([0-9.]*\).*/\1/p' "$out") $(awk -v a="$w0" -v b="$w1" 'BEGIN {print b - a}')" >>"$tmp/abpf"
+      sed -n 's/^argus record: \([0-9]*\) events, .* (\([0-9.]*\) bytes\/event), \([0-9]*\) lost,.*collector CPU \([0-9.]*\) s.*/\1 \2 \3 \4/p' "$tmp/aerr" >>"$tmp/astats"
+      "$argus_bin" dump "$tmp/a.argus" --stats 2>/dev/null | sed -n 's/^# \([0-9]*\) events in [0-9]* chunks, \([0-9.]*\) s.*/\1 \2/p' >>"$tmp/aspan"
+      stat -c %s "$tmp/a.argus" >>"$tmp/asize" ;;
+    perf)
+      perf record -q -a -e sched:sched_switch -e sched:sched_waking \
+        -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit -o "$tmp/p.data" -- "${wl[@]}" >"$out" 2>/dev/null
+      local n; n=$(perf report -i "$tmp/p.data" --stats 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}')
+      echo "${n:-0} $(stat -c %s "$tmp/p.data")" >>"$tmp/pstats" ;;
+    tracecmd)
+      trace-cmd record -q -o "$tmp/t.dat" -e sched_switch -e sched_waking -e raw_syscalls "${wl[@]}" >"$out" 2>"$tmp/terr" ;;
+  esac
+  sed -n 's/^build_s=\([0-9.]*\) busy_s=\([0-9.]*\).*/\1 \2/p' "$out" >>"$tmp/$mode"
+}
+
+for rep in $(seq "$reps"); do
+  for mode in bare argus perf tracecmd; do run "$mode"; done
+done
+col() { awk -v c="$1" '{print $c}' "$2" 2>/dev/null | median; }
+declare -A b c
+for m in bare argus perf tracecmd; do b[$m]=$(col 1 "$tmp/$m"); c[$m]=$(col 2 "$tmp/$m"); done
+cell() { [ -n "${2:-}" ] && echo "$2 s ($(ratio "$2" "$3"))" || echo "fails"; }
+echo "# desktop mix, median of $reps runs; command: sudo bench/desktop_mix.sh $build $reps"
+echo "| | bare | argus record | perf record -a | trace-cmd record |"
+echo "|---|---|---|---|---|"
+echo "| build wall time | ${b[bare]} s | $(cell x "${b[argus]}" "${b[bare]}") | $(cell x "${b[perf]}" "${b[bare]}") | $(cell x "${b[tracecmd]}" "${b[bare]}") |"
+echo "| machine CPU during the build | ${c[bare]} s | $(cell x "${c[argus]}" "${c[bare]}") | $(cell x "${c[perf]}" "${c[bare]}") | $(cell x "${c[tracecmd]}" "${c[bare]}") |"
+ev=$(col 1 "$tmp/astats"); bpe=$(col 2 "$tmp/astats"); lost=$(awk '{s+=$3} END {print s+0}' "$tmp/astats"); acpu=$(col 4 "$tmp/astats")
+rate=$(awk '{ if ($2 > 0) print $1 / $2 }' "$tmp/aspan" | median)
+bps=$(paste "$tmp/asize" "$tmp/aspan" | awk '{ if ($3 > 0) print $1 / $3 }' | median)
+pn=$(col 1 "$tmp/pstats"); psz=$(col 2 "$tmp/pstats")
+# argus's own cost, whatever else runs on the machine: the collector's CPU
+# time plus its BPF programs' run time, over the recording's wall time x CPUs
+share=$(paste "$tmp/abpf" "$tmp/astats" | awk -v n="$(nproc)" '{ if ($2 > 0) print 100 * ($1 + $6) / ($2 * n) }' | median)
+bpf=$(awk '{print $1}' "$tmp/abpf" | median)
+echo "| argus's own CPU (collector + BPF programs) / (wall x $(nproc) CPUs) | | $(printf '%.2f' "${share:-0}")% (BPF $bpf s, collector $(col 4 "$tmp/astats") s per run) | | |"
+echo
+echo "argus: $ev events per run (median), $(printf '%.0f' "${rate:-0}") events/s, $bpe bytes/event, $lost lost in all runs, collector CPU $acpu s per run"
+awk -v bps="${bps:-0}" 'BEGIN { if (bps > 0) printf "argus: %.1f KiB/s on disk -> a 2 GiB ring holds %.0f minutes (%.1f hours) of this mix\n", bps / 1024, 2^31 / bps / 60, 2^31 / bps / 3600 }'
+awk -v n="${pn:-0}" -v s="${psz:-0}" 'BEGIN { if (n > 0) printf "perf: %d samples per run (median), %.1f bytes/sample in perf.data\n", n, s / n }'
+grep -q "Can't enable ftrace" "$tmp/terr" 2>/dev/null && echo "trace-cmd: fails here: $(grep -m1 -o "Can't enable ftrace" "$tmp/terr")"
+exit 0

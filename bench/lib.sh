@@ -1,0 +1,49 @@
+# bench/lib.sh - helpers shared by the collector benchmarks (sourced).
+#
+# This VM is shared: other sessions run builds, tests and their own
+# collectors.  A "bare" run while someone else's argusd has its BPF
+# programs attached is not bare at all (every syscall then pays for the
+# tracepoints), so every measurement first waits for a quiet machine:
+# no foreign on_sys_exit program loaded and the CPUs at least 85% idle
+# over one second.  It waits at most $ARGUS_BENCH_QUIET_S seconds (the
+# scripts' default: 10), then measures anyway and says so on stderr: on a
+# machine that is never quiet, the interleaved runs and same-run ratios
+# are what is left.
+
+median() { sort -g | awk '{a[NR]=$1} END {if (NR) print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9.]+$/ && b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
+
+# foreign_bpf: how many argus sys_exit programs are loaded right now.
+foreign_bpf() { bpftool prog show 2>/dev/null | grep -c 'name on_sys_exit' || true; }
+
+# wait_quiet [MAX_SECONDS]: until no argus BPF program is attached and the
+# load is low; returns 1 (and says so on stderr) if it never got quiet.
+wait_quiet() {
+  local max=${1:-120} t=0
+  while [ "$t" -lt "$max" ]; do
+    if [ "$(foreign_bpf)" -eq 0 ] && [ "$(idle_pct)" -ge 85 ]; then
+      return 0
+    fi
+    sleep 1; t=$((t + 2))
+  done
+  echo "bench: machine not quiet after ${max}s (foreign BPF programs: $(foreign_bpf), idle: $(idle_pct)%); measuring anyway" >&2
+  return 1
+}
+
+# busy_jiffies: CPU time (all CPUs, user+nice+system+irq+softirq+steal) in
+# USER_HZ ticks since boot, from /proc/stat.
+busy_jiffies() { awk '/^cpu / {print $2+$3+$4+$7+$8+$9; exit}' /proc/stat; }
+
+# idle_pct: percent of CPU time idle over the next second.
+idle_pct() {
+  local a b
+  a=$(awk '/^cpu / {print $5+$6, $2+$3+$4+$5+$6+$7+$8+$9; exit}' /proc/stat)
+  sleep 1
+  b=$(awk '/^cpu / {print $5+$6, $2+$3+$4+$5+$6+$7+$8+$9; exit}' /proc/stat)
+  echo "$a $b" | awk '{d = $4 - $2; print (d > 0 ? int(100 * ($3 - $1) / d) : 0)}'
+}
+
+# perf_lost FILE: samples perf lost, from `perf report --stats` output (the
+# sum of the per-event LOST_SAMPLES counts; the aggregated section counts
+# LOST records, not samples).
+perf_lost() { awk '/ stats:$/ && !/^Aggregated/ {ev = 1} ev && /LOST_SAMPLES events:/ {n += $3} END {print n + 0}' "$1"; }
