@@ -111,7 +111,7 @@ int diag_cli_parse(const char *cmd, int argc, char **argv, struct diag_cli_opts 
 			if (parse_u32(cmd, a, val, &o->tid))
 				return 2;
 		} else if (!strcmp(a, "--threshold")) {
-			uint32_t ms;
+			uint32_t ms = 0;
 
 			if (parse_u32(cmd, a, val, &ms))
 				return 2;

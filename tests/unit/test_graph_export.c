@@ -587,7 +587,7 @@ static void TEST_perfetto_flows_bind_inside_their_slices(void)
 
 	CHECK_EQ(o.rc, 0);
 	for (const char *p = o.text; (p = strstr(p, "{\"ph\":\"s\"")); p++) {
-		char s[512], f[512], key[64];
+		char s[4096], f[4096], key[64];   /* as big as line_with()'s buffer */
 		long long id;
 
 		/* line_with() returns a static buffer: copy */
