@@ -5,7 +5,9 @@
  * only the Argus lines (the marker comment and `plugin load` lines naming
  * libargus-lldb.so) are dropped or added, and it is replaced atomically
  * (temp file + rename, same mode and owner).  A symlinked ~/.lldbinit
- * (dotfile managers) is followed: its target is what gets rewritten.
+ * (dotfile managers) is followed for its owner, never by root (who would
+ * rewrite whatever the link names); a FIFO or other non-regular file is
+ * refused without blocking.
  *
  * Where the plugin is: beside the argus binary, in the lib dir the build
  * or `cmake --install` put it (ARGUS_BIN_TO_LIB, the relative path from
@@ -80,17 +82,27 @@ static int default_init(char *out, size_t len)
 /* The whole file into *buf (NUL-terminated); a missing file is empty. */
 static int read_init(const char *path, char **buf, size_t *n, struct stat *st, bool *exists)
 {
-	FILE *f = fopen(path, "r");
+	/* O_NONBLOCK|O_NOFOLLOW: a FIFO must not block us, a link swapped
+	 * in since the check must not be followed */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	size_t got;
 
 	*exists = false;
 	*n = 0;
 	*buf = calloc(1, MAX_INIT + 1);
-	if (!*buf)
+	if (!*buf) {
+		if (f)
+			fclose(f);
+		else if (fd >= 0)
+			close(fd);
 		return cli_error("lldb-init", "out of memory");
+	}
 	if (!f) {
 		if (errno == ENOENT)
 			return 0;
+		if (fd >= 0)
+			close(fd);
 		return cli_error("lldb-init", "cannot read %s: %s", path, strerror(errno));
 	}
 	if (fstat(fileno(f), st) || !S_ISREG(st->st_mode)) {
@@ -191,8 +203,18 @@ static int replace_file(const char *path, const char *text, size_t n, const stru
 		     fchown(fd, dir.st_uid, dir.st_gid)))
 			rc = errno;
 	}
-	if (!rc && (write(fd, text, n) != (ssize_t)n || fsync(fd)))
-		rc = errno ? errno : EIO;
+	for (size_t done = 0; !rc && done < n;) {
+		ssize_t w = write(fd, text + done, n - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			rc = w < 0 ? errno : EIO;
+		else
+			done += (size_t)w;
+	}
+	if (!rc && fsync(fd))
+		rc = errno;
 	if (close(fd) && !rc)
 		rc = errno;
 	if (!rc && rename(tmp, path))
@@ -208,7 +230,8 @@ int cmd_lldb_init(int argc, char **argv)
 {
 	const char *file = NULL, *plugin = NULL;
 	bool print = false, remove = false, exists;
-	char plug[PATH_MAX], line[PATH_MAX + 32], init[PATH_MAX], real[PATH_MAX];
+	char plug[PATH_MAX], line[PATH_MAX + 32] = "", init[PATH_MAX], real[PATH_MAX];
+	struct stat lst;
 	char *text = NULL, *out = NULL;
 	size_t n, outn;
 	struct stat st = { 0 };
@@ -252,8 +275,18 @@ int cmd_lldb_init(int argc, char **argv)
 		snprintf(init, sizeof(init), "%s", file);
 	else if ((rc = default_init(init, sizeof(init))))
 		return rc;
-	if (realpath(init, real))         /* follow a symlinked ~/.lldbinit */
+	if (!lstat(init, &lst) && S_ISLNK(lst.st_mode)) {
+		/* A symlinked ~/.lldbinit (dotfile managers) is followed for its
+		 * owner.  Root does not follow a link someone else may have
+		 * placed: it would rewrite whatever file the link names. */
+		if (geteuid() == 0)
+			return cli_error("lldb-init", "%s is a symbolic link: as root, not following it"
+					 " (give --file with the file it should edit)", init);
+		if (!realpath(init, real))
+			return cli_error("lldb-init", "%s is a symbolic link to nothing (%s): create its"
+					 " target first, or give --file", init, strerror(errno));
 		snprintf(init, sizeof(init), "%s", real);
+	}
 
 	if ((rc = read_init(init, &text, &n, &st, &exists)))
 		goto out;

@@ -26,6 +26,11 @@ int cmd_start(int argc, char **argv)
 	args[n++] = argusd;
 	for (int i = 1; i < argc; i++) {
 		uint64_t size;
+		/* args holds argusd, 3 flags with a value, 3 bare flags and NULL:
+		 * a flag given twice is refused, never written past args[] */
+		if (n > 12)
+			return cli_usage_error("start", "too many arguments ('%s'): give each flag once",
+					       argv[i]);
 		if (!strcmp(argv[i], "--no-irq") || !strcmp(argv[i], "--all-entries") ||
 		    !strcmp(argv[i], "--no-unwind")) {
 			args[n++] = argv[i];

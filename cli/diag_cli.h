@@ -46,7 +46,6 @@ void diag_cli_print_hang(struct graph_cli_ctx *c, const struct argus_hang *h, ui
 void diag_cli_json_hang(struct graph_cli_ctx *c, const struct argus_hang *h, unsigned kind);
 /* JSON string (escaped, quoted) to stdout. */
 void diag_cli_json_str(const char *s);
-/* Symbolized frames of a trace stack, one per call: "func+off (file:line)". */
 /* A symbolizer that knows a process better than the trace does (the lldb
  * plugin: the attached process, through lldb's target and its debug
  * info).  fn gets the lookup address (a return address already moved back
@@ -56,6 +55,7 @@ void diag_cli_json_str(const char *s);
 typedef int (*diag_sym_fn)(void *ctx, uint32_t pid, uint64_t ip, char *buf, size_t len);
 void diag_cli_set_symbolizer(diag_sym_fn fn, void *ctx);
 
+/* Symbolized frames of a trace stack, one per call: "func+off (file:line)". */
 typedef void (*diag_frame_fn)(void *ctx, const char *frame);
 void diag_cli_stack(struct graph_cli_ctx *c, uint32_t pid, uint64_t ts, uint32_t stack,
 		    diag_frame_fn fn, void *ctx);

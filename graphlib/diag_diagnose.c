@@ -231,8 +231,10 @@ static bool blame_holder(const struct argus_graph *g, const struct argus_diag_op
 				pick = d->chain[j].tid;
 		if (!pick && argus_graph__thread_by_tid(g, pids[i]) != ARGUS_NONE)
 			pick = pids[i];
+		if (pick == tid)
+			pick = 0;       /* its own process holds the end too: go on */
 	}
-	if (!pick || pick == tid)
+	if (!pick)
 		return false;
 	add_culprit(g, o, d, pick, ARGUS_NONE, true, VIA_HOLDER, wfrom, wto, level, depth);
 	return true;

@@ -53,7 +53,7 @@ static int loop_gaps(const struct argus_graph *g, uint32_t thr, struct gvec *gap
 {
 	const struct argus_thread *t = &THRS(g)[thr];
 	uint64_t back = 0, last = 0;
-	bool in_loop = false, any = false;
+	bool in_loop = false, any = false, bye = false;
 	int rc;
 
 	for (uint32_t e = t->first_event; e != ARGUS_NONE; e = EVS(g)[e].next) {
@@ -62,6 +62,8 @@ static int loop_gaps(const struct argus_graph *g, uint32_t thr, struct gvec *gap
 		if (ev->ctx != AE_CTX_TASK)
 			continue;
 		last = ev->ts;
+		if (ev->type == AE_SYS_ENTER && (ev->nr == SYS_exit_group || ev->nr == SYS_exit))
+			bye = true;
 		if (ev->type == AE_SYS_ENTER && loop_nr(ev->nr)) {
 			if (any && !in_loop && (rc = push_gap(gaps, back, ev->ts, false)))
 				return rc;
@@ -87,11 +89,16 @@ static int loop_gaps(const struct argus_graph *g, uint32_t thr, struct gvec *gap
 		 * ends where the stop began, not at the end of the trace. */
 		if (n && (SEGS(g)[v[n - 1]].flags & ARGUS_SEG_F_STOPPED))
 			end = SEGS(g)[v[n - 1]].end;
-		/* Left its loop and exited: the app shutting down, not a hang in
-		 * progress (and not one at all: the loop is over; under ASan the
-		 * leak check at exit alone takes seconds) */
-		if (n && SEGS(g)[v[n - 1]].end_reason == ARGUS_END_EXIT)
-			return 0;
+		/* Left its loop and exited by itself (exit_group): the app shutting
+		 * down, not a hang (under ASan the leak check before exit_group
+		 * alone takes seconds).  Killed while away from its loop: a hang
+		 * that ended with the kill, the usual end of a real one. */
+		if (n && SEGS(g)[v[n - 1]].end_reason == ARGUS_END_EXIT) {
+			if (bye || in_loop)
+				return 0;
+			end = SEGS(g)[v[n - 1]].end;
+			return end > back ? push_gap(gaps, back, end, false) : 0;
+		}
 		if (!in_loop && end > back)
 			return push_gap(gaps, back, end, true);
 		return 0;

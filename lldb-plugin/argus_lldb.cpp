@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -139,6 +140,7 @@ public:
 	std::vector<std::string> picks;  // its --pick answers so far (argus pick)
 	std::vector<std::string> choices;  // its "at #S not taken: ... (--pick N)" lines
 	bool have_diagnose = false;
+	double snapshot_at = 0;          // now_s() of the last snapshot
 
 private:
 	// Attaching stops every thread of the app: lldb-server's signal wakes
@@ -169,6 +171,18 @@ private:
 };
 
 Session g_session;
+
+// CLOCK_MONOTONIC seconds.
+double now_s()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+// Past this age a snapshot's pids no longer stand for the running system
+// well enough for diagnose --live (argus pick replays the last diagnose).
+const double kLiveMaxAgeS = 30;
 bool g_loaded;
 
 // ---- running the CLI ---------------------------------------------------
@@ -738,8 +752,6 @@ bool prep_diag(const Subcommand &sc, lldb::SBDebugger d, Args &args, DiagPrep &p
 		return fail(result, rtrim(with_plugin_usage(c.err, sc.syntax)));
 	if (!use_session_schema(sc, p.cli, result))
 		return false;
-	if (!strcmp(sc.name, "diagnose"))
-		p.cli.push_back("--live");   // the snapshot is of this running system
 	if (no_save) {
 		if (!g_session.have_trace())
 			return fail(result, std::string("argus ") + sc.name +
@@ -750,6 +762,11 @@ bool prep_diag(const Subcommand &sc, lldb::SBDebugger d, Args &args, DiagPrep &p
 	if (!snapshot(last, p.trace, text, err))
 		return fail(result, err);
 	g_session.have_diagnose = false;
+	g_session.snapshot_at = now_s();
+	// a snapshot just taken is of this running system: the diagnosis may
+	// ask /proc who holds the other end of a wait (not for --no-save)
+	if (!strcmp(sc.name, "diagnose"))
+		p.cli.push_back("--live");
 	if (!has(p.cli, "--json") && !has(p.cli, "--dot"))   // keep JSON/DOT output clean
 		result.PutCString(text.c_str(), (int)text.size());
 	return true;
@@ -953,6 +970,12 @@ bool cmd_pick(const Subcommand &sc, lldb::SBDebugger d, Args args, lldb::SBComma
 	DiagPrep p;
 	p.cli = g_session.last_diagnose;
 	p.trace = g_session.trace_path();
+	if (take_flag(p.cli, "--live") && now_s() - g_session.snapshot_at <= kLiveMaxAgeS)
+		p.cli.push_back("--live");
+	else if (has(g_session.last_diagnose, "--live"))
+		result.Printf("argus: the snapshot is %.0f s old: no live /proc lookup of who holds a "
+			      "wait's other end this time (argus diagnose takes a fresh one)\n",
+			      now_s() - g_session.snapshot_at);
 	p.pid = opt_value(p.cli, "--pid");
 	p.proc = attached_process(d);
 	p.attached = process_alive(p.proc) && std::to_string(p.proc.GetProcessID()) == p.pid;

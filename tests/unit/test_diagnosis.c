@@ -24,8 +24,8 @@
  *
  * Every expected value below is derived from the scenario's numbers in the
  * comment next to it, not read off an output.  A test that shows a bug in
- * graphlib not fixed yet is named KNOWN_BUG_..., says why above it, and
- * runs only with TEST_KNOWN_BUGS=1 (it fails until the fix).
+ * graphlib not fixed yet is named KNOWN_BUG_..., says why above it, and is
+ * kept out of the default RUN list (none is left).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -461,6 +461,66 @@ static void TEST_hang_still_open_at_the_trace_end_is_ongoing(void)
 		CHECK_EQ(h[0].ongoing, 1);
 		CHECK_EQ(h[0].seg, seg(UI, 1));
 	}
+	free(h);
+out:
+	end();
+}
+
+/*
+ * The UI thread leaves its loop at 100 ms and is away until it dies at
+ * 2.6 s; the trace goes on to 3 s (HOG).  Killed (SIGKILL: no exit call
+ * of its own), that is a hang that ended with the kill, the usual end of a
+ * real one: reported, ending at the exit, not ongoing.  Exiting by itself
+ * (exit_group) it is the app shutting down, however long that took (ASan's
+ * leak check before exit_group takes seconds): no hang.
+ */
+static void exit_scenario(bool voluntary)
+{
+	begin();
+	ui_tasks();
+	ui_poll_return(100000, 0);
+	for (int i = 1; i <= 24; i++)
+		sample(AT(100000 + 100000 * i), 0, UI, STACK_HOT, 3);
+	if (voluntary)
+		enter(AT(2599000), 0, UI, SYS_exit_group, 0, 0);
+	tg_ok(argus_tracegen__exit(tg, AT(2600000), 0, UI, UI, voluntary ? 0 : 9, 1), "exit",
+	      AT(2600000));
+	tg_ok(argus_tracegen__sw(tg, AT(2600010), 0, UI, UI, 0x80 /* TASK_DEAD */, -1, 0,
+				 AE_OBJ_NONE, 0, 0, 0, 0), "dead", AT(2600010));
+	run(AT(3000000), 1, HOG);
+	enter(AT(3000010), 1, HOG, SYS_getpid, 0, 0);
+}
+
+static void TEST_hang_ended_by_a_kill_is_reported_up_to_the_exit(void)
+{
+	struct argus_hang *h;
+	uint32_t n;
+
+	exit_scenario(false);
+	if (!finish(NULL))
+		goto out;
+	CHECK_EQ(S(seg(UI, 1))->end_reason, ARGUS_END_EXIT);
+	n = hangs(UI, 0, &h);
+	CHECK_EQ(n, 1);
+	if (n == 1) {
+		CHECK_EQ(h[0].start, AT(100000));
+		CHECK_EQ(h[0].end, S(seg(UI, 1))->end);    /* the exit, not 3 s */
+		CHECK(h[0].end < AT(3000000));
+		CHECK_EQ(h[0].ongoing, 0);
+	}
+	free(h);
+out:
+	end();
+}
+
+static void TEST_leaving_the_loop_to_exit_group_is_no_hang(void)
+{
+	struct argus_hang *h;
+
+	exit_scenario(true);
+	if (!finish(NULL))
+		goto out;
+	CHECK_EQ(hangs(UI, 0, &h), 0);
 	free(h);
 out:
 	end();
@@ -1545,6 +1605,8 @@ int main(void)
 	RUN(TEST_gaps_below_the_threshold_are_not_hangs);
 	RUN(TEST_mark_inside_a_short_gap_makes_it_an_annotated_hang);
 	RUN(TEST_hang_still_open_at_the_trace_end_is_ongoing);
+	RUN(TEST_hang_ended_by_a_kill_is_reported_up_to_the_exit);
+	RUN(TEST_leaving_the_loop_to_exit_group_is_no_hang);
 	RUN(TEST_ongoing_hang_of_a_stopped_thread_ends_where_the_stop_began);
 	RUN(TEST_poll_interrupted_by_erestartnohand_is_not_a_return_from_the_loop);
 	RUN(TEST_on_cpu_for_the_whole_hang_is_busy_with_the_hottest_stack);
@@ -1559,8 +1621,6 @@ int main(void)
 	RUN(TEST_holder_in_another_process_is_its_main_thread);
 	RUN(TEST_wait_broken_by_the_debugger_still_asks_the_holder);
 	RUN(TEST_ui_wait_ended_by_its_own_timer_is_the_timeout_that_broke_the_cycle);
-	/* Tests that show a diagnosis bug not fixed yet (comment above each):
-	 * they fail until it is, so they run only on request. */
 	RUN(TEST_relaxed_match_skips_the_truncated_first_segment);
 	RUN(TEST_no_normal_run_no_waker_blames_the_thread_handed_the_work);
 	return check_report();
