@@ -47,7 +47,7 @@ lldb_run live -p "$APP_PID" -o "plugin load $PLUGIN" \
 	-o "script lldb.debugger.SetAsync(True)" \
 	-o "process continue" \
 	-o "argus diagnose --no-save" \
-	-o "script print('state after:', lldb.SBDebugger.StateAsCString(lldb.debugger.GetSelectedTarget().GetProcess().GetState()))" \
+	-o "script import time; p = lldb.debugger.GetSelectedTarget().GetProcess(); [time.sleep(0.1) for _ in range(30) if p.GetState() != lldb.eStateRunning]; print('state after:', lldb.SBDebugger.StateAsCString(p.GetState()))" \
 	-o "script print('end of session'); lldb.debugger.GetSelectedTarget().GetProcess().Detach()"
 # (detach through Python: the app may finish its hang and exit while the
 # last commands run, and a failing `detach` would fail the batch run; a
@@ -87,6 +87,8 @@ expect_in "$T/diag2.txt" "^lldb +the report's threads of process $APP_PID as lld
 	"diagnose on the running process did not stop, read and resume it"
 expect_in "$T/diag2.txt" "^  hang\\+culprit +thread #1 tid $UI \"textedit\"" "the UI thread is not matched to lldb's thread #1"
 grep -q "could not resume" "$T/diag2.txt" && fail "the process was left stopped" "$T/diag2.txt"
+# (the public state turns "running" once lldb's event thread has seen the
+# resume: the check polls up to 3 s)
 expect_in "$O" "^state after: running" "the process is not running after diagnose resumed it"
 
 # 3. the DOT export and the pick dialog
