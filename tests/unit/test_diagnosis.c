@@ -59,47 +59,13 @@
 
 /* ---- writing a scenario (as tests/unit/test_graph_patterns.c) -------- */
 
-static char trace_path[64];
-static struct argus_tracegen *tg;
-static struct argus_trace *trace;
-static struct argus_graph *graph;
-
-static struct { uint32_t tid, pid; } pids[32];
-static unsigned npids;
-
-static uint32_t pid_of(uint32_t tid)
-{
-	for (unsigned i = 0; i < npids; i++)
-		if (pids[i].tid == tid)
-			return pids[i].pid;
-	return tid;
-}
-
-static void tg_ok(int rc, const char *what, uint64_t ts)
-{
-	check_count++;
-	if (rc) {
-		check_failures++;
-		fprintf(stderr, "  tracegen %s at T0+%" PRIu64 " ns failed: %d\n",
-			what, ts - T0, rc);
-	}
-}
+#include "scenario.h"
 
 static void begin(void)
 {
 	struct argus_tracegen_opts o = { .sz = sizeof(o), .ncpus = 4 };
-	struct argus_error err = { 0 };
-	int fd;
 
-	npids = 0;
-	snprintf(trace_path, sizeof(trace_path), "/tmp/test_diagnosis.XXXXXX");
-	fd = mkstemp(trace_path);
-	if (fd >= 0)
-		close(fd);
-	tg = fd >= 0 ? argus_tracegen__open(trace_path, &o, &err) : NULL;
-	if (!tg)
-		fprintf(stderr, "  tracegen open %s: %s\n", trace_path, err.msg);
-	CHECK(tg != NULL);
+	scenario_open("test_diagnosis", &o);
 }
 
 static void task(uint32_t tid, uint32_t pid, const char *comm)
