@@ -96,13 +96,7 @@ int main(int argc, char **argv)
 	gt_self("UI");
 
 	for (int seq = 0;; seq++) {
-		struct pollfd pfd = {f.rfd, POLLIN, 0};
-		if (poll(&pfd, 1, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			die_sys("poll");
-		}
-		if (!(c = read_input(f.rfd)))
+		if (!(c = wait_input(f.rfd)))
 			break;
 		unsigned long long t0 = now_ns();
 		if (c == 'P')

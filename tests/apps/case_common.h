@@ -341,6 +341,18 @@ static inline char read_input(int fd)
 	return xread(fd, &c, 1) ? c : 0;
 }
 
+/* The UI's event loop wait on the input pipe alone: poll() until it is
+ * readable (EINTR retried), then its next byte; 0 at EOF. */
+static inline char wait_input(int fd)
+{
+	struct pollfd pfd = {fd, POLLIN, 0};
+
+	while (poll(&pfd, 1, -1) < 0)
+		if (errno != EINTR)
+			die_sys("poll");
+	return read_input(fd);
+}
+
 /* Timing of the inputs the UI main thread handled. */
 struct ui_stats {
 	int normal, normal_before, hangs;
