@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #define UW_SLOTS 8
+#define UW_FILES 256
 #define DWARF_RBP 6
 #define DWARF_RSP 7
 
@@ -48,8 +49,37 @@ struct uw_key {
 	uint64_t path_hash;
 };
 
+/* A file cached across processes, by (dev, inode): its Elf handle and
+ * what libdwfl has read of it (.eh_frame, headers) are opened once, not
+ * once per process.  Short-lived processes (a compiler's cc1 and as, run
+ * a hundred times by a build) made a new Dwfl each, and opening, mapping
+ * and unmapping their files was most of the collector's CPU. */
+struct uw_file {
+	bool used;              /* false = empty entry */
+	bool vdso;              /* "[vdso]": our memfd copy, dev/inode 0 */
+	bool exec;              /* ET_EXEC: bias 0 */
+	bool no_debuginfo;      /* do not look for a separate debug file */
+	uint64_t dev, inode;
+	Elf *elf;               /* NULL: not usable (cached "no") */
+	int fd;                 /* owned; libelf reads sections through it */
+	uint64_t vaddr0;        /* first PT_LOAD's p_vaddr & -p_align */
+	uint64_t gen;           /* bumped when the entry is reused */
+	uint32_t pins;          /* modules of cached sessions reporting it */
+	uint64_t last_use;
+};
+
+/* One reported module: the Elf reference waiting for uw_find_elf, and the
+ * file entry (valid while file->gen == file_gen) for uw_find_debuginfo. */
+struct uw_mod {
+	Elf *elf;
+	struct uw_file *file;
+	uint64_t file_gen;
+};
+
 struct uw_slot {
 	Dwfl *dwfl;             /* NULL = empty slot */
+	struct uw_mod *mods;    /* module userdata, up to nkeys of them */
+	size_t nmods;
 	bool attached;          /* dwfl_attach_state() succeeded */
 	struct uw_key *keys;    /* nkeys entries, the maps this was built for */
 	size_t nkeys;
@@ -59,7 +89,9 @@ struct uw_slot {
 
 struct argus_unwinder {
 	struct uw_slot slot[UW_SLOTS];
+	struct uw_file file[UW_FILES];
 	uint64_t clock;
+	struct argus_unwinder_stats st;
 };
 
 /* Collects frames from dwfl_getthread_frames(). */
@@ -68,13 +100,6 @@ struct uw_out {
 	int n, max;
 	uint64_t last_sp;
 	bool first;
-};
-
-static char *debuginfo_path;
-static const Dwfl_Callbacks dwfl_cbs = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.debuginfo_path = &debuginfo_path,
 };
 
 static uint64_t hash_str(const char *s)
@@ -144,38 +169,123 @@ static const Dwfl_Thread_Callbacks uw_callbacks = {
 	.set_initial_registers = uw_set_initial_registers,
 };
 
-/* Load bias of mapping m of the ELF on fd; false if unusable. */
-static bool map_bias(int fd, const struct argus_proc_map *m, uint64_t *bias)
+static void file_clear(struct uw_file *f)
 {
-	GElf_Ehdr eh;
-	uint64_t vaddr;
-	bool ok = false;
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	uint64_t gen = f->gen + 1;
 
-	if (!elf)
-		return false;
-	if (gelf_getehdr(elf, &eh) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
-	    eh.e_machine == EM_X86_64 &&
-	    (eh.e_type == ET_DYN || eh.e_type == ET_EXEC) &&
-	    !argus_elf__offset_to_vaddr((struct Elf *)elf, m->pgoff, &vaddr)) {
-		*bias = eh.e_type == ET_EXEC ? 0 : m->start - vaddr;
-		ok = true;
+	if (f->elf) {
+		/* Modules still holding this Elf must not read through an fd
+		 * number that may be reused: FDDONE makes libelf fail instead. */
+		elf_cntl(f->elf, ELF_C_FDDONE);
+		elf_end(f->elf);
 	}
-	elf_end(elf);
-	return ok;
+	if (f->fd >= 0 && f->used)
+		close(f->fd);
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	f->gen = gen;
 }
 
-static void report_maps(Dwfl *dwfl, uint32_t pid,
-			const struct argus_proc_map *maps, size_t nmaps)
+/* The cached file of (dev, inode), opened through pid's mapping m if not
+ * cached yet; NULL if it cannot be opened or is no x86_64 ELF (that answer
+ * is cached too, so a bad file is not reopened for every process). */
+static struct uw_file *get_file(struct argus_unwinder *u, uint32_t pid,
+				const struct argus_proc_map *m)
+{
+	bool vdso = m->flags & ARGUS_PROC_MAP_VDSO;
+	struct uw_file *f, *victim = &u->file[0];
+	GElf_Ehdr eh;
+	size_t phnum;
+	int fd;
+
+	u->clock++;
+	for (int i = 0; i < UW_FILES; i++) {
+		f = &u->file[i];
+		if (f->used && f->vdso == vdso && f->dev == m->dev &&
+		    f->inode == m->inode) {
+			f->last_use = u->clock;
+			return f->elf ? f : NULL;
+		}
+		/* the least recently used, preferring files no cached session
+		 * reports (evicting those would cut its unwinds short) */
+		if (!f->used ||
+		    (victim->used &&
+		     (f->pins < victim->pins ||
+		      (f->pins == victim->pins && f->last_use < victim->last_use))))
+			victim = f;
+	}
+	file_clear(victim);
+	f = victim;
+	f->used = true;
+	f->vdso = vdso;
+	f->dev = m->dev;
+	f->inode = m->inode;
+	f->fd = -1;
+	f->last_use = u->clock;
+	fd = argus_proc_map__open(pid, m);
+	if (fd < 0)
+		return NULL;
+	/* ELF_C_READ, not an mmap: section data is pread() on demand and kept
+	 * in memory, so a library rewritten in place while cached can make an
+	 * unwind fail but can never SIGBUS the collector. */
+	u->st.files_opened++;
+	f->elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!f->elf || !gelf_getehdr(f->elf, &eh) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64 ||
+	    (eh.e_type != ET_DYN && eh.e_type != ET_EXEC) ||
+	    elf_getphdrnum(f->elf, &phnum)) {
+		if (f->elf)
+			elf_end(f->elf);
+		f->elf = NULL;
+		close(fd);
+		return NULL;
+	}
+	f->fd = fd;
+	f->exec = eh.e_type == ET_EXEC;
+	f->vaddr0 = 0;
+	for (size_t i = 0, load = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(f->elf, i, &ph))
+			continue;
+		/* libdwfl's own base: the first PT_LOAD's vaddr, aligned down */
+		if (ph.p_type == PT_LOAD && !load++)
+			f->vaddr0 = ph.p_align ? ph.p_vaddr & -ph.p_align : ph.p_vaddr;
+		/* With .eh_frame (and its index) the file has CFI for all its
+		 * code, as the x86_64 ABI asks, so a separate .debug_frame
+		 * could not unwind further: when .eh_frame fails it is because
+		 * the stack copy ran out.  Not searching for one matters: with
+		 * libc6-dbg installed, libdwfl inflated libc's whole compressed
+		 * DWARF once per process, a third of the collector's CPU. */
+		if (ph.p_type == PT_GNU_EH_FRAME)
+			f->no_debuginfo = true;
+	}
+	return f;
+}
+
+/*
+ * Report each file once, as a lazy module (dwfl_report_module): libdwfl
+ * asks uw_find_elf for the ELF only when an unwind reaches that module.
+ * libdwfl's load bias of such a module is low - vaddr0 (vaddr0: the first
+ * PT_LOAD's aligned vaddr), so low = bias + vaddr0 gives it our bias,
+ * bias = start - vaddr(pgoff) of the executable mapping.
+ */
+static void report_maps(struct argus_unwinder *u, struct uw_slot *sl,
+			uint32_t pid, const struct argus_proc_map *maps,
+			size_t nmaps)
 {
 	for (size_t i = 0; i < nmaps; i++) {
 		const struct argus_proc_map *m = &maps[i];
+		struct uw_file *f;
+		struct uw_mod *um;
+		Dwfl_Module *mod;
 		const char *name;
-		uint64_t bias = 0;
+		uint64_t vaddr, bias, high = m->end;
+		void **ud;
 		bool dup = false;
-		int fd;
 
-		/* A file mapped executable twice (split text) is one module. */
+		/* A file mapped executable twice (split text) is one module,
+		 * spanning both. */
 		for (size_t j = 0; j < i && !dup; j++)
 			dup = maps[j].inode == m->inode && maps[j].dev == m->dev &&
 			      maps[j].start - maps[j].pgoff ==
@@ -183,26 +293,112 @@ static void report_maps(Dwfl *dwfl, uint32_t pid,
 			      !strcmp(maps[j].path, m->path);
 		if (dup)
 			continue;
-		fd = argus_proc_map__open(pid, m);
-		if (fd < 0)
+		for (size_t j = i + 1; j < nmaps; j++)
+			if (maps[j].inode == m->inode && maps[j].dev == m->dev &&
+			    maps[j].start - maps[j].pgoff == m->start - m->pgoff &&
+			    !strcmp(maps[j].path, m->path))
+				high = maps[j].end;
+		f = get_file(u, pid, m);
+		if (!f || argus_elf__offset_to_vaddr((struct Elf *)f->elf,
+						     m->pgoff, &vaddr))
 			continue;
-		if (!map_bias(fd, m, &bias)) {
-			close(fd);
+		bias = f->exec ? 0 : m->start - vaddr;
+		if (bias + f->vaddr0 >= high || sl->nmods >= nmaps)
 			continue;
-		}
 		name = strrchr(m->path, '/');
 		name = name ? name + 1 : m->path;
-		/* add_p_vaddr=true: for ET_DYN, base is the load bias. */
-		if (!dwfl_report_elf(dwfl, name, m->path, fd, bias, true))
-			close(fd);      /* not consumed on failure */
+		mod = dwfl_report_module(sl->dwfl, name, bias + f->vaddr0, high);
+		if (!mod)
+			continue;
+		um = &sl->mods[sl->nmods++];
+		/* our own reference (Elf handles are refcounted): the file may
+		 * leave the cache before libdwfl asks for it */
+		um->elf = elf_begin(-1, ELF_C_READ, f->elf);
+		um->file = f;
+		um->file_gen = f->gen;
+		f->pins++;
+		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+		*ud = um;
 	}
+}
+
+/* libdwfl wants module mod's ELF: hand over the reference report_maps
+ * took (libdwfl elf_end()s it at dwfl_end). */
+static int uw_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
+		       Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	struct uw_mod *um = *userdata;
+
+	(void)mod;
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	if (um) {
+		*elfp = um->elf;
+		um->elf = NULL;
+	}
+	return -1;
+}
+
+/* .debug_frame is looked for only when .eh_frame could not unwind a frame
+ * (often: the stack copy ran out), and only for files without .eh_frame
+ * (get_file).  The search is several open()s of /usr/lib/debug paths, so
+ * its "none" is remembered per cached file. */
+static int uw_find_debuginfo(Dwfl_Module *mod, void **userdata,
+			     const char *modname, Dwarf_Addr base,
+			     const char *file_name, const char *debuglink_file,
+			     GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	struct uw_mod *um = *userdata;
+	struct uw_file *f = um && um->file->gen == um->file_gen ? um->file : NULL;
+	int fd;
+
+	if (f && f->no_debuginfo)
+		return -1;
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base,
+					  file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	if (fd < 0 && f)
+		f->no_debuginfo = true;
+	return fd;
+}
+
+static char *debuginfo_path;
+static const Dwfl_Callbacks dwfl_cbs = {
+	.find_elf = uw_find_elf,
+	.find_debuginfo = uw_find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/* dwfl_getmodules callback: drop references libdwfl never asked for. */
+static int drop_unused(Dwfl_Module *mod, void **userdata, const char *name,
+		       Dwarf_Addr start, void *arg)
+{
+	struct uw_mod *um = *userdata;
+
+	(void)mod;
+	(void)name;
+	(void)start;
+	(void)arg;
+	if (um && um->elf) {
+		elf_end(um->elf);
+		um->elf = NULL;
+	}
+	return DWARF_CB_OK;
 }
 
 static void slot_clear(struct uw_slot *sl)
 {
-	if (sl->dwfl)
+	for (size_t i = 0; i < sl->nmods; i++)
+		if (sl->mods[i].file->gen == sl->mods[i].file_gen &&
+		    sl->mods[i].file->pins)
+			sl->mods[i].file->pins--;
+	if (sl->dwfl) {
+		dwfl_getmodules(sl->dwfl, drop_unused, NULL, 0);
 		dwfl_end(sl->dwfl);
+	}
 	free(sl->keys);
+	free(sl->mods);
 	memset(sl, 0, sizeof(*sl));
 }
 
@@ -251,16 +447,20 @@ static struct uw_slot *get_slot(struct argus_unwinder *u, uint32_t pid,
 
 	slot_clear(victim);
 	sl = victim;
-	sl->dwfl = dwfl_begin(&dwfl_cbs);
+	sl->mods = calloc(nmaps ? nmaps : 1, sizeof(*sl->mods));
+	sl->dwfl = sl->mods ? dwfl_begin(&dwfl_cbs) : NULL;
 	if (!sl->dwfl) {
+		free(sl->mods);
+		sl->mods = NULL;
 		free(keys);
 		return NULL;
 	}
 	sl->keys = keys;
 	sl->nkeys = nmaps;
 	sl->last_use = u->clock;
+	u->st.sessions++;
 	dwfl_report_begin(sl->dwfl);
-	report_maps(sl->dwfl, pid, maps, nmaps);
+	report_maps(u, sl, pid, maps, nmaps);
 	dwfl_report_end(sl->dwfl, NULL, NULL);
 	/* Fails when no x86_64 module could be reported: ip-only stacks. */
 	sl->attached = dwfl_attach_state(sl->dwfl, NULL, pid ? pid : 1,
@@ -306,6 +506,8 @@ void argus_unwinder__free(struct argus_unwinder *u)
 		return;
 	for (int i = 0; i < UW_SLOTS; i++)
 		slot_clear(&u->slot[i]);
+	for (int i = 0; i < UW_FILES; i++)
+		file_clear(&u->file[i]);
 	free(u);
 }
 
@@ -338,6 +540,13 @@ int argus_unwinder__unwind(struct argus_unwinder *u, uint32_t pid,
 	dwfl_getthread_frames(sl->dwfl, sl->s.tid, frame_cb, &o);
 	sl->s.copy = NULL;
 	return o.n;
+}
+
+void argus_unwinder__stats(const struct argus_unwinder *u,
+			   struct argus_unwinder_stats *st)
+{
+	if (st)
+		*st = u ? u->st : (struct argus_unwinder_stats){ 0 };
 }
 
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -13,10 +13,12 @@
  * Output: ips[0] is ip itself; ips[i > 0] are return addresses, so to
  * name the caller look up ips[i] - 1 (the call instruction), not ips[i].
  *
- * A struct argus_unwinder caches up to a few Dwfl sessions (open ELF files,
- * parsed CFI), keyed by the exact content of the maps array, so the many
- * samples of one process (or of forks with the same layout) pay for
- * opening its files once.  An unwinder is not thread-safe; argus_unwind()
+ * A struct argus_unwinder caches up to a few Dwfl sessions (parsed CFI),
+ * keyed by the exact content of the maps array, so the many samples of
+ * one process (or of forks with the same layout) share one; and, across
+ * processes, the ELF files themselves by (dev, inode), so a new process
+ * running the same binaries (a build's hundred compilers) opens nothing:
+ * its session reports cached files as lazy modules.  An unwinder is not thread-safe; argus_unwind()
  * uses one shared unwinder behind a mutex.
  *
  * Only x86_64 64-bit ELF files are reported; others are skipped.
@@ -55,6 +57,15 @@ int argus_unwinder__unwind(struct argus_unwinder *u, uint32_t pid,
 			   uint64_t ip, uint64_t sp, uint64_t bp,
 			   const uint8_t *copy, size_t copy_len,
 			   uint64_t *ips, int max);
+
+/* What the caches saved: Dwfl sessions built (one per new maps layout)
+ * and files opened (once per (dev, inode) while it stays cached). */
+struct argus_unwinder_stats {
+	uint64_t sessions;
+	uint64_t files_opened;
+};
+void argus_unwinder__stats(const struct argus_unwinder *u,
+			   struct argus_unwinder_stats *st);
 
 /* Same, with a process-wide shared unwinder; safe from any thread. */
 int argus_unwind(uint32_t pid, const struct argus_proc_map *maps,

@@ -362,6 +362,49 @@ out:
 	argus_unwinder__free(NULL);
 }
 
+/* A second process running the same files (here: the fixture's maps plus
+ * one more mapping, so a different layout and a new Dwfl session) unwinds
+ * to the same stack without opening any file again. */
+static void test_unwinder_reuses_files_across_processes(void)
+{
+	struct argus_unwinder *u = argus_unwinder__new();
+	struct argus_unwinder_stats st1, st2;
+	struct argus_proc_map *m2 = NULL;
+	uint64_t a[MAX_FRAMES], b[MAX_FRAMES];
+	int na, nb;
+
+	CHECK(fixture());
+	CHECK(u != NULL);
+	if (!fx.ok || !u)
+		goto out;
+	na = argus_unwinder__unwind(u, fx.pid, fx.maps, fx.nmaps, fx.rec.ip,
+				    fx.rec.sp, fx.rec.bp, fx.copy, fx.rec.len,
+				    a, MAX_FRAMES);
+	argus_unwinder__stats(u, &st1);
+	CHECK_EQ(st1.sessions, 1);
+	CHECK(st1.files_opened >= 1);
+	m2 = calloc(fx.nmaps + 1, sizeof(*m2));
+	CHECK(m2 != NULL);
+	if (!m2)
+		goto out;
+	memcpy(m2, fx.maps, fx.nmaps * sizeof(*m2));
+	/* an unopenable file high above every real mapping */
+	m2[fx.nmaps] = (struct argus_proc_map){ .start = 0x7ffff0000000ull,
+		.end = 0x7ffff0001000ull, .dev = 1, .inode = 1,
+		.path = "/nonexistent/argus-test.so" };
+	nb = argus_unwinder__unwind(u, fx.pid, m2, fx.nmaps + 1, fx.rec.ip,
+				    fx.rec.sp, fx.rec.bp, fx.copy, fx.rec.len,
+				    b, MAX_FRAMES);
+	argus_unwinder__stats(u, &st2);
+	CHECK_EQ(st2.sessions, 2);
+	CHECK_EQ(st2.files_opened, st1.files_opened);
+	CHECK(na >= 4);
+	CHECK(na == nb && !memcmp(a, b, na * sizeof(a[0])));
+out:
+	free(m2);       /* the paths belong to fx.maps */
+	argus_unwinder__free(u);
+}
+
 static void test_unwind_garbage_input_is_graceful(void)
 {
 	uint8_t junk[COPY_MAX];
@@ -599,6 +642,7 @@ int main(void)
 	RUN(test_unwind_recovers_nofp_chain_with_source_lines);
 	RUN(test_frame_pointer_walk_cannot_recover_nofp_chain);
 	RUN(test_unwinder_cache_gives_same_stack);
+	RUN(test_unwinder_reuses_files_across_processes);
 	RUN(test_unwind_garbage_input_is_graceful);
 	RUN(test_lookup_unknown_address_is_enoent);
 	RUN(test_lookup_vdso_by_name);
