@@ -106,7 +106,7 @@ int cmd_record(int argc, char **argv)
 
 	argus_format_size(st.bytes, sz, sizeof(sz));
 	fprintf(stderr, "argus record: %llu events, %s (%.1f bytes/event), %llu lost, in %s"
-		" (collector CPU %.2f s)\n",
+		" (collector CPU %.3f s)\n",
 		(unsigned long long)st.events, sz,
 		st.events ? (double)st.bytes / (double)st.events : 0.0,
 		(unsigned long long)st.lost, out, st.cpu_seconds);

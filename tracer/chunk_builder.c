@@ -31,6 +31,9 @@
  */
 #include <stdio.h>
 #include <string.h>
+#ifdef ARGUS_HAVE_LIBDEFLATE
+#include <libdeflate.h>
+#endif
 
 #include "argus_events.h"
 #include "trace_internal.h"
@@ -160,6 +163,10 @@ struct argus_chunk_builder {
 	uint64_t used_types[65536 / 64]; /* bitmap over uint16 type */
 
 	struct argus_buf raw;   /* scratch for __finish */
+#ifdef ARGUS_HAVE_LIBDEFLATE
+	struct libdeflate_compressor *deflater;
+	int deflater_level;
+#endif
 };
 
 struct argus_chunk_builder *argus_chunk_builder__new(void)
@@ -214,6 +221,9 @@ void argus_chunk_builder__free(struct argus_chunk_builder *b)
 		argus_buf_free(&b->cpu[c].buf);
 	free(b->cpu);
 	argus_buf_free(&b->raw);
+#ifdef ARGUS_HAVE_LIBDEFLATE
+	libdeflate_free_compressor(b->deflater);
+#endif
 	free(b);
 }
 
@@ -643,6 +653,55 @@ out:
 	return rc;
 }
 
+/*
+ * b->raw as a zlib stream into a new buffer, after ARGUS_CHUNK_HEADER_SIZE
+ * bytes left for the header.  libdeflate when built with it: the same
+ * zlib format (any reader inflates it), and at the collector's level 1
+ * about half of zlib's CPU, which was a sixth of the collector's.
+ */
+static int compress_raw(struct argus_chunk_builder *b, int level,
+			uint8_t **out, size_t *zlen)
+{
+	uint8_t *buf;
+#ifdef ARGUS_HAVE_LIBDEFLATE
+	size_t bound;
+
+	if (level < 0)
+		level = 6;      /* zlib's Z_DEFAULT_COMPRESSION */
+	if (!b->deflater || b->deflater_level != level) {
+		libdeflate_free_compressor(b->deflater);
+		b->deflater = libdeflate_alloc_compressor(level);
+		b->deflater_level = level;
+		if (!b->deflater)
+			return -ENOMEM;
+	}
+	bound = libdeflate_zlib_compress_bound(b->deflater, b->raw.len);
+	buf = malloc(ARGUS_CHUNK_HEADER_SIZE + bound);
+	if (!buf)
+		return -ENOMEM;
+	*zlen = libdeflate_zlib_compress(b->deflater, b->raw.p, b->raw.len,
+					 buf + ARGUS_CHUNK_HEADER_SIZE, bound);
+	if (!*zlen)
+		*zlen = SIZE_MAX;       /* cannot happen within the bound */
+#else
+	uLongf z = compressBound((uLong)b->raw.len);
+	int rc;
+
+	buf = malloc(ARGUS_CHUNK_HEADER_SIZE + z);
+	if (!buf)
+		return -ENOMEM;
+	rc = compress2(buf + ARGUS_CHUNK_HEADER_SIZE, &z, b->raw.p,
+		       (uLong)b->raw.len, level);
+	if (rc != Z_OK) {
+		free(buf);
+		return rc == Z_MEM_ERROR ? -ENOMEM : -EIO;
+	}
+	*zlen = z;
+#endif
+	*out = buf;
+	return 0;
+}
+
 int argus_chunk_builder__finish(struct argus_chunk_builder *b, uint64_t seq,
 				int level, void **out, size_t *len)
 {
@@ -658,17 +717,11 @@ int argus_chunk_builder__finish(struct argus_chunk_builder *b, uint64_t seq,
 		return rc;
 
 	if (level != 0) {
-		uLongf zlen = compressBound((uLong)b->raw.len);
+		size_t zlen;
 
-		buf = malloc(ARGUS_CHUNK_HEADER_SIZE + zlen);
-		if (!buf)
-			return -ENOMEM;
-		rc = compress2(buf + ARGUS_CHUNK_HEADER_SIZE, &zlen, b->raw.p,
-			       (uLong)b->raw.len, level);
-		if (rc != Z_OK) {
-			free(buf);
-			return rc == Z_MEM_ERROR ? -ENOMEM : -EIO;
-		}
+		rc = compress_raw(b, level, &buf, &zlen);
+		if (rc)
+			return rc;
 		if (zlen < b->raw.len) {
 			h.flags |= ARGUS_CHUNK_ZLIB;
 			payload_len = zlen;
