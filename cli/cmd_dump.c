@@ -175,6 +175,9 @@ static void print_stats(const struct argus_trace *t)
 	if (st->chunks_overwritten || st->chunks_incomplete)
 		printf(", %" PRIu64 " chunks overwritten by the ring, %" PRIu64 " cut by a crash",
 		       st->chunks_overwritten, st->chunks_incomplete);
+	if (st->chunks_corrupt)
+		printf(", %" PRIu64 " corrupt chunks skipped (first at offset 0x%" PRIx64 ", %s)",
+		       st->chunks_corrupt, st->corrupt_offset, st->corrupt_why);
 	if (st->out_of_order)
 		printf(", %" PRIu64 " out of order", st->out_of_order);
 	printf("\n# lost events:");

@@ -14,6 +14,7 @@ int cmd_save(int argc, char **argv)
 	const char *out = NULL;
 	uint64_t last = 0, now = 0;
 	char resp[8192], ring[4096] = "";
+	struct argus_trace_stats src = { 0 };
 	struct argus_error err = { 0 };
 	const char *p;
 
@@ -36,8 +37,14 @@ int cmd_save(int argc, char **argv)
 		now = strtoull(p + 4, NULL, 10);
 	if (!ring[0])
 		return cli_error("save", "the collector did not say where its ring is");
-	if (argus_trace__save(ring, out, last && now > last ? now - last : 0, &err))
+	if (argus_trace__save(ring, out, last && now > last ? now - last : 0,
+			      &src, &err))
 		return cli_error("save", "%s", err.msg);
+	if (src.chunks_corrupt)
+		fprintf(stderr, "argus save: warning: skipped %llu corrupt chunk(s) of the ring %s,"
+			" first at offset 0x%llx (%s); the rest is saved\n",
+			(unsigned long long)src.chunks_corrupt, ring,
+			(unsigned long long)src.corrupt_offset, src.corrupt_why);
 
 	struct argus_trace *t = argus_trace__open(out, &err);
 	if (!t)

@@ -264,6 +264,13 @@ struct argus_trace_stats {
 	uint64_t chunks;             /* decodable chunks */
 	uint64_t chunks_overwritten; /* ring chunks partly overwritten */
 	uint64_t chunks_incomplete;  /* newest ring chunk cut by a crash */
+	/* Ring chunks skipped as corrupt: a valid header but a bad payload
+	 * somewhere other than the newest chunk (power loss can tear any of
+	 * the last writes the disk had not flushed).  In a snapshot the same
+	 * is a hard error: it is written once and synced. */
+	uint64_t chunks_corrupt;
+	uint64_t corrupt_offset;     /* file offset of the first one */
+	char corrupt_why[200];       /* and what was wrong with it */
 	uint64_t events;             /* events returned so far */
 	uint64_t out_of_order;       /* events older than the previous one */
 	uint64_t min_ts, max_ts;     /* over all decodable chunks */
@@ -319,8 +326,11 @@ int argus_trace__chunk(const struct argus_trace *t, size_t i,
 		       struct argus_chunk_info *info);
 
 /* Copy the raw chunks whose max_ts >= from_ts into a new snapshot file,
- * without re-encoding.  Returns 0 or -errno (*err says why). */
+ * without re-encoding.  Returns 0 or -errno (*err says why).  src_stats
+ * (may be NULL) gets the source's stats at open, e.g. how many corrupt
+ * ring chunks were skipped. */
 int argus_trace__save(const char *src_path, const char *dst_path,
-		      uint64_t from_ts, struct argus_error *err);
+		      uint64_t from_ts, struct argus_trace_stats *src_stats,
+		      struct argus_error *err);
 
 #endif /* ARGUS_TRACE_FORMAT_H */

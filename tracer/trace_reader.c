@@ -150,7 +150,7 @@ static int grow(void *arr, uint32_t *cap, uint64_t n, size_t elem)
 /* ---------------------------------------------------------------------
  * Data structures.
  */
-enum chunk_state { CH_GOOD, CH_OVERWRITTEN, CH_INCOMPLETE, CH_BAD };
+enum chunk_state { CH_GOOD, CH_OVERWRITTEN, CH_INCOMPLETE, CH_CORRUPT, CH_BAD };
 
 struct chunk {
 	uint64_t off;                   /* file offset of the header */
@@ -644,6 +644,19 @@ static int corrupt(struct argus_trace *t, struct argus_error *err,
 				c->h.seq, c->off, what);
 }
 
+/* A ring chunk skipped as corrupt: counted, and the first one remembered
+ * so that the tools can say where (argus_trace_stats.chunks_corrupt). */
+static void skip_corrupt(struct argus_trace *t, struct chunk *c,
+			 const char *what)
+{
+	c->state = CH_CORRUPT;
+	if (!t->stats.chunks_corrupt++) {
+		t->stats.corrupt_offset = c->off;
+		snprintf(t->stats.corrupt_why, sizeof(t->stats.corrupt_why),
+			 "chunk seq %" PRIu64 ": %s", c->h.seq, what);
+	}
+}
+
 static int truncated(struct argus_trace *t, struct argus_error *err,
 		     const struct chunk *c)
 {
@@ -701,9 +714,11 @@ static int classify_snapshot(struct argus_trace *t, struct chunk *cand,
 
 /*
  * Ring: newest first.  A chunk covering a block that a newer chunk already
- * covers was (partly) overwritten.  Otherwise a problem is tolerated only
- * in the newest chunk (a crash cut it), or as "overwritten" when an older
- * chunk runs off the end; anything else is a hard error.
+ * covers was (partly) overwritten.  A problem in the newest chunk means a
+ * crash cut it; in an older chunk that runs off the end, or changed while
+ * we looked, it was overwritten; anywhere else the chunk is skipped and
+ * counted as corrupt (power loss), so that one torn chunk does not cost
+ * the whole ring.
  */
 static int classify_ring(struct argus_trace *t, struct chunk *cand, size_t n,
 			 uint64_t area_end, struct argus_error *err)
@@ -746,10 +761,8 @@ static int classify_ring(struct argus_trace *t, struct chunk *cand, size_t n,
 			c->state = CH_INCOMPLETE;
 		else if (past || chunk_changed(t, c))
 			c->state = CH_OVERWRITTEN;
-		else {
-			free(used);
-			return corrupt(t, err, c, bad);
-		}
+		else
+			skip_corrupt(t, c, bad);
 	}
 	free(used);
 	return 0;
@@ -835,6 +848,8 @@ static int scan(struct argus_trace *t, struct argus_error *err)
 					c->state = CH_INCOMPLETE;
 				else if (t->ring && chunk_changed(t, c))
 					c->state = CH_OVERWRITTEN;
+				else if (t->ring)
+					skip_corrupt(t, c, t->why);
 				else {
 					rc = corrupt(t, err, c, t->why);
 					goto out;
@@ -871,9 +886,9 @@ static int scan(struct argus_trace *t, struct argus_error *err)
 	t->stats.chunks_incomplete = incomplete;
 	/* Writers number a file's chunks 1, 2, 3...: in a ring, every number
 	 * below the newest that is not here was overwritten. */
-	if (t->ring && t->max_seq > t->nchunks + incomplete &&
-	    t->max_seq - t->nchunks - incomplete > overwritten)
-		overwritten = t->max_seq - t->nchunks - incomplete;
+	if (t->ring && t->max_seq > t->nchunks + incomplete + t->stats.chunks_corrupt &&
+	    t->max_seq - t->nchunks - incomplete - t->stats.chunks_corrupt > overwritten)
+		overwritten = t->max_seq - t->nchunks - incomplete - t->stats.chunks_corrupt;
 	t->stats.chunks_overwritten = overwritten;
 	for (uint32_t i = 0; i < t->nchunks; i++) {
 		const struct argus_chunk_header *h = &t->chunks[i].h;
@@ -1824,6 +1839,11 @@ static int fill(struct argus_trace *t, struct argus_error *err)
 			c->state = CH_INCOMPLETE;
 			t->stats.chunks--;
 			t->stats.chunks_incomplete++;
+			continue;
+		}
+		if (rc == -EBADMSG && t->ring) {
+			skip_corrupt(t, c, t->why);
+			t->stats.chunks--;
 			continue;
 		}
 		if (rc == -EBADMSG)

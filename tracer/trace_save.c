@@ -22,7 +22,8 @@
 #include "trace_internal.h"
 
 int argus_trace__save(const char *src_path, const char *dst_path,
-		      uint64_t from_ts, struct argus_error *err)
+		      uint64_t from_ts, struct argus_trace_stats *src_stats,
+		      struct argus_error *err)
 {
 	struct argus_ring_opts opts = { .sz = sizeof(opts), .fd_mode = 0600 };
 	struct argus_trace *t;
@@ -37,6 +38,8 @@ int argus_trace__save(const char *src_path, const char *dst_path,
 	t = argus_trace__open(src_path, err);
 	if (!t)
 		return -errno;
+	if (src_stats)
+		*src_stats = *argus_trace__stats(t);
 	if (!stat(src_path, &a) && !stat(dst_path, &b) && a.st_dev == b.st_dev &&
 	    a.st_ino == b.st_ino) {
 		rc = argus_error__set(err, dst_path, -EINVAL, 0,
