@@ -87,6 +87,9 @@ static void print_event(const struct argus_trace *t, const struct argus_event *e
 		       f[ARGUS_F_WK_TARGET_PID], f[ARGUS_F_WK_TARGET_CPU]);
 		if (f[ARGUS_F_WK_VECTOR] == AE_VEC_HRTIMER)
 			printf(" vec=hrtimer");
+		else if (f[ARGUS_F_WK_VECTOR] != AE_VEC_NONE &&
+			 (f[ARGUS_F_WK_VECTOR] & ~0xffull) == AE_VEC_APIC)
+			printf(" vec=apic:%#" PRIx64, f[ARGUS_F_WK_VECTOR] & 0xff);
 		else if (f[ARGUS_F_WK_VECTOR] != AE_VEC_NONE)
 			printf(" vec=%" PRIu64, f[ARGUS_F_WK_VECTOR]);
 		if (f[ARGUS_F_WK_HRTIMER])

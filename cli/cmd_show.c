@@ -117,6 +117,9 @@ static void event_str(struct graph_cli_ctx *c, const struct argus_gevent *ev, bo
 	case AE_WAKING:
 		if (ev->nr == -2)
 			n += (size_t)snprintf(buf + n, len - n, " (timer expiry)");
+		else if (ev->nr <= -0x100)
+			n += (size_t)snprintf(buf + n, len - n, " (APIC %s)",
+					      diag_cli_apic_name(-ev->nr - 0x100));
 		else if (ev->nr >= 0)
 			n += (size_t)snprintf(buf + n, len - n, " (vector %d)", ev->nr);
 		n += (size_t)snprintf(buf + n, len - n, " target %s/%" PRId64,

@@ -417,6 +417,18 @@ const char *diag_cli_sys(int nr, char *buf, size_t len)
 	return buf;
 }
 
+const char *diag_cli_apic_name(int vector)
+{
+	switch (vector) {
+	case AE_APIC_LOCAL_TIMER: return "local timer";
+	case AE_APIC_RESCHEDULE: return "reschedule IPI";
+	case AE_APIC_CALL_FUNCTION: return "call-function IPI";
+	case AE_APIC_CALL_FUNCTION_SINGLE: return "call-function-single IPI";
+	case AE_APIC_IRQ_WORK: return "irq_work";
+	default: return "system vector";
+	}
+}
+
 void diag_cli_seg_str(struct graph_cli_ctx *c, uint32_t seg, char *buf, size_t len)
 {
 	const struct argus_segment *s = argus_graph__segment(c->g, seg);

@@ -94,6 +94,8 @@ double diag_cli_rel_s(struct graph_cli_ctx *c, uint64_t ts);
 /* A syscall's name, or "sys_N" in buf for one this build does not know,
  * "-" for none (nr < 0). */
 const char *diag_cli_sys(int nr, char *buf, size_t len);
+/* What x86 APIC system vector `vector` is ("irq_work", "local timer"...). */
+const char *diag_cli_apic_name(int vector);
 /* "#109 ime_worker 7295/7298" */
 void diag_cli_seg_str(struct graph_cli_ctx *c, uint32_t seg, char *buf, size_t len);
 /* An edge seen from one end: "futex from #109 ime_worker 7295/7298 at

@@ -183,7 +183,8 @@ struct argus_gevent {
 	};
 	int16_t nr;             /* syscall nr (sys_*, switch; -1 none), irq
 	                           or softirq vector, waking: vector
-	                           (-1 task context, -2 hrtimer expiry) */
+	                           (-1 task context, -2 hrtimer expiry,
+	                           -(0x100 + v) x86 APIC system vector v) */
 	uint8_t type;           /* enum ae_type */
 	uint8_t ctx;            /* enum ae_ctx */
 };

@@ -276,6 +276,8 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 		e->val = (int64_t)ev->f[ARGUS_F_WK_TARGET_TID];
 		e->nr = ev->f[ARGUS_F_WK_VECTOR] == AE_VEC_NONE ? -1 :
 			ev->f[ARGUS_F_WK_VECTOR] == AE_VEC_HRTIMER ? -2 :
+			(ev->f[ARGUS_F_WK_VECTOR] & ~0xffull) == AE_VEC_APIC ?
+			(int16_t)-(0x100 + (int)(ev->f[ARGUS_F_WK_VECTOR] & 0xff)) :
 			(int16_t)ev->f[ARGUS_F_WK_VECTOR];
 		attach(g, ev, evid, &rc);
 		if (!rc)

@@ -144,6 +144,9 @@ struct cpu_state {
 	__u32 softirq;   /* softirq vector being served (AE_VEC_NONE when none) */
 	__u64 hrt_hard;  /* hrtimer expiring in hardirq context, else 0 */
 	__u64 hrt_soft;  /* hrtimer expiring in softirq context, else 0 */
+	__u32 apic;      /* AE_VEC_APIC | vector in an APIC system interrupt,
+	                    else 0 (they do not nest: they run irqs-off) */
+	__u32 pad;
 	__u64 pc_addr;   /* this CPU's &__preempt_count, 0 until found */
 	__u32 inited;
 	__u32 nrec;      /* records submitted on this CPU (wraps) */
@@ -255,7 +258,7 @@ static __always_inline __u16 cur_ctx(void)
 		return AE_CTX_TASK;
 	}
 	/* fallback: our own bookkeeping */
-	if (cs->irq != AE_VEC_NONE || cs->hrt_hard)
+	if (cs->irq != AE_VEC_NONE || cs->hrt_hard || cs->apic)
 		return AE_CTX_HARDIRQ;
 	if (cs->softirq != AE_VEC_NONE || cs->hrt_soft)
 		return AE_CTX_SOFTIRQ;
@@ -738,8 +741,10 @@ static __always_inline void wake_vector(__u16 ctxk, __u32 *vec, __u64 *hrt)
 		if (cs->hrt_hard) {
 			*vec = AE_VEC_HRTIMER;
 			*hrt = cs->hrt_hard;
-		} else {
+		} else if (cs->irq != AE_VEC_NONE) {
 			*vec = cs->irq;
+		} else if (cs->apic) {
+			*vec = cs->apic;
 		}
 	} else if (ctxk == AE_CTX_SOFTIRQ) {
 		if (cs->hrt_soft) {
@@ -1126,6 +1131,42 @@ int BPF_PROG(on_softirq_exit, unsigned int vec)
 		irq_rec(AE_SOFTIRQ_EXIT, vec, 0, AE_CTX_SOFTIRQ);
 	return 0;
 }
+
+/*
+ * x86 APIC system interrupts (IPIs, irq_work, the local timer) bypass
+ * irq_handler_entry; their own tracepoints say which one is running, so a
+ * wake-up from inside one names its vector instead of none.  The entry and
+ * exit tracepoints of each pass the vector number.
+ */
+static __always_inline int apic_enter(int vector)
+{
+	struct cpu_state *cs = cpu_state();
+
+	if (cs)
+		cs->apic = AE_VEC_APIC | ((__u32)vector & 0xff);
+	return 0;
+}
+
+static __always_inline int apic_leave(void)
+{
+	struct cpu_state *cs = cpu_state();
+
+	if (cs)
+		cs->apic = 0;
+	return 0;
+}
+
+#define APIC_VECTOR_PROGS(name)						\
+SEC("raw_tp/" #name "_entry")						\
+int BPF_PROG(on_##name##_entry, int vector) { return apic_enter(vector); } \
+SEC("raw_tp/" #name "_exit")						\
+int BPF_PROG(on_##name##_exit, int vector) { return apic_leave(); }
+
+APIC_VECTOR_PROGS(local_timer)
+APIC_VECTOR_PROGS(reschedule)
+APIC_VECTOR_PROGS(call_function)
+APIC_VECTOR_PROGS(call_function_single)
+APIC_VECTOR_PROGS(irq_work)
 
 /* Work items run in kworker threads: task context. */
 SEC("raw_tp/workqueue_execute_start")

@@ -157,14 +157,24 @@ struct ae_waking {
 	__u32 target_pid;
 	__u32 target_cpu;   /* CPU the target last ran on (before placement) */
 	__u32 vector;       /* irq number or softirq vector when ctx != TASK,
-	                       AE_VEC_HRTIMER inside an hrtimer expiry;
+	                       AE_VEC_HRTIMER inside an hrtimer expiry,
+	                       AE_VEC_APIC | x86 vector inside an APIC system
+	                       interrupt (IPIs, irq_work, the local timer);
 	                       AE_VEC_NONE in task context, and in irq context
-	                       outside any handler we track (IPIs, irq_work,
-	                       the softirq loop's own ksoftirqd wake-up) */
+	                       outside any handler we track (the softirq
+	                       loop's own ksoftirqd wake-up) */
 	__u64 hrtimer;      /* hrtimer being expired on this CPU, else 0 */
 };
 #define AE_VEC_NONE 0xffffffffu
 #define AE_VEC_HRTIMER 0xfffffffeu
+/* x86 system vectors, from the irq_vectors tracepoints (they do not go
+ * through irq_handler_entry): AE_VEC_APIC | vector, vector < 0x100. */
+#define AE_VEC_APIC 0x10000u
+#define AE_APIC_LOCAL_TIMER 0xec
+#define AE_APIC_RESCHEDULE 0xfd
+#define AE_APIC_CALL_FUNCTION 0xfc
+#define AE_APIC_CALL_FUNCTION_SINGLE 0xfb
+#define AE_APIC_IRQ_WORK 0xf6
 
 struct ae_task {            /* AE_WAKEUP_NEW, AE_FORK, AE_FREE */
 	struct ae_hdr h;
