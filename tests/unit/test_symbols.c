@@ -333,39 +333,20 @@ out:
 	argus_symbolizer__free(s);
 }
 
-static void test_unwinder_cache_gives_same_stack(void)
+/* The fixture's sample unwound by u over maps (fx.maps by default). */
+static int unwind_fx(struct argus_unwinder *u, const struct argus_proc_map *maps,
+		     size_t nmaps, uint64_t *ips)
 {
-	struct argus_unwinder *u = argus_unwinder__new();
-	uint64_t a[MAX_FRAMES], b[MAX_FRAMES];
-	int na, nb;
-
-	CHECK(fixture());
-	CHECK(u != NULL);
-	if (!fx.ok || !u)
-		goto out;
-	na = argus_unwinder__unwind(u, fx.pid, fx.maps, fx.nmaps, fx.rec.ip,
-				    fx.rec.sp, fx.rec.bp, fx.copy, fx.rec.len,
-				    a, MAX_FRAMES);
-	nb = argus_unwinder__unwind(u, fx.pid, fx.maps, fx.nmaps, fx.rec.ip,
-				    fx.rec.sp, fx.rec.bp, fx.copy, fx.rec.len,
-				    b, MAX_FRAMES);
-	CHECK(na >= 4);
-	CHECK_EQ(na, nb);
-	CHECK(na == nb && !memcmp(a, b, na * sizeof(a[0])));
-	/* max bounds the output. */
-	CHECK_EQ(argus_unwinder__unwind(u, fx.pid, fx.maps, fx.nmaps,
-					fx.rec.ip, fx.rec.sp, fx.rec.bp,
-					fx.copy, fx.rec.len, b, 2), 2);
-	CHECK_EQ(b[1], a[1]);
-out:
-	argus_unwinder__free(u);
-	argus_unwinder__free(NULL);
+	return argus_unwinder__unwind(u, fx.pid, maps, nmaps, fx.rec.ip,
+				      fx.rec.sp, fx.rec.bp, fx.copy, fx.rec.len,
+				      ips, MAX_FRAMES);
 }
 
-/* A second process running the same files (here: the fixture's maps plus
- * one more mapping, so a different layout and a new Dwfl session) unwinds
- * to the same stack without opening any file again. */
-static void test_unwinder_reuses_files_across_processes(void)
+/* The session cache (same maps: same Dwfl) and the file cache (another
+ * process running the same files: here the fixture's maps plus one more
+ * mapping, so a new layout and a new session) give the same stack, and
+ * the second process opens no file again. */
+static void test_unwinder_caches_give_the_same_stack(void)
 {
 	struct argus_unwinder *u = argus_unwinder__new();
 	struct argus_unwinder_stats st1, st2;
@@ -377,12 +358,20 @@ static void test_unwinder_reuses_files_across_processes(void)
 	CHECK(u != NULL);
 	if (!fx.ok || !u)
 		goto out;
-	na = argus_unwinder__unwind(u, fx.pid, fx.maps, fx.nmaps, fx.rec.ip,
-				    fx.rec.sp, fx.rec.bp, fx.copy, fx.rec.len,
-				    a, MAX_FRAMES);
+	na = unwind_fx(u, fx.maps, fx.nmaps, a);
+	nb = unwind_fx(u, fx.maps, fx.nmaps, b);
+	CHECK(na >= 4);
+	CHECK_EQ(na, nb);
+	CHECK(na == nb && !memcmp(a, b, na * sizeof(a[0])));
 	argus_unwinder__stats(u, &st1);
 	CHECK_EQ(st1.sessions, 1);
 	CHECK(st1.files_opened >= 1);
+	/* max bounds the output. */
+	CHECK_EQ(argus_unwinder__unwind(u, fx.pid, fx.maps, fx.nmaps,
+					fx.rec.ip, fx.rec.sp, fx.rec.bp,
+					fx.copy, fx.rec.len, b, 2), 2);
+	CHECK_EQ(b[1], a[1]);
+
 	m2 = calloc(fx.nmaps + 1, sizeof(*m2));
 	CHECK(m2 != NULL);
 	if (!m2)
@@ -392,17 +381,15 @@ static void test_unwinder_reuses_files_across_processes(void)
 	m2[fx.nmaps] = (struct argus_proc_map){ .start = 0x7ffff0000000ull,
 		.end = 0x7ffff0001000ull, .dev = 1, .inode = 1,
 		.path = "/nonexistent/argus-test.so" };
-	nb = argus_unwinder__unwind(u, fx.pid, m2, fx.nmaps + 1, fx.rec.ip,
-				    fx.rec.sp, fx.rec.bp, fx.copy, fx.rec.len,
-				    b, MAX_FRAMES);
+	nb = unwind_fx(u, m2, fx.nmaps + 1, b);
 	argus_unwinder__stats(u, &st2);
 	CHECK_EQ(st2.sessions, 2);
 	CHECK_EQ(st2.files_opened, st1.files_opened);
-	CHECK(na >= 4);
 	CHECK(na == nb && !memcmp(a, b, na * sizeof(a[0])));
 out:
 	free(m2);       /* the paths belong to fx.maps */
 	argus_unwinder__free(u);
+	argus_unwinder__free(NULL);
 }
 
 static void test_unwind_garbage_input_is_graceful(void)
@@ -641,8 +628,7 @@ int main(void)
 	RUN(test_proc_maps_parse_skips_malformed_lines);
 	RUN(test_unwind_recovers_nofp_chain_with_source_lines);
 	RUN(test_frame_pointer_walk_cannot_recover_nofp_chain);
-	RUN(test_unwinder_cache_gives_same_stack);
-	RUN(test_unwinder_reuses_files_across_processes);
+	RUN(test_unwinder_caches_give_the_same_stack);
 	RUN(test_unwind_garbage_input_is_graceful);
 	RUN(test_lookup_unknown_address_is_enoent);
 	RUN(test_lookup_vdso_by_name);
