@@ -47,3 +47,22 @@ idle_pct() {
 # sum of the per-event LOST_SAMPLES counts; the aggregated section counts
 # LOST records, not samples).
 perf_lost() { awk '/ stats:$/ && !/^Aggregated/ {ev = 1} ev && /LOST_SAMPLES events:/ {n += $3} END {print n + 0}' "$1"; }
+
+# tracecmd_record OUT.dat CMD...: trace-cmd record with the events perf
+# records too (sched_switch, sched_waking, raw_syscalls) while CMD runs.
+# On this kernel trace-cmd needs bench/tracecmd_shim.c preloaded (it
+# writes the function tracer's files, which the kernel refuses); the shim
+# is taken from $build/lib when it was built.
+tracecmd_record() {
+  local out=$1; shift
+  local shim=${build:-}/lib/tracecmd_shim.so
+  [ -f "$shim" ] || shim=
+  LD_PRELOAD=$shim trace-cmd record -q -o "$out" -e sched_switch -e sched_waking -e raw_syscalls "$@"
+}
+
+# tracecmd_stats FILE.dat: "EVENTS LOST" of a trace-cmd recording: events
+# read into the file, and those overrun or dropped in the kernel buffers.
+tracecmd_stats() {
+  trace-cmd report -i "$1" --stat 2>/dev/null | awk '/^read events:/ {n += $3}
+    /^overrun:/ {l += $2} /^dropped events:/ {l += $3} END {print n + 0, l + 0}'
+}

@@ -8,7 +8,8 @@
 # tracing makes it *faster* here by keeping the vCPUs out of idle, BRIEF §5)
 # and `perf bench sched messaging -g 4 -l 300` (hackbench).
 # Tracers: argus record; perf record -a with sched_switch, sched_waking and
-# raw_syscalls; trace-cmd record with the same events.
+# raw_syscalls; trace-cmd record with the same events (through
+# bench/tracecmd_shim.c, see bench/lib.sh: tracecmd_record).
 # Each cell is the median of REPS runs of the workload's own "Total time".
 # The tracers take turns within each repetition (bare, argus, perf,
 # trace-cmd, bare, ...) so that a noisy minute hits them all, and each run
@@ -44,15 +45,17 @@ run_perf() {
 }
 run_tracecmd() {
   if ! command -v trace-cmd >/dev/null; then echo "n/a"; return; fi
-  trace-cmd record -q -o "$tmp/t.dat" -e sched_switch -e sched_waking -e raw_syscalls "$@" >"$tmp/out" 2>"$tmp/terr"
+  tracecmd_record "$tmp/t.dat" "$@" >"$tmp/out" 2>"$tmp/terr"
   local t; t=$(total_time <"$tmp/out")
-  if [ -z "$t" ]; then echo "fail"; else echo "$t"; fi
+  if [ -z "$t" ]; then echo "fail"; return; fi
+  echo "$t"
+  tracecmd_stats "$tmp/t.dat" >>"$tmp/tc_stats"
 }
 
 report() { # label cmd...
   local label=$1; shift
   local v t
-  rm -f "$tmp"/vals.* "$tmp/argus_stats" "$tmp/perf_stats"
+  rm -f "$tmp"/vals.* "$tmp/argus_stats" "$tmp/perf_stats" "$tmp/tc_stats"
   for _ in $(seq "$reps"); do
     for t in bare argus perf tracecmd; do
       wait_quiet "${ARGUS_BENCH_QUIET_S:-10}" || true
@@ -69,12 +72,14 @@ report() { # label cmd...
   aev=$(awk '{print $1}' "$tmp/argus_stats" | median); abpe=$(awk '{print $2}' "$tmp/argus_stats" | median)
   alost=$(awk '{s += $3} END {print s + 0}' "$tmp/argus_stats"); acpu=$(awk '$4 != "?" {print $4}' "$tmp/argus_stats" | median)
   pev=$(awk '{print $1}' "$tmp/perf_stats" | median); plost=$(awk '{s += $2} END {print s + 0}' "$tmp/perf_stats")
+  local tev tlost
+  tev=$(awk '{print $1}' "$tmp/tc_stats" 2>/dev/null | median); tlost=$(awk '{s += $2} END {print s + 0}' "$tmp/tc_stats" 2>/dev/null)
   printf '| %s | %s s | %s s (%s) | %s s (%s) | %s |\n' "$label" "$bare" \
     "$argus" "$(ratio "$argus" "$bare")" "$perf" "$(ratio "$perf" "$bare")" \
-    "$([ -z "$tc" ] && echo 'fails: "Can'"'"'t enable ftrace"' || echo "$tc s ($(ratio "$tc" "$bare"))")"
-  printf '|   events kept (median), lost (all runs) | | argus %s events, %s B/event, %s lost, collector CPU %s s | perf %s events, %s lost | |\n' \
-    "${aev:-?}" "${abpe:-?}" "${alost:-?}" "${acpu:-?}" "${pev:-?}" "${plost:-?}"
-  echo "|   all runs (s) | $(tr '\n' ' ' <"$tmp/vals.bare") | $(tr '\n' ' ' <"$tmp/vals.argus") | $(tr '\n' ' ' <"$tmp/vals.perf") | |"
+    "$([ -z "$tc" ] && echo "fails: $(grep -m1 -v '^tracecmd_shim' "$tmp/terr" 2>/dev/null)" || echo "$tc s ($(ratio "$tc" "$bare"))")"
+  printf '|   events kept (median), lost (all runs) | | argus %s events, %s B/event, %s lost, collector CPU %s s | perf %s events, %s lost | trace-cmd %s events, %s lost |\n' \
+    "${aev:-?}" "${abpe:-?}" "${alost:-?}" "${acpu:-?}" "${pev:-?}" "${plost:-?}" "${tev:-?}" "${tlost:-?}"
+  echo "|   all runs (s) | $(tr '\n' ' ' <"$tmp/vals.bare") | $(tr '\n' ' ' <"$tmp/vals.argus") | $(tr '\n' ' ' <"$tmp/vals.perf") | $(tr '\n' ' ' <"$tmp/vals.tracecmd") |"
 }
 
 echo "# overhead, median of $reps runs; command: sudo bench/overhead.sh $build $reps"
