@@ -362,6 +362,29 @@ void argus_proc_maps__free(struct argus_proc_map *maps, size_t n)
 	free(maps);
 }
 
+int argus_proc_maps__dup(const struct argus_proc_map *maps, size_t n,
+			 struct argus_proc_map **out)
+{
+	struct argus_proc_map *c;
+
+	*out = NULL;
+	if (!n)
+		return 0;
+	c = malloc(n * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	memcpy(c, maps, n * sizeof(*c));
+	for (size_t i = 0; i < n; i++) {
+		c[i].path = strdup(maps[i].path);
+		if (!c[i].path) {
+			argus_proc_maps__free(c, i);
+			return -ENOMEM;
+		}
+	}
+	*out = c;
+	return 0;
+}
+
 int argus_proc_maps__parse(uint32_t pid, const char *text, size_t len,
 			   struct argus_proc_map **out, size_t *n)
 {

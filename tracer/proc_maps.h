@@ -67,6 +67,10 @@ int argus_proc_maps__parse(uint32_t pid, const char *text, size_t len,
 
 void argus_proc_maps__free(struct argus_proc_map *maps, size_t n);
 
+/* A deep copy of maps[0..n) into *out (NULL when n is 0); 0 or -ENOMEM. */
+int argus_proc_maps__dup(const struct argus_proc_map *maps, size_t n,
+			 struct argus_proc_map **out);
+
 /*
  * The mapping containing ip, or NULL.  maps must be sorted by start (as
  * returned by __read()).

@@ -180,6 +180,26 @@ void stack_capture__forget(struct stack_capture *sc, uint32_t pid)
 	e->read_ts = 0;
 }
 
+void stack_capture__inherit(struct stack_capture *sc, uint32_t parent,
+			    uint32_t child)
+{
+	struct proc_entry *p = find(sc, parent, false), *c;
+	struct argus_proc_map *copy;
+
+	if (!p || !p->read_ts || !p->nmaps || parent == child)
+		return;
+	c = find(sc, child, true);
+	/* adding may have cleared the table (full): then nothing to copy */
+	p = find(sc, parent, false);
+	if (!c || !p || !p->read_ts ||
+	    argus_proc_maps__dup(p->maps, p->nmaps, &copy))
+		return;
+	argus_proc_maps__free(c->maps, c->nmaps);
+	c->maps = copy;
+	c->nmaps = p->nmaps;
+	c->read_ts = p->read_ts;
+}
+
 void stack_capture__maps(struct stack_capture *sc, uint32_t pid,
 			 stack_capture_map_fn fn, void *ctx)
 {

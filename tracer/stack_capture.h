@@ -27,6 +27,12 @@ int stack_capture__resolve(struct stack_capture *sc, uint32_t pid, uint64_t ts,
 			   uint64_t *out, int max);
 /* The process exec'd or exited: its mappings must be read again. */
 void stack_capture__forget(struct stack_capture *sc, uint32_t pid);
+/* Process child was forked from parent: it starts with the parent's
+ * mappings, so it takes a copy of what is known of them instead of
+ * reading /proc/CHILD/maps (a server forking a worker per request paid a
+ * maps read per worker).  A stack outside them triggers a read as usual. */
+void stack_capture__inherit(struct stack_capture *sc, uint32_t parent,
+			    uint32_t child);
 /* Call fn for each mapping of pid known to the capture. */
 typedef void (*stack_capture_map_fn)(void *ctx, uint32_t pid, uint64_t ts,
 				     uint64_t start, uint64_t end, uint64_t pgoff,

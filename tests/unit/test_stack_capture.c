@@ -1,0 +1,104 @@
+/* test_stack_capture - the collector's per-process maps cache
+ * (tracer/stack_capture.h): a forked child takes its parent's mappings,
+ * so the stacks of a child that is gone before the collector could read
+ * /proc/CHILD/maps can still be symbolized, and a server forking a worker
+ * per request does not pay a maps read per worker.  Real /proc, a real
+ * child process; no BPF (the stack tails are built here). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "stack_capture.h"
+
+struct count {
+	uint64_t ip;
+	int maps, hits;
+};
+
+static void count_map(void *ctx, uint32_t pid, uint64_t ts, uint64_t start, uint64_t end,
+		      uint64_t pgoff, const char *path, const uint8_t *build_id,
+		      size_t build_id_len)
+{
+	struct count *c = ctx;
+
+	(void)pid; (void)ts; (void)pgoff; (void)path; (void)build_id; (void)build_id_len;
+	c->maps++;
+	c->hits += c->ip >= start && c->ip < end;
+}
+
+static struct count maps_of(struct stack_capture *sc, uint32_t pid, uint64_t ip)
+{
+	struct count c = { .ip = ip };
+
+	stack_capture__maps(sc, pid, count_map, &c);
+	return c;
+}
+
+/* A one-frame stack tail at ip, as the BPF side appends it. */
+static int resolve_at(struct stack_capture *sc, uint32_t pid, uint64_t ip)
+{
+	struct { struct ae_ustack us; uint64_t ips[1]; } t;
+	uint64_t out[4];
+
+	memset(&t, 0, sizeof(t));
+	t.us.nr_ips = 1;
+	t.us.ip = ip;
+	t.ips[0] = ip;
+	return stack_capture__resolve(sc, pid, 1000, &t.us, sizeof(t), out, 4);
+}
+
+static pid_t gone_child(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	return pid;
+}
+
+static void test_a_forked_child_inherits_the_parents_maps(void)
+{
+	struct stack_capture *sc = stack_capture__new(false);
+	uint64_t ip = (uint64_t)(uintptr_t)&resolve_at;
+	pid_t child = gone_child();
+	struct count pc, cc;
+
+	CHECK(sc != NULL);
+	CHECK(child > 0);
+	if (!sc || child <= 0)
+		return;
+	CHECK_EQ(resolve_at(sc, (uint32_t)getpid(), ip), 1);
+	pc = maps_of(sc, (uint32_t)getpid(), ip);
+	CHECK(pc.maps > 0);
+	CHECK_EQ(pc.hits, 1);   /* our own text holds ip */
+
+	/* without the fork seen: the child is gone, its maps unreadable */
+	CHECK_EQ(resolve_at(sc, (uint32_t)child, ip), 1);
+	cc = maps_of(sc, (uint32_t)child, ip);
+	CHECK_EQ(cc.maps, 0);
+
+	/* with it: the parent's, a copy that outlives the parent's entry */
+	stack_capture__inherit(sc, (uint32_t)getpid(), (uint32_t)child);
+	stack_capture__forget(sc, (uint32_t)getpid());
+	cc = maps_of(sc, (uint32_t)child, ip);
+	CHECK_EQ(cc.maps, pc.maps);
+	CHECK_EQ(cc.hits, 1);
+	CHECK_EQ(maps_of(sc, (uint32_t)getpid(), ip).maps, 0);
+
+	/* nothing known of the parent: nothing to inherit */
+	stack_capture__forget(sc, (uint32_t)child);
+	stack_capture__inherit(sc, (uint32_t)getpid(), (uint32_t)child);
+	CHECK_EQ(maps_of(sc, (uint32_t)child, ip).maps, 0);
+	stack_capture__free(sc);
+}
+
+int main(void)
+{
+	RUN(test_a_forked_child_inherits_the_parents_maps);
+	return check_report();
+}
