@@ -13,6 +13,7 @@
 static const struct argus_command commands[] = {
 	{ "start", cmd_start, "start the always-on collector (argusd)",
 	  "argus start [--size SIZE] [--dir DIR] [--sample-hz HZ] [--no-irq] [--all-entries] [--no-unwind]\n"
+	  "            [--wait-stacks]\n"
 	  "  Starts argusd, which records system-wide into a bounded ring file\n"
 	  "  DIR/ring.argus (default /var/lib/argus, 2G). Needs root.\n"
 	  "  --all-entries  also record the entries (sys_enter) of read/write/send/recv\n"
@@ -29,10 +30,13 @@ static const struct argus_command commands[] = {
 	  "  DURATION like 30s, 5m, 1500ms (default: everything in the ring)\n" },
 	{ "record", cmd_record, "trace system-wide while a command runs",
 	  "argus record -o FILE [--size SIZE] [--sample-hz HZ] [--no-irq] [--all-entries] [--no-unwind]\n"
-	  "             -- CMD [ARGS...]\n"
+	  "             [--wait-stacks] -- CMD [ARGS...]\n"
 	  "  --no-unwind  keep frame-pointer stacks only (no DWARF unwinding of the\n"
 	  "               sampler's stack copies: cheaper, but shallow stacks for\n"
 	  "               programs built without frame pointers)\n"
+	  "  --wait-stacks  DWARF-unwindable stacks where threads block, too (a 1 KiB\n"
+	  "               stack copy per blocking switch: deep waits in Debian's\n"
+	  "               libraries, for more collector CPU; also for start)\n"
 	  "  Exits with CMD's exit status.  --size bounds the file as a ring.\n" },
 	{ "dump", cmd_dump, "print the events of a trace file, one per line",
 	  "argus dump FILE [--stacks] [--pid PID] [--tid TID] [--stats]\n"

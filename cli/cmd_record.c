@@ -40,6 +40,8 @@ int cmd_record(int argc, char **argv)
 			opts.probe.all_entries = true;
 		else if (!strcmp(argv[i], "--no-unwind"))
 			opts.no_unwind = true;
+		else if (!strcmp(argv[i], "--wait-stacks"))
+			opts.probe.block_copy = ARGUS_WAIT_STACK_COPY;
 		else
 			return cli_usage_error("record", "unexpected argument '%s'", argv[i]);
 	}
@@ -106,10 +108,11 @@ int cmd_record(int argc, char **argv)
 
 	argus_format_size(st.bytes, sz, sizeof(sz));
 	fprintf(stderr, "argus record: %llu events, %s (%.1f bytes/event), %llu lost, in %s"
-		" (collector CPU %.3f s)\n",
+		" (collector CPU %.3f s; %llu stacks DWARF-unwound, %llu unwinds from the memo)\n",
 		(unsigned long long)st.events, sz,
 		st.events ? (double)st.bytes / (double)st.events : 0.0,
-		(unsigned long long)st.lost, out, st.cpu_seconds);
+		(unsigned long long)st.lost, out, st.cpu_seconds,
+		(unsigned long long)st.unwound, (unsigned long long)st.unwind_memo_hits);
 	if (rc)
 		return rc;
 	if (WIFEXITED(status))

@@ -26,13 +26,14 @@ int cmd_start(int argc, char **argv)
 	args[n++] = argusd;
 	for (int i = 1; i < argc; i++) {
 		uint64_t size;
-		/* args holds argusd, 3 flags with a value, 3 bare flags and NULL:
-		 * a flag given twice is refused, never written past args[] */
+		/* args holds argusd, 3 flags with a value, 4 bare flags,
+		 * --ready-fd FD and NULL (15 of 16): a flag given more than
+		 * once is refused before anything is written past args[] */
 		if (n > 12)
 			return cli_usage_error("start", "too many arguments ('%s'): give each flag once",
 					       argv[i]);
 		if (!strcmp(argv[i], "--no-irq") || !strcmp(argv[i], "--all-entries") ||
-		    !strcmp(argv[i], "--no-unwind")) {
+		    !strcmp(argv[i], "--no-unwind") || !strcmp(argv[i], "--wait-stacks")) {
 			args[n++] = argv[i];
 			continue;
 		}

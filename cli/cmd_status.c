@@ -65,8 +65,9 @@ int cmd_status(int argc, char **argv)
 		printf("%s cpu%d %.0f", cpu ? "," : " (", cpu, get(resp, k));
 	}
 	printf("%s, late %.0f\n", strstr(resp, "lost.cpu0") ? ")" : "", get(resp, "late"));
-	printf("collector  %.2f%% CPU (%.2f s), %.0f stacks DWARF-unwound\n",
+	printf("collector  %.2f%% CPU (%.2f s), %.0f stacks DWARF-unwound, %.0f unwinds answered"
+	       " by the memo\n",
 	       up > 0 ? 100.0 * get(resp, "cpu_seconds") / up : 0,
-	       get(resp, "cpu_seconds"), get(resp, "unwound"));
+	       get(resp, "cpu_seconds"), get(resp, "unwound"), get(resp, "unwind_memo_hits"));
 	return 0;
 }

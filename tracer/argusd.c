@@ -37,7 +37,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: argusd [--dir DIR] [--size SIZE] [--sample-hz HZ] [--no-irq] [--all-entries]\n"
-		"              [--no-unwind] [--ready-fd FD]\n"
+		"              [--no-unwind] [--wait-stacks] [--ready-fd FD]\n"
 		"  --dir DIR       where the ring file lives (default %s)\n"
 		"  --size SIZE     ring size, e.g. 512M, 2G (default 2G)\n"
 		"  --sample-hz HZ  CPU sampler rate (default 49)\n"
@@ -45,6 +45,8 @@ static void usage(FILE *f)
 		"  --all-entries   also record sys_enter of read/write/send/recv calls\n"
 		"                  (by default only their exits, which carry fd, object, result)\n"
 		"  --no-unwind     frame-pointer stacks only, no DWARF unwinding of samples\n"
+		"  --wait-stacks   DWARF-unwindable stacks where threads block too (a 1 KiB\n"
+		"                  stack copy per blocking switch; more collector CPU)\n"
 		"  --ready-fd FD   write \"ready\" or the error to FD, then close it\n"
 		"Normally started with `argus start`.\n", ARGUS_DEFAULT_RING_DIR);
 }
@@ -75,6 +77,7 @@ static void print_status(struct argus_collector *c, FILE *out)
 	fprintf(out, "newest_ts=%llu\n", (unsigned long long)st.newest_ts);
 	fprintf(out, "cpu_seconds=%.3f\n", st.cpu_seconds);
 	fprintf(out, "unwound=%llu\n", (unsigned long long)st.unwound);
+	fprintf(out, "unwind_memo_hits=%llu\n", (unsigned long long)st.unwind_memo_hits);
 }
 
 static int handle(void *ctx, const char *req, int peer_pid, FILE *out)
@@ -129,6 +132,7 @@ int main(int argc, char **argv)
 		{ "no-irq", no_argument, NULL, 'i' },
 		{ "all-entries", no_argument, NULL, 'e' },
 		{ "no-unwind", no_argument, NULL, 'u' },
+		{ "wait-stacks", no_argument, NULL, 'w' },
 		{ "ready-fd", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -153,6 +157,7 @@ int main(int argc, char **argv)
 		case 'i': opts.probe.no_irq = true; break;
 		case 'e': opts.probe.all_entries = true; break;
 		case 'u': opts.no_unwind = true; break;
+		case 'w': opts.probe.block_copy = ARGUS_WAIT_STACK_COPY; break;
 		case 'r': ready_fd = atoi(optarg); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;

@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* --wait-stacks: enough stack for the unwinder to get from a blocking
+ * syscall's libc wrapper up through a dozen typical frames. */
+#define ARGUS_WAIT_STACK_COPY 1024
+
 struct argus_probe;
 
 struct argus_probe_opts {
@@ -16,7 +20,9 @@ struct argus_probe_opts {
 	bool no_sampler;           /* do not attach the CPU sampler */
 	bool no_irq;               /* skip irq/softirq/workqueue records */
 	uint32_t sample_copy;      /* user-stack copy bytes per sample (<= AE_MAX_STACK_COPY) */
-	uint32_t block_copy;       /* user-stack copy bytes per blocking switch-out */
+	uint32_t block_copy;       /* user-stack copy bytes per blocking switch-out
+	                              (0, the default: frame-pointer stacks only;
+	                              --wait-stacks: ARGUS_WAIT_STACK_COPY) */
 	uint32_t ringbuf_mb;       /* ring buffer size, MiB, power of 2; 0 = 64 */
 	const uint64_t *syscalls;  /* 512-bit bitmap of traced syscall nrs; NULL = default set */
 	bool all_entries;          /* record sys_enter for every traced syscall, not only

@@ -659,6 +659,7 @@ static int cut_chunk(struct argus_collector *c)
 	for (size_t i = 0; i < c->nchunk_pids; i++)
 		stack_capture__maps(c->stacks, c->chunk_pids[i], add_map, c);
 	c->nchunk_pids = 0;
+	stack_capture__chunk_cut(c->stacks);
 
 	err = argus_chunk_builder__finish(c->builder, c->seq, c->opts.zlevel, &buf, &len);
 	if (err)
@@ -889,6 +890,7 @@ void argus_collector__status(struct argus_collector *c,
 	c->st.ring_usable = c->opts.ring_size ? argus_ring__capacity(c->ring) : 0;
 	c->st.oldest_ts = c->hist_head < c->nhist ? c->hist[c->hist_head].min_ts : 0;
 	c->st.unwound = stack_capture__unwound(c->stacks);
+	c->st.unwind_memo_hits = stack_capture__memo_hits(c->stacks);
 	c->st.cpu_seconds = cpu_seconds() - c->cpu_at_start;
 	*st = c->st;
 }

@@ -46,6 +46,8 @@ struct argus_collector_status {
 	double cpu_seconds;      /* this process's CPU time since start_ns (the
 	                            BPF load before it is not counted) */
 	uint64_t unwound;        /* stacks recovered by DWARF unwinding */
+	uint64_t unwind_memo_hits; /* of the unwinds asked for, those answered
+	                            by the memo (same place, same stack words) */
 	uint32_t ncpus;
 	uint64_t lost_cpu[256];
 };

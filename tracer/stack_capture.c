@@ -28,12 +28,29 @@ struct proc_entry {
 	size_t nmaps;
 };
 
+/* Maps of a process that exited or exec'd, kept for the chunks still to
+ * be cut: its last events may not have reached a chunk yet, and without
+ * its maps their stacks could not be symbolized (a process that lived
+ * less than a chunk had none at all). */
+struct retired {
+	uint32_t pid;
+	uint32_t age;                 /* chunk cuts since it was retired */
+	uint64_t read_ts;
+	struct argus_proc_map *maps;
+	size_t nmaps;
+};
+
+#define RETIRED_MAX 4096          /* beyond: the oldest go first */
+#define RETIRED_CUTS 2            /* kept for this many chunk cuts */
+
 struct stack_capture {
 	bool unwind;
 	struct argus_unwinder *unwinder;
 	struct proc_entry slots[PROC_SLOTS];
 	uint32_t used;
 	uint64_t unwound;
+	struct retired *ret;          /* oldest first */
+	size_t nret, ret_cap;
 };
 
 struct stack_capture *stack_capture__new(bool unwind)
@@ -67,10 +84,54 @@ static void clear_all(struct stack_capture *sc)
 	sc->used = 0;
 }
 
+static void retired_drop(struct stack_capture *sc, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		argus_proc_maps__free(sc->ret[i].maps, sc->ret[i].nmaps);
+	memmove(sc->ret, sc->ret + n, (sc->nret - n) * sizeof(*sc->ret));
+	sc->nret -= n;
+}
+
+/* Keep e's maps as retired (ownership moves); freed if that fails. */
+static void retire(struct stack_capture *sc, struct proc_entry *e)
+{
+	if (!e->nmaps) {
+		argus_proc_maps__free(e->maps, 0);
+		return;
+	}
+	if (sc->nret == RETIRED_MAX)
+		retired_drop(sc, 1);
+	if (sc->nret == sc->ret_cap) {
+		size_t cap = sc->ret_cap ? sc->ret_cap * 2 : 64;
+		struct retired *r = realloc(sc->ret, cap * sizeof(*r));
+
+		if (!r) {
+			argus_proc_maps__free(e->maps, e->nmaps);
+			return;
+		}
+		sc->ret = r;
+		sc->ret_cap = cap;
+	}
+	sc->ret[sc->nret++] = (struct retired){ e->pid, 0, e->read_ts, e->maps, e->nmaps };
+}
+
+void stack_capture__chunk_cut(struct stack_capture *sc)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < sc->nret; i++)
+		sc->ret[i].age++;
+	while (n < sc->nret && sc->ret[n].age >= RETIRED_CUTS)
+		n++;
+	retired_drop(sc, n);
+}
+
 void stack_capture__free(struct stack_capture *sc)
 {
 	if (!sc)
 		return;
+	retired_drop(sc, sc->nret);
+	free(sc->ret);
 	clear_all(sc);
 	argus_unwinder__free(sc->unwinder);
 	free(sc);
@@ -173,8 +234,9 @@ void stack_capture__forget(struct stack_capture *sc, uint32_t pid)
 
 	if (!e)
 		return;
-	/* Clearing would break the probe chain; keep the slot, drop the data. */
-	argus_proc_maps__free(e->maps, e->nmaps);
+	/* Clearing would break the probe chain; keep the slot, retire the
+	 * data. */
+	retire(sc, e);
 	e->maps = NULL;
 	e->nmaps = 0;
 	e->read_ts = 0;
@@ -205,6 +267,14 @@ void stack_capture__maps(struct stack_capture *sc, uint32_t pid,
 {
 	struct proc_entry *e = find(sc, pid, false);
 
+	for (size_t r = 0; r < sc->nret; r++) {
+		const struct retired *x = &sc->ret[r];
+
+		for (size_t i = 0; x->pid == pid && i < x->nmaps; i++)
+			fn(ctx, pid, x->read_ts, x->maps[i].start, x->maps[i].end,
+			   x->maps[i].pgoff, x->maps[i].path, x->maps[i].build_id,
+			   x->maps[i].build_id_len);
+	}
 	if (!e)
 		return;
 	for (size_t i = 0; i < e->nmaps; i++) {
@@ -212,6 +282,14 @@ void stack_capture__maps(struct stack_capture *sc, uint32_t pid,
 		fn(ctx, pid, e->read_ts, m->start, m->end, m->pgoff, m->path,
 		   m->build_id, m->build_id_len);
 	}
+}
+
+uint64_t stack_capture__memo_hits(const struct stack_capture *sc)
+{
+	struct argus_unwinder_stats st;
+
+	argus_unwinder__stats(sc->unwinder, &st);
+	return st.memo_hits;
 }
 
 uint64_t stack_capture__unwound(const struct stack_capture *sc)

@@ -25,15 +25,20 @@ void stack_capture__free(struct stack_capture *sc);
 int stack_capture__resolve(struct stack_capture *sc, uint32_t pid, uint64_t ts,
 			   const struct ae_ustack *us, size_t avail,
 			   uint64_t *out, int max);
-/* The process exec'd or exited: its mappings must be read again. */
+/* The process exec'd or exited: its mappings must be read again.  The old
+ * ones stay listed by stack_capture__maps() for the next chunk cuts, for
+ * the process's events not yet in a chunk. */
 void stack_capture__forget(struct stack_capture *sc, uint32_t pid);
+/* A chunk was cut: retired mappings age, and go after a few cuts. */
+void stack_capture__chunk_cut(struct stack_capture *sc);
 /* Process child was forked from parent: it starts with the parent's
  * mappings, so it takes a copy of what is known of them instead of
  * reading /proc/CHILD/maps (a server forking a worker per request paid a
  * maps read per worker).  A stack outside them triggers a read as usual. */
 void stack_capture__inherit(struct stack_capture *sc, uint32_t parent,
 			    uint32_t child);
-/* Call fn for each mapping of pid known to the capture. */
+/* Call fn for each mapping of pid known to the capture, retired ones
+ * (with their older read time) first. */
 typedef void (*stack_capture_map_fn)(void *ctx, uint32_t pid, uint64_t ts,
 				     uint64_t start, uint64_t end, uint64_t pgoff,
 				     const char *path, const uint8_t *build_id,
@@ -41,4 +46,6 @@ typedef void (*stack_capture_map_fn)(void *ctx, uint32_t pid, uint64_t ts,
 void stack_capture__maps(struct stack_capture *sc, uint32_t pid,
 			 stack_capture_map_fn fn, void *ctx);
 uint64_t stack_capture__unwound(const struct stack_capture *sc);
+/* Unwinds answered from the unwinder's memo (unwind_memo.h). */
+uint64_t stack_capture__memo_hits(const struct stack_capture *sc);
 #endif

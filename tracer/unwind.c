@@ -3,22 +3,25 @@
  * unwind.c - replay a user-stack unwind with libdwfl over a stack copy.
  *
  * One cache slot (struct uw_slot) = one Dwfl session for one maps layout:
- *   - every executable file mapping is reported with dwfl_report_elf() at
- *     its load bias, bias = start - vaddr(pgoff), where vaddr(pgoff) is
- *     the ELF address of the file offset mapped at start (PT_LOAD
- *     arithmetic in argus_elf__offset_to_vaddr());
- *   - "[vdso]" is reported from a memfd copy of our own vDSO;
+ *   - every executable file is reported once, as a lazy module
+ *     (dwfl_report_module) at its load bias, bias = start - vaddr(pgoff),
+ *     where vaddr(pgoff) is the ELF address of the file offset mapped at
+ *     start (PT_LOAD arithmetic in argus_elf__offset_to_vaddr()); its
+ *     ELF comes from the file cache (struct uw_file) when libdwfl asks;
+ *   - "[vdso]" is a memfd copy of our own vDSO, cached the same way;
  *   - dwfl_attach_state() installs uw_callbacks with dwfl_arg = &slot->s,
  *     the sample being unwound.  The slot's Dwfl outlives one sample, so
  *     s is rewritten before each dwfl_getthread_frames().
  *
- * The slot key is a copy of (start, end, pgoff, dev, inode, flags,
- * hash(path)) of every mapping: a new mmap, an exec or a replaced file
- * gives a new key.  Slots are evicted least recently used.
+ * The slot key is a copy of (start, end, pgoff, dev, inode, flags) of
+ * every mapping: a new mmap, an exec or a replaced file gives a new key.
+ * Slots are evicted least recently used.  Results are memoized
+ * (unwind_memo.h), keyed by the slot's unique id.
  *
  * x86_64 DWARF register numbers: 6 = rbp, 7 = rsp, 16 = rip.
  */
 #include "unwind.h"
+#include "unwind_memo.h"
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -41,12 +44,14 @@ struct uw_sample {
 	const uint8_t *copy;    /* copy_len bytes of stack from address sp */
 	size_t copy_len;
 	pid_t tid;
+	struct uw_read_log *log; /* the words served, for the memo */
 };
 
+/* A mapping as a session's key: the file is (dev, inode), so the path
+ * (and a rename) does not matter to the unwind. */
 struct uw_key {
 	uint64_t start, end, pgoff, dev, inode;
 	uint64_t flags;
-	uint64_t path_hash;
 };
 
 /* A file cached across processes, by (dev, inode): its Elf handle and
@@ -78,6 +83,7 @@ struct uw_mod {
 
 struct uw_slot {
 	Dwfl *dwfl;             /* NULL = empty slot */
+	uint64_t id;            /* unique per session built (the memo's key) */
 	struct uw_mod *mods;    /* module userdata, up to nkeys of them */
 	size_t nmods;
 	bool attached;          /* dwfl_attach_state() succeeded */
@@ -92,6 +98,8 @@ struct argus_unwinder {
 	struct uw_file file[UW_FILES];
 	uint64_t clock;
 	struct argus_unwinder_stats st;
+	struct uw_memo *memo;   /* NULL: unwind every time */
+	struct uw_read_log log;
 };
 
 /* Collects frames from dwfl_getthread_frames(). */
@@ -101,15 +109,6 @@ struct uw_out {
 	uint64_t last_sp;
 	bool first;
 };
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
 
 static pid_t uw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
 {
@@ -145,6 +144,14 @@ static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
 	if (off > s->copy_len || s->copy_len - off < sizeof(*result))
 		return false;
 	memcpy(result, s->copy + off, sizeof(*result));
+	if (s->log) {
+		if (s->log->n < UW_MEMO_READS) {
+			s->log->off[s->log->n] = (uint32_t)off;
+			s->log->val[s->log->n++] = *result;
+		} else {
+			s->log->overflow = true;
+		}
+	}
 	return true;
 }
 
@@ -416,9 +423,26 @@ static struct uw_key *make_keys(const struct argus_proc_map *maps,
 		k[i].dev = maps[i].dev;
 		k[i].inode = maps[i].inode;
 		k[i].flags = maps[i].flags;
-		k[i].path_hash = maps[i].path ? hash_str(maps[i].path) : 0;
 	}
 	return k;
+}
+
+/* Slot sl was built for this maps layout.  Compared field by field, with
+ * no allocation: this runs for every stack unwound. */
+static bool slot_fits(const struct uw_slot *sl, const struct argus_proc_map *maps,
+		      size_t nmaps)
+{
+	if (!sl->dwfl || sl->nkeys != nmaps)
+		return false;
+	for (size_t i = 0; i < nmaps; i++) {
+		const struct uw_key *k = &sl->keys[i];
+		const struct argus_proc_map *m = &maps[i];
+
+		if (k->start != m->start || k->end != m->end || k->pgoff != m->pgoff ||
+		    k->dev != m->dev || k->inode != m->inode || k->flags != m->flags)
+			return false;
+	}
+	return true;
 }
 
 /* The slot for this maps layout, built if needed; NULL on ENOMEM. */
@@ -427,16 +451,12 @@ static struct uw_slot *get_slot(struct argus_unwinder *u, uint32_t pid,
 				size_t nmaps)
 {
 	struct uw_slot *sl, *victim = &u->slot[0];
-	struct uw_key *keys = make_keys(maps, nmaps);
+	struct uw_key *keys;
 
-	if (!keys)
-		return NULL;
 	u->clock++;
 	for (int i = 0; i < UW_SLOTS; i++) {
 		sl = &u->slot[i];
-		if (sl->dwfl && sl->nkeys == nmaps &&
-		    !memcmp(sl->keys, keys, nmaps * sizeof(*keys))) {
-			free(keys);
+		if (slot_fits(sl, maps, nmaps)) {
 			sl->last_use = u->clock;
 			return sl;
 		}
@@ -444,6 +464,9 @@ static struct uw_slot *get_slot(struct argus_unwinder *u, uint32_t pid,
 				  sl->last_use < victim->last_use))
 			victim = sl;
 	}
+	keys = make_keys(maps, nmaps);
+	if (!keys)
+		return NULL;
 
 	slot_clear(victim);
 	sl = victim;
@@ -458,7 +481,7 @@ static struct uw_slot *get_slot(struct argus_unwinder *u, uint32_t pid,
 	sl->keys = keys;
 	sl->nkeys = nmaps;
 	sl->last_use = u->clock;
-	u->st.sessions++;
+	sl->id = ++u->st.sessions;
 	dwfl_report_begin(sl->dwfl);
 	report_maps(u, sl, pid, maps, nmaps);
 	dwfl_report_end(sl->dwfl, NULL, NULL);
@@ -495,6 +518,10 @@ struct argus_unwinder *argus_unwinder__new(void)
 {
 	struct argus_unwinder *u = calloc(1, sizeof(*u));
 
+	if (u && !(u->memo = uw_memo_new())) {
+		free(u);
+		u = NULL;
+	}
 	if (!u)
 		errno = ENOMEM;
 	return u;
@@ -508,6 +535,7 @@ void argus_unwinder__free(struct argus_unwinder *u)
 		slot_clear(&u->slot[i]);
 	for (int i = 0; i < UW_FILES; i++)
 		file_clear(&u->file[i]);
+	uw_memo_free(u->memo);
 	free(u);
 }
 
@@ -518,7 +546,9 @@ int argus_unwinder__unwind(struct argus_unwinder *u, uint32_t pid,
 			   uint64_t *ips, int max)
 {
 	struct uw_out o = { ips, 1, max, sp, true };
+	struct uw_memo_key key;
 	struct uw_slot *sl;
+	int n;
 
 	if (!u || !ips || max < 1 || (nmaps && !maps))
 		return -EINVAL;
@@ -530,15 +560,28 @@ int argus_unwinder__unwind(struct argus_unwinder *u, uint32_t pid,
 		return -ENOMEM;
 	if (!sl->attached)
 		return 1;
+	key = (struct uw_memo_key){ sl->id, ip, sp, bp,
+				    copy ? (uint32_t)copy_len : 0, (uint32_t)max };
+	if (copy_len <= UINT32_MAX && (n = uw_memo_find(u->memo, &key, copy, ips))) {
+		u->st.memo_hits++;
+		return n;
+	}
 	sl->s.ip = ip;
 	sl->s.sp = sp;
 	sl->s.bp = bp;
 	sl->s.copy = copy;
 	sl->s.copy_len = copy ? copy_len : 0;
 	sl->s.tid = pid ? pid : 1;
+	u->log.n = 0;
+	u->log.overflow = false;
+	sl->s.log = u->memo ? &u->log : NULL;
 	/* Errors only end the walk early: whatever was collected stands. */
 	dwfl_getthread_frames(sl->dwfl, sl->s.tid, frame_cb, &o);
 	sl->s.copy = NULL;
+	sl->s.log = NULL;
+	u->st.unwinds++;
+	if (copy_len <= UINT32_MAX)
+		uw_memo_store(u->memo, &key, &u->log, ips, o.n);
 	return o.n;
 }
 

@@ -18,7 +18,9 @@
  * one process (or of forks with the same layout) share one; and, across
  * processes, the ELF files themselves by (dev, inode), so a new process
  * running the same binaries (a build's hundred compilers) opens nothing:
- * its session reports cached files as lazy modules.  An unwinder is not thread-safe; argus_unwind()
+ * its session reports cached files as lazy modules.  And an unwind whose
+ * registers, session and stack words read are those of an earlier one is
+ * answered from unwind_memo.h (a thread blocking at the same place again).  An unwinder is not thread-safe; argus_unwind()
  * uses one shared unwinder behind a mutex.
  *
  * Only x86_64 64-bit ELF files are reported; others are skipped.
@@ -63,6 +65,8 @@ int argus_unwinder__unwind(struct argus_unwinder *u, uint32_t pid,
 struct argus_unwinder_stats {
 	uint64_t sessions;
 	uint64_t files_opened;
+	uint64_t unwinds;       /* run through libdwfl */
+	uint64_t memo_hits;     /* answered by unwind_memo.h instead */
 };
 void argus_unwinder__stats(const struct argus_unwinder *u,
 			   struct argus_unwinder_stats *st);

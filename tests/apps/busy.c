@@ -8,13 +8,19 @@
  * Every function is noinline and none is a tail call, so each is a real
  * frame on the stack.
  *
- * usage: busy_nofp|busy_fp [SECONDS]
+ * With --wait the leaf is wait_leaf instead: it blocks in poll() (a timed
+ * wait, 100 ms at a time) for SECONDS, so the chain is seen in blocking
+ * switch-outs' stacks (argus record --wait-stacks) rather than samples.
+ *
+ * usage: busy_nofp|busy_fp [--wait] [SECONDS]
  *
  * Ground truth on stdout, KEY=VALUE: PID TID SECONDS, and the entry
  * addresses BUSY_LEAF BUSY_MIDDLE BUSY_OUTER (hex, as mapped).
  */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +32,7 @@
 #endif
 
 volatile unsigned long busy_sink;
+static int wait_mode;
 
 static double now_s(void)
 {
@@ -48,9 +55,21 @@ BUSY_FN unsigned long busy_leaf(double seconds)
 	return acc;
 }
 
+BUSY_FN unsigned long wait_leaf(double seconds)
+{
+	double end = now_s() + seconds;
+	unsigned long n = 0;
+
+	while (now_s() < end) {
+		poll(NULL, 0, 100);
+		n++;
+	}
+	return n;
+}
+
 BUSY_FN unsigned long busy_middle(double seconds)
 {
-	unsigned long r = busy_leaf(seconds);
+	unsigned long r = wait_mode ? wait_leaf(seconds) : busy_leaf(seconds);
 	busy_sink = r;
 	return r + 1;
 }
@@ -64,10 +83,16 @@ BUSY_FN unsigned long busy_outer(double seconds)
 
 int main(int argc, char **argv)
 {
-	double seconds = argc > 1 ? atof(argv[1]) : 2.0;
+	double seconds;
 
+	if (argc > 1 && !strcmp(argv[1], "--wait")) {
+		wait_mode = 1;
+		argc--;
+		argv++;
+	}
+	seconds = argc > 1 ? atof(argv[1]) : 2.0;
 	if (seconds <= 0) {
-		fprintf(stderr, "usage: busy [SECONDS]\n");
+		fprintf(stderr, "usage: busy [--wait] [SECONDS]\n");
 		return 2;
 	}
 	printf("PID=%d\nTID=%ld\nSECONDS=%g\n", getpid(), (long)syscall(SYS_gettid), seconds);

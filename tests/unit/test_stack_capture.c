@@ -88,17 +88,54 @@ static void test_a_forked_child_inherits_the_parents_maps(void)
 	cc = maps_of(sc, (uint32_t)child, ip);
 	CHECK_EQ(cc.maps, pc.maps);
 	CHECK_EQ(cc.hits, 1);
-	CHECK_EQ(maps_of(sc, (uint32_t)getpid(), ip).maps, 0);
 
-	/* nothing known of the parent: nothing to inherit */
+	/* nothing known of the parent any more: nothing to inherit */
 	stack_capture__forget(sc, (uint32_t)child);
+	stack_capture__chunk_cut(sc);
+	stack_capture__chunk_cut(sc);
 	stack_capture__inherit(sc, (uint32_t)getpid(), (uint32_t)child);
 	CHECK_EQ(maps_of(sc, (uint32_t)child, ip).maps, 0);
+	stack_capture__free(sc);
+}
+
+/* A process that exits (or execs) keeps its maps listed for the next
+ * chunk cuts: its last events may not be in a chunk yet, and a process
+ * shorter than a chunk had its stacks unsymbolized before. */
+static void test_an_exited_process_keeps_its_maps_for_two_cuts(void)
+{
+	struct stack_capture *sc = stack_capture__new(false);
+	uint64_t ip = (uint64_t)(uintptr_t)&resolve_at;
+	uint32_t me = (uint32_t)getpid();
+	int n;
+
+	CHECK(sc != NULL);
+	if (!sc)
+		return;
+	CHECK_EQ(resolve_at(sc, me, ip), 1);
+	n = maps_of(sc, me, ip).maps;
+	CHECK(n > 0);
+	stack_capture__forget(sc, me);          /* exit */
+	CHECK_EQ(maps_of(sc, me, ip).maps, n);
+	CHECK_EQ(maps_of(sc, me, ip).hits, 1);
+	stack_capture__chunk_cut(sc);
+	CHECK_EQ(maps_of(sc, me, ip).maps, n);
+	stack_capture__chunk_cut(sc);
+	CHECK_EQ(maps_of(sc, me, ip).maps, 0);
+
+	/* exec: the old maps and the new ones, both listed until the cuts */
+	CHECK_EQ(resolve_at(sc, me, ip), 1);
+	stack_capture__forget(sc, me);
+	CHECK_EQ(resolve_at(sc, me, ip), 1);    /* read again */
+	CHECK_EQ(maps_of(sc, me, ip).maps, 2 * n);
+	stack_capture__chunk_cut(sc);
+	stack_capture__chunk_cut(sc);
+	CHECK_EQ(maps_of(sc, me, ip).maps, n);
 	stack_capture__free(sc);
 }
 
 int main(void)
 {
 	RUN(test_a_forked_child_inherits_the_parents_maps);
+	RUN(test_an_exited_process_keeps_its_maps_for_two_cuts);
 	return check_report();
 }

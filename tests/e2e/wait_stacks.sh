@@ -1,0 +1,39 @@
+#!/bin/bash
+# e2e: --wait-stacks gives blocking switch-outs DWARF-unwound stacks.
+# tests/apps/busy.c --wait, built without frame pointers (busy_nofp):
+# main -> busy_outer -> busy_middle -> wait_leaf -> poll(100 ms), 10 times.
+# Asserts:
+#   - without the flag (the premise): no switch of the app blocked in poll
+#     has busy_outer in its stack (frame pointers cannot get there);
+#   - with --wait-stacks: most of them have wait_leaf <- busy_middle <-
+#     busy_outer, in order, symbolized;
+#   - argus record says how many stacks it DWARF-unwound (> 0).
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+
+for mode in plain wait; do
+	if [ $mode = wait ]; then opts=(--wait-stacks); else opts=(); fi
+	record "$mode" "${opts[@]}" -- "$APPS/busy_nofp" --wait 1
+	dump_to "$TRACE" "$T/$mode.dump" --stacks
+	export TID=$(kv TID) MODE=$mode
+	check_dump "$T/$mode.dump" '
+my ($TID, $MODE) = @ENV{qw(TID MODE)};
+my @w = grep { $_->{type} eq "switch" && $_->{tid} == $TID && ($_->{blocked} // "") eq "poll" } @ev;
+if (@w < 5) { printf STDERR "FAIL: %d switches of tid %d blocked in poll (want ~10)\n", scalar @w, $TID; show(grep { $_->{tid} == $TID } @ev); exit 1; }
+sub at { my ($st, $fn) = @_; for my $i (0 .. $#$st) { return $i if $st->[$i] =~ /\s\Q$fn\E\+0x[0-9a-f]+\b|\s\Q$fn\E(\s|$)/; } return -1; }
+my @full = grep { my ($l, $m, $o) = (at($_->{stack}, "wait_leaf"), at($_->{stack}, "busy_middle"), at($_->{stack}, "busy_outer")); $l >= 0 && $m > $l && $o > $m } @w;
+my @outer = grep { at($_->{stack}, "busy_outer") >= 0 } @w;
+printf STDERR "%s: %d waits in poll, %d reach busy_outer, %d with wait_leaf <- busy_middle <- busy_outer\n", $MODE, scalar @w, scalar @outer, scalar @full;
+if ($MODE eq "plain") {
+	if (@outer) { print STDERR "FAIL: frame pointers alone reached busy_outer: the premise does not hold\n"; show($outer[0]); exit 1; }
+	print STDERR "e.g.:\n"; show($w[0]); exit 0;
+}
+if (@full * 2 < @w) { print STDERR "FAIL: fewer than half of the waits unwound to busy_outer\n"; show(@w[0 .. 2]); exit 1; }
+print STDERR "ok, e.g.:\n"; show($full[0]);
+exit 0;
+' || fail "$mode: blocking stacks not as expected (see above)"
+done
+unw=$(sed -n 's/.*; \([0-9]*\) stacks DWARF-unwound, \([0-9]*\) unwinds from the memo.*/\1 \2/p' "$T/wait.err")
+log "argus record --wait-stacks: DWARF-unwound, from the memo: $unw"
+[ "${unw%% *}" -gt 0 ] 2>/dev/null || fail "argus record reports no DWARF-unwound stack" "$T/wait.err"
+pass "--wait-stacks: waits in poll unwound to wait_leaf <- busy_middle <- busy_outer without frame pointers"

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* unwind_memo.c - see unwind_memo.h. */
+#include "unwind_memo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define UW_MEMO_SLOTS 1024      /* power of two */
+
+struct uw_memo_entry {
+	struct uw_memo_key key;
+	bool used;
+	uint16_t nips;
+	struct uw_read_log log;
+	uint64_t ips[UW_MEMO_FRAMES];
+};
+
+struct uw_memo {
+	struct uw_memo_entry e[UW_MEMO_SLOTS];
+};
+
+struct uw_memo *uw_memo_new(void)
+{
+	return calloc(1, sizeof(struct uw_memo));
+}
+
+void uw_memo_free(struct uw_memo *m)
+{
+	free(m);
+}
+
+static struct uw_memo_entry *slot(struct uw_memo *m, const struct uw_memo_key *k)
+{
+	uint64_t h = k->session * 0x9e3779b97f4a7c15ull;
+
+	h ^= (k->ip + (h << 6) + (h >> 2)) * 0xff51afd7ed558ccdull;
+	h ^= (k->sp + (h << 6) + (h >> 2)) * 0xc4ceb9fe1a85ec53ull;
+	h ^= k->bp + k->copy_len + ((uint64_t)k->max << 32);
+	return &m->e[(h ^ (h >> 29)) & (UW_MEMO_SLOTS - 1)];
+}
+
+static bool same_key(const struct uw_memo_key *a, const struct uw_memo_key *b)
+{
+	return a->session == b->session && a->ip == b->ip && a->sp == b->sp &&
+	       a->bp == b->bp && a->copy_len == b->copy_len && a->max == b->max;
+}
+
+int uw_memo_find(struct uw_memo *m, const struct uw_memo_key *key,
+		 const uint8_t *copy, uint64_t *ips)
+{
+	struct uw_memo_entry *e;
+
+	if (!m)
+		return 0;
+	e = slot(m, key);
+	if (!e->used || !same_key(&e->key, key))
+		return 0;
+	/* the log's offsets were inside a copy of this very length */
+	for (uint32_t i = 0; i < e->log.n; i++)
+		if (!copy || memcmp(copy + e->log.off[i], &e->log.val[i], 8))
+			return 0;
+	memcpy(ips, e->ips, e->nips * sizeof(*ips));
+	return e->nips;
+}
+
+void uw_memo_store(struct uw_memo *m, const struct uw_memo_key *key,
+		   const struct uw_read_log *log, const uint64_t *ips, int n)
+{
+	struct uw_memo_entry *e;
+
+	if (!m || log->overflow || n < 1 || n > UW_MEMO_FRAMES)
+		return;
+	e = slot(m, key);
+	e->key = *key;
+	e->used = true;
+	e->nips = (uint16_t)n;
+	e->log.n = log->n;
+	e->log.overflow = false;
+	memcpy(e->log.off, log->off, log->n * sizeof(log->off[0]));
+	memcpy(e->log.val, log->val, log->n * sizeof(log->val[0]));
+	memcpy(e->ips, ips, (size_t)n * sizeof(*ips));
+}
