@@ -86,6 +86,8 @@ static void clear_all(struct stack_capture *sc)
 
 static void retired_drop(struct stack_capture *sc, size_t n)
 {
+	if (!n)
+		return;
 	for (size_t i = 0; i < n; i++)
 		argus_proc_maps__free(sc->ret[i].maps, sc->ret[i].nmaps);
 	memmove(sc->ret, sc->ret + n, (sc->nret - n) * sizeof(*sc->ret));
