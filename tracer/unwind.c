@@ -108,6 +108,8 @@ struct uw_out {
 	int n, max;
 	uint64_t last_sp;
 	bool first;
+	uint64_t rbp[UW_MEMO_FRAMES];   /* each caller frame's rbp, if known */
+	int nrbp;
 };
 
 static pid_t uw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
@@ -510,8 +512,42 @@ static int frame_cb(Dwfl_Frame *f, void *arg)
 			return DWARF_CB_ABORT;
 		o->last_sp = sp;
 	}
+	if (o->nrbp < UW_MEMO_FRAMES && dwfl_frame_reg(f, DWARF_RBP, &sp) == 0)
+		o->rbp[o->nrbp++] = sp;
 	o->ips[o->n++] = pc;
 	return o->n < o->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+/*
+ * Keep in the read log only the words the frames depend on: return
+ * addresses (they became pcs), saved frame pointers (they became a
+ * caller's rbp) and zeros (a zero return address ends the walk).  With
+ * the same ip/sp/bp, session and copy length, and the same values at
+ * those offsets, every frame's CFA (rsp- or rbp-based) and return address
+ * come out the same, so the frames do.  Other saved registers (rbx,
+ * r12...) only matter to a CFA rule based on them, which compilers emit
+ * only for stack realignment in a function's prologue; there the memo
+ * could answer for a stack that would unwind differently.  That is the
+ * price of hitting on loops whose saved counters change every time.
+ */
+static void keep_control_words(struct uw_read_log *log, const struct uw_out *o)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < log->n; i++) {
+		uint64_t v = log->val[i];
+		bool keep = v == 0;
+
+		for (int j = 1; !keep && j < o->n; j++)
+			keep = o->ips[j] == v;
+		for (int j = 0; !keep && j < o->nrbp; j++)
+			keep = o->rbp[j] == v;
+		if (keep) {
+			log->off[k] = log->off[i];
+			log->val[k++] = v;
+		}
+	}
+	log->n = k;
 }
 
 struct argus_unwinder *argus_unwinder__new(void)
@@ -545,7 +581,7 @@ int argus_unwinder__unwind(struct argus_unwinder *u, uint32_t pid,
 			   const uint8_t *copy, size_t copy_len,
 			   uint64_t *ips, int max)
 {
-	struct uw_out o = { ips, 1, max, sp, true };
+	struct uw_out o = { .ips = ips, .n = 1, .max = max, .last_sp = sp, .first = true };
 	struct uw_memo_key key;
 	struct uw_slot *sl;
 	int n;
@@ -580,8 +616,10 @@ int argus_unwinder__unwind(struct argus_unwinder *u, uint32_t pid,
 	sl->s.copy = NULL;
 	sl->s.log = NULL;
 	u->st.unwinds++;
-	if (copy_len <= UINT32_MAX)
+	if (copy_len <= UINT32_MAX && u->memo && !u->log.overflow) {
+		keep_control_words(&u->log, &o);
 		uw_memo_store(u->memo, &key, &u->log, ips, o.n);
+	}
 	return o.n;
 }
 

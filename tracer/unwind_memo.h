@@ -7,11 +7,12 @@
  * initial registers (ip, sp, bp), the modules (one Dwfl session = one maps
  * layout), how much stack was copied, and the stack words it reads.  So a
  * memo entry keeps its key (session, ip, sp, bp, copy length, max frames),
- * every (offset, value) the unwind read from the copy, and the frames it
- * produced.  A later sample with the same key whose copy holds the same
- * values at those offsets unwinds to the same frames: they are returned
- * without running the unwinder.  Anything else (a different saved
- * register, return address or frame pointer) misses and unwinds anew.
+ * the (offset, value) pairs of the words the frames depend on (unwind.c's
+ * keep_control_words: return addresses, saved frame pointers, zeros), and
+ * the frames it produced.  A later sample with the same key whose copy
+ * holds the same values at those offsets unwinds to the same frames: they
+ * are returned without running the unwinder.  A different return address
+ * or frame pointer misses and unwinds anew.
  *
  * Threads that block at the same place over and over (an event loop's
  * poll, a worker's futex) hit; an unwind that read more than

@@ -10,6 +10,7 @@
  * that a frame-pointer walk (what bpf_get_stack does) cannot recover it.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -392,6 +393,77 @@ out:
 	argus_unwinder__free(NULL);
 }
 
+/* The memo (tracer/unwind_memo.h): the same sample again is answered
+ * from it; a copy whose first return address differs is not (it unwinds
+ * anew, to a different frame 1); a copy that differs only in a word the
+ * frames do not depend on still is. */
+static void test_unwind_memo_answers_only_for_the_same_return_addresses(void)
+{
+	struct argus_unwinder *u = argus_unwinder__new();
+	struct argus_unwinder_stats st0, st;
+	uint64_t a[MAX_FRAMES], b[MAX_FRAMES];
+	uint8_t saved[COPY_MAX];
+	size_t ra_off = SIZE_MAX, other_off = SIZE_MAX;
+	int na, nb;
+
+	CHECK(fixture());
+	CHECK(u != NULL);
+	if (!fx.ok || !u)
+		goto out;
+	memcpy(saved, fx.copy, sizeof(saved));
+	na = unwind_fx(u, fx.maps, fx.nmaps, a);
+	CHECK(na >= 4);
+	argus_unwinder__stats(u, &st0);
+	CHECK_EQ(st0.unwinds, 1);
+	CHECK_EQ(unwind_fx(u, fx.maps, fx.nmaps, b), na);
+	argus_unwinder__stats(u, &st);
+	CHECK_EQ(st.memo_hits, st0.memo_hits + 1);
+	CHECK_EQ(st.unwinds, st0.unwinds);
+	CHECK(!memcmp(a, b, (size_t)na * sizeof(a[0])));
+
+	/* where frame 1's return address sits, and a word that is none of
+	 * the frames' return addresses, nor zero, nor a saved frame pointer */
+	for (size_t off = 0; off + 8 <= fx.rec.len; off += 8) {
+		uint64_t w;
+		bool used = false;
+
+		memcpy(&w, fx.copy + off, 8);
+		for (int j = 1; j < na; j++)
+			used |= w == a[j];
+		if (w == a[1] && ra_off == SIZE_MAX)
+			ra_off = off;
+		/* a local: not a code address, nor a stack address (a saved
+		 * frame pointer would be one) */
+		if (!used && w && other_off == SIZE_MAX &&
+		    !argus_proc_maps__find(fx.maps, fx.nmaps, w) &&
+		    (w < fx.rec.sp - (1u << 20) || w > fx.rec.sp + (1u << 20)))
+			other_off = off;
+	}
+	CHECK(ra_off != SIZE_MAX);
+	CHECK(other_off != SIZE_MAX);
+	if (other_off != SIZE_MAX) {
+		fx.copy[other_off] ^= 0x5a;
+		CHECK_EQ(unwind_fx(u, fx.maps, fx.nmaps, b), na);
+		argus_unwinder__stats(u, &st0);
+		CHECK_EQ(st0.memo_hits, st.memo_hits + 1);
+		memcpy(fx.copy, saved, sizeof(saved));
+	}
+	if (ra_off != SIZE_MAX) {
+		uint64_t w = a[2];      /* another real return address */
+
+		memcpy(fx.copy + ra_off, &w, 8);
+		argus_unwinder__stats(u, &st);
+		nb = unwind_fx(u, fx.maps, fx.nmaps, b);
+		argus_unwinder__stats(u, &st0);
+		CHECK_EQ(st0.unwinds, st.unwinds + 1);
+		CHECK_EQ(st0.memo_hits, st.memo_hits);
+		CHECK(nb >= 2 && b[1] == a[2]);
+		memcpy(fx.copy, saved, sizeof(saved));
+	}
+out:
+	argus_unwinder__free(u);
+}
+
 static void test_unwind_garbage_input_is_graceful(void)
 {
 	uint8_t junk[COPY_MAX];
@@ -629,6 +701,7 @@ int main(void)
 	RUN(test_unwind_recovers_nofp_chain_with_source_lines);
 	RUN(test_frame_pointer_walk_cannot_recover_nofp_chain);
 	RUN(test_unwinder_caches_give_the_same_stack);
+	RUN(test_unwind_memo_answers_only_for_the_same_return_addresses);
 	RUN(test_unwind_garbage_input_is_graceful);
 	RUN(test_lookup_unknown_address_is_enoent);
 	RUN(test_lookup_vdso_by_name);
