@@ -16,7 +16,9 @@ out=$(mktemp -d /tmp/argus-demo.XXXXXX)
 trace=$out/circular.argus
 
 echo "== recording tests/apps/case_circular: keystrokes, then one that hangs the browser"
-"$bin/argus" record -o "$trace" -- "$apps/case_circular" > "$out/app.txt"
+# --wait-stacks: the stacks of blocked threads are DWARF-unwound too, so
+# the culprits' waits show the app's functions, not just libc's read()
+"$bin/argus" record --wait-stacks -o "$trace" -- "$apps/case_circular" > "$out/app.txt"
 ui=$(sed -n 's/^UI_PID=//p' "$out/app.txt" | head -1)
 
 echo
