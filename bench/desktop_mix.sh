@@ -5,7 +5,8 @@
 #
 #   sudo bench/desktop_mix.sh [BUILD_DIR] [REPS]
 #   (ARGUS_BENCH_MODES="argus argusd" runs only those of: bare argus argusd
-#   perf tracecmd)
+#   perf tracecmd; ARGUS_BENCH_ARGUS_FLAGS="--wait-stacks" adds flags to
+#   argus record and argus start)
 #
 # Overhead, three ways (medians of REPS):
 #   - build: the wall time of the background build (fixed work);
@@ -31,6 +32,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
 reps=${2:-3}
 argus_bin=$build/bin/argus
+read -r -a argus_flags <<<"${ARGUS_BENCH_ARGUS_FLAGS:-}"  # e.g. --wait-stacks
 wl=("$top/bench/desktop_workload.sh" "$top" "$build" 77)
 tmp=$(mktemp -d /tmp/argus-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -55,7 +57,7 @@ run() { # mode rep -> appends "build busy" to $tmp/$mode
     argus)
       sysctl -q kernel.bpf_stats_enabled=1
       local w0=$(date +%s.%N)
-      ARGUS_BENCH_BPF_STATS=1 "$argus_bin" record -o "$tmp/a.argus" -- "${wl[@]}" >"$out" 2>"$tmp/aerr"
+      ARGUS_BENCH_BPF_STATS=1 "$argus_bin" record "${argus_flags[@]}" -o "$tmp/a.argus" -- "${wl[@]}" >"$out" 2>"$tmp/aerr"
       local w1=$(date +%s.%N)
       sysctl -q kernel.bpf_stats_enabled=0
       echo "$(sed -n 's/^bpf_s=\([0-9.]*\).*/\1/p' "$out") $(awk -v a="$w0" -v b="$w1" 'BEGIN {print b - a}')" >>"$tmp/abpf"
@@ -68,7 +70,7 @@ run() { # mode rep -> appends "build busy" to $tmp/$mode
         echo "desktop_mix: an argusd is already running; skipping the daemon runs" >&2; return
       fi
       sysctl -q kernel.bpf_stats_enabled=1
-      "$argus_bin" start --dir "$tmp/ring" --size 256M >/dev/null 2>"$tmp/derr" ||
+      "$argus_bin" start "${argus_flags[@]}" --dir "$tmp/ring" --size 256M >/dev/null 2>"$tmp/derr" ||
         { echo "desktop_mix: argus start: $(cat "$tmp/derr")" >&2; sysctl -q kernel.bpf_stats_enabled=0; return; }
       local dpid; dpid=$(pgrep -xn argusd)
       sleep 1
@@ -99,7 +101,7 @@ col() { awk -v c="$1" '{print $c}' "$2" 2>/dev/null | median; }
 declare -A b c
 for m in bare argus perf tracecmd; do b[$m]=$(col 1 "$tmp/$m"); c[$m]=$(col 2 "$tmp/$m"); done
 cell() { [ -n "${2:-}" ] && echo "$2 s ($(ratio "$2" "$3"))" || echo "fails"; }
-echo "# desktop mix, median of $reps runs; command: sudo bench/desktop_mix.sh $build $reps"
+echo "# desktop mix, median of $reps runs; command: ${ARGUS_BENCH_ARGUS_FLAGS:+ARGUS_BENCH_ARGUS_FLAGS=\"$ARGUS_BENCH_ARGUS_FLAGS\" }sudo bench/desktop_mix.sh $build $reps"
 echo "| | bare | argus record | perf record -a | trace-cmd record |"
 echo "|---|---|---|---|---|"
 echo "| build wall time | ${b[bare]} s | $(cell x "${b[argus]}" "${b[bare]}") | $(cell x "${b[perf]}" "${b[bare]}") | $(cell x "${b[tracecmd]}" "${b[bare]}") |"

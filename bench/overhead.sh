@@ -20,6 +20,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
 reps=${2:-3}
 argus_bin=$build/bin/argus
+read -r -a argus_flags <<<"${ARGUS_BENCH_ARGUS_FLAGS:-}"  # e.g. --wait-stacks
 tmp=$(mktemp -d /tmp/argus-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -30,7 +31,7 @@ total_time() { sed -n 's/.*Total time: *\([0-9.]*\).*/\1/p' | tail -1; }
 
 run_bare() { "$@" 2>&1 | total_time; }
 run_argus() {
-  "$argus_bin" record -o "$tmp/a.argus" -- "$@" >"$tmp/out" 2>"$tmp/err"
+  "$argus_bin" record "${argus_flags[@]}" -o "$tmp/a.argus" -- "$@" >"$tmp/out" 2>"$tmp/err"
   total_time <"$tmp/out"
   # builds before 2026-11-22 print no "collector CPU": "?" then
   sed -n -e 's/^argus record: \([0-9]*\) events, .* (\([0-9.]*\) bytes\/event), \([0-9]*\) lost.*collector CPU \([0-9.]*\) s.*/\1 \2 \3 \4/p;t' \
@@ -82,7 +83,7 @@ report() { # label cmd...
   echo "|   all runs (s) | $(tr '\n' ' ' <"$tmp/vals.bare") | $(tr '\n' ' ' <"$tmp/vals.argus") | $(tr '\n' ' ' <"$tmp/vals.perf") | $(tr '\n' ' ' <"$tmp/vals.tracecmd") |"
 }
 
-echo "# overhead, median of $reps runs; command: sudo bench/overhead.sh $build $reps"
+echo "# overhead, median of $reps runs; command: ${ARGUS_BENCH_ARGUS_FLAGS:+ARGUS_BENCH_ARGUS_FLAGS=\"$ARGUS_BENCH_ARGUS_FLAGS\" }sudo bench/overhead.sh $build $reps"
 echo "| workload | bare | argus record | perf record -a | trace-cmd record |"
 echo "|---|---|---|---|---|"
 report "perf bench sched pipe -l 100000 (taskset -c 0)" "${pipe_cmd[@]}"
