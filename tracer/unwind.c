@@ -196,8 +196,13 @@ static void file_clear(struct uw_file *f)
 }
 
 /* The cached file of (dev, inode), opened through pid's mapping m if not
- * cached yet; NULL if it cannot be opened or is no x86_64 ELF (that answer
- * is cached too, so a bad file is not reopened for every process). */
+ * cached yet; NULL if it cannot be opened or is no x86_64 ELF.  Only the
+ * second answer is cached, so a bad file is not reparsed for every
+ * process.  A failure to open is not: it says more about the process than
+ * the file (it exited, so /proc/PID/map_files and /proc/PID/root are gone;
+ * its path is another file in our mount namespace), and remembering it
+ * would leave a library as shared as libc without CFI for every later
+ * process until evicted (proc_maps.c does not cache it either). */
 static struct uw_file *get_file(struct argus_unwinder *u, uint32_t pid,
 				const struct argus_proc_map *m)
 {
@@ -232,8 +237,10 @@ static struct uw_file *get_file(struct argus_unwinder *u, uint32_t pid,
 	f->fd = -1;
 	f->last_use = u->clock;
 	fd = argus_proc_map__open(pid, m);
-	if (fd < 0)
+	if (fd < 0) {
+		f->used = false;        /* try again for the next process */
 		return NULL;
+	}
 	/* ELF_C_READ, not an mmap: section data is pread() on demand and kept
 	 * in memory, so a library rewritten in place while cached can make an
 	 * unwind fail but can never SIGBUS the collector. */

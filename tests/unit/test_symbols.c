@@ -393,6 +393,56 @@ out:
 	argus_unwinder__free(NULL);
 }
 
+/* A file that could not be opened for one process (it had exited: no
+ * /proc/PID/map_files, no /proc/PID/root) is opened again for the next
+ * process running it; the failure is not remembered across sessions.
+ * Here pid 0 opens the paths as they are: first a layout whose paths lead
+ * nowhere (the same dev/inode), then the real paths plus one more mapping
+ * (a new layout, so a new session). */
+static void test_unwinder_retries_a_file_it_could_not_open(void)
+{
+	struct argus_unwinder *u = argus_unwinder__new();
+	struct argus_proc_map *gone = NULL, *m2 = NULL;
+	uint64_t a[MAX_FRAMES], b[MAX_FRAMES];
+	int na, nb;
+
+	CHECK(fixture());
+	CHECK(u != NULL);
+	if (!fx.ok || !u)
+		goto out;
+	na = unwind_fx(u, fx.maps, fx.nmaps, a);
+	CHECK(na >= 4);
+	argus_unwinder__free(u);
+	u = argus_unwinder__new();
+	gone = calloc(fx.nmaps, sizeof(*gone));
+	m2 = calloc(fx.nmaps + 1, sizeof(*m2));
+	CHECK(u && gone && m2);
+	if (!u || !gone || !m2)
+		goto out;
+	memcpy(gone, fx.maps, fx.nmaps * sizeof(*gone));
+	for (size_t i = 0; i < fx.nmaps; i++)
+		if (!(gone[i].flags & ARGUS_PROC_MAP_VDSO))
+			gone[i].path = "/nonexistent/argus-process-gone";
+	nb = argus_unwinder__unwind(u, 0, gone, fx.nmaps, fx.rec.ip,
+				    fx.rec.sp, fx.rec.bp, fx.copy, fx.rec.len,
+				    b, MAX_FRAMES);
+	CHECK(nb >= 1 && nb < na);
+
+	memcpy(m2, fx.maps, fx.nmaps * sizeof(*m2));
+	m2[fx.nmaps] = (struct argus_proc_map){ .start = 0x7ffff0000000ull,
+		.end = 0x7ffff0001000ull, .dev = 1, .inode = 1,
+		.path = "/nonexistent/argus-test.so" };
+	nb = argus_unwinder__unwind(u, 0, m2, fx.nmaps + 1, fx.rec.ip,
+				    fx.rec.sp, fx.rec.bp, fx.copy, fx.rec.len,
+				    b, MAX_FRAMES);
+	CHECK_EQ(nb, na);
+	CHECK(na == nb && !memcmp(a, b, na * sizeof(a[0])));
+out:
+	free(gone);     /* the paths belong to fx.maps or are literals */
+	free(m2);
+	argus_unwinder__free(u);
+}
+
 /* The memo (tracer/unwind_memo.h): the same sample again is answered
  * from it; a copy whose first return address differs is not (it unwinds
  * anew, to a different frame 1); a copy that differs only in a word the
@@ -701,6 +751,7 @@ int main(void)
 	RUN(test_unwind_recovers_nofp_chain_with_source_lines);
 	RUN(test_frame_pointer_walk_cannot_recover_nofp_chain);
 	RUN(test_unwinder_caches_give_the_same_stack);
+	RUN(test_unwinder_retries_a_file_it_could_not_open);
 	RUN(test_unwind_memo_answers_only_for_the_same_return_addresses);
 	RUN(test_unwind_garbage_input_is_graceful);
 	RUN(test_lookup_unknown_address_is_enoent);
