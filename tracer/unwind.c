@@ -110,6 +110,8 @@ struct uw_out {
 	bool first;
 	uint64_t rbp[UW_MEMO_FRAMES];   /* each caller frame's rbp, if known */
 	int nrbp;
+	uint64_t rsp[UW_MEMO_FRAMES];   /* each caller frame's rsp, if known */
+	int nrsp;
 };
 
 static pid_t uw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
@@ -504,7 +506,7 @@ static int frame_cb(Dwfl_Frame *f, void *arg)
 {
 	struct uw_out *o = arg;
 	Dwarf_Addr pc;
-	Dwarf_Word sp;
+	Dwarf_Word sp, bp;
 	bool act;
 
 	if (o->first) {         /* ip itself, already in ips[0] */
@@ -518,9 +520,11 @@ static int frame_cb(Dwfl_Frame *f, void *arg)
 		if (sp <= o->last_sp)
 			return DWARF_CB_ABORT;
 		o->last_sp = sp;
+		if (o->nrsp < UW_MEMO_FRAMES)
+			o->rsp[o->nrsp++] = sp;
 	}
-	if (o->nrbp < UW_MEMO_FRAMES && dwfl_frame_reg(f, DWARF_RBP, &sp) == 0)
-		o->rbp[o->nrbp++] = sp;
+	if (o->nrbp < UW_MEMO_FRAMES && dwfl_frame_reg(f, DWARF_RBP, &bp) == 0)
+		o->rbp[o->nrbp++] = bp;
 	o->ips[o->n++] = pc;
 	return o->n < o->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
@@ -528,14 +532,18 @@ static int frame_cb(Dwfl_Frame *f, void *arg)
 /*
  * Keep in the read log only the words the frames depend on: return
  * addresses (they became pcs), saved frame pointers (they became a
- * caller's rbp) and zeros (a zero return address ends the walk).  With
- * the same ip/sp/bp, session and copy length, and the same values at
- * those offsets, every frame's CFA (rsp- or rbp-based) and return address
- * come out the same, so the frames do.  Other saved registers (rbx,
- * r12...) only matter to a CFA rule based on them, which compilers emit
- * only for stack realignment in a function's prologue; there the memo
- * could answer for a stack that would unwind differently.  That is the
- * price of hitting on loops whose saved counters change every time.
+ * caller's rbp), saved stack pointers (they became a caller's rsp) and
+ * zeros (a zero return address ends the walk).  With the same ip/sp/bp,
+ * session and copy length, and the same values at those offsets, every
+ * frame's CFA and return address come out the same, so the frames do.
+ * A caller's rsp is read from the stack where a CFA is itself a stored
+ * word: a signal frame (glibc's __restore_rt takes it from the
+ * ucontext) and GCC's DRAP realignment (DW_OP_deref of the saved r10).
+ * Other saved registers (rbx, r12...) only matter to a CFA rule based on
+ * them, rare hand-written code (ld.so's _dl_runtime_resolve uses rbx);
+ * there the memo could answer for a stack that would unwind differently.
+ * That is the price of hitting on loops whose saved counters change
+ * every time.
  */
 static void keep_control_words(struct uw_read_log *log, const struct uw_out *o)
 {
@@ -549,6 +557,8 @@ static void keep_control_words(struct uw_read_log *log, const struct uw_out *o)
 			keep = o->ips[j] == v;
 		for (int j = 0; !keep && j < o->nrbp; j++)
 			keep = o->rbp[j] == v;
+		for (int j = 0; !keep && j < o->nrsp; j++)
+			keep = o->rsp[j] == v;
 		if (keep) {
 			log->off[k] = log->off[i];
 			log->val[k++] = v;

@@ -9,9 +9,14 @@
  * unwind tests then prove the stack is recovered from CFI + the copy, and
  * that a frame-pointer walk (what bpf_get_stack does) cannot recover it.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE     /* REG_RSP */
+#endif
 #include <errno.h>
 #include <stdbool.h>
 #include <signal.h>
+#include <stdio.h>
+#include <ucontext.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -514,6 +519,109 @@ out:
 	argus_unwinder__free(u);
 }
 
+/* A stack captured inside a signal handler, the way the probe would:
+ * the unwind goes handler -> __restore_rt -> the interrupted code, and
+ * the interrupted frame's CFA is the rsp saved in the ucontext, a word
+ * read from the copy (glibc's CFI for __restore_rt). */
+static struct {
+	uint64_t ip, sp, bp, len, stack_end;
+	uint64_t rsp_off;       /* offset of uc_mcontext.gregs[REG_RSP] */
+	uint8_t copy[16384];
+} sigfx;
+
+#if defined(__clang__)
+#define CAPTURE_FN __attribute__((noinline, optnone))
+#else
+#define CAPTURE_FN __attribute__((noinline, noipa))
+#endif
+
+CAPTURE_FN static void sig_capture(ucontext_t *uc)
+{
+	uint64_t ip, sp, bp;
+
+	__asm__ volatile("lea 0(%%rip), %0; mov %%rsp, %1; mov %%rbp, %2"
+			 : "=r"(ip), "=r"(sp), "=r"(bp));
+	sigfx.ip = ip;
+	sigfx.sp = sp;
+	sigfx.bp = bp;
+	sigfx.len = sigfx.stack_end > sp && sigfx.stack_end - sp < sizeof(sigfx.copy) ?
+		    sigfx.stack_end - sp : sizeof(sigfx.copy);
+	memcpy(sigfx.copy, (const void *)(uintptr_t)sp, sigfx.len);
+	sigfx.rsp_off = (uint64_t)(uintptr_t)&uc->uc_mcontext.gregs[REG_RSP] - sp;
+}
+
+static void sig_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	sig_capture(uc);
+}
+
+CAPTURE_FN static void sig_interrupted(void)
+{
+	raise(SIGUSR1);
+}
+
+/* The memo must not answer for a stack whose signal frame saved another
+ * rsp: the frames above it come from elsewhere on the stack.  The saved
+ * rsp is no return address, frame pointer or zero, but it is a frame's
+ * rsp, and such words are verified too. */
+static void test_unwind_memo_verifies_a_signal_frames_saved_rsp(void)
+{
+	struct argus_unwinder *u = argus_unwinder__new(), *fresh = NULL;
+	struct sigaction sa = { .sa_sigaction = sig_handler, .sa_flags = SA_SIGINFO };
+	struct argus_proc_map *maps = NULL;
+	uint64_t a[MAX_FRAMES], b[MAX_FRAMES], want[MAX_FRAMES], rsp;
+	size_t nmaps = 0;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int na, nb, nwant;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+
+		if (strstr(line, "[stack]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2)
+			sigfx.stack_end = hi;
+	}
+	if (f)
+		fclose(f);
+	CHECK(u != NULL);
+	CHECK(sigfx.stack_end != 0);
+	CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+	sig_interrupted();
+	signal(SIGUSR1, SIG_DFL);
+	CHECK_EQ(argus_proc_maps__read(getpid(), &maps, &nmaps), 0);
+	CHECK(sigfx.rsp_off + 8 <= sigfx.len);
+	if (!u || !maps || sigfx.rsp_off + 8 > sigfx.len)
+		goto out;
+
+	na = argus_unwinder__unwind(u, getpid(), maps, nmaps, sigfx.ip, sigfx.sp,
+				    sigfx.bp, sigfx.copy, sigfx.len, a, MAX_FRAMES);
+	/* capture, handler, __restore_rt, then the interrupted code's callers */
+	CHECK(na >= 5);
+	memcpy(&rsp, sigfx.copy + sigfx.rsp_off, 8);
+	/* the same sample, but the interrupted code's rsp one word higher */
+	rsp += 8;
+	memcpy(sigfx.copy + sigfx.rsp_off, &rsp, 8);
+	fresh = argus_unwinder__new();
+	CHECK(fresh != NULL);
+	if (!fresh)
+		goto out;
+	nwant = argus_unwinder__unwind(fresh, getpid(), maps, nmaps, sigfx.ip,
+				       sigfx.sp, sigfx.bp, sigfx.copy, sigfx.len,
+				       want, MAX_FRAMES);
+	/* meaningful only if that changes the stack */
+	CHECK(nwant != na || memcmp(want, a, (size_t)na * sizeof(a[0])));
+	nb = argus_unwinder__unwind(u, getpid(), maps, nmaps, sigfx.ip, sigfx.sp,
+				    sigfx.bp, sigfx.copy, sigfx.len, b, MAX_FRAMES);
+	CHECK_EQ(nb, nwant);
+	CHECK(nb == nwant && !memcmp(b, want, (size_t)nb * sizeof(b[0])));
+out:
+	argus_proc_maps__free(maps, nmaps);
+	argus_unwinder__free(fresh);
+	argus_unwinder__free(u);
+}
+
 static void test_unwind_garbage_input_is_graceful(void)
 {
 	uint8_t junk[COPY_MAX];
@@ -753,6 +861,7 @@ int main(void)
 	RUN(test_unwinder_caches_give_the_same_stack);
 	RUN(test_unwinder_retries_a_file_it_could_not_open);
 	RUN(test_unwind_memo_answers_only_for_the_same_return_addresses);
+	RUN(test_unwind_memo_verifies_a_signal_frames_saved_rsp);
 	RUN(test_unwind_garbage_input_is_graceful);
 	RUN(test_lookup_unknown_address_is_enoent);
 	RUN(test_lookup_vdso_by_name);
