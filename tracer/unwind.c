@@ -71,6 +71,7 @@ struct uw_file {
 	uint64_t gen;           /* bumped when the entry is reused */
 	uint32_t pins;          /* modules of cached sessions reporting it */
 	uint64_t last_use;
+	uint64_t session;       /* id of the last session reporting it */
 };
 
 /* One reported module: the Elf reference waiting for uw_find_elf, and the
@@ -206,10 +207,10 @@ static void file_clear(struct uw_file *f)
  * would leave a library as shared as libc without CFI for every later
  * process until evicted (proc_maps.c does not cache it either). */
 static struct uw_file *get_file(struct argus_unwinder *u, uint32_t pid,
-				const struct argus_proc_map *m)
+				const struct argus_proc_map *m, uint64_t building)
 {
 	bool vdso = m->flags & ARGUS_PROC_MAP_VDSO;
-	struct uw_file *f, *victim = &u->file[0];
+	struct uw_file *f, *victim = NULL;
 	GElf_Ehdr eh;
 	size_t phnum;
 	int fd;
@@ -222,14 +223,21 @@ static struct uw_file *get_file(struct argus_unwinder *u, uint32_t pid,
 			f->last_use = u->clock;
 			return f->elf ? f : NULL;
 		}
+		/* never one the session being built reports: its module would
+		 * be dead before its first unwind */
+		if (f->used && f->session == building)
+			continue;
 		/* the least recently used, preferring files no cached session
 		 * reports (evicting those would cut its unwinds short) */
-		if (!f->used ||
+		if (!victim || (!f->used && victim->used) ||
 		    (victim->used &&
 		     (f->pins < victim->pins ||
 		      (f->pins == victim->pins && f->last_use < victim->last_use))))
 			victim = f;
 	}
+	/* a process with more files than the cache: the rest go unreported */
+	if (!victim)
+		return NULL;
 	file_clear(victim);
 	f = victim;
 	f->used = true;
@@ -316,7 +324,7 @@ static void report_maps(struct argus_unwinder *u, struct uw_slot *sl,
 			    maps[j].start - maps[j].pgoff == m->start - m->pgoff &&
 			    !strcmp(maps[j].path, m->path))
 				high = maps[j].end;
-		f = get_file(u, pid, m);
+		f = get_file(u, pid, m, sl->id);
 		if (!f || argus_elf__offset_to_vaddr((struct Elf *)f->elf,
 						     m->pgoff, &vaddr))
 			continue;
@@ -328,6 +336,7 @@ static void report_maps(struct argus_unwinder *u, struct uw_slot *sl,
 		mod = dwfl_report_module(sl->dwfl, name, bias + f->vaddr0, high);
 		if (!mod)
 			continue;
+		f->session = sl->id;
 		um = &sl->mods[sl->nmods++];
 		/* our own reference (Elf handles are refcounted): the file may
 		 * leave the cache before libdwfl asks for it */

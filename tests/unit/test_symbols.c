@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -448,6 +450,78 @@ out:
 	argus_unwinder__free(u);
 }
 
+/* A process mapping more files than the unwinder caches (256): building
+ * its session must not evict the files it reported first, or their
+ * modules are dead before the first unwind.  Here the fixture's maps,
+ * then 300 copies of its binary mapped low (pid 0 opens them by path). */
+#define MANY_FILES 300
+static void test_unwinder_session_with_more_files_than_the_cache(void)
+{
+	struct argus_unwinder *u = argus_unwinder__new();
+	struct argus_proc_map *m = NULL;
+	const struct argus_proc_map *self = NULL;
+	char dir[] = "/tmp/argus-test-many-XXXXXX", (*paths)[64] = NULL;
+	uint64_t a[MAX_FRAMES], b[MAX_FRAMES];
+	static char img[1 << 22];
+	ssize_t len = -1;
+	int na, nb, fd, made = 0;
+
+	CHECK(fixture());
+	CHECK(u != NULL);
+	if (!fx.ok || !u || !mkdtemp(dir))
+		goto out;
+	na = unwind_fx(u, fx.maps, fx.nmaps, a);
+	CHECK(na >= 4);
+	argus_unwinder__free(u);
+	u = argus_unwinder__new();
+	for (size_t i = 0; i < fx.nmaps; i++)
+		if (!strcmp(fx.maps[i].path, BUSY_NOFP_PATH))
+			self = &fx.maps[i];
+	fd = open(BUSY_NOFP_PATH, O_RDONLY);
+	if (fd >= 0) {
+		len = read(fd, img, sizeof(img));
+		close(fd);
+	}
+	m = calloc(fx.nmaps + MANY_FILES, sizeof(*m));
+	paths = calloc(MANY_FILES, sizeof(*paths));
+	CHECK(u && self && len > 0 && len < (ssize_t)sizeof(img) && m && paths);
+	if (!u || !self || len <= 0 || len >= (ssize_t)sizeof(img) || !m || !paths)
+		goto out;
+	memcpy(m, fx.maps, fx.nmaps * sizeof(*m));
+	for (; made < MANY_FILES; made++) {
+		struct argus_proc_map *c = &m[fx.nmaps + made];
+		struct stat st;
+
+		snprintf(paths[made], sizeof(paths[made]), "%s/%d", dir, made);
+		fd = open(paths[made], O_WRONLY | O_CREAT | O_EXCL, 0600);
+		if (fd < 0 || write(fd, img, (size_t)len) != len || fstat(fd, &st)) {
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		close(fd);
+		*c = *self;
+		c->start = 0x100000000000ull + (uint64_t)made * 0x1000000ull;
+		c->end = c->start + (self->end - self->start);
+		c->dev = st.st_dev;
+		c->inode = st.st_ino;
+		c->path = paths[made];
+	}
+	CHECK_EQ(made, MANY_FILES);
+	nb = argus_unwinder__unwind(u, 0, m, fx.nmaps + made, fx.rec.ip,
+				    fx.rec.sp, fx.rec.bp, fx.copy, fx.rec.len,
+				    b, MAX_FRAMES);
+	CHECK_EQ(nb, na);
+	CHECK(na == nb && !memcmp(a, b, na * sizeof(a[0])));
+out:
+	for (int i = 0; paths && i < made; i++)
+		unlink(paths[i]);
+	rmdir(dir);
+	free(paths);
+	free(m);
+	argus_unwinder__free(u);
+}
+
 /* The memo (tracer/unwind_memo.h): the same sample again is answered
  * from it; a copy whose first return address differs is not (it unwinds
  * anew, to a different frame 1); a copy that differs only in a word the
@@ -860,6 +934,7 @@ int main(void)
 	RUN(test_frame_pointer_walk_cannot_recover_nofp_chain);
 	RUN(test_unwinder_caches_give_the_same_stack);
 	RUN(test_unwinder_retries_a_file_it_could_not_open);
+	RUN(test_unwinder_session_with_more_files_than_the_cache);
 	RUN(test_unwind_memo_answers_only_for_the_same_return_addresses);
 	RUN(test_unwind_memo_verifies_a_signal_frames_saved_rsp);
 	RUN(test_unwind_garbage_input_is_graceful);
