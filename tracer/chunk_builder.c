@@ -707,7 +707,7 @@ int argus_chunk_builder__finish(struct argus_chunk_builder *b, uint64_t seq,
 {
 	struct argus_chunk_header h = { 0 };
 	uint8_t *buf = NULL;
-	size_t payload_len;
+	size_t payload_len = 0;     /* set on every path; GCC -fsanitize cannot tell */
 	int rc;
 
 	if (!b || !out || !len || level < -1 || level > 9)

@@ -346,7 +346,8 @@ static int on_record(void *ctx, const void *rec, size_t size)
 			}
 		} else {
 			if (h->type == AE_FORK && r->child_pid != h->pid)
-				stack_capture__inherit(c->stacks, h->pid, r->child_pid);
+				stack_capture__inherit(c->stacks, h->pid, r->child_pid,
+						      h->ts);
 			note_task(c, r->child_tid, r->child_pid, r->comm);
 			struct task_entry *e = task_table__find(&c->tasks, r->child_tid);
 			if (e) {

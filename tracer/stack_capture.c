@@ -23,7 +23,10 @@
 
 struct proc_entry {
 	uint32_t pid;                 /* 0 = empty */
-	uint64_t read_ts;             /* trace time of the last read */
+	uint64_t read_ts;             /* trace time of the last read (or the
+	                                 parent's, for an inherited copy) */
+	uint64_t map_ts;              /* the date the maps get in the trace:
+	                                 read_ts, or the fork for a copy */
 	struct argus_proc_map *maps;
 	size_t nmaps;
 };
@@ -114,7 +117,7 @@ static void retire(struct stack_capture *sc, struct proc_entry *e)
 		sc->ret = r;
 		sc->ret_cap = cap;
 	}
-	sc->ret[sc->nret++] = (struct retired){ e->pid, 0, e->read_ts, e->maps, e->nmaps };
+	sc->ret[sc->nret++] = (struct retired){ e->pid, 0, e->map_ts, e->maps, e->nmaps };
 }
 
 void stack_capture__chunk_cut(struct stack_capture *sc)
@@ -172,6 +175,7 @@ static void read_maps(struct proc_entry *e, uint64_t ts)
 	e->maps = maps;
 	e->nmaps = n;
 	e->read_ts = ts;
+	e->map_ts = ts;
 }
 
 /* The maps of pid, re-read when ip is outside all of them (dlopen, JIT). */
@@ -242,10 +246,11 @@ void stack_capture__forget(struct stack_capture *sc, uint32_t pid)
 	e->maps = NULL;
 	e->nmaps = 0;
 	e->read_ts = 0;
+	e->map_ts = 0;
 }
 
 void stack_capture__inherit(struct stack_capture *sc, uint32_t parent,
-			    uint32_t child)
+			    uint32_t child, uint64_t ts)
 {
 	struct proc_entry *p = find(sc, parent, false), *c;
 	struct argus_proc_map *copy;
@@ -262,6 +267,7 @@ void stack_capture__inherit(struct stack_capture *sc, uint32_t parent,
 	c->maps = copy;
 	c->nmaps = p->nmaps;
 	c->read_ts = p->read_ts;
+	c->map_ts = ts > p->map_ts ? ts : p->map_ts;
 }
 
 void stack_capture__maps(struct stack_capture *sc, uint32_t pid,
@@ -281,7 +287,7 @@ void stack_capture__maps(struct stack_capture *sc, uint32_t pid,
 		return;
 	for (size_t i = 0; i < e->nmaps; i++) {
 		const struct argus_proc_map *m = &e->maps[i];
-		fn(ctx, pid, e->read_ts, m->start, m->end, m->pgoff, m->path,
+		fn(ctx, pid, e->map_ts, m->start, m->end, m->pgoff, m->path,
 		   m->build_id, m->build_id_len);
 	}
 }

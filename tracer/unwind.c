@@ -71,6 +71,7 @@ struct uw_file {
 	uint64_t gen;           /* bumped when the entry is reused */
 	uint32_t pins;          /* modules of cached sessions reporting it */
 	uint64_t last_use;
+	uint64_t session;       /* id of the last session reporting it */
 };
 
 /* One reported module: the Elf reference waiting for uw_find_elf, and the
@@ -110,6 +111,8 @@ struct uw_out {
 	bool first;
 	uint64_t rbp[UW_MEMO_FRAMES];   /* each caller frame's rbp, if known */
 	int nrbp;
+	uint64_t rsp[UW_MEMO_FRAMES];   /* each caller frame's rsp, if known */
+	int nrsp;
 };
 
 static pid_t uw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
@@ -196,13 +199,18 @@ static void file_clear(struct uw_file *f)
 }
 
 /* The cached file of (dev, inode), opened through pid's mapping m if not
- * cached yet; NULL if it cannot be opened or is no x86_64 ELF (that answer
- * is cached too, so a bad file is not reopened for every process). */
+ * cached yet; NULL if it cannot be opened or is no x86_64 ELF.  Only the
+ * second answer is cached, so a bad file is not reparsed for every
+ * process.  A failure to open is not: it says more about the process than
+ * the file (it exited, so /proc/PID/map_files and /proc/PID/root are gone;
+ * its path is another file in our mount namespace), and remembering it
+ * would leave a library as shared as libc without CFI for every later
+ * process until evicted (proc_maps.c does not cache it either). */
 static struct uw_file *get_file(struct argus_unwinder *u, uint32_t pid,
-				const struct argus_proc_map *m)
+				const struct argus_proc_map *m, uint64_t building)
 {
 	bool vdso = m->flags & ARGUS_PROC_MAP_VDSO;
-	struct uw_file *f, *victim = &u->file[0];
+	struct uw_file *f, *victim = NULL;
 	GElf_Ehdr eh;
 	size_t phnum;
 	int fd;
@@ -215,14 +223,21 @@ static struct uw_file *get_file(struct argus_unwinder *u, uint32_t pid,
 			f->last_use = u->clock;
 			return f->elf ? f : NULL;
 		}
+		/* never one the session being built reports: its module would
+		 * be dead before its first unwind */
+		if (f->used && f->session == building)
+			continue;
 		/* the least recently used, preferring files no cached session
 		 * reports (evicting those would cut its unwinds short) */
-		if (!f->used ||
+		if (!victim || (!f->used && victim->used) ||
 		    (victim->used &&
 		     (f->pins < victim->pins ||
 		      (f->pins == victim->pins && f->last_use < victim->last_use))))
 			victim = f;
 	}
+	/* a process with more files than the cache: the rest go unreported */
+	if (!victim)
+		return NULL;
 	file_clear(victim);
 	f = victim;
 	f->used = true;
@@ -232,8 +247,10 @@ static struct uw_file *get_file(struct argus_unwinder *u, uint32_t pid,
 	f->fd = -1;
 	f->last_use = u->clock;
 	fd = argus_proc_map__open(pid, m);
-	if (fd < 0)
+	if (fd < 0) {
+		f->used = false;        /* try again for the next process */
 		return NULL;
+	}
 	/* ELF_C_READ, not an mmap: section data is pread() on demand and kept
 	 * in memory, so a library rewritten in place while cached can make an
 	 * unwind fail but can never SIGBUS the collector. */
@@ -307,7 +324,7 @@ static void report_maps(struct argus_unwinder *u, struct uw_slot *sl,
 			    maps[j].start - maps[j].pgoff == m->start - m->pgoff &&
 			    !strcmp(maps[j].path, m->path))
 				high = maps[j].end;
-		f = get_file(u, pid, m);
+		f = get_file(u, pid, m, sl->id);
 		if (!f || argus_elf__offset_to_vaddr((struct Elf *)f->elf,
 						     m->pgoff, &vaddr))
 			continue;
@@ -319,6 +336,7 @@ static void report_maps(struct argus_unwinder *u, struct uw_slot *sl,
 		mod = dwfl_report_module(sl->dwfl, name, bias + f->vaddr0, high);
 		if (!mod)
 			continue;
+		f->session = sl->id;
 		um = &sl->mods[sl->nmods++];
 		/* our own reference (Elf handles are refcounted): the file may
 		 * leave the cache before libdwfl asks for it */
@@ -497,7 +515,7 @@ static int frame_cb(Dwfl_Frame *f, void *arg)
 {
 	struct uw_out *o = arg;
 	Dwarf_Addr pc;
-	Dwarf_Word sp;
+	Dwarf_Word sp, bp;
 	bool act;
 
 	if (o->first) {         /* ip itself, already in ips[0] */
@@ -511,9 +529,11 @@ static int frame_cb(Dwfl_Frame *f, void *arg)
 		if (sp <= o->last_sp)
 			return DWARF_CB_ABORT;
 		o->last_sp = sp;
+		if (o->nrsp < UW_MEMO_FRAMES)
+			o->rsp[o->nrsp++] = sp;
 	}
-	if (o->nrbp < UW_MEMO_FRAMES && dwfl_frame_reg(f, DWARF_RBP, &sp) == 0)
-		o->rbp[o->nrbp++] = sp;
+	if (o->nrbp < UW_MEMO_FRAMES && dwfl_frame_reg(f, DWARF_RBP, &bp) == 0)
+		o->rbp[o->nrbp++] = bp;
 	o->ips[o->n++] = pc;
 	return o->n < o->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
@@ -521,14 +541,18 @@ static int frame_cb(Dwfl_Frame *f, void *arg)
 /*
  * Keep in the read log only the words the frames depend on: return
  * addresses (they became pcs), saved frame pointers (they became a
- * caller's rbp) and zeros (a zero return address ends the walk).  With
- * the same ip/sp/bp, session and copy length, and the same values at
- * those offsets, every frame's CFA (rsp- or rbp-based) and return address
- * come out the same, so the frames do.  Other saved registers (rbx,
- * r12...) only matter to a CFA rule based on them, which compilers emit
- * only for stack realignment in a function's prologue; there the memo
- * could answer for a stack that would unwind differently.  That is the
- * price of hitting on loops whose saved counters change every time.
+ * caller's rbp), saved stack pointers (they became a caller's rsp) and
+ * zeros (a zero return address ends the walk).  With the same ip/sp/bp,
+ * session and copy length, and the same values at those offsets, every
+ * frame's CFA and return address come out the same, so the frames do.
+ * A caller's rsp is read from the stack where a CFA is itself a stored
+ * word: a signal frame (glibc's __restore_rt takes it from the
+ * ucontext) and GCC's DRAP realignment (DW_OP_deref of the saved r10).
+ * Other saved registers (rbx, r12...) only matter to a CFA rule based on
+ * them, rare hand-written code (ld.so's _dl_runtime_resolve uses rbx);
+ * there the memo could answer for a stack that would unwind differently.
+ * That is the price of hitting on loops whose saved counters change
+ * every time.
  */
 static void keep_control_words(struct uw_read_log *log, const struct uw_out *o)
 {
@@ -542,6 +566,8 @@ static void keep_control_words(struct uw_read_log *log, const struct uw_out *o)
 			keep = o->ips[j] == v;
 		for (int j = 0; !keep && j < o->nrbp; j++)
 			keep = o->rbp[j] == v;
+		for (int j = 0; !keep && j < o->nrsp; j++)
+			keep = o->rsp[j] == v;
 		if (keep) {
 			log->off[k] = log->off[i];
 			log->val[k++] = v;

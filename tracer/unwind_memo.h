@@ -8,11 +8,12 @@
  * layout), how much stack was copied, and the stack words it reads.  So a
  * memo entry keeps its key (session, ip, sp, bp, copy length, max frames),
  * the (offset, value) pairs of the words the frames depend on (unwind.c's
- * keep_control_words: return addresses, saved frame pointers, zeros), and
- * the frames it produced.  A later sample with the same key whose copy
- * holds the same values at those offsets unwinds to the same frames: they
- * are returned without running the unwinder.  A different return address
- * or frame pointer misses and unwinds anew.
+ * keep_control_words: return addresses, saved frame and stack pointers,
+ * zeros), and the frames it produced.  A later sample with the same key
+ * whose copy holds the same values at those offsets unwinds to the same
+ * frames: they are returned without running the unwinder.  A different
+ * return address, frame pointer or saved stack pointer misses and
+ * unwinds anew.
  *
  * Threads that block at the same place over and over (an event loop's
  * poll, a worker's futex) hit; an unwind that read more than

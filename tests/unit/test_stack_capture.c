@@ -16,6 +16,7 @@
 struct count {
 	uint64_t ip;
 	int maps, hits;
+	uint64_t min_ts;        /* the oldest date of a mapping listed */
 };
 
 static void count_map(void *ctx, uint32_t pid, uint64_t ts, uint64_t start, uint64_t end,
@@ -24,7 +25,9 @@ static void count_map(void *ctx, uint32_t pid, uint64_t ts, uint64_t start, uint
 {
 	struct count *c = ctx;
 
-	(void)pid; (void)ts; (void)pgoff; (void)path; (void)build_id; (void)build_id_len;
+	(void)pid; (void)pgoff; (void)path; (void)build_id; (void)build_id_len;
+	if (!c->maps || ts < c->min_ts)
+		c->min_ts = ts;
 	c->maps++;
 	c->hits += c->ip >= start && c->ip < end;
 }
@@ -83,7 +86,7 @@ static void test_a_forked_child_inherits_the_parents_maps(void)
 	CHECK_EQ(cc.maps, 0);
 
 	/* with it: the parent's, a copy that outlives the parent's entry */
-	stack_capture__inherit(sc, (uint32_t)getpid(), (uint32_t)child);
+	stack_capture__inherit(sc, (uint32_t)getpid(), (uint32_t)child, 2000);
 	stack_capture__forget(sc, (uint32_t)getpid());
 	cc = maps_of(sc, (uint32_t)child, ip);
 	CHECK_EQ(cc.maps, pc.maps);
@@ -93,8 +96,32 @@ static void test_a_forked_child_inherits_the_parents_maps(void)
 	stack_capture__forget(sc, (uint32_t)child);
 	stack_capture__chunk_cut(sc);
 	stack_capture__chunk_cut(sc);
-	stack_capture__inherit(sc, (uint32_t)getpid(), (uint32_t)child);
+	stack_capture__inherit(sc, (uint32_t)getpid(), (uint32_t)child, 2000);
 	CHECK_EQ(maps_of(sc, (uint32_t)child, ip).maps, 0);
+	stack_capture__free(sc);
+}
+
+/* The child's copy is dated from the fork, not from the parent's older
+ * read: a reader takes, for an event, the newest maps of its pid dated at
+ * or before it, so maps dated before the fork could lose to those of a
+ * dead process that had the same pid and was read in between. */
+static void test_a_forked_childs_maps_are_dated_from_the_fork(void)
+{
+	struct stack_capture *sc = stack_capture__new(false);
+	uint64_t ip = (uint64_t)(uintptr_t)&resolve_at;
+	pid_t child = gone_child();
+	struct count cc;
+
+	CHECK(sc != NULL);
+	CHECK(child > 0);
+	if (!sc || child <= 0)
+		return;
+	CHECK_EQ(resolve_at(sc, (uint32_t)getpid(), ip), 1);   /* read at 1000 */
+	CHECK_EQ(maps_of(sc, (uint32_t)getpid(), ip).min_ts, 1000);
+	stack_capture__inherit(sc, (uint32_t)getpid(), (uint32_t)child, 5000);
+	cc = maps_of(sc, (uint32_t)child, ip);
+	CHECK(cc.maps > 0);
+	CHECK_EQ(cc.min_ts, 5000);
 	stack_capture__free(sc);
 }
 
@@ -136,6 +163,7 @@ static void test_an_exited_process_keeps_its_maps_for_two_cuts(void)
 int main(void)
 {
 	RUN(test_a_forked_child_inherits_the_parents_maps);
+	RUN(test_a_forked_childs_maps_are_dated_from_the_fork);
 	RUN(test_an_exited_process_keeps_its_maps_for_two_cuts);
 	return check_report();
 }

@@ -9,12 +9,19 @@
  * unwind tests then prove the stack is recovered from CFI + the copy, and
  * that a frame-pointer walk (what bpf_get_stack does) cannot recover it.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE     /* REG_RSP */
+#endif
 #include <errno.h>
 #include <stdbool.h>
 #include <signal.h>
+#include <stdio.h>
+#include <ucontext.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -393,6 +400,128 @@ out:
 	argus_unwinder__free(NULL);
 }
 
+/* A file that could not be opened for one process (it had exited: no
+ * /proc/PID/map_files, no /proc/PID/root) is opened again for the next
+ * process running it; the failure is not remembered across sessions.
+ * Here pid 0 opens the paths as they are: first a layout whose paths lead
+ * nowhere (the same dev/inode), then the real paths plus one more mapping
+ * (a new layout, so a new session). */
+static void test_unwinder_retries_a_file_it_could_not_open(void)
+{
+	struct argus_unwinder *u = argus_unwinder__new();
+	struct argus_proc_map *gone = NULL, *m2 = NULL;
+	uint64_t a[MAX_FRAMES], b[MAX_FRAMES];
+	int na, nb;
+
+	CHECK(fixture());
+	CHECK(u != NULL);
+	if (!fx.ok || !u)
+		goto out;
+	na = unwind_fx(u, fx.maps, fx.nmaps, a);
+	CHECK(na >= 4);
+	argus_unwinder__free(u);
+	u = argus_unwinder__new();
+	gone = calloc(fx.nmaps, sizeof(*gone));
+	m2 = calloc(fx.nmaps + 1, sizeof(*m2));
+	CHECK(u && gone && m2);
+	if (!u || !gone || !m2)
+		goto out;
+	memcpy(gone, fx.maps, fx.nmaps * sizeof(*gone));
+	for (size_t i = 0; i < fx.nmaps; i++)
+		if (!(gone[i].flags & ARGUS_PROC_MAP_VDSO))
+			gone[i].path = "/nonexistent/argus-process-gone";
+	nb = argus_unwinder__unwind(u, 0, gone, fx.nmaps, fx.rec.ip,
+				    fx.rec.sp, fx.rec.bp, fx.copy, fx.rec.len,
+				    b, MAX_FRAMES);
+	CHECK(nb >= 1 && nb < na);
+
+	memcpy(m2, fx.maps, fx.nmaps * sizeof(*m2));
+	m2[fx.nmaps] = (struct argus_proc_map){ .start = 0x7ffff0000000ull,
+		.end = 0x7ffff0001000ull, .dev = 1, .inode = 1,
+		.path = "/nonexistent/argus-test.so" };
+	nb = argus_unwinder__unwind(u, 0, m2, fx.nmaps + 1, fx.rec.ip,
+				    fx.rec.sp, fx.rec.bp, fx.copy, fx.rec.len,
+				    b, MAX_FRAMES);
+	CHECK_EQ(nb, na);
+	CHECK(na == nb && !memcmp(a, b, na * sizeof(a[0])));
+out:
+	free(gone);     /* the paths belong to fx.maps or are literals */
+	free(m2);
+	argus_unwinder__free(u);
+}
+
+/* A process mapping more files than the unwinder caches (256): building
+ * its session must not evict the files it reported first, or their
+ * modules are dead before the first unwind.  Here the fixture's maps,
+ * then 300 copies of its binary mapped low (pid 0 opens them by path). */
+#define MANY_FILES 300
+static void test_unwinder_session_with_more_files_than_the_cache(void)
+{
+	struct argus_unwinder *u = argus_unwinder__new();
+	struct argus_proc_map *m = NULL;
+	const struct argus_proc_map *self = NULL;
+	char dir[] = "/tmp/argus-test-many-XXXXXX", (*paths)[64] = NULL;
+	uint64_t a[MAX_FRAMES], b[MAX_FRAMES];
+	static char img[1 << 22];
+	ssize_t len = -1;
+	int na, nb, fd, made = 0;
+
+	CHECK(fixture());
+	CHECK(u != NULL);
+	if (!fx.ok || !u || !mkdtemp(dir))
+		goto out;
+	na = unwind_fx(u, fx.maps, fx.nmaps, a);
+	CHECK(na >= 4);
+	argus_unwinder__free(u);
+	u = argus_unwinder__new();
+	for (size_t i = 0; i < fx.nmaps; i++)
+		if (!strcmp(fx.maps[i].path, BUSY_NOFP_PATH))
+			self = &fx.maps[i];
+	fd = open(BUSY_NOFP_PATH, O_RDONLY);
+	if (fd >= 0) {
+		len = read(fd, img, sizeof(img));
+		close(fd);
+	}
+	m = calloc(fx.nmaps + MANY_FILES, sizeof(*m));
+	paths = calloc(MANY_FILES, sizeof(*paths));
+	CHECK(u && self && len > 0 && len < (ssize_t)sizeof(img) && m && paths);
+	if (!u || !self || len <= 0 || len >= (ssize_t)sizeof(img) || !m || !paths)
+		goto out;
+	memcpy(m, fx.maps, fx.nmaps * sizeof(*m));
+	for (; made < MANY_FILES; made++) {
+		struct argus_proc_map *c = &m[fx.nmaps + made];
+		struct stat st;
+
+		snprintf(paths[made], sizeof(paths[made]), "%s/%d", dir, made);
+		fd = open(paths[made], O_WRONLY | O_CREAT | O_EXCL, 0600);
+		if (fd < 0 || write(fd, img, (size_t)len) != len || fstat(fd, &st)) {
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		close(fd);
+		*c = *self;
+		c->start = 0x100000000000ull + (uint64_t)made * 0x1000000ull;
+		c->end = c->start + (self->end - self->start);
+		c->dev = st.st_dev;
+		c->inode = st.st_ino;
+		c->path = paths[made];
+	}
+	CHECK_EQ(made, MANY_FILES);
+	nb = argus_unwinder__unwind(u, 0, m, fx.nmaps + made, fx.rec.ip,
+				    fx.rec.sp, fx.rec.bp, fx.copy, fx.rec.len,
+				    b, MAX_FRAMES);
+	CHECK_EQ(nb, na);
+	CHECK(na == nb && !memcmp(a, b, na * sizeof(a[0])));
+out:
+	for (int i = 0; paths && i < made; i++)
+		unlink(paths[i]);
+	rmdir(dir);
+	free(paths);
+	free(m);
+	argus_unwinder__free(u);
+}
+
 /* The memo (tracer/unwind_memo.h): the same sample again is answered
  * from it; a copy whose first return address differs is not (it unwinds
  * anew, to a different frame 1); a copy that differs only in a word the
@@ -461,6 +590,120 @@ static void test_unwind_memo_answers_only_for_the_same_return_addresses(void)
 		memcpy(fx.copy, saved, sizeof(saved));
 	}
 out:
+	argus_unwinder__free(u);
+}
+
+/* A stack captured inside a signal handler, the way the probe would:
+ * the unwind goes handler -> __restore_rt -> the interrupted code, and
+ * the interrupted frame's CFA is the rsp saved in the ucontext, a word
+ * read from the copy (glibc's CFI for __restore_rt). */
+static struct {
+	uint64_t ip, sp, bp, len, stack_end;
+	uint64_t rsp_off;       /* offset of uc_mcontext.gregs[REG_RSP] */
+	uint8_t copy[16384];
+} sigfx;
+
+#if defined(__clang__)
+#define CAPTURE_FN __attribute__((noinline, optnone))
+#else
+#define CAPTURE_FN __attribute__((noinline, noipa))
+#endif
+
+/* A raw copy of our own stack, redzones and all: not for ASan to check
+ * (and no memcpy() it would intercept). */
+__attribute__((no_sanitize_address, noinline))
+static void copy_own_stack(uint8_t *dst, uint64_t src, size_t n)
+{
+	const volatile uint8_t *s = (const volatile uint8_t *)(uintptr_t)src;
+
+	for (size_t i = 0; i < n; i++)
+		dst[i] = s[i];
+}
+
+CAPTURE_FN static void sig_capture(ucontext_t *uc)
+{
+	uint64_t ip, sp, bp;
+
+	__asm__ volatile("lea 0(%%rip), %0; mov %%rsp, %1; mov %%rbp, %2"
+			 : "=r"(ip), "=r"(sp), "=r"(bp));
+	sigfx.ip = ip;
+	sigfx.sp = sp;
+	sigfx.bp = bp;
+	sigfx.len = sigfx.stack_end > sp && sigfx.stack_end - sp < sizeof(sigfx.copy) ?
+		    sigfx.stack_end - sp : sizeof(sigfx.copy);
+	copy_own_stack(sigfx.copy, sp, sigfx.len);
+	sigfx.rsp_off = (uint64_t)(uintptr_t)&uc->uc_mcontext.gregs[REG_RSP] - sp;
+}
+
+static void sig_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	sig_capture(uc);
+}
+
+CAPTURE_FN static void sig_interrupted(void)
+{
+	raise(SIGUSR1);
+}
+
+/* The memo must not answer for a stack whose signal frame saved another
+ * rsp: the frames above it come from elsewhere on the stack.  The saved
+ * rsp is no return address, frame pointer or zero, but it is a frame's
+ * rsp, and such words are verified too. */
+static void test_unwind_memo_verifies_a_signal_frames_saved_rsp(void)
+{
+	struct argus_unwinder *u = argus_unwinder__new(), *fresh = NULL;
+	struct sigaction sa = { .sa_sigaction = sig_handler, .sa_flags = SA_SIGINFO };
+	struct argus_proc_map *maps = NULL;
+	uint64_t a[MAX_FRAMES], b[MAX_FRAMES], want[MAX_FRAMES], rsp;
+	size_t nmaps = 0;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int na, nb, nwant;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+
+		if (strstr(line, "[stack]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2)
+			sigfx.stack_end = hi;
+	}
+	if (f)
+		fclose(f);
+	CHECK(u != NULL);
+	CHECK(sigfx.stack_end != 0);
+	CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+	sig_interrupted();
+	signal(SIGUSR1, SIG_DFL);
+	CHECK_EQ(argus_proc_maps__read(getpid(), &maps, &nmaps), 0);
+	CHECK(sigfx.rsp_off + 8 <= sigfx.len);
+	if (!u || !maps || sigfx.rsp_off + 8 > sigfx.len)
+		goto out;
+
+	na = argus_unwinder__unwind(u, getpid(), maps, nmaps, sigfx.ip, sigfx.sp,
+				    sigfx.bp, sigfx.copy, sigfx.len, a, MAX_FRAMES);
+	/* capture, handler, __restore_rt, then the interrupted code's callers */
+	CHECK(na >= 5);
+	memcpy(&rsp, sigfx.copy + sigfx.rsp_off, 8);
+	/* the same sample, but the interrupted code's rsp one word higher */
+	rsp += 8;
+	memcpy(sigfx.copy + sigfx.rsp_off, &rsp, 8);
+	fresh = argus_unwinder__new();
+	CHECK(fresh != NULL);
+	if (!fresh)
+		goto out;
+	nwant = argus_unwinder__unwind(fresh, getpid(), maps, nmaps, sigfx.ip,
+				       sigfx.sp, sigfx.bp, sigfx.copy, sigfx.len,
+				       want, MAX_FRAMES);
+	/* meaningful only if that changes the stack */
+	CHECK(nwant != na || memcmp(want, a, (size_t)na * sizeof(a[0])));
+	nb = argus_unwinder__unwind(u, getpid(), maps, nmaps, sigfx.ip, sigfx.sp,
+				    sigfx.bp, sigfx.copy, sigfx.len, b, MAX_FRAMES);
+	CHECK_EQ(nb, nwant);
+	CHECK(nb == nwant && !memcmp(b, want, (size_t)nb * sizeof(b[0])));
+out:
+	argus_proc_maps__free(maps, nmaps);
+	argus_unwinder__free(fresh);
 	argus_unwinder__free(u);
 }
 
@@ -701,7 +944,10 @@ int main(void)
 	RUN(test_unwind_recovers_nofp_chain_with_source_lines);
 	RUN(test_frame_pointer_walk_cannot_recover_nofp_chain);
 	RUN(test_unwinder_caches_give_the_same_stack);
+	RUN(test_unwinder_retries_a_file_it_could_not_open);
+	RUN(test_unwinder_session_with_more_files_than_the_cache);
 	RUN(test_unwind_memo_answers_only_for_the_same_return_addresses);
+	RUN(test_unwind_memo_verifies_a_signal_frames_saved_rsp);
 	RUN(test_unwind_garbage_input_is_graceful);
 	RUN(test_lookup_unknown_address_is_enoent);
 	RUN(test_lookup_vdso_by_name);
