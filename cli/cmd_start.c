@@ -27,7 +27,7 @@ int cmd_start(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		uint64_t size;
 		/* args holds argusd, 3 flags with a value, 4 bare flags,
-		 * --ready-fd FD and NULL (15 of 16): a flag given more than
+		 * --ready-fd FD and NULL (14 of 16): a flag given more than
 		 * once is refused before anything is written past args[] */
 		if (n > 12)
 			return cli_usage_error("start", "too many arguments ('%s'): give each flag once",

@@ -276,7 +276,7 @@ static struct uw_file *get_file(struct argus_unwinder *u, uint32_t pid,
 			continue;
 		/* libdwfl's own base: the first PT_LOAD's vaddr, aligned down */
 		if (ph.p_type == PT_LOAD && !load++)
-			f->vaddr0 = ph.p_align ? ph.p_vaddr & -ph.p_align : ph.p_vaddr;
+			f->vaddr0 = ph.p_vaddr & -ph.p_align; /* as libdwfl: p_align 0 gives 0 */
 		/* With .eh_frame (and its index) the file has CFI for all its
 		 * code, as the x86_64 ABI asks, so a separate .debug_frame
 		 * could not unwind further: when .eh_frame fails it is because
