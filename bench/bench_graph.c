@@ -26,11 +26,14 @@
  *     `argus-gen --ui-hang` (tests/gen/argus_gen.c): CHAIN=W,D,V is
  *     query_worker, dbserver, db_vacuum.
  *
- * --digest builds the graph once and prints a hash of every array the API
- * exposes (segments, edges, events, threads, objects, both adjacencies,
- * the per-thread segment lists) and of the stats that do not depend on
- * timing: two builds print the same lines iff they made the same graph,
- * ids included.  A speed change to the builder must not change them. */
+ * --digest builds the graph once and prints a hash of everything the API
+ * exposes (segments, edges, threads, objects, both adjacencies, the
+ * per-thread segment lists, each segment's and each thread's events) and
+ * of the stats that do not depend on timing, field by field: two builds
+ * print the same lines iff they made the same graph, whatever its storage
+ * layout.  Segment, edge, thread and object ids are hashed (they are the
+ * API's handles); event ids are not (storage order), events are hashed by
+ * value.  A speed change to the builder must not change the lines. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +43,7 @@
 
 #include "argus_diag.h"
 #include "argus_graph.h"
+
 
 static double cpu_s(void)
 {
@@ -185,12 +189,47 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
+static uint64_t fnv64(uint64_t h, uint64_t v)
+{
+	return fnv(h, &v, sizeof(v));
+}
+
+/* An event by value: what it says, not where it is stored. */
+static uint64_t ev_hash(uint64_t h, const struct argus_gevent *e)
+{
+	h = fnv64(h, e->ts);
+	h = fnv64(h, (uint64_t)e->val);
+	h = fnv64(h, e->obj);
+	h = fnv64(h, (uint64_t)(uint16_t)e->nr);
+	h = fnv64(h, e->type);
+	return fnv64(h, e->ctx);
+}
+
+/* The first event of thread index thr, and the one after ev. */
+static uint32_t thr_first(const struct argus_graph *g, uint32_t thr)
+{
+	return argus_graph__thread(g, thr)->first_event;
+}
+
+static uint32_t thr_next(const struct argus_graph *g, uint32_t thr, uint32_t ev)
+{
+	(void)thr;
+	return argus_graph__event(g, ev)->next;
+}
+
+/*
+ * Hashes of the graph's content, field by field: the same lines iff the
+ * same graph, whatever the storage layout.  Segments, edges, threads and
+ * objects are hashed by id (ids are part of the API); events by value in
+ * the order each segment and thread lists them, and all of them as a
+ * sum of per-event hashes (order-free: event ids are storage).
+ */
 static int digest(struct argus_trace *t)
 {
 	struct argus_error err = { 0 };
 	struct argus_graph *g = argus_graph__build(t, NULL, &err);
-	uint64_t h;
-	uint32_t n;
+	uint64_t h, sum = 0;
+	uint32_t n, nev = 0;
 
 	if (!g) {
 		fprintf(stderr, "bench_graph: %s\n", err.msg);
@@ -198,32 +237,84 @@ static int digest(struct argus_trace *t)
 	}
 	h = 0xcbf29ce484222325ull;
 	n = argus_graph__nsegments(g);
-	for (uint32_t i = 0; i < n; i++)
-		h = fnv(h, argus_graph__segment(g, i), sizeof(struct argus_segment));
+	for (uint32_t i = 0; i < n; i++) {
+		const struct argus_segment *s = argus_graph__segment(g, i);
+
+		h = fnv64(h, s->start);
+		h = fnv64(h, s->end);
+		h = fnv64(h, s->oncpu);
+		h = fnv64(h, s->thread);
+		h = fnv64(h, s->nevents);
+		h = fnv64(h, s->nsamples);
+		h = fnv64(h, s->start_reason);
+		h = fnv64(h, s->end_reason);
+		h = fnv64(h, s->woken_by);
+		h = fnv64(h, s->flags);
+		h = fnv64(h, (uint64_t)(int64_t)s->wait_nr);
+		h = fnv64(h, s->wait_stack);
+		h = fnv64(h, s->wait_arg);
+		h = fnv64(h, s->wait_ns);
+		h = fnv64(h, s->wait_obj_kind);
+		h = fnv64(h, s->wait_obj);
+		h = fnv64(h, s->wait_peer);
+		for (uint32_t e = s->first_event; e != ARGUS_NONE;
+		     e = argus_graph__seg_next_event(g, i, e))
+			h = ev_hash(h, argus_graph__event(g, e));
+	}
 	printf("segments  %10u %016" PRIx64 "\n", n, h);
 	h = 0xcbf29ce484222325ull;
 	n = argus_graph__nedges(g);
-	for (uint32_t i = 0; i < n; i++)
-		h = fnv(h, argus_graph__edge(g, i), sizeof(struct argus_edge));
+	for (uint32_t i = 0; i < n; i++) {
+		const struct argus_edge *e = argus_graph__edge(g, i);
+
+		h = fnv64(h, e->src);
+		h = fnv64(h, e->dst);
+		h = fnv64(h, e->type);
+		h = fnv64(h, e->flags);
+		h = fnv64(h, e->obj_kind);
+		h = fnv64(h, e->src_ts);
+		h = fnv64(h, e->dst_ts);
+		h = fnv64(h, e->obj);
+		h = fnv64(h, (uint64_t)e->bytes);
+	}
 	printf("edges     %10u %016" PRIx64 "\n", n, h);
-	h = 0xcbf29ce484222325ull;
 	n = argus_graph__nevents(g);
-	for (uint32_t i = 0; i < n; i++)
-		h = fnv(h, argus_graph__event(g, i), sizeof(struct argus_gevent));
-	printf("events    %10u %016" PRIx64 "\n", n, h);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct argus_gevent *e = argus_graph__event(g, i);
+
+		sum += ev_hash(0xcbf29ce484222325ull, e);
+		nev++;
+	}
+	printf("events    %10u %016" PRIx64 "\n", nev, sum);
 	h = 0xcbf29ce484222325ull;
 	n = argus_graph__nthreads(g);
 	for (uint32_t i = 0; i < n; i++) {
+		const struct argus_thread *th = argus_graph__thread(g, i);
 		const uint32_t *ids;
-		uint32_t k = argus_graph__thread_segments(g, i, &ids);
+		uint32_t k = argus_graph__thread_segments(g, i, &ids), c = 0;
 
-		h = fnv(h, argus_graph__thread(g, i), sizeof(struct argus_thread));
+		h = fnv64(h, th->tid);
+		h = fnv64(h, th->pid);
+		h = fnv64(h, th->ppid);
+		h = fnv64(h, th->first_seg);
+		h = fnv64(h, th->nseg);
+		h = fnv64(h, th->comm);
+		h = fnv64(h, th->process);
+		h = fnv64(h, th->kernel);
 		h = fnv(h, ids, k * sizeof(*ids));
+		for (uint32_t e = thr_first(g, i); e != ARGUS_NONE; e = thr_next(g, i, e), c++)
+			h = ev_hash(h, argus_graph__event(g, e));
+		h = fnv64(h, c);
 	}
 	printf("threads   %10u %016" PRIx64 "\n", n, h);
 	h = 0xcbf29ce484222325ull;
-	for (n = 1; argus_graph__object(g, n); n++)
-		h = fnv(h, argus_graph__object(g, n), sizeof(struct argus_object));
+	for (n = 1; argus_graph__object(g, n); n++) {
+		const struct argus_object *o = argus_graph__object(g, n);
+
+		h = fnv64(h, o->kind);
+		h = fnv64(h, o->obj);
+		h = fnv64(h, o->peer);
+	}
 	printf("objects   %10u %016" PRIx64 "\n", n, h);
 	h = 0xcbf29ce484222325ull;
 	n = argus_graph__nsegments(g);
