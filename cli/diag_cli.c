@@ -452,7 +452,7 @@ void diag_cli_edge_str(struct graph_cli_ctx *c, uint32_t edge, bool in, char *bu
 	n = (size_t)snprintf(buf, len, "%s %s %s at %.6f s", argus_edge_type_str(e->type),
 			     in ? "from" : "to", other, rel_s(c, in ? e->src_ts : e->dst_ts));
 	if (n < len && e->type == ARGUS_EDGE_MESSAGE)
-		n += (size_t)snprintf(buf + n, len - n, ", %s %" PRId64 " B",
+		n += (size_t)snprintf(buf + n, len - n, ", %s %" PRIu32 " B",
 				      argus_obj_kind_str(e->obj_kind), e->bytes);
 	if (n < len && (e->flags & ARGUS_EDGE_F_WOKE))
 		n += (size_t)snprintf(buf + n, len - n, " (woke it)");
@@ -493,7 +493,7 @@ void diag_cli_json_edge(struct graph_cli_ctx *c, uint32_t edge)
 		diag_cli_json_str(argus_obj_kind_str(e->obj_kind));
 	else
 		printf("null");
-	printf(",\"bytes\":%" PRId64 "}", e->bytes);
+	printf(",\"bytes\":%" PRIu32 "}", e->bytes);
 }
 
 void diag_cli_resume(struct graph_cli_ctx *c, uint32_t seg, struct diag_resume *r)

@@ -70,12 +70,13 @@ struct argus_edge {
 	uint8_t type;           /* enum argus_edge_type */
 	uint8_t flags;          /* ARGUS_EDGE_F_* */
 	uint16_t obj_kind;      /* enum ae_obj_kind of obj, or 0 */
-	uint32_t pad;
+	uint32_t bytes;         /* MESSAGE: bytes matched (saturates at
+	                           UINT32_MAX; stats.bytes has the total);
+	                           else 0 */
 	uint64_t src_ts;        /* when the source acted (send, wake, arm) */
 	uint64_t dst_ts;        /* when the destination saw it (receive,
 	                           switch-in after the wake-up) */
 	uint64_t obj;           /* object: inode / futex address / timer id */
-	int64_t bytes;          /* MESSAGE: bytes matched; else 0 */
 };
 
 /* Why a segment began (argus_segment.start_reason). */

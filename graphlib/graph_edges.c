@@ -445,8 +445,9 @@ static int link(struct argus_graph *g, uint8_t type, uint32_t src,
 		SEGX(g, dst)->msg_edge = (uint32_t)id;
 	}
 	e->obj_kind = kind;
-	if (bytes > 0)
-		e->bytes += bytes;
+	if (bytes > 0)  /* 40-byte edges: 32 bits, saturating */
+		e->bytes = (uint64_t)bytes >= UINT32_MAX - e->bytes ? UINT32_MAX :
+			   e->bytes + (uint32_t)bytes;
 	if (type == ARGUS_EDGE_MESSAGE) {
 		g->st.messages++;
 		g->st.bytes += bytes > 0 ? (uint64_t)bytes : 0;

@@ -308,7 +308,7 @@ static void dot_edge(struct out *o, const struct argus_graph *g, uint32_t id)
 	outf(o, "  s%" PRIu32 " -> s%" PRIu32 " [label=\"%s", e->src, e->dst,
 	     type ? type : "?");
 	if (e->type == ARGUS_EDGE_MESSAGE)
-		outf(o, " %" PRId64 " B", e->bytes);
+		outf(o, " %" PRIu32 " B", e->bytes);
 	if (e->type == ARGUS_EDGE_INTRA)
 		outf(o, "\", style=dashed, color=gray50];\n");
 	else
@@ -408,7 +408,7 @@ static void json_edge(struct out *o, const struct argus_graph *g, uint32_t id)
 	     ",\"type\":", id, e->src, e->dst);
 	json_str(o, argus_edge_type_str(e->type));
 	outf(o, ",\"src_ts\":%" PRIu64 ",\"dst_ts\":%" PRIu64 ",\"bytes\":%"
-	     PRId64 ",\"woke\":%s}", e->src_ts, e->dst_ts, e->bytes,
+	     PRIu32 ",\"woke\":%s}", e->src_ts, e->dst_ts, e->bytes,
 	     e->flags & ARGUS_EDGE_F_WOKE ? "true" : "false");
 }
 

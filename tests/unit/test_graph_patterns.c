@@ -228,7 +228,7 @@ static void dump_graph(void)
 	for (uint32_t i = 0; i < argus_graph__nedges(graph); i++) {
 		const struct argus_edge *e = argus_graph__edge(graph, i);
 
-		fprintf(stderr, "  edge %u: %u -> %u %s flags 0x%x %" PRId64 " B\n", i,
+		fprintf(stderr, "  edge %u: %u -> %u %s flags 0x%x %" PRIu32 " B\n", i,
 			e->src, e->dst, argus_edge_type_str(e->type), e->flags, e->bytes);
 	}
 }
@@ -399,7 +399,7 @@ static const struct argus_edge *expect_edge(int line, uint32_t src, uint32_t dst
 			" B, got %u strong edge(s)", __FILE__, line, src, dst,
 			argus_edge_type_str(type), flags, bytes, n);
 		if (found)
-			fprintf(stderr, ", first %s flags 0x%x %" PRId64 " B",
+			fprintf(stderr, ", first %s flags 0x%x %" PRIu32 " B",
 				argus_edge_type_str(found->type), found->flags,
 				found->bytes);
 		fputc('\n', stderr);
