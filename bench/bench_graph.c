@@ -42,6 +42,7 @@
 #include <time.h>
 
 #include "argus_diag.h"
+#include "argus_events.h"
 #include "argus_graph.h"
 
 
@@ -213,8 +214,7 @@ static uint32_t thr_first(const struct argus_graph *g, uint32_t thr)
 
 static uint32_t thr_next(const struct argus_graph *g, uint32_t thr, uint32_t ev)
 {
-	(void)thr;
-	return argus_graph__event(g, ev)->next;
+	return argus_graph__thread_next_event(g, thr, ev);
 }
 
 /*
@@ -282,6 +282,8 @@ static int digest(struct argus_trace *t)
 	for (uint32_t i = 0; i < n; i++) {
 		const struct argus_gevent *e = argus_graph__event(g, i);
 
+		if (e->type == AE_NONE)
+			continue;               /* an unused slot */
 		sum += ev_hash(0xcbf29ce484222325ull, e);
 		nev++;
 	}

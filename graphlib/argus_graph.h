@@ -25,8 +25,10 @@
  * are arrays indexed by uint32_t ids; adjacency is CSR (one offsets array
  * per direction); each thread's segments are a contiguous, time-ordered
  * slice of one index array, so "the segment of thread T at time t" is a
- * binary search.  Events are kept in a compact form (struct argus_gevent)
- * chained per thread; the full record stays in the trace.
+ * binary search.  Events are kept in a compact form (struct argus_gevent),
+ * stored by thread: a thread's events are a time-ordered chain
+ * (argus_graph__thread_next_event), a segment's a run of its thread's
+ * chain (argus_graph__seg_next_event); the full record stays in the trace.
  *
  * Units: timestamps are CLOCK_MONOTONIC ns, like the trace.  tid is the
  * kernel task id, pid the thread group id.
@@ -157,24 +159,28 @@ struct argus_thread {
 	uint32_t first_seg;     /* offset into the per-thread segment index */
 	uint32_t nseg;          /* its segments, time-ordered */
 	uint32_t first_event;   /* its first event, or ARGUS_NONE */
+	uint32_t nevents;       /* its events (argus_graph__thread_next_event) */
 	uint32_t comm;          /* trace string id of the thread's name */
 	uint32_t process;       /* trace string id of its process's name */
 	uint8_t kernel;         /* 1 = kernel thread (no user space) */
 	uint8_t pad[3];
 };
 
-/* A compact event, 32 bytes.  The full record is in the trace; this keeps
- * what the graph and the diagnosis use.  Events of one thread are chained
- * in time order through `next`. */
+/* A compact event, 24 bytes.  The full record is in the trace; this keeps
+ * what the graph and the diagnosis use.  Where it belongs is where it is
+ * stored: the events of a thread are reached from argus_thread.first_event
+ * (argus_graph__thread_next_event), those of a segment from
+ * argus_segment.first_event (argus_graph__seg_next_event).  Events of no
+ * thread (the idle task's, lost-event records) are in neither.  Ids are
+ * storage slots, not trace order: each thread's events fill blocks of
+ * slots of their own, and a slot of type AE_NONE is an unused one (the
+ * tail of a thread's last block). */
 struct argus_gevent {
 	uint64_t ts;            /* ns */
 	int64_t val;            /* sys_exit: return value; sys_enter: arg0;
 	                           switch: wait arg; waking: target tid;
 	                           fork: child tid; exit: exit code;
 	                           hrtimer: timer id */
-	uint32_t seg;           /* segment, ARGUS_NONE (idle, interrupts of
-	                           the idle task) */
-	uint32_t next;          /* next event of the same thread, ARGUS_NONE */
 	union {                 /* by type: */
 		uint32_t obj;   /* sys_exit, switch: object id
 	                           (argus_graph__object), 0 none */
@@ -186,7 +192,7 @@ struct argus_gevent {
 	                           or softirq vector, waking: vector
 	                           (-1 task context, -2 hrtimer expiry,
 	                           -(0x100 + v) x86 APIC system vector v) */
-	uint8_t type;           /* enum ae_type */
+	uint8_t type;           /* enum ae_type; AE_NONE: an unused slot */
 	uint8_t ctx;            /* enum ae_ctx */
 };
 
@@ -259,9 +265,13 @@ const struct argus_gevent *argus_graph__event(const struct argus_graph *g,
 const struct argus_object *argus_graph__object(const struct argus_graph *g,
 					       uint32_t id);
 /* Next event of segment `seg` after event `ev` (ARGUS_NONE at the end);
- * start with ev = segment->first_event. */
+ * start with ev = segment->first_event.  O(1). */
 uint32_t argus_graph__seg_next_event(const struct argus_graph *g,
 				     uint32_t seg, uint32_t ev);
+/* Next event of thread index `thr` after event `ev` (ARGUS_NONE at the
+ * end); start with ev = thread->first_event.  O(1). */
+uint32_t argus_graph__thread_next_event(const struct argus_graph *g,
+					uint32_t thr, uint32_t ev);
 
 /* Adjacency (CSR): *ids points at edge ids; returns how many. */
 uint32_t argus_graph__out_edges(const struct argus_graph *g, uint32_t seg,

@@ -48,7 +48,8 @@ static uint32_t hot_stack(const struct argus_graph *g, uint32_t tid,
 
 	if (thr == ARGUS_NONE)
 		return 0;
-	for (uint32_t e = THRS(g)[thr].first_event; e != ARGUS_NONE; e = EVS(g)[e].next) {
+	for (uint32_t e = THRS(g)[thr].first_event; e != ARGUS_NONE;
+	     e = argus_graph__thread_next_event(g, thr, e)) {
 		const struct argus_gevent *ev = &EVS(g)[e];
 		uint32_t i;
 

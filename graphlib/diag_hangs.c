@@ -56,7 +56,8 @@ static int loop_gaps(const struct argus_graph *g, uint32_t thr, struct gvec *gap
 	bool in_loop = false, any = false, bye = false;
 	int rc;
 
-	for (uint32_t e = t->first_event; e != ARGUS_NONE; e = EVS(g)[e].next) {
+	for (uint32_t e = t->first_event; e != ARGUS_NONE;
+	     e = argus_graph__thread_next_event(g, thr, e)) {
 		const struct argus_gevent *ev = &EVS(g)[e];
 
 		if (ev->ctx != AE_CTX_TASK)
@@ -227,7 +228,8 @@ int argus_diag__activity(const struct argus_graph *g, uint32_t tid,
 		}
 	}
 	/* sched_yield does not sleep (the switch is "runnable"): count calls */
-	for (uint32_t e = THRS(g)[thr].first_event; e != ARGUS_NONE; e = EVS(g)[e].next) {
+	for (uint32_t e = THRS(g)[thr].first_event; e != ARGUS_NONE;
+	     e = argus_graph__thread_next_event(g, thr, e)) {
 		const struct argus_gevent *ev = &EVS(g)[e];
 
 		if (ev->ts > to)

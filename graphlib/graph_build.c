@@ -4,7 +4,7 @@
  * order, then the batching split and the CSR adjacency.
  *
  * Per event (perf-sched style: one handler per type):
- *   - the event is stored in compact form and chained to its thread; in
+ *   - the event is stored in compact form in its thread's chain; in
  *     task context it belongs to the thread's open segment (opened on the
  *     thread's first event), in irq context to whatever segment the
  *     interrupted thread has open (P1: it is not the thread's intent);
@@ -108,20 +108,29 @@ static int schema_boundary(struct argus_graph *g, uint32_t thr,
 	return 0;
 }
 
+/* Store an event that belongs to no thread. */
+static int store_idle(struct argus_graph *g, const struct argus_gevent *ge)
+{
+	return gev_store(g, &g->b->idle_last, ge) == ARGUS_NONE ? -ENOMEM : 0;
+}
+
 /*
- * Chain event `evid` to its thread and segment.  Returns the thread index
- * (ARGUS_NONE for the idle task or on ENOMEM, which sets *rc).
+ * Store event ge (compact form of ev) in its thread's chain and segment.
+ * Returns the thread index (ARGUS_NONE for the idle task, whose events
+ * are stored apart, or on ENOMEM, which sets *rc).
  */
 static uint32_t attach(struct argus_graph *g, const struct argus_event *ev,
-		       uint32_t evid, int *rc)
+		       const struct argus_gevent *ge, int *rc)
 {
 	struct tstate *s;
 	uint32_t thr;
 	const char *mark = NULL;
 	bool after = false;
 
-	if (ev->tid == 0)
+	if (ev->tid == 0) {
+		*rc = store_idle(g, ge);
 		return ARGUS_NONE;
+	}
 	thr = gthread_get(g, ev->tid, ev->pid);
 	if (thr == ARGUS_NONE) {
 		*rc = -ENOMEM;
@@ -136,7 +145,10 @@ static uint32_t attach(struct argus_graph *g, const struct argus_event *ev,
 		    s->last_seg == ARGUS_NONE && (*rc = switch_in(g, thr, ev->ts)))
 			return ARGUS_NONE;
 		s = TSTATE(g, thr);
-		gseg_add_event(g, thr, s->cur, evid);
+		if (gseg_add_event(g, thr, s->cur, ge) == ARGUS_NONE) {
+			*rc = -ENOMEM;
+			return ARGUS_NONE;
+		}
 		return thr;
 	}
 	if (s->pend_early) {
@@ -157,7 +169,10 @@ static uint32_t attach(struct argus_graph *g, const struct argus_event *ev,
 			return ARGUS_NONE;
 	}
 	s = TSTATE(g, thr);
-	gseg_add_event(g, thr, s->cur, evid);
+	if (gseg_add_event(g, thr, s->cur, ge) == ARGUS_NONE) {
+		*rc = -ENOMEM;
+		return ARGUS_NONE;
+	}
 	if (g->b->schema && g->b->schema->nedges &&
 	    (*rc = gschema_edges(g, ev, thr, s->cur, mark)))
 		return ARGUS_NONE;
@@ -174,13 +189,13 @@ static uint32_t attach(struct argus_graph *g, const struct argus_event *ev,
 }
 
 static int on_switch(struct argus_graph *g, const struct argus_event *ev,
-		     uint32_t evid)
+		     const struct argus_gevent *ge)
 {
 	uint64_t state = ev->f[ARGUS_F_SW_PREV_STATE];
 	uint32_t next = (uint32_t)ev->f[ARGUS_F_SW_NEXT_TID], thr;
 	int rc = 0;
 
-	thr = attach(g, ev, evid, &rc);
+	thr = attach(g, ev, ge, &rc);
 	if (rc)
 		return rc;
 	if (thr != ARGUS_NONE) {
@@ -253,16 +268,12 @@ static int on_fork(struct argus_graph *g, const struct argus_event *ev,
 
 static int on_event(struct argus_graph *g, const struct argus_event *ev)
 {
-	struct argus_gevent *e = gvec_push(&g->ev, sizeof(*e));
-	uint32_t evid = g->ev.n - 1, thr;
+	struct argus_gevent ge = {
+		.ts = ev->ts, .type = (uint8_t)ev->type, .ctx = ev->ctx,
+	}, *e = &ge;
+	uint32_t thr;
 	int rc = 0;
 
-	if (!e)
-		return -ENOMEM;
-	e->ts = ev->ts;
-	e->type = (uint8_t)ev->type;
-	e->ctx = ev->ctx;
-	e->seg = e->next = ARGUS_NONE;
 	switch (ev->type) {
 	case AE_SWITCH:
 		e->nr = (int16_t)(int32_t)ev->f[ARGUS_F_SW_SYS_NR];
@@ -271,7 +282,7 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 			e->obj = gobj_intern(g, (uint32_t)ev->f[ARGUS_F_SW_OBJ_KIND],
 					     ev->f[ARGUS_F_SW_OBJ],
 					     ev->f[ARGUS_F_SW_PEER]);
-		return on_switch(g, ev, evid);
+		return on_switch(g, ev, e);
 	case AE_WAKING:
 		e->val = (int64_t)ev->f[ARGUS_F_WK_TARGET_TID];
 		e->nr = ev->f[ARGUS_F_WK_VECTOR] == AE_VEC_NONE ? -1 :
@@ -279,31 +290,31 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 			(ev->f[ARGUS_F_WK_VECTOR] & ~0xffull) == AE_VEC_APIC ?
 			(int16_t)-(0x100 + (int)(ev->f[ARGUS_F_WK_VECTOR] & 0xff)) :
 			(int16_t)ev->f[ARGUS_F_WK_VECTOR];
-		attach(g, ev, evid, &rc);
+		attach(g, ev, e, &rc);
 		if (!rc)
 			gwake_classify(g, ev);
 		return rc;
 	case AE_WAKEUP_NEW:
 	case AE_FORK:
 		e->val = (int64_t)ev->f[ARGUS_F_TK_CHILD_TID];
-		thr = attach(g, ev, evid, &rc);
+		thr = attach(g, ev, e, &rc);
 		return rc ? rc : on_fork(g, ev, thr);
 	case AE_EXIT:
 		e->val = (int64_t)ev->f[ARGUS_F_EXIT_CODE];
-		thr = attach(g, ev, evid, &rc);
+		thr = attach(g, ev, e, &rc);
 		if (thr != ARGUS_NONE)
 			TSTATE(g, thr)->exited = 1;
 		return rc;
 	case AE_EXEC:
 	case AE_RENAME:
-		thr = attach(g, ev, evid, &rc);
+		thr = attach(g, ev, e, &rc);
 		if (thr != ARGUS_NONE)
 			gthread_names(g, thr);
 		return rc;
 	case AE_SYS_ENTER:
 		e->nr = (int16_t)ev->f[ARGUS_F_SE_NR];
 		e->val = (int64_t)ev->f[ARGUS_F_SE_ARG0];
-		thr = attach(g, ev, evid, &rc);
+		thr = attach(g, ev, e, &rc);
 		if (thr != ARGUS_NONE) {
 			TSTATE(g, thr)->sys_nr = (int32_t)ev->f[ARGUS_F_SE_NR];
 			TSTATE(g, thr)->sys_arg0 = ev->f[ARGUS_F_SE_ARG0];
@@ -316,7 +327,7 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 			e->obj = gobj_intern(g, (uint32_t)ev->f[ARGUS_F_SX_OBJ_KIND],
 					     ev->f[ARGUS_F_SX_OBJ],
 					     ev->f[ARGUS_F_SX_PEER]);
-		thr = attach(g, ev, evid, &rc);
+		thr = attach(g, ev, e, &rc);
 		if (rc || thr == ARGUS_NONE)
 			return rc;
 		TSTATE(g, thr)->sys_nr = -1;
@@ -325,7 +336,7 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 	case AE_HRT_EXPIRE:
 	case AE_HRT_CANCEL:
 		e->val = (int64_t)ev->f[ARGUS_F_HT_TIMER];
-		thr = attach(g, ev, evid, &rc);
+		thr = attach(g, ev, e, &rc);
 		if (rc)
 			return rc;
 		if (ev->type == AE_HRT_START && ev->ctx == AE_CTX_TASK &&
@@ -339,28 +350,30 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 	case AE_SOFTIRQ_ENTRY:
 	case AE_SOFTIRQ_EXIT:
 		e->nr = (int16_t)ev->f[ARGUS_F_IRQ_VECTOR];
-		attach(g, ev, evid, &rc);
+		attach(g, ev, e, &rc);
 		return rc;
 	case AE_SAMPLE:
 		e->stack = ev->stack;
-		attach(g, ev, evid, &rc);
+		attach(g, ev, e, &rc);
 		return rc;
 	case AE_MARK: {
-		uint32_t *m = gvec_push(&g->marks, sizeof(*m));
+		uint32_t *m;
 
+		e->str = ev->str;
+		attach(g, ev, e, &rc);
+		if (rc)
+			return rc;
+		m = gvec_push(&g->marks, sizeof(*m));
 		if (!m)
 			return -ENOMEM;
-		*m = evid;
-		e = &EVS(g)[evid];
-		e->str = ev->str;
+		*m = g->b->last_evid;
+		return 0;
 	}
-		attach(g, ev, evid, &rc);
-		return rc;
 	case AE_LOST:
 		g->st.lost += ev->f[ARGUS_F_LOST_COUNT];
-		return 0;
+		return store_idle(g, e);
 	default:
-		attach(g, ev, evid, &rc);
+		attach(g, ev, e, &rc);
 		return rc;
 	}
 }
@@ -417,6 +430,7 @@ static void fill_stats(struct argus_graph *g, uint64_t t0)
 	st->mem_bytes = (uint64_t)g->seg.cap * sizeof(struct argus_segment) +
 		(uint64_t)g->edge.cap * sizeof(struct argus_edge) +
 		(uint64_t)g->ev.cap * sizeof(struct argus_gevent) +
+		(uint64_t)g->blk.cap * sizeof(struct evblk) +
 		(uint64_t)g->thr.cap * sizeof(struct argus_thread) +
 		(uint64_t)g->obj.cap * sizeof(struct argus_object) +
 		((uint64_t)g->obj_idx.cap + g->tid_idx.cap) * sizeof(struct argus_hslot) +
@@ -465,6 +479,7 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 	g->b->opts = opts;
 	g->b->schema = opts->schema;
 	g->b->free_item = ARGUS_NONE;
+	g->b->idle_last = ARGUS_NONE;
 	if (!gvec_push(&g->obj, sizeof(struct argus_object)))  /* id 0 */
 		goto nomem;
 	for (size_t i = 0; i < argus_trace__nchunks(t); i++) {
@@ -473,14 +488,20 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 		if (!argus_trace__chunk(t, i, &ci))
 			g->b->total_events += ci.nevents;
 	}
-	/* The chunk headers give the event count: size the event array once
-	 * (doubling would waste up to half of the largest array). */
-	if (g->b->total_events && g->b->total_events < ARGUS_NONE) {
-		g->ev.p = gbig_malloc(g->b->total_events * sizeof(struct argus_gevent));
-		if (!g->ev.p)
+	/* The chunk headers give the event count: reserve the event array
+	 * once, with room for the unused tails of the threads' last blocks
+	 * (doubling would reserve up to twice the largest array; only what
+	 * is used is faulted in, 2 MiB at a time, and the shrink at the end
+	 * gives back the rest). */
+	if (g->b->total_events && g->b->total_events < ARGUS_NONE / 2) {
+		uint64_t cap = g->b->total_events + g->b->total_events / 8 + 64 * EVBLK;
+
+		g->ev.p = malloc(cap * sizeof(struct argus_gevent));
+		g->blk.p = malloc((cap / EVBLK) * sizeof(struct evblk));
+		if (!g->ev.p || !g->blk.p)
 			goto nomem;
-		g->ev.cap = (uint32_t)g->b->total_events;
-		g->ev.pop = g->ev.cap;  /* gbig_malloc faulted it in */
+		g->ev.cap = (uint32_t)cap;
+		g->blk.cap = (uint32_t)(cap / EVBLK);
 	}
 	if ((rc = argus_trace__rewind(t)))
 		goto fail;
@@ -525,6 +546,7 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 	gvec_shrink(&g->seg, sizeof(struct argus_segment));
 	gvec_shrink(&g->edge, sizeof(struct argus_edge));
 	gvec_shrink(&g->ev, sizeof(struct argus_gevent));
+	gvec_shrink(&g->blk, sizeof(struct evblk));
 	gvec_shrink(&g->thr, sizeof(struct argus_thread));
 	gvec_shrink(&g->obj, sizeof(struct argus_object));
 	fill_stats(g, t0);
@@ -554,6 +576,7 @@ void argus_graph__free(struct argus_graph *g)
 	gvec_free(&g->seg);
 	gvec_free(&g->edge);
 	gvec_free(&g->ev);
+	gvec_free(&g->blk);
 	gvec_free(&g->thr);
 	gvec_free(&g->obj);
 	gvec_free(&g->marks);

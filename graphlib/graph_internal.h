@@ -7,8 +7,12 @@
  *
  *   g->seg    struct argus_segment   vertices, in creation order
  *   g->edge   struct argus_edge      edges, in creation order
- *   g->ev     struct argus_gevent    events in trace (time) order; each
- *                                    thread's events chained by .next
+ *   g->ev     struct argus_gevent    events, in blocks of EVBLK slots:
+ *                                    each block holds events of one
+ *                                    thread only, in time order
+ *   g->blk    struct evblk           one per block: the thread's next
+ *                                    block, and the block's first slot's
+ *                                    position in the thread's chain
  *   g->thr    struct argus_thread    one per thread (a reused tid gets a
  *                                    new entry; tid_idx finds the latest)
  *   g->obj    struct argus_object    interned objects, id 0 = none
@@ -21,7 +25,11 @@
  * Invariants:
  *   - a thread has at most one open segment (tstate.cur);
  *   - segments of one thread never overlap in time, so the events of a
- *     segment are a contiguous run of the thread's event chain;
+ *     segment are a contiguous run of the thread's event chain: the run
+ *     of seg->nevents events from seg->first_event (an event's position
+ *     in the chain, gev_pos(), tells whether it is in the run);
+ *   - unused slots (the tail of each chain's last block) are zeroed:
+ *     type AE_NONE;
  *   - CSR arrays are valid only while !g->csr_dirty (argus_graph__add_edge
  *     sets it; queries rebuild lazily).
  */
@@ -89,16 +97,20 @@ static __attribute__((noinline, unused)) void gvec_prefault(struct gvec *v, size
 	v->pop = (uint32_t)(to / esz);
 }
 
-/* Room for one more element; returns its address (zeroed) or NULL. */
-static inline void *gvec_push(struct gvec *v, size_t esz)
+/* Room for k more elements; returns the first one's address (all k
+ * zeroed) or NULL. */
+static inline void *gvec_push_n(struct gvec *v, size_t esz, uint32_t k)
 {
-	if (v->n == v->cap) {
-		uint64_t cap = v->cap ? (uint64_t)v->cap * 2 : 256;
-		void *p;
+	void *p;
 
+	if (k > v->cap - v->n) {
+		uint64_t cap = v->cap ? (uint64_t)v->cap * 2 : 256;
+
+		while (cap < (uint64_t)v->n + k)
+			cap *= 2;
 		if (cap >= ARGUS_NONE)
 			cap = ARGUS_NONE - 1;
-		if (cap <= v->n)
+		if (cap < (uint64_t)v->n + k)
 			return NULL;
 		p = realloc(v->p, cap * esz);
 		if (!p)
@@ -108,9 +120,17 @@ static inline void *gvec_push(struct gvec *v, size_t esz)
 		if ((uint64_t)cap * esz < GVEC_POP_STEP)
 			v->pop = v->cap;        /* small: leave it to faults */
 	}
-	if (v->n >= v->pop)
+	while (v->n + k > v->pop)
 		gvec_prefault(v, esz);
-	return memset((char *)v->p + (size_t)v->n++ * esz, 0, esz);
+	p = (char *)v->p + (size_t)v->n * esz;
+	v->n += k;
+	return memset(p, 0, (size_t)k * esz);
+}
+
+/* Room for one more element; returns its address (zeroed) or NULL. */
+static inline void *gvec_push(struct gvec *v, size_t esz)
+{
+	return gvec_push_n(v, esz, 1);
 }
 
 /* Capacity down to the length (best effort: keeps the old block on
@@ -139,12 +159,29 @@ static inline void gvec_free(struct gvec *v)
 
 #define GV(v, type) ((type *)(v).p)
 
+/*
+ * Event storage.  A thread's events go to blocks of EVBLK slots of its
+ * own, so a thread's (and a segment's) events are found without a link
+ * per event, and the builder appends to a few hot blocks instead of
+ * writing a link into the thread's previous event, wherever that is.
+ * 16 slots (384 bytes): the link costs 0.5 byte per event, the unused
+ * tail of a thread's last block at most 15 slots.
+ */
+#define EVBLK_SHIFT 4
+#define EVBLK (1u << EVBLK_SHIFT)
+
+struct evblk {
+	uint32_t next;          /* the chain's next block, ARGUS_NONE */
+	uint32_t pos;           /* chain position of the block's slot 0 */
+};
+
 struct gbuild;
 
 struct argus_graph {
 	struct argus_trace *trace;
 	struct argus_graph_stats st;
 	struct gvec seg, edge, ev, thr, obj;
+	struct gvec blk;                /* struct evblk, one per EVBLK events */
 	struct gvec marks;              /* uint32_t event ids of AE_MARKs */
 	struct argus_hidx obj_idx;      /* (kind, obj, peer) -> obj id */
 	struct argus_hidx tid_idx;      /* tid -> thread index + 1 */
@@ -160,6 +197,19 @@ struct argus_graph {
 #define EVS(g) GV((g)->ev, struct argus_gevent)
 #define THRS(g) GV((g)->thr, struct argus_thread)
 #define OBJS(g) GV((g)->obj, struct argus_object)
+#define BLKS(g) GV((g)->blk, struct evblk)
+
+/* Position of event ev in its chain (thread or segment: subtract the
+ * first event's) and the chain's next slot after ev. */
+static inline uint32_t gev_pos(const struct argus_graph *g, uint32_t ev)
+{
+	return BLKS(g)[ev >> EVBLK_SHIFT].pos + (ev & (EVBLK - 1));
+}
+
+static inline uint32_t gev_next(const struct argus_graph *g, uint32_t ev)
+{
+	return (ev + 1) & (EVBLK - 1) ? ev + 1 : BLKS(g)[ev >> EVBLK_SHIFT].next;
+}
 
 /* What a thread is to the wake-up filters. */
 enum thread_class {
@@ -172,7 +222,7 @@ enum thread_class {
 struct tstate {
 	uint32_t cur;           /* open segment, ARGUS_NONE */
 	uint32_t last_seg;      /* most recent segment, ARGUS_NONE */
-	uint32_t last_ev;       /* last event chained, ARGUS_NONE */
+	uint32_t last_ev;       /* its last event stored, ARGUS_NONE */
 	uint64_t run_since;     /* switch-in ts while on a CPU, else 0 */
 	uint64_t wait_since;    /* switch-out ts while waiting */
 	int32_t sys_nr;         /* syscall in progress (sys_enter seen), -1 */
@@ -214,6 +264,8 @@ struct gbuild {
 	struct gvec items;      /* struct mitem, linked per stream */
 	uint32_t free_item;     /* free list head, ARGUS_NONE */
 	uint64_t total_events;  /* from the chunk headers, for progress */
+	uint32_t idle_last;     /* last event of no thread, ARGUS_NONE */
+	uint32_t last_evid;     /* id of the event stored last */
 	/* Direct-mapped cache in front of tid_idx: every event looks up its
 	 * thread, most of them one of a few hot ones.  tcache_tid[i] == 0
 	 * means empty (tid 0, the idle task, never gets a thread entry). */
@@ -231,8 +283,10 @@ uint32_t gseg_open(struct argus_graph *g, uint32_t thr, uint64_t ts,
 		   uint8_t reason);
 void gseg_close(struct argus_graph *g, uint32_t thr, uint64_t ts,
 		uint8_t reason);
-void gseg_add_event(struct argus_graph *g, uint32_t thr, uint32_t seg,
-		    uint32_t evid);
+uint32_t gev_store(struct argus_graph *g, uint32_t *last,
+		   const struct argus_gevent *ge);
+uint32_t gseg_add_event(struct argus_graph *g, uint32_t thr, uint32_t seg,
+			const struct argus_gevent *ge);
 void gthread_names(struct argus_graph *g, uint32_t thr);
 
 /* graph_edges.c: edges from wake-ups, messages, timers and the schema. */

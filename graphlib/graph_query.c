@@ -69,15 +69,32 @@ const struct argus_object *argus_graph__object(const struct argus_graph *g,
 	return g && id && id < g->obj.n ? &OBJS(g)[id] : NULL;
 }
 
+/* The event after ev in the run of n events from first (a segment's or
+ * a thread's), ARGUS_NONE at its end.  ev must be in the run (an event
+ * before its first, or of no chain, also gives ARGUS_NONE). */
+static uint32_t run_next(const struct argus_graph *g, uint32_t first,
+			 uint32_t n, uint32_t ev)
+{
+	if (first >= g->ev.n || ev >= g->ev.n ||
+	    gev_pos(g, ev) - gev_pos(g, first) + 1 >= n)
+		return ARGUS_NONE;
+	return gev_next(g, ev);
+}
+
 uint32_t argus_graph__seg_next_event(const struct argus_graph *g,
 				     uint32_t seg, uint32_t ev)
 {
-	uint32_t n;
-
-	if (!g || ev >= g->ev.n)
+	if (!g || seg >= g->seg.n)
 		return ARGUS_NONE;
-	n = EVS(g)[ev].next;
-	return n != ARGUS_NONE && EVS(g)[n].seg == seg ? n : ARGUS_NONE;
+	return run_next(g, SEGS(g)[seg].first_event, SEGS(g)[seg].nevents, ev);
+}
+
+uint32_t argus_graph__thread_next_event(const struct argus_graph *g,
+					uint32_t thr, uint32_t ev)
+{
+	if (!g || thr >= g->thr.n)
+		return ARGUS_NONE;
+	return run_next(g, THRS(g)[thr].first_event, THRS(g)[thr].nevents, ev);
 }
 
 /* Rebuild the adjacency after argus_graph__add_edge.  On ENOMEM the old

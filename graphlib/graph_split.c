@@ -22,7 +22,8 @@
  * The last part inherits the wait that ended the segment; on-CPU time is
  * shared in proportion to each part's duration (the trace has no finer
  * record of it); events and edge ends move to the part covering their
- * time.  New parts are appended to the segment array (graph_csr.c sorts
+ * time (events stay a run of the thread's chain: one older than the
+ * event before it, across a chunk boundary, stays in that one's part).  New parts are appended to the segment array (graph_csr.c sorts
  * each thread's segments by start).
  */
 #include "graph_internal.h"
@@ -52,15 +53,14 @@ static uint32_t seg_pid(const struct argus_graph *g, uint32_t seg)
 	return THRS(g)[SEGS(g)[seg].thread].pid;
 }
 
-/* Part of a split segment covering ts: the last cut <= ts. */
-static uint32_t part_of(const uint64_t *cuts, const uint32_t *ids, uint32_t n,
-			uint32_t orig, uint64_t ts)
+/* Part of a split segment covering ts, from part k on: 0 the segment
+ * itself, i > 0 the one starting at cuts[i - 1] (the last cut <= ts). */
+static uint32_t part_of(const uint64_t *cuts, uint32_t n, uint32_t k,
+			uint64_t ts)
 {
-	uint32_t p = orig;
-
-	for (uint32_t i = 0; i < n && cuts[i] <= ts; i++)
-		p = ids[i];
-	return p;
+	while (k < n && cuts[k] <= ts)
+		k++;
+	return k;
 }
 
 /* Cut segment `s` at cuts[0..n) (increasing, inside (start, end)). */
@@ -114,26 +114,18 @@ static int cut_segment(struct argus_graph *g, uint32_t s, const uint64_t *cuts,
 		o->nevents = o->nsamples = 0;
 		o->first_event = ARGUS_NONE;
 	}
-	/* Events: the segment's run of its thread's chain. */
-	for (uint32_t e = orig.first_event; e != ARGUS_NONE && EVS(g)[e].seg == s;
-	     e = EVS(g)[e].next) {
-		uint32_t p = part_of(cuts, ids, n, s, EVS(g)[e].ts);
-		struct argus_segment *ps = &SEGS(g)[p];
+	/* Events: the segment's run of its thread's chain, cut in runs. */
+	for (uint32_t e = orig.first_event, c = 0, k = 0; c < orig.nevents;
+	     e = gev_next(g, e), c++) {
+		struct argus_segment *ps;
 
-		/* Only rewrite after reading .next: the loop test reads seg. */
+		k = part_of(cuts, n, k, EVS(g)[e].ts);
+		ps = &SEGS(g)[k ? ids[k - 1] : s];
 		if (ps->first_event == ARGUS_NONE)
 			ps->first_event = e;
 		ps->nevents++;
 		if (EVS(g)[e].type == AE_SAMPLE)
 			ps->nsamples++;
-	}
-	for (uint32_t k = 0; k <= n; k++) {
-		uint32_t p = k ? ids[k - 1] : s;
-
-		for (uint32_t e = SEGS(g)[p].first_event, c = 0;
-		     e != ARGUS_NONE && c < SEGS(g)[p].nevents;
-		     e = EVS(g)[e].next, c++)
-			EVS(g)[e].seg = p;
 	}
 	g->st.splits += n;
 	return 0;
@@ -226,10 +218,11 @@ int gsplit_batching(struct argus_graph *g)
 		/* Re-point this segment's edge ends to the part covering them. */
 		for (uint32_t k = i; k < j; k++) {
 			struct argus_edge *e = &EDGES(g)[t[k].edge];
-			uint32_t p = part_of(cuts, ids, n, s, t[k].ts);
+			uint32_t q = part_of(cuts, n, 0, t[k].ts), p;
 
-			if (p == s)
+			if (!q)
 				continue;
+			p = ids[q - 1];
 			if (t[k].out)
 				e->src = p;
 			else
