@@ -535,7 +535,7 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 		goto fail;
 	if (opts->no_split)     /* not split: say which ones served several */
 		for (uint32_t i = 0; i < g->seg.n; i++)
-			if (SEGX(g, i)->multi)
+			if (SEGX_IS_MULTI(g, i))
 				SEGS(g)[i].flags |= ARGUS_SEG_F_MULTI;
 	if ((rc = gcsr_build(g, true)))
 		goto fail;

@@ -79,7 +79,7 @@ int64_t gedge_push(struct argus_graph *g, uint8_t type, uint32_t src,
 			if (!x->dst_pid)
 				x->dst_pid = dp;
 			else if (x->dst_pid != dp)
-				x->multi = 1;
+				x->dst_pid = SEGX_MULTI;
 		}
 	}
 	g->csr_dirty = true;
@@ -308,7 +308,7 @@ int gwake_apply(struct argus_graph *g, uint32_t thr, uint32_t seg,
 		sg = &SEGS(g)[seg];
 		if (id >= 0) {
 			EDGES(g)[id].flags |= ARGUS_EDGE_F_WOKE;
-			SEGX(g, seg)->wake_edge = (uint32_t)id;
+			s->wake_edge = (uint32_t)id;
 			sg->woken_by = ARGUS_WOKEN_EDGE;
 			if (s->pend_type == ARGUS_EDGE_TIMER)
 				g->st.timer_reattributed++;
@@ -417,16 +417,18 @@ static int link(struct argus_graph *g, uint8_t type, uint32_t src,
 		uint32_t dst, uint64_t src_ts, uint64_t dst_ts, uint64_t obj,
 		uint16_t kind, int64_t bytes)
 {
-	struct segx *x = SEGX(g, dst);
+	struct tstate *x = TSTATE(g, SEGS(g)[dst].thread);
 	struct argus_edge *e = NULL;
 	int64_t id;
 
 	if (src == dst)
 		return 0;
-	if (x->msg_edge != ARGUS_NONE && EDGES(g)[x->msg_edge].src == src &&
+	if (x->cur != dst)      /* not its open segment: nothing to merge */
+		x = NULL;
+	if (x && x->msg_edge != ARGUS_NONE && EDGES(g)[x->msg_edge].src == src &&
 	    EDGES(g)[x->msg_edge].type == type)
 		e = &EDGES(g)[x->msg_edge];
-	else if (x->wake_edge != ARGUS_NONE && EDGES(g)[x->wake_edge].src == src &&
+	else if (x && x->wake_edge != ARGUS_NONE && EDGES(g)[x->wake_edge].src == src &&
 		 EDGES(g)[x->wake_edge].type == ARGUS_EDGE_WAKEUP) {
 		/* The wake-up was this message: keep one edge, timed at the
 		 * send and at the receive (the batching split cuts by these). */
@@ -442,7 +444,8 @@ static int link(struct argus_graph *g, uint8_t type, uint32_t src,
 		if (id < 0)
 			return id == -ENOMEM ? -ENOMEM : 0;
 		e = &EDGES(g)[id];
-		SEGX(g, dst)->msg_edge = (uint32_t)id;
+		if (x)
+			x->msg_edge = (uint32_t)id;
 	}
 	e->obj_kind = kind;
 	if (bytes > 0)  /* 40-byte edges: 32 bits, saturating */

@@ -223,6 +223,9 @@ struct tstate {
 	uint32_t cur;           /* open segment, ARGUS_NONE */
 	uint32_t last_seg;      /* most recent segment, ARGUS_NONE */
 	uint32_t last_ev;       /* its last event stored, ARGUS_NONE */
+	/* Edges into the open segment, for merging a message into them. */
+	uint32_t wake_edge;     /* the in-edge created at its switch-in */
+	uint32_t msg_edge;      /* last MESSAGE in-edge (merging repeats) */
 	uint64_t run_since;     /* switch-in ts while on a CPU, else 0 */
 	uint64_t wait_since;    /* switch-out ts while waiting */
 	int32_t sys_nr;         /* syscall in progress (sys_enter seen), -1 */
@@ -242,13 +245,15 @@ struct tstate {
 	const char *comm, *process; /* names for the schema, NULL unknown */
 };
 
-/* Per-segment scratch used while building (parallel to g->seg). */
+/* Per-segment scratch used while building (parallel to g->seg): the
+ * first other process an out-edge reached, 0 none, SEGX_MULTI when they
+ * reach two or more (4 bytes, not 16: it is fresh memory too). */
 struct segx {
-	uint32_t wake_edge;     /* the in-edge created at its switch-in */
-	uint32_t msg_edge;      /* last MESSAGE in-edge (merging repeats) */
-	uint32_t dst_pid;       /* first other process an out-edge reached */
-	uint8_t multi;          /* out-edges reach >= 2 other processes */
+	uint32_t dst_pid;
 };
+
+#define SEGX_MULTI UINT32_MAX
+#define SEGX_IS_MULTI(g, i) (SEGX(g, i)->dst_pid == SEGX_MULTI)
 
 #define TCACHE_SIZE 4096
 

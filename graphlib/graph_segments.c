@@ -121,7 +121,7 @@ uint32_t gseg_open(struct argus_graph *g, uint32_t thr, uint64_t ts,
 	seg->wait_nr = -1;
 	if (s->cls != TC_USER)
 		seg->flags |= ARGUS_SEG_F_KERNEL;
-	x->wake_edge = x->msg_edge = ARGUS_NONE;
+	s->wake_edge = s->msg_edge = ARGUS_NONE;
 	s->cur = s->last_seg = g->seg.n - 1;
 	return s->cur;
 }

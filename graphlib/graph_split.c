@@ -138,14 +138,14 @@ int gsplit_batching(struct argus_graph *g)
 	int rc = 0;
 
 	for (i = 0; i < nseg; i++)
-		ncand += SEGX(g, i)->multi;
+		ncand += SEGX_IS_MULTI(g, i);
 	if (!ncand)
 		return 0;
 	/* Every edge end on a candidate. */
 	for (i = 0; i < g->edge.n; i++) {
 		const struct argus_edge *e = &EDGES(g)[i];
 
-		ntouch += SEGX(g, e->src)->multi + SEGX(g, e->dst)->multi;
+		ntouch += SEGX_IS_MULTI(g, e->src) + SEGX_IS_MULTI(g, e->dst);
 	}
 	t = malloc((ntouch + 1) * sizeof(*t));
 	if (!t)
@@ -155,10 +155,10 @@ int gsplit_batching(struct argus_graph *g)
 		const struct argus_edge *e = &EDGES(g)[i];
 		uint32_t sp = seg_pid(g, e->src), dp = seg_pid(g, e->dst);
 
-		if (SEGX(g, e->src)->multi)
+		if (SEGX_IS_MULTI(g, e->src))
 			t[ntouch++] = (struct touch){ e->src_ts, e->src, dp, i,
 						      1, sp == dp };
-		if (SEGX(g, e->dst)->multi)
+		if (SEGX_IS_MULTI(g, e->dst))
 			t[ntouch++] = (struct touch){ e->dst_ts, e->dst, sp, i,
 						      0, sp == dp };
 	}
