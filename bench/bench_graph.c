@@ -239,6 +239,7 @@ static int digest(struct argus_trace *t)
 	n = argus_graph__nsegments(g);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct argus_segment *s = argus_graph__segment(g, i);
+		const struct argus_object *o;
 
 		h = fnv64(h, s->start);
 		h = fnv64(h, s->end);
@@ -254,9 +255,10 @@ static int digest(struct argus_trace *t)
 		h = fnv64(h, s->wait_stack);
 		h = fnv64(h, s->wait_arg);
 		h = fnv64(h, s->wait_ns);
-		h = fnv64(h, s->wait_obj_kind);
-		h = fnv64(h, s->wait_obj);
-		h = fnv64(h, s->wait_peer);
+		o = argus_graph__object(g, s->wait_obj);
+		h = fnv64(h, o ? o->kind : 0);
+		h = fnv64(h, o ? o->obj : 0);
+		h = fnv64(h, o ? o->peer : 0);
 		for (uint32_t e = s->first_event; e != ARGUS_NONE;
 		     e = argus_graph__seg_next_event(g, i, e))
 			h = ev_hash(h, argus_graph__event(g, e));

@@ -45,7 +45,7 @@ static enum wait_arg_kind wait_arg_kind(const struct argus_segment *s)
 	for (size_t i = 0; i < sizeof(timeouts) / sizeof(timeouts[0]); i++)
 		if (!strcmp(sys, timeouts[i]))
 			return ARG_TIMEOUT;
-	return s->wait_obj_kind ? ARG_FD : ARG_NONE;
+	return s->wait_obj ? ARG_FD : ARG_NONE;
 }
 
 /* Waits that may have a timeout the trace does not record. */
@@ -230,8 +230,10 @@ static void print_text(struct graph_cli_ctx *c, uint32_t id)
 		default:
 			break;
 		}
-		if (s->wait_obj_kind) {
-			obj_str(s->wait_obj_kind, s->wait_obj, s->wait_peer, buf, sizeof(buf));
+		if (s->wait_obj) {
+			const struct argus_object *wo = argus_graph__object(c->g, s->wait_obj);
+
+			obj_str(wo->kind, wo->obj, wo->peer, buf, sizeof(buf));
 			printf(", %s", buf);
 		}
 		printf("\n  wait      ");
@@ -326,6 +328,7 @@ static void print_json(struct graph_cli_ctx *c, uint32_t id)
 	printf(",\"wait\":");
 	if (s->end_reason == ARGUS_END_WAIT) {
 		enum wait_arg_kind k = wait_arg_kind(s);
+		const struct argus_object *wo = argus_graph__object(c->g, s->wait_obj);
 
 		printf("{\"syscall\":");
 		if (s->wait_nr >= 0)
@@ -333,11 +336,12 @@ static void print_json(struct graph_cli_ctx *c, uint32_t id)
 		else
 			printf("null");
 		printf(",\"obj_kind\":");
-		if (s->wait_obj_kind)
-			diag_cli_json_str(argus_obj_kind_str(s->wait_obj_kind));
+		if (wo)
+			diag_cli_json_str(argus_obj_kind_str(wo->kind));
 		else
 			printf("null");
-		printf(",\"obj\":%" PRIu64 ",\"peer\":%" PRIu64, s->wait_obj, s->wait_peer);
+		printf(",\"obj\":%" PRIu64 ",\"peer\":%" PRIu64, wo ? wo->obj : 0,
+		       wo ? wo->peer : 0);
 		json_u64_or_null("futex_uaddr", k == ARG_UADDR, s->wait_arg);
 		json_u64_or_null("fd", k == ARG_FD, s->wait_arg);
 		json_u64_or_null("timeout_ns", k == ARG_TIMEOUT && s->wait_arg != UINT64_MAX,

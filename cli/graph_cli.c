@@ -101,15 +101,14 @@ void graph_cli_print_wait(const struct argus_graph *g, const struct argus_segmen
 {
 	const char *name = s->wait_nr >= 0 ? argus_syscall_name(s->wait_nr) : NULL;
 
-	(void)g;
 	if (name)
 		printf(" in %s", name);
 	else if (s->wait_nr >= 0)
 		printf(" in syscall %d", s->wait_nr);
 	else
 		printf(" (not in a syscall)");
-	if (s->wait_obj_kind)
-		printf(" on %s", argus_obj_kind_str(s->wait_obj_kind));
+	if (s->wait_obj)
+		printf(" on %s", argus_obj_kind_str(argus_graph__object(g, s->wait_obj)->kind));
 	if (s->wait_ns)
 		printf(" for %.3f ms", (double)s->wait_ns / 1e6);
 }

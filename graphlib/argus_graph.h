@@ -131,7 +131,8 @@ enum argus_filter_reason {
 #define ARGUS_SEG_F_STOPPED 0x4 /* ended stopped (SIGSTOP, or a debugger's
                                    ptrace stop), not in a wait of its own */
 
-/* A vertex: one execution segment of one thread. */
+/* A vertex: one execution segment of one thread.  72 bytes: the graph
+ * holds one per segment, millions of them. */
 struct argus_segment {
 	uint64_t start, end;    /* ns; end >= start */
 	uint64_t oncpu;         /* ns on CPU within [start, end] */
@@ -145,11 +146,11 @@ struct argus_segment {
 	uint8_t flags;          /* ARGUS_SEG_F_* */
 	/* The wait that ended the segment (end_reason == ARGUS_END_WAIT). */
 	int32_t wait_nr;        /* syscall blocked in, -1 none/unknown */
-	uint16_t wait_obj_kind; /* enum ae_obj_kind */
-	uint16_t pad;
+	uint32_t wait_obj;      /* the object behind its fd: an id for
+	                           argus_graph__object() (kind, obj, peer),
+	                           0 none */
 	uint32_t wait_stack;    /* trace stack id at the switch-out, 0 none */
 	uint64_t wait_arg;      /* futex uaddr, fd, or timeout ns (~0: none) */
-	uint64_t wait_obj, wait_peer;
 	uint64_t wait_ns;       /* switch-out to next switch-in, 0 unknown */
 };
 

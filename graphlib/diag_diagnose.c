@@ -127,14 +127,17 @@ static uint32_t wait_origin(const struct argus_graph *g, uint32_t h)
 		const struct argus_segment *s = &SEGS(g)[h];
 		uint32_t p = argus_graph__seg_prev(g, h);
 		const struct argus_segment *ps;
+		const struct argus_object *o, *po;
 
 		if (p == ARGUS_NONE || s->start_reason != ARGUS_START_WAKE ||
 		    s->end_reason != ARGUS_END_WAIT || s->wait_nr < 0)
 			break;
 		ps = &SEGS(g)[p];
+		o = argus_graph__object(g, s->wait_obj);
+		po = argus_graph__object(g, ps->wait_obj);
 		if (ps->end_reason != ARGUS_END_WAIT || ps->wait_nr != s->wait_nr ||
-		    ps->wait_obj_kind != s->wait_obj_kind || ps->wait_obj != s->wait_obj ||
-		    has_syscall(g, h))
+		    (o ? o->kind : 0) != (po ? po->kind : 0) ||
+		    (o ? o->obj : 0) != (po ? po->obj : 0) || has_syscall(g, h))
 			break;
 		h = p;
 	}
@@ -215,15 +218,16 @@ static bool blame_holder(const struct argus_graph *g, const struct argus_diag_op
 			 uint64_t wfrom, uint64_t wto, uint32_t level, uint32_t depth)
 {
 	const struct argus_segment *s = &SEGS(g)[h];
+	const struct argus_object *wo = argus_graph__object(g, s->wait_obj);
 	uint32_t pids[16], n, self = THRS(g)[s->thread].pid, pick = 0;
 
-	if (s->end_reason != ARGUS_END_WAIT || !s->wait_peer ||
-	    (s->wait_obj_kind != AE_OBJ_UNIX && s->wait_obj_kind != AE_OBJ_PIPE))
+	if (s->end_reason != ARGUS_END_WAIT || !wo || !wo->peer ||
+	    (wo->kind != AE_OBJ_UNIX && wo->kind != AE_OBJ_PIPE))
 		return false;
-	n = o->holders(o->holders_ctx, s->wait_obj_kind,
-		       s->wait_obj_kind == AE_OBJ_PIPE ? s->wait_obj : s->wait_peer, pids, 16);
+	n = o->holders(o->holders_ctx, wo->kind,
+		       wo->kind == AE_OBJ_PIPE ? wo->obj : wo->peer, pids, 16);
 	for (uint32_t i = 0; i < n && i < 16 && !pick; i++) {
-		if (pids[i] == self && s->wait_obj_kind == AE_OBJ_PIPE)
+		if (pids[i] == self && wo->kind == AE_OBJ_PIPE)
 			continue;       /* a pipe's inode is both ends' */
 		if (pids[i] == d->hang.pid)
 			pick = d->hang.tid;

@@ -40,9 +40,10 @@ static uint32_t seg_tid(const struct argus_graph *g, uint32_t s)
 
 /* Identity of the object a segment waited on: the fd's object, else the
  * syscall's key argument (a futex address), folded to 32 bits. */
-static uint32_t wait_ident(const struct argus_segment *sg)
+static uint32_t wait_ident(const struct argus_graph *g, const struct argus_segment *sg)
 {
-	uint64_t h = sg->wait_obj_kind ? sg->wait_obj * 31 + sg->wait_peer : sg->wait_arg;
+	const struct argus_object *o = argus_graph__object(g, sg->wait_obj);
+	uint64_t h = o ? o->obj * 31 + o->peer : sg->wait_arg;
 
 	h ^= h >> 29;
 	h *= 0xbf58476d1ce4e5b9ull;
@@ -84,8 +85,9 @@ static uint32_t seg_keys(const struct argus_graph *g, uint32_t s, uint64_t *k,
 		}
 	}
 	if (sg->end_reason == ARGUS_END_WAIT)
-		k[n++] = 5ull << 56 | (exact ? (uint64_t)wait_ident(sg) << 24 : 0) |
-			 (uint64_t)(uint16_t)sg->wait_nr << 8 | (uint8_t)sg->wait_obj_kind;
+		k[n++] = 5ull << 56 | (exact ? (uint64_t)wait_ident(g, sg) << 24 : 0) |
+			 (uint64_t)(uint16_t)sg->wait_nr << 8 |
+			 (uint8_t)(sg->wait_obj ? OBJS(g)[sg->wait_obj].kind : 0);
 	m = argus_graph__out_edges(g, s, &ids);
 	for (uint32_t i = 0; i < m && n < MAX_KEYS - 1; i++) {
 		const struct argus_edge *e = &EDGES(g)[ids[i]];

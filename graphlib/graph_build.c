@@ -212,9 +212,7 @@ static int on_switch(struct argus_graph *g, const struct argus_event *ev,
 		} else {
 			seg->wait_nr = (int32_t)ev->f[ARGUS_F_SW_SYS_NR];
 			seg->wait_arg = ev->f[ARGUS_F_SW_SYS_ARG];
-			seg->wait_obj_kind = (uint16_t)ev->f[ARGUS_F_SW_OBJ_KIND];
-			seg->wait_obj = ev->f[ARGUS_F_SW_OBJ];
-			seg->wait_peer = ev->f[ARGUS_F_SW_PEER];
+			seg->wait_obj = ge->obj;        /* interned by on_event */
 			seg->wait_stack = ev->stack;
 			if (state & (TASK_STOPPED_STATE | TASK_TRACED_STATE))
 				seg->flags |= ARGUS_SEG_F_STOPPED;

@@ -287,8 +287,8 @@ static void dot_node(struct out *o, const struct argus_graph *g, uint32_t id)
 	     s->oncpu / 1000000, s->oncpu % 1000000 / 1000);
 	if (s->end_reason == ARGUS_END_WAIT) {
 		outf(o, "wait: %s", sys ? sys : "(not in a syscall)");
-		if (s->wait_obj_kind)
-			outf(o, " %s", argus_obj_kind_str(s->wait_obj_kind));
+		if (s->wait_obj)
+			outf(o, " %s", argus_obj_kind_str(OBJS(g)[s->wait_obj].kind));
 		if (s->wait_ns)
 			outf(o, " %" PRIu64 ".%03" PRIu64 " ms",
 			     s->wait_ns / 1000000, s->wait_ns % 1000000 / 1000);
@@ -376,8 +376,10 @@ static void json_node(struct out *o, const struct argus_graph *g, uint32_t id)
 	if (s->end_reason == ARGUS_END_WAIT) {
 		outf(o, "{\"syscall\":");
 		json_str(o, sys);
+		const struct argus_object *wo = argus_graph__object(g, s->wait_obj);
+
 		outf(o, ",\"obj_kind\":%u,\"obj\":%" PRIu64 ",\"timeout_ns\":",
-		     (unsigned)s->wait_obj_kind, s->wait_obj);
+		     wo ? (unsigned)wo->kind : 0, wo ? wo->obj : 0);
 		if (sys_has_timeout(sys) && s->wait_arg != UINT64_MAX)
 			outf(o, "%" PRIu64, s->wait_arg);
 		else
@@ -663,9 +665,9 @@ static void write_slice(struct pctx *c, uint32_t id, uint64_t s, uint64_t e)
 	if (sg->end_reason == ARGUS_END_WAIT) {
 		outf(o, ",\"wait\":");
 		json_str(o, wait_sys(sg, buf, sizeof(buf)));
-		if (sg->wait_obj_kind)
+		if (sg->wait_obj)
 			outf(o, ",\"obj\":\"%s\"",
-			     argus_obj_kind_str(sg->wait_obj_kind));
+			     argus_obj_kind_str(OBJS(c->g)[sg->wait_obj].kind));
 		if (sg->wait_ns) {
 			outf(o, ",\"wait_us\":");
 			us(o, sg->wait_ns);

@@ -88,11 +88,9 @@ static int cut_segment(struct argus_graph *g, uint32_t s, const uint64_t *cuts,
 		p->wait_nr = -1;
 		if (i + 1 == n) {       /* the last part ends in the wait */
 			p->wait_nr = orig.wait_nr;
-			p->wait_obj_kind = orig.wait_obj_kind;
 			p->wait_stack = orig.wait_stack;
 			p->wait_arg = orig.wait_arg;
 			p->wait_obj = orig.wait_obj;
-			p->wait_peer = orig.wait_peer;
 			p->wait_ns = orig.wait_ns;
 		}
 		p->oncpu = (uint64_t)((double)orig.oncpu *
@@ -104,9 +102,9 @@ static int cut_segment(struct argus_graph *g, uint32_t s, const uint64_t *cuts,
 		o->end = cuts[0];
 		o->end_reason = ARGUS_END_SPLIT;
 		o->wait_nr = -1;
-		o->wait_obj_kind = 0;
+		o->wait_obj = 0;
 		o->wait_stack = 0;
-		o->wait_arg = o->wait_obj = o->wait_peer = o->wait_ns = 0;
+		o->wait_arg = o->wait_ns = 0;
 		o->oncpu = (uint64_t)((double)orig.oncpu *
 				      (double)(o->end - o->start) / (double)span);
 		o->flags = (o->flags & ~ARGUS_SEG_F_MULTI) |

@@ -257,6 +257,14 @@ static const struct argus_segment *S(uint32_t id)
 	return s ? s : &no_seg;
 }
 
+/* The object segment id waited on (all zero: none). */
+static struct argus_object W(uint32_t id)
+{
+	const struct argus_object *o = argus_graph__object(graph, S(id)->wait_obj);
+
+	return o ? *o : (struct argus_object){ 0 };
+}
+
 static const struct argus_edge *E(uint32_t id)
 {
 	const struct argus_edge *e = argus_graph__edge(graph, id);
@@ -584,8 +592,8 @@ static void check_irq_wake(uint8_t ctx, unsigned woken_by, int filt)
 	CHECK_EQ(nseg(200), 2);
 	EXPECT_SEG(b0, AT(0), AT(2000), ARGUS_START_TRACE, ARGUS_END_WAIT);
 	CHECK_EQ(S(b0)->wait_nr, SYS_read);
-	CHECK_EQ(S(b0)->wait_obj_kind, AE_OBJ_OTHER);
-	CHECK_EQ(S(b0)->wait_obj, 0x7777);
+	CHECK_EQ(W(b0).kind, AE_OBJ_OTHER);
+	CHECK_EQ(W(b0).obj, 0x7777);
 	CHECK_EQ(S(b0)->wait_ns, 3 * MS);
 	EXPECT_SEG(b1, AT(5000), AT(7000), ARGUS_START_WAKE, ARGUS_END_TRACE);
 	CHECK_EQ(S(b1)->woken_by, woken_by);
@@ -846,7 +854,7 @@ static void check_server_split(uint64_t recv_b)
 	EXPECT_SEG(p2, AT(recv_b), AT(610), ARGUS_START_SPLIT, ARGUS_END_WAIT);
 	CHECK_EQ(S(p1)->wait_nr, -1);
 	CHECK_EQ(S(p2)->wait_nr, SYS_epoll_wait);
-	CHECK_EQ(S(p2)->wait_obj_kind, AE_OBJ_EPOLL);
+	CHECK_EQ(W(p2).kind, AE_OBJ_EPOLL);
 	CHECK_EQ(S(p1)->flags & ARGUS_SEG_F_MULTI, 0);
 	CHECK_EQ(S(p2)->flags & ARGUS_SEG_F_MULTI, 0);
 	CHECK_EQ(S(p1)->nevents, 6);    /* ... up to B's recvmsg's entry */
@@ -1259,7 +1267,7 @@ static void TEST_timer_armed_by_one_thread_that_wakes_another_is_a_timer_edge(vo
 	a0 = seg(100, 0);
 	b1 = seg(200, 1);
 	CHECK_EQ(nseg(200), 2);
-	CHECK_EQ(S(seg(200, 0))->wait_obj_kind, AE_OBJ_TIMERFD);
+	CHECK_EQ(W(seg(200, 0)).kind, AE_OBJ_TIMERFD);
 	e = EXPECT_EDGE(a0, b1, ARGUS_EDGE_TIMER, ARGUS_EDGE_F_WOKE, 0);
 	CHECK_EQ(e->src_ts, AT(210));
 	CHECK_EQ(e->dst_ts, AT(5005));
@@ -1584,8 +1592,8 @@ static void TEST_pipe_write_that_wakes_the_reader_is_one_message_edge(void)
 	r1 = seg(200, 1);
 	EXPECT_SEG(r0, AT(0), AT(110), ARGUS_START_TRACE, ARGUS_END_WAIT);
 	CHECK_EQ(S(r0)->wait_nr, SYS_read);
-	CHECK_EQ(S(r0)->wait_obj_kind, AE_OBJ_PIPE);
-	CHECK_EQ(S(r0)->wait_obj, PIPE_INO);
+	CHECK_EQ(W(r0).kind, AE_OBJ_PIPE);
+	CHECK_EQ(W(r0).obj, PIPE_INO);
 	/* one edge: a message that also woke the reader, not two */
 	e = EXPECT_EDGE(w0, r1, ARGUS_EDGE_MESSAGE, ARGUS_EDGE_F_WOKE, 4);
 	CHECK_EQ(e->src_ts, AT(320));           /* the write's return */
