@@ -19,6 +19,13 @@
  * whole graph build).  A thread's slice is its segments in creation order:
  * already sorted, or (after the batching split appended parts) two sorted
  * runs, merged; anything else falls back to qsort.
+ *
+ * The INTRA edges, appended last and in thread order, are placed in the
+ * CSR without reading them: segment s has one INTRA out-edge unless it is
+ * its thread's last, one in-edge unless it is its first, and their ids
+ * follow from s's slot in thr_segs.  So they are counted and placed in
+ * segment order; walked in thread order (edge order) they were a random
+ * access into all four CSR arrays each, most of gcsr_build's time.
  */
 #include "graph_internal.h"
 
@@ -46,8 +53,8 @@ static int cmp_seg_start(const void *a, const void *b)
 }
 
 /* Sort one thread's slice v[0..n) (keys k[]) by (start, id).  tv/tk are
- * scratch of n entries. */
-static void sort_slice(const struct argus_graph *g, uint32_t *v, struct skey *k,
+ * scratch of n entries.  Returns whether it moved anything. */
+static bool sort_slice(const struct argus_graph *g, uint32_t *v, struct skey *k,
 		       uint32_t n, uint32_t *tv, struct skey *tk)
 {
 	uint32_t m = 1, i, a, b, o;
@@ -55,7 +62,7 @@ static void sort_slice(const struct argus_graph *g, uint32_t *v, struct skey *k,
 	while (m < n && !key_less(k, v, m, m - 1))
 		m++;
 	if (m == n)
-		return;                 /* sorted: the usual case */
+		return false;           /* sorted: the usual case */
 	for (i = m + 1; i < n && !key_less(k, v, i, i - 1); i++)
 		;
 	if (i < n) {                    /* more than two runs: rare */
@@ -65,7 +72,7 @@ static void sort_slice(const struct argus_graph *g, uint32_t *v, struct skey *k,
 			k[i].start = SEGS(g)[v[i]].start;
 			k[i].end = SEGS(g)[v[i]].end;
 		}
-		return;
+		return true;
 	}
 	/* two sorted runs [0, m) and [m, n): merge */
 	memcpy(tv, v, n * sizeof(*v));
@@ -76,22 +83,27 @@ static void sort_slice(const struct argus_graph *g, uint32_t *v, struct skey *k,
 		v[o] = tv[j];
 		k[o] = tk[j];
 	}
+	return true;
 }
 
-/* thr_segs and, for the caller, the keys beside it (*keys, free it). */
-static int thread_index(struct argus_graph *g, struct skey **keys)
+/* thr_segs and, for the caller, the keys beside it (*keys, free it) and,
+ * when pos is not NULL, each segment's slot in thr_segs (*pos, free it). */
+static int thread_index(struct argus_graph *g, struct skey **keys, uint32_t **pos)
 {
 	uint32_t nthr = g->thr.n, nseg = g->seg.n, *fill, *segs, *tv = NULL;
-	uint32_t maxn = 0;
+	uint32_t maxn = 0, *ps = NULL;
 	struct skey *k, *tk = NULL;
 
 	segs = gbig_malloc((nseg + 1) * sizeof(uint32_t));
 	k = gbig_malloc((nseg + 1) * sizeof(*k));
 	fill = calloc(nthr + 1, sizeof(uint32_t));
-	if (!segs || !k || !fill) {     /* keep the old index */
+	if (pos)
+		ps = gbig_malloc((nseg + 1) * sizeof(uint32_t));
+	if (!segs || !k || !fill || (pos && !ps)) {     /* keep the old index */
 		free(segs);
 		free(k);
 		free(fill);
+		free(ps);
 		return -ENOMEM;
 	}
 	for (uint32_t t = 0; t < nthr; t++)
@@ -111,6 +123,8 @@ static int thread_index(struct argus_graph *g, struct skey **keys)
 		segs[at] = s;
 		k[at].start = sg->start;
 		k[at].end = sg->end;
+		if (ps)
+			ps[s] = at;
 	}
 	free(fill);
 	for (uint32_t t = 0; t < nthr; t++) {
@@ -126,16 +140,21 @@ static int thread_index(struct argus_graph *g, struct skey **keys)
 				free(tk);
 				free(segs);
 				free(k);
+				free(ps);
 				return -ENOMEM;
 			}
 		}
-		sort_slice(g, segs + first, k + first, n, tv, tk);
+		if (sort_slice(g, segs + first, k + first, n, tv, tk) && ps)
+			for (uint32_t i = first; i < first + n; i++)
+				ps[segs[i]] = i;
 	}
 	free(tv);
 	free(tk);
 	free(g->thr_segs);
 	g->thr_segs = segs;
 	*keys = k;
+	if (pos)
+		*pos = ps;
 	return 0;
 }
 
@@ -156,44 +175,85 @@ static int add_intra(struct argus_graph *g, const struct skey *k)
 	return 0;
 }
 
-/* off[nseg + 1] / ids[nedges] for both directions, in two passes over the
- * edges instead of four. */
-static int csr(struct argus_graph *g)
+/* Segment s's INTRA edges (see the top of the file): *out / *in the ids of
+ * the edges to its thread's next segment / from the previous, or
+ * ARGUS_NONE.  zb[t]: threads before t with segments. */
+static inline void intra_ids(const struct argus_graph *g, uint32_t nplain,
+			     const uint32_t *pos, const uint32_t *zb, uint32_t s,
+			     uint32_t *out, uint32_t *in)
 {
-	uint32_t nseg = g->seg.n, nedge = g->edge.n;
+	uint32_t t = SEGS(g)[s].thread, p = pos[s];
+	const struct argus_thread *th = &THRS(g)[t];
+
+	/* add_intra made the edge into slot i (i > first) the
+	 * (i - 1 - zb[t])-th INTRA edge */
+	*out = p + 1 < th->first_seg + th->nseg ? nplain + p - zb[t] : ARGUS_NONE;
+	*in = p > th->first_seg ? nplain + p - 1 - zb[t] : ARGUS_NONE;
+}
+
+/* off[nseg + 1] / ids[nedges] for both directions, in two passes over the
+ * edges instead of four.  With pos (each segment's thr_segs slot), edges
+ * from nplain on are add_intra's and are placed by segment instead. */
+static int csr(struct argus_graph *g, uint32_t nplain, const uint32_t *pos)
+{
+	uint32_t nseg = g->seg.n, nedge = g->edge.n, *zb = NULL;
 	size_t offsz = ((size_t)nseg + 2) * sizeof(uint32_t);
 	size_t idsz = ((size_t)nedge + 1) * sizeof(uint32_t);
 	uint32_t *oo = gbig_malloc(offsz), *oi = gbig_malloc(idsz);
 	uint32_t *io = gbig_malloc(offsz), *ii = gbig_malloc(idsz);
 	const struct argus_edge *e = EDGES(g);
 
-	if (!oo || !oi || !io || !ii) {
-		free(oo);
-		free(oi);
-		free(io);
-		free(ii);
-		return -ENOMEM;
-	}
+	if (!pos)
+		nplain = nedge;
+	else if (!(zb = malloc(((size_t)g->thr.n + 1) * sizeof(*zb))))
+		goto nomem;
+	if (!oo || !oi || !io || !ii)
+		goto nomem;
 	memset(oo, 0, offsz);
 	memset(io, 0, offsz);
-	/* the stats' count by type comes with the same pass (the edge array
-	 * is 48 B an edge: one pass fewer over it) */
+	/* the stats' count by type comes with the same pass (one pass
+	 * fewer over the edge array) */
 	memset(g->st.edges_by_type, 0, sizeof(g->st.edges_by_type));
-	for (uint32_t i = 0; i < nedge; i++) {
+	for (uint32_t i = 0; i < nplain; i++) {
 		oo[e[i].src + 2]++;
 		io[e[i].dst + 2]++;
 		g->st.edges_by_type[e[i].type]++;
+	}
+	if (pos) {
+		for (uint32_t t = 0, z = 0; t < g->thr.n; t++) {
+			zb[t] = z;
+			z += THRS(g)[t].nseg > 0;
+		}
+		for (uint32_t s = 0; s < nseg; s++) {
+			uint32_t out, in;
+
+			intra_ids(g, nplain, pos, zb, s, &out, &in);
+			oo[s + 2] += out != ARGUS_NONE;
+			io[s + 2] += in != ARGUS_NONE;
+		}
+		g->st.edges_by_type[ARGUS_EDGE_INTRA] += nedge - nplain;
 	}
 	for (uint32_t s = 2; s < nseg + 2; s++) {
 		oo[s] += oo[s - 1];
 		io[s] += io[s - 1];
 	}
 	/* off[s + 1] is the fill cursor of s; after filling, off[s + 1] is
-	 * the end of s, i.e. off[] shifted into place. */
-	for (uint32_t i = 0; i < nedge; i++) {
+	 * the end of s, i.e. off[] shifted into place.  The INTRA edges have
+	 * the largest ids: last in each list, as in id order. */
+	for (uint32_t i = 0; i < nplain; i++) {
 		oi[oo[e[i].src + 1]++] = i;
 		ii[io[e[i].dst + 1]++] = i;
 	}
+	for (uint32_t s = 0; pos && s < nseg; s++) {
+		uint32_t out, in;
+
+		intra_ids(g, nplain, pos, zb, s, &out, &in);
+		if (out != ARGUS_NONE)
+			oi[oo[s + 1]++] = out;
+		if (in != ARGUS_NONE)
+			ii[io[s + 1]++] = in;
+	}
+	free(zb);
 	free(g->out_off);
 	free(g->out_ids);
 	free(g->in_off);
@@ -203,19 +263,30 @@ static int csr(struct argus_graph *g)
 	g->in_off = io;
 	g->in_ids = ii;
 	return 0;
+nomem:
+	free(zb);
+	free(oo);
+	free(oi);
+	free(io);
+	free(ii);
+	return -ENOMEM;
 }
 
 int gcsr_build(struct argus_graph *g, bool intra)
 {
 	struct skey *k = NULL;
+	uint32_t *pos = NULL, nplain = g->edge.n;
 	int rc;
 
-	if ((rc = thread_index(g, &k)))
+	if ((rc = thread_index(g, &k, intra ? &pos : NULL)))
 		return rc;
 	if (intra)
 		rc = add_intra(g, k);
 	free(k);
-	if (rc || (rc = csr(g)))
+	if (!rc)
+		rc = csr(g, nplain, pos);
+	free(pos);
+	if (rc)
 		return rc;
 	g->csr_dirty = false;
 	return 0;
