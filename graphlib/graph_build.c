@@ -108,6 +108,31 @@ static int schema_boundary(struct argus_graph *g, uint32_t thr,
 	return 0;
 }
 
+/* Store thread thr's next event, in segment seg (ARGUS_NONE: in none). */
+static inline uint32_t add_event(struct argus_graph *g, uint32_t thr, uint32_t seg,
+				 const struct argus_gevent *ge)
+{
+	struct tstate *s = TSTATE(g, thr);
+	uint32_t evid = gev_store(g, &s->last_ev, ge);
+
+	if (evid == ARGUS_NONE)
+		return ARGUS_NONE;
+	if (!s->nev++)
+		THRS(g)[thr].first_event = evid;
+	if (seg != ARGUS_NONE) {
+		struct argus_segment *sg = &SEGS(g)[seg];
+
+		if (sg->first_event == ARGUS_NONE)
+			sg->first_event = evid;
+		sg->nevents++;
+		if (ge->ts > sg->end)
+			sg->end = ge->ts;
+		if (ge->type == AE_SAMPLE)
+			sg->nsamples++;
+	}
+	return evid;
+}
+
 /* Store an event that belongs to no thread. */
 static int store_idle(struct argus_graph *g, const struct argus_gevent *ge)
 {
@@ -145,7 +170,7 @@ static uint32_t attach(struct argus_graph *g, const struct argus_event *ev,
 		    s->last_seg == ARGUS_NONE && (*rc = switch_in(g, thr, ev->ts)))
 			return ARGUS_NONE;
 		s = TSTATE(g, thr);
-		if (gseg_add_event(g, thr, s->cur, ge) == ARGUS_NONE) {
+		if (add_event(g, thr, s->cur, ge) == ARGUS_NONE) {
 			*rc = -ENOMEM;
 			return ARGUS_NONE;
 		}
@@ -169,7 +194,7 @@ static uint32_t attach(struct argus_graph *g, const struct argus_event *ev,
 			return ARGUS_NONE;
 	}
 	s = TSTATE(g, thr);
-	if (gseg_add_event(g, thr, s->cur, ge) == ARGUS_NONE) {
+	if (add_event(g, thr, s->cur, ge) == ARGUS_NONE) {
 		*rc = -ENOMEM;
 		return ARGUS_NONE;
 	}
@@ -382,6 +407,7 @@ static void close_all(struct argus_graph *g)
 	for (uint32_t i = 0; i < g->thr.n; i++) {
 		struct tstate *s = TSTATE(g, i);
 
+		THRS(g)[i].nevents = s->nev;
 		if (s->pend_early) {    /* it never went to sleep after all */
 			s->pend = s->pend_early = 0;
 			g->st.filtered[ARGUS_FILT_RUNNING]++;

@@ -223,6 +223,9 @@ struct tstate {
 	uint32_t cur;           /* open segment, ARGUS_NONE */
 	uint32_t last_seg;      /* most recent segment, ARGUS_NONE */
 	uint32_t last_ev;       /* its last event stored, ARGUS_NONE */
+	uint32_t nev;           /* its events (argus_thread.nevents at the end:
+	                           the thread table stays out of the per-event
+	                           path) */
 	/* Edges into the open segment, for merging a message into them. */
 	uint32_t wake_edge;     /* the in-edge created at its switch-in */
 	uint32_t msg_edge;      /* last MESSAGE in-edge (merging repeats) */
@@ -279,6 +282,7 @@ struct gbuild {
 };
 
 #define TSTATE(g, i) (&GV((g)->b->ts, struct tstate)[i])
+
 #define SEGX(g, i) (&GV((g)->b->sx, struct segx)[i])
 
 /* graph_segments.c: threads and segments. */
@@ -288,11 +292,26 @@ uint32_t gseg_open(struct argus_graph *g, uint32_t thr, uint64_t ts,
 		   uint8_t reason);
 void gseg_close(struct argus_graph *g, uint32_t thr, uint64_t ts,
 		uint8_t reason);
-uint32_t gev_store(struct argus_graph *g, uint32_t *last,
-		   const struct argus_gevent *ge);
-uint32_t gseg_add_event(struct argus_graph *g, uint32_t thr, uint32_t seg,
-			const struct argus_gevent *ge);
+uint32_t gev_new_block(struct argus_graph *g, uint32_t last);
 void gthread_names(struct argus_graph *g, uint32_t thr);
+
+/* Store *ge after the chain whose last event is *last (ARGUS_NONE: a new
+ * chain), in the same block while it has room, else in a new one linked
+ * to it (gev_new_block).  Returns the event id, ARGUS_NONE on ENOMEM.
+ * Inline: every event of the trace comes through here. */
+static inline uint32_t gev_store(struct argus_graph *g, uint32_t *last,
+				 const struct argus_gevent *ge)
+{
+	uint32_t id = *last + 1;        /* ARGUS_NONE + 1 == 0: a new block */
+
+	if (__builtin_expect(!(id & (EVBLK - 1)), 0) &&
+	    (id = gev_new_block(g, *last)) == ARGUS_NONE)
+		return ARGUS_NONE;
+	EVS(g)[id] = *ge;
+	*last = id;
+	g->b->last_evid = id;
+	return id;
+}
 
 /* graph_edges.c: edges from wake-ups, messages, timers and the schema. */
 int64_t gedge_push(struct argus_graph *g, uint8_t type, uint32_t src,

@@ -145,60 +145,24 @@ void gseg_close(struct argus_graph *g, uint32_t thr, uint64_t ts,
 	s->cur = ARGUS_NONE;
 }
 
-/*
- * Store *ge after the chain whose last event is *last (ARGUS_NONE: a new
- * chain): in the same block while it has room, else in a new block
- * linked to it.  Returns the event id, ARGUS_NONE on ENOMEM.
- */
-uint32_t gev_store(struct argus_graph *g, uint32_t *last,
-		   const struct argus_gevent *ge)
+/* A new block of event slots, linked after the chain's last event `last`
+ * (ARGUS_NONE: it starts a chain).  Returns its first slot, ARGUS_NONE on
+ * ENOMEM.  Its slots are zeroed: unused ones read as AE_NONE. */
+uint32_t gev_new_block(struct argus_graph *g, uint32_t last)
 {
-	uint32_t id = *last + 1;
+	struct evblk *b = gvec_push(&g->blk, sizeof(*b));
+	uint32_t id;
 
-	if (*last == ARGUS_NONE || !(id & (EVBLK - 1))) {
-		struct evblk *b = gvec_push(&g->blk, sizeof(*b));
-
-		if (!b || !gvec_push_n(&g->ev, sizeof(*ge), EVBLK))
-			return ARGUS_NONE;
-		id = g->ev.n - EVBLK;
-		b->next = ARGUS_NONE;
-		b->pos = 0;
-		if (*last != ARGUS_NONE) {
-			struct evblk *pb = &BLKS(g)[*last >> EVBLK_SHIFT];
-
-			pb->next = id;
-			b->pos = pb->pos + EVBLK;
-		}
-	}
-	EVS(g)[id] = *ge;
-	*last = id;
-	g->b->last_evid = id;
-	return id;
-}
-
-/* Store thread thr's next event, in segment seg (ARGUS_NONE: in none). */
-uint32_t gseg_add_event(struct argus_graph *g, uint32_t thr, uint32_t seg,
-			const struct argus_gevent *ge)
-{
-	struct tstate *s = TSTATE(g, thr);
-	struct argus_thread *t = &THRS(g)[thr];
-	uint32_t evid = gev_store(g, &s->last_ev, ge);
-
-	if (evid == ARGUS_NONE)
+	if (!b || !gvec_push_n(&g->ev, sizeof(struct argus_gevent), EVBLK))
 		return ARGUS_NONE;
-	if (t->first_event == ARGUS_NONE)
-		t->first_event = evid;
-	t->nevents++;
-	if (seg != ARGUS_NONE) {
-		struct argus_segment *sg = &SEGS(g)[seg];
+	id = g->ev.n - EVBLK;
+	b->next = ARGUS_NONE;
+	b->pos = 0;
+	if (last != ARGUS_NONE) {
+		struct evblk *pb = &BLKS(g)[last >> EVBLK_SHIFT];
 
-		if (sg->first_event == ARGUS_NONE)
-			sg->first_event = evid;
-		sg->nevents++;
-		if (ge->ts > sg->end)
-			sg->end = ge->ts;
-		if (ge->type == AE_SAMPLE)
-			sg->nsamples++;
+		pb->next = id;
+		b->pos = pb->pos + EVBLK;
 	}
-	return evid;
+	return id;
 }
