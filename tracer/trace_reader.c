@@ -181,6 +181,8 @@ struct cursor {                         /* one CPU stream being merged */
 	uint64_t left;                  /* events not yet decoded */
 	uint64_t ts;                    /* of the last decoded event */
 	uint64_t next_ts;               /* of the next one (peeked), if left */
+	uint64_t next_type;             /* its type (peeked) */
+	const uint8_t *next_p;          /* past its type and ts delta (peeked) */
 	uint64_t max_ts;                /* the CPUS max_ts of its cpu */
 	uint16_t cpu;
 };
@@ -1403,15 +1405,17 @@ static struct cpu_ent *cpu_find(struct argus_trace *t, uint64_t cpu)
 	return NULL;
 }
 
-/* Decode the cursor's next event into *ev, its string and stack ids
+/* Decode the rest of the cursor's next event into *ev: p is past its
+ * type and ts delta, ts its timestamp.  Its string and stack ids are
  * turned into the trace's global ones (the chunk's tables are interned
  * before its events are decoded). */
 static inline __attribute__((always_inline)) int
-decode_event(struct argus_trace *t, struct cursor *cu, struct argus_event *ev)
+decode_rest(struct argus_trace *t, struct cursor *cu, struct argus_event *ev,
+	    const uint8_t *p, uint64_t type, uint64_t ts)
 {
-	const uint8_t *p = cu->s.p, *end = cu->s.end;
+	const uint8_t *end = cu->s.end;
 	const struct schema_ent *e;
-	uint64_t type, dts, tid, pidz, ctx, v, smask;
+	uint64_t tid, pidz, ctx, v, smask;
 	unsigned nf, refs;
 	struct varint_res r;
 	int64_t pid;
@@ -1431,18 +1435,14 @@ decode_event(struct argus_trace *t, struct cursor *cu, struct argus_event *ev)
 	memset(ev->pad, 0, sizeof(ev->pad));
 	for (unsigned i = 0; i < ARGUS_NFIELDS; i++)   /* constant size: */
 		ev->f[i] = 0;                          /* vector stores */
-	if (p >= end)
-		return why(t, "cpu %u stream ends early", cu->cpu);
-	NEXT(type, early);
 	e = schema_find(t, type);
 	if (!e)
 		return why(t, "cpu %u: event type %" PRIu64 " is not in the chunk's schema",
 			   cu->cpu, type);
-	NEXT(dts, header);
 	NEXT(tid, header);
 	NEXT(pidz, header);
 	NEXT(ctx, header);
-	if (dts > UINT64_MAX - cu->ts || tid > UINT32_MAX || ctx > UINT8_MAX)
+	if (tid > UINT32_MAX || ctx > UINT8_MAX)
 		goto header;
 	if (__builtin_add_overflow((int64_t)tid, zigzag_dec(pidz), &pid) ||
 	    pid < 0 || pid > (int64_t)UINT32_MAX)
@@ -1481,7 +1481,7 @@ decode_event(struct argus_trace *t, struct cursor *cu, struct argus_event *ev)
 		}
 	}
 #undef NEXT
-	ev->ts = cu->ts + dts;
+	ev->ts = ts;
 	ev->tid = (uint32_t)tid;
 	ev->pid = (uint32_t)pid;
 	ev->type = (uint16_t)type;
@@ -1494,8 +1494,6 @@ decode_event(struct argus_trace *t, struct cursor *cu, struct argus_event *ev)
 			   on store forwarding (a tenth of decode time) */
 	cu->left--;
 	return 0;
-early:
-	return why(t, "cpu %u stream ends early", cu->cpu);
 header:
 	return why(t, "cpu %u: bad event header", cu->cpu);
 past:
@@ -1506,7 +1504,38 @@ bad_str:
 	return why(t, "cpu %u: bad string id", cu->cpu);
 }
 
-/* The ts of the cursor's next event, without consuming it: 0, or
+/* Decode the cursor's next event from its start: only to say why it is
+ * corrupt when peek_ts() fails (the hot path is decode_next()). */
+static __attribute__((noinline)) int
+decode_event(struct argus_trace *t, struct cursor *cu, struct argus_event *ev)
+{
+	struct varint_res r;
+	uint64_t type;
+
+	if (cu->s.p >= cu->s.end)
+		return why(t, "cpu %u stream ends early", cu->cpu);
+	r = varint_next(cu->s.p, cu->s.end);
+	if (!r.p)
+		return why(t, "cpu %u stream ends early", cu->cpu);
+	type = r.v;
+	if (!schema_find(t, type))
+		return why(t, "cpu %u: event type %" PRIu64 " is not in the chunk's schema",
+			   cu->cpu, type);
+	r = varint_next(r.p, cu->s.end);
+	if (!r.p || r.v > UINT64_MAX - cu->ts)
+		return why(t, "cpu %u: bad event header", cu->cpu);
+	return decode_rest(t, cu, ev, r.p, type, cu->ts + r.v);
+}
+
+/* Decode the cursor's next event, whose type and ts peek_ts() has read. */
+static inline __attribute__((always_inline)) int
+decode_next(struct argus_trace *t, struct cursor *cu, struct argus_event *ev)
+{
+	return decode_rest(t, cu, ev, cu->next_p, cu->next_type, cu->next_ts);
+}
+
+/* The type and ts of the cursor's next event, without consuming it
+ * (decode_next() goes on from there: the two are decoded once): 0, or
  * -EBADMSG when its header does not parse (decode_event says why). */
 static inline int peek_ts(struct cursor *cu)
 {
@@ -1514,10 +1543,12 @@ static inline int peek_ts(struct cursor *cu)
 
 	if (!r.p)
 		return -EBADMSG;
-	r = varint_next(r.p, cu->s.end);        /* skip the type: dts */
+	cu->next_type = r.v;
+	r = varint_next(r.p, cu->s.end);        /* dts */
 	if (!r.p || r.v > UINT64_MAX - cu->ts)
 		return -EBADMSG;
 	cu->next_ts = cu->ts + r.v;
+	cu->next_p = r.p;
 	return 0;
 }
 
@@ -1592,7 +1623,7 @@ static int decode_merged(struct argus_trace *t)
 		if (n > 2 && cur_less(&t->cur[t->heap[2]], next))
 			next = &t->cur[t->heap[2]];
 		for (;;) {
-			if ((rc = decode_event(t, cu, out++)))
+			if ((rc = decode_next(t, cu, out++)))
 				return rc;
 			if (!cu->left)
 				break;
