@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define VARINT_MAX_LEN 10
 
@@ -124,9 +125,32 @@ varint_next_slow(const uint8_t *p, const uint8_t *end)
 	struct varint_res r = { NULL, 0 };
 
 	if (end - p >= VARINT_MAX_LEN) {
+		uint64_t b, v;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		/* Up to 8 bytes (pointers, addresses: most of what comes this
+		 * way) from one load, without a branch per byte: the first
+		 * byte without its continuation bit ends it, then the 7-bit
+		 * groups are packed pairwise.  Same value and length as the
+		 * byte loop below, which takes the 9- and 10-byte ones. */
+		uint64_t x, stop;
+
+		memcpy(&x, p, sizeof(x));
+		stop = ~x & 0x8080808080808080ull;
+		if (stop) {
+			unsigned bits = (unsigned)__builtin_ctzll(stop) + 1; /* 8..64 */
+
+			if (bits < 64)
+				x &= (1ull << bits) - 1;
+			x &= 0x7f7f7f7f7f7f7f7full;
+			x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
+			x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
+			x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+			return (struct varint_res){ p + bits / 8, x };
+		}
+#endif
 		/* all ten bytes are there: no bounds check per byte (the
 		 * same unrolled decoding as varint_get's) */
-		uint64_t b, v = *p++;
+		v = *p++;
 
 		if (v < 0x80)
 			return (struct varint_res){ p, v };
