@@ -127,26 +127,36 @@ varint_next_slow(const uint8_t *p, const uint8_t *end)
 	if (end - p >= VARINT_MAX_LEN) {
 		uint64_t b, v;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-		/* Up to 8 bytes (pointers, addresses: most of what comes this
-		 * way) from one load, without a branch per byte: the first
-		 * byte without its continuation bit ends it, then the 7-bit
-		 * groups are packed pairwise.  Same value and length as the
-		 * byte loop below, which takes the 9- and 10-byte ones. */
+		/* Pointers, addresses, inodes: most of what comes this way.
+		 * Eight bytes from one load, without a branch per byte: the
+		 * first byte without its continuation bit ends the varint,
+		 * then the 7-bit groups are packed pairwise; a 9th and 10th
+		 * byte are added on.  Same values, lengths and rejections as
+		 * the byte loop below, which big-endian hosts use. */
 		uint64_t x, stop;
+		unsigned bits = 64;
 
 		memcpy(&x, p, sizeof(x));
 		stop = ~x & 0x8080808080808080ull;
 		if (stop) {
-			unsigned bits = (unsigned)__builtin_ctzll(stop) + 1; /* 8..64 */
-
+			bits = (unsigned)__builtin_ctzll(stop) + 1;     /* 8..64 */
 			if (bits < 64)
 				x &= (1ull << bits) - 1;
-			x &= 0x7f7f7f7f7f7f7f7full;
-			x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
-			x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
-			x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
-			return (struct varint_res){ p + bits / 8, x };
 		}
+		x &= 0x7f7f7f7f7f7f7f7full;
+		x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
+		x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
+		x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+		if (stop)
+			return (struct varint_res){ p + bits / 8, x };
+		/* 9 or 10 bytes (kernel addresses): the 10th holds bit 63 only */
+		b = p[8];
+		if (b < 0x80)
+			return (struct varint_res){ p + 9, x | b << 56 };
+		v = p[9];
+		if (v > 1)
+			return (struct varint_res){ NULL, 0 };
+		return (struct varint_res){ p + 10, x | (b & 0x7f) << 56 | v << 63 };
 #endif
 		/* all ten bytes are there: no bounds check per byte (the
 		 * same unrolled decoding as varint_get's) */
