@@ -23,8 +23,9 @@
  * shared in proportion to each part's duration (the trace has no finer
  * record of it); events and edge ends move to the part covering their
  * time (events stay a run of the thread's chain: one older than the
- * event before it, across a chunk boundary, stays in that one's part).  New parts are appended to the segment array (graph_csr.c sorts
- * each thread's segments by start).
+ * event before it, across a chunk boundary, stays in that one's part).
+ * New parts are appended to the segment array (graph_csr.c sorts each
+ * thread's segments by start).
  */
 #include "graph_internal.h"
 
