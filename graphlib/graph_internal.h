@@ -286,7 +286,7 @@ struct gbuild {
 #define SEGX(g, i) (&GV((g)->b->sx, struct segx)[i])
 
 /* graph_segments.c: threads and segments. */
-uint32_t gthread_get(struct argus_graph *g, uint32_t tid, uint32_t pid);
+uint32_t gthread_lookup(struct argus_graph *g, uint32_t tid, uint32_t pid);
 uint32_t gthread_new(struct argus_graph *g, uint32_t tid, uint32_t pid);
 uint32_t gseg_open(struct argus_graph *g, uint32_t thr, uint64_t ts,
 		   uint8_t reason);
@@ -294,6 +294,18 @@ void gseg_close(struct argus_graph *g, uint32_t thr, uint64_t ts,
 		uint8_t reason);
 uint32_t gev_new_block(struct argus_graph *g, uint32_t last);
 void gthread_names(struct argus_graph *g, uint32_t thr);
+
+/* The thread entry of tid (created on first sight).  ARGUS_NONE on
+ * ENOMEM.  Inline for the cache hit: most events' threads are in it. */
+static inline uint32_t gthread_get(struct argus_graph *g, uint32_t tid,
+				   uint32_t pid)
+{
+	uint32_t slot = tid & (TCACHE_SIZE - 1);
+
+	if (tid && g->b->tcache_tid[slot] == tid)
+		return g->b->tcache_thr[slot];
+	return gthread_lookup(g, tid, pid);
+}
 
 /* Store *ge after the chain whose last event is *last (ARGUS_NONE: a new
  * chain), in the same block while it has room, else in a new one linked

@@ -88,13 +88,11 @@ uint32_t gthread_new(struct argus_graph *g, uint32_t tid, uint32_t pid)
 	return g->thr.n - 1;
 }
 
-/* The thread entry of tid (created on first sight).  ARGUS_NONE on ENOMEM. */
-uint32_t gthread_get(struct argus_graph *g, uint32_t tid, uint32_t pid)
+/* gthread_get() past a miss in the cache: the tid index, or a new entry. */
+uint32_t gthread_lookup(struct argus_graph *g, uint32_t tid, uint32_t pid)
 {
 	uint32_t h, id, slot = tid & (TCACHE_SIZE - 1);
 
-	if (tid && g->b->tcache_tid[slot] == tid)
-		return g->b->tcache_thr[slot];
 	h = (uint32_t)argus_mix64(tid);
 	id = argus_hidx_find(&g->tid_idx, h, tid_eq, g, &tid);
 	if (id) {
