@@ -52,24 +52,6 @@ static mode_t mode_arg(int flags, va_list ap)
 	return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
 }
 
-int open(const char *path, int flags, ...)
-{
-	static int (*real)(const char *, int, ...);
-	va_list ap;
-	mode_t mode;
-
-	va_start(ap, flags);
-	mode = mode_arg(flags, ap);
-	va_end(ap);
-	if (!real)
-		real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
-	if (is_refused(path))
-		return real("/dev/null", flags & O_ACCMODE);
-	return real(path, flags, mode);
-}
-
-int open64(const char *path, int flags, ...) __attribute__((alias("open")));
-
 int openat(int dirfd, const char *path, int flags, ...)
 {
 	static int (*real)(int, const char *, int, ...);
@@ -85,6 +67,20 @@ int openat(int dirfd, const char *path, int flags, ...)
 		return real(AT_FDCWD, "/dev/null", flags & O_ACCMODE);
 	return real(dirfd, path, flags, mode);
 }
+
+/* open(path) is openat(AT_FDCWD, path): one place decides */
+int open(const char *path, int flags, ...)
+{
+	va_list ap;
+	mode_t mode;
+
+	va_start(ap, flags);
+	mode = mode_arg(flags, ap);
+	va_end(ap);
+	return openat(AT_FDCWD, path, flags, mode);
+}
+
+int open64(const char *path, int flags, ...) __attribute__((alias("open")));
 
 int openat64(int dirfd, const char *path, int flags, ...) __attribute__((alias("openat")));
 

@@ -350,23 +350,40 @@ static int unwind_fx(struct argus_unwinder *u, const struct argus_proc_map *maps
 				      ips, MAX_FRAMES);
 }
 
+/* A new unwinder with the fixture's sample unwound once into ips (*n
+ * frames, at least 4 checked); NULL if the fixture or the unwinder could
+ * not be had (already a failed CHECK). */
+static struct argus_unwinder *unwinder_with_fx(uint64_t *ips, int *n)
+{
+	struct argus_unwinder *u;
+
+	CHECK(fixture());
+	if (!fx.ok)
+		return NULL;
+	u = argus_unwinder__new();
+	CHECK(u != NULL);
+	if (!u)
+		return NULL;
+	*n = unwind_fx(u, fx.maps, fx.nmaps, ips);
+	CHECK(*n >= 4);
+	return u;
+}
+
 /* The session cache (same maps: same Dwfl) and the file cache (another
  * process running the same files: here the fixture's maps plus one more
  * mapping, so a new layout and a new session) give the same stack, and
  * the second process opens no file again. */
 static void test_unwinder_caches_give_the_same_stack(void)
 {
-	struct argus_unwinder *u = argus_unwinder__new();
+	struct argus_unwinder *u;
 	struct argus_unwinder_stats st1, st2;
 	struct argus_proc_map *m2 = NULL;
 	uint64_t a[MAX_FRAMES], b[MAX_FRAMES];
 	int na, nb;
 
-	CHECK(fixture());
-	CHECK(u != NULL);
-	if (!fx.ok || !u)
+	u = unwinder_with_fx(a, &na);
+	if (!u)
 		goto out;
-	na = unwind_fx(u, fx.maps, fx.nmaps, a);
 	nb = unwind_fx(u, fx.maps, fx.nmaps, b);
 	CHECK(na >= 4);
 	CHECK_EQ(na, nb);
@@ -408,17 +425,14 @@ out:
  * (a new layout, so a new session). */
 static void test_unwinder_retries_a_file_it_could_not_open(void)
 {
-	struct argus_unwinder *u = argus_unwinder__new();
+	struct argus_unwinder *u;
 	struct argus_proc_map *gone = NULL, *m2 = NULL;
 	uint64_t a[MAX_FRAMES], b[MAX_FRAMES];
 	int na, nb;
 
-	CHECK(fixture());
-	CHECK(u != NULL);
-	if (!fx.ok || !u)
+	u = unwinder_with_fx(a, &na);
+	if (!u)
 		goto out;
-	na = unwind_fx(u, fx.maps, fx.nmaps, a);
-	CHECK(na >= 4);
 	argus_unwinder__free(u);
 	u = argus_unwinder__new();
 	gone = calloc(fx.nmaps, sizeof(*gone));
