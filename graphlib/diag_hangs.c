@@ -227,7 +227,8 @@ int argus_diag__activity(const struct argus_graph *g, uint32_t tid,
 			a->wait_seg = v[i];
 		}
 	}
-	/* sched_yield does not sleep (the switch is "runnable"): count calls */
+	/* sched_yield does not sleep (the switch is "runnable"): count calls,
+	 * by their exits (the collector records no entry for it) */
 	for (uint32_t e = THRS(g)[thr].first_event; e != ARGUS_NONE;
 	     e = argus_graph__thread_next_event(g, thr, e)) {
 		const struct argus_gevent *ev = &EVS(g)[e];
@@ -238,7 +239,7 @@ int argus_diag__activity(const struct argus_graph *g, uint32_t tid,
 			continue;
 		if (ev->type == AE_SAMPLE)
 			a->samples++;
-		else if (ev->type == AE_SYS_ENTER && ev->nr == SYS_sched_yield)
+		else if (ev->type == AE_SYS_EXIT && ev->nr == SYS_sched_yield)
 			a->short_waits++;
 	}
 	/* Busy is "running or runnable more than asleep": on a loaded machine

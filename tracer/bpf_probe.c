@@ -325,19 +325,21 @@ void argus_probe__default_syscalls(uint64_t bitmap[8])
  * space, collector time), and for the message calls it adds nothing the
  * graph uses: the exit has nr, fd (arg0), the object and ret, and a call
  * that blocks already has its switch-out with the syscall and object.  On
- * `perf bench sched messaging` these calls are ~95% of all records.  The
- * entries that stay are those the analysis reads: the waker's syscall at a
- * wake-up (futex and its uaddr, kill/tgkill, exit), the entry into the
- * event-loop wait (poll family), sched_yield counts, and every call whose
+ * `perf bench sched messaging` these calls are ~95% of all records.  Nor
+ * for sched_yield, which takes no argument and never blocks: its exits
+ * are what the yield count reads, and a flag spin makes ~700 K of them a
+ * second.  The entries that stay are those the analysis reads: the
+ * waker's syscall at a wake-up (futex and its uaddr, kill/tgkill, exit),
+ * the entry into the event-loop wait (poll family), and every call whose
  * arguments matter (connect, timers, sleeps).  --all-entries restores the
- * rest for schemas that match sys_enter of a message call.
+ * rest for schemas that match sys_enter of those calls.
  */
 static void data_calls(uint64_t bitmap[8])
 {
 	static const int nrs[] = {
 		SYS_read, SYS_write, SYS_readv, SYS_writev,
 		SYS_recvfrom, SYS_sendto, SYS_recvmsg, SYS_sendmsg,
-		SYS_recvmmsg, SYS_sendmmsg,
+		SYS_recvmmsg, SYS_sendmmsg, SYS_sched_yield,
 	};
 	size_t i;
 
