@@ -130,6 +130,25 @@ static void print_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k
 	diag_cli_stack(c, k->pid, k->to, k->stack, print_frame, "        ");
 }
 
+/* A blocked culprit's wait stack of 2 frames or fewer, in a trace whose
+ * collector ran without --wait-stacks: its frame-pointer walk most likely
+ * stopped in a library built without frame pointers (Debian's libc). */
+static bool shallow_waits(struct graph_cli_ctx *c, const struct argus_diagnosis *d)
+{
+	if (argus_trace__header(c->t)->flags & ARGUS_FILE_WAIT_STACKS)
+		return false;
+	for (uint32_t i = 0; i < d->nchain; i++) {
+		const struct argus_culprit *k = &d->chain[i];
+		const uint64_t *ips;
+		uint32_t nr;
+
+		if (k->kind == ARGUS_KIND_BLOCKED && !k->cycle && k->stack &&
+		    !argus_trace__stack(c->t, k->stack, &ips, &nr) && nr <= 2)
+			return true;
+	}
+	return false;
+}
+
 static void json_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k)
 {
 	bool first = true;
@@ -257,6 +276,10 @@ static void print_report(struct graph_cli_ctx *c, const struct argus_diagnosis *
 		print_culprit(c, &d->chain[i], i == 0 ? "culprit" : "then");
 	verdict(c, d, v, sizeof(v));
 	printf("verdict   %s\n", v);
+	if (shallow_waits(c, d))
+		printf("note      the waits' stacks above stop early: without --wait-stacks the collector"
+		       " follows frame pointers,\n          which Debian's libraries do not keep;"
+		       " `argus start --wait-stacks` (or record) shows their callers\n");
 	printf("inspected %u nodes of %u\n", d->inspected, argus_graph__nsegments(c->g));
 }
 

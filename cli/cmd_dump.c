@@ -171,7 +171,12 @@ static void print_stack(const struct argus_trace *t, struct argus_symbolizer *sy
 static void print_stats(const struct argus_trace *t)
 {
 	const struct argus_trace_stats *st = argus_trace__stats(t);
+	const struct argus_file_header *fh = argus_trace__header(t);
 
+	printf("# %s from %s (kernel %s, %u CPUs); wait stacks: %s\n",
+	       fh->flags & ARGUS_FILE_RING ? "ring" : "snapshot", fh->hostname, fh->kernel,
+	       fh->ncpus, fh->flags & ARGUS_FILE_WAIT_STACKS ? "DWARF-unwound (--wait-stacks)"
+	       : "frame pointers only");
 	printf("# %" PRIu64 " events in %" PRIu64 " chunks, %.3f s",
 	       st->events, st->chunks,
 	       st->max_ts > st->min_ts ? (st->max_ts - st->min_ts) / 1e9 : 0.0);

@@ -201,7 +201,10 @@ struct argus_ring *argus_ring__create_from(const char *path,
 	h.data_size = data_size;
 	h.block_size = ARGUS_BLOCK_SIZE;
 	h.flags = data_size ? ARGUS_FILE_RING : ARGUS_FILE_SNAPSHOT;
+	h.flags |= OPT(opts, flags, 0) & ~(ARGUS_FILE_RING | ARGUS_FILE_SNAPSHOT);
 	if (tmpl) {
+		/* a saved copy says what its source's collector recorded */
+		h.flags |= tmpl->flags & ~(ARGUS_FILE_RING | ARGUS_FILE_SNAPSHOT);
 		h.created_mono_ns = tmpl->created_mono_ns;
 		h.created_real_ns = tmpl->created_real_ns;
 		h.ncpus = tmpl->ncpus;

@@ -47,6 +47,9 @@
 /* argus_file_header.flags */
 #define ARGUS_FILE_RING 0x1      /* bounded ring: old chunks get overwritten */
 #define ARGUS_FILE_SNAPSHOT 0x2  /* written once, sequentially (save/record) */
+#define ARGUS_FILE_WAIT_STACKS 0x4 /* the collector ran with --wait-stacks:
+				      blocking switch-outs' stacks were
+				      DWARF-unwound, not frame pointers only */
 
 /* argus_chunk_header.flags */
 #define ARGUS_CHUNK_ZLIB 0x1
@@ -240,6 +243,8 @@ struct argus_ring_opts {
 	uint64_t data_size;     /* ring bytes; 0 = append-only snapshot */
 	uint32_t ncpus;
 	int fd_mode;            /* file mode, default 0600 */
+	uint32_t flags;         /* ARGUS_FILE_* bits to set besides RING or
+	                           SNAPSHOT (ARGUS_FILE_WAIT_STACKS) */
 };
 /* Create (truncate) a trace file.  Ring files are preallocated. */
 struct argus_ring *argus_ring__create(const char *path,

@@ -82,4 +82,18 @@ print(f"inspected {d['inspected']} of {d['vertices']} nodes", file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
 log "$(grep -E '^(culprit|then|verdict|inspected)' "$T/d.txt" | sed 's/^/  /')"
+
+# The report's note on shallow wait stacks (recorded without --wait-stacks):
+# there exactly when a blocked culprit's printed stack has 1-2 frames.
+python3 - "$T/d.json" "$T/d.txt" <<'PY' || fail "the shallow-stack note does not follow its rule" "$T/d.txt" 60
+import json, sys
+d = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+chain = ([d["culprit"]] if d.get("culprit") else []) + d.get("chain", [])
+shallow = any(k.get("kind") == "blocked" and not k.get("cycle") and 0 < len(k.get("stack", [])) <= 2
+              for k in chain)
+noted = "\nnote      the waits' stacks above stop early" in text
+print(f"shallow blocked stacks: {shallow}; note printed: {noted}", file=sys.stderr)
+sys.exit(0 if shallow == noted else 1)
+PY
 pass "case $APP: the culprit and its chain match the app's ground truth"

@@ -7,7 +7,8 @@
 #     has busy_outer in its stack (frame pointers cannot get there);
 #   - with --wait-stacks: most of them have wait_leaf <- busy_middle <-
 #     busy_outer, in order, symbolized;
-#   - argus record says how many stacks it DWARF-unwound (> 0).
+#   - argus record says how many stacks it DWARF-unwound (> 0);
+#   - the file header says which (argus dump: "wait stacks: ...").
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 
@@ -15,6 +16,9 @@ for mode in plain wait; do
 	if [ $mode = wait ]; then opts=(--wait-stacks); else opts=(); fi
 	record "$mode" "${opts[@]}" -- "$APPS/busy_nofp" --wait 1
 	dump_to "$TRACE" "$T/$mode.dump" --stacks
+	if [ $mode = wait ]; then want="DWARF-unwound (--wait-stacks)"; else want="frame pointers only"; fi
+	grep -q "^# snapshot from .*; wait stacks: $want\$" "$T/$mode.dump" ||
+		fail "$mode: the trace's header does not say 'wait stacks: $want'" "$T/$mode.dump" 3
 	export TID=$(kv TID) MODE=$mode
 	check_dump "$T/$mode.dump" '
 my ($TID, $MODE) = @ENV{qw(TID MODE)};

@@ -1262,6 +1262,48 @@ static void test_save_from_ts_copies_the_chunks_that_reach_it(void)
 	argus_trace__close(a);
 }
 
+/* The collector's --wait-stacks mark (ARGUS_FILE_WAIT_STACKS) is kept in
+ * the file header, and by argus save's copy; a plain ring has none. */
+static void test_wait_stacks_flag_survives_save(void)
+{
+	const char *src = tpath("ws-ring.argus"), *dst = tpath("ws-saved.argus");
+	struct argus_ring_opts o = { .sz = sizeof(o), .data_size = 16 * ARGUS_BLOCK_SIZE,
+				     .ncpus = 2, .flags = ARGUS_FILE_WAIT_STACKS };
+	struct argus_chunk_builder *b = argus_chunk_builder__new();
+	struct argus_error err = { 0 };
+	struct argus_ring *r = argus_ring__create(src, &o, &err);
+	struct argus_trace *t;
+	size_t len;
+	void *chunk;
+
+	CHECK(r != NULL && b != NULL);
+	if (!r || !b)
+		goto out;
+	chunk = tagged_chunk(b, 1, 10, &len);
+	CHECK_EQ(argus_ring__append(r, chunk, len), 0);
+	free(chunk);
+	argus_ring__close(r);
+	CHECK_EQ(argus_trace__save(src, dst, 0, NULL, &err), 0);
+	t = argus_trace__open(dst, &err);
+	CHECK(t != NULL);
+	if (t) {
+		CHECK(argus_trace__header(t)->flags & ARGUS_FILE_WAIT_STACKS);
+		CHECK(argus_trace__header(t)->flags & ARGUS_FILE_SNAPSHOT);
+		CHECK(!(argus_trace__header(t)->flags & ARGUS_FILE_RING));
+		argus_trace__close(t);
+	}
+	r = create(src, 16 * ARGUS_BLOCK_SIZE);     /* no flags asked */
+	argus_ring__close(r);
+	t = argus_trace__open(src, &err);
+	CHECK(t != NULL);
+	if (t) {
+		CHECK(!(argus_trace__header(t)->flags & ARGUS_FILE_WAIT_STACKS));
+		argus_trace__close(t);
+	}
+out:
+	argus_chunk_builder__free(b);
+}
+
 static void test_save_failure_leaves_no_file(void)
 {
 	struct argus_error err = { 0 };
@@ -1440,6 +1482,7 @@ int main(void)
 	RUN(test_garbage_empty_and_short_files_fail_cleanly);
 	RUN(test_reader_survives_mutated_payloads);
 	RUN(test_save_from_ts_copies_the_chunks_that_reach_it);
+	RUN(test_wait_stacks_flag_survives_save);
 	RUN(test_save_failure_leaves_no_file);
 	RUN(test_density_of_a_realistic_mix);
 	cleanup();
