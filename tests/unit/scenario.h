@@ -1,7 +1,8 @@
 /* scenario.h - what the tests that write small synthetic traces share
  * (test_graph_patterns.c, test_diagnosis.c): the trace being written,
- * the tid -> pid table that lets scenario lines name threads only, and
- * opening a generator on a fresh temp file.  One test file includes it,
+ * the tid -> pid table that lets scenario lines name threads only, the
+ * events both write (run, block, wake, enter, leave), and opening a
+ * generator on a fresh temp file.  One test file includes it,
  * so everything is static to that file.  Include after check.h and
  * tracegen.h, with T0 (the trace's first ns) defined. */
 #ifndef ARGUS_TEST_SCENARIO_H
@@ -37,6 +38,45 @@ static void tg_ok(int rc, const char *what, uint64_t ts)
 		fprintf(stderr, "  tracegen %s at T0+%" PRIu64 " ns failed: %d\n",
 			what, ts - T0, rc);
 	}
+}
+
+/* The scenario's events, threads named by tid (pid from the table).
+ * tid is switched in on cpu (the CPU was idle). */
+static void run(uint64_t ts, uint16_t cpu, uint32_t tid)
+{
+	tg_ok(argus_tracegen__run(tg, ts, cpu, tid, pid_of(tid)), "run", ts);
+}
+
+/* tid goes to sleep (TASK_INTERRUPTIBLE) in syscall nr, on object obj. */
+static void block(uint64_t ts, uint16_t cpu, uint32_t tid, int32_t nr,
+		  uint64_t arg, uint32_t kind, uint64_t obj, uint64_t peer)
+{
+	tg_ok(argus_tracegen__block(tg, ts, cpu, tid, pid_of(tid), nr, arg, kind,
+				    obj, peer), "block", ts);
+}
+
+/* A task-context wake-up (waker 0: the idle task). */
+static void wake(uint64_t ts, uint16_t cpu, uint32_t waker, uint32_t target)
+{
+	tg_ok(argus_tracegen__wake(tg, ts, cpu, waker, waker ? pid_of(waker) : 0,
+				   target, pid_of(target)), "wake", ts);
+}
+
+static void enter(uint64_t ts, uint16_t cpu, uint32_t tid, int64_t nr,
+		  uint64_t a0, uint64_t a1)
+{
+	uint64_t args[6] = { a0, a1 };
+
+	tg_ok(argus_tracegen__sys_enter(tg, ts, cpu, tid, pid_of(tid), nr, args),
+	      "sys_enter", ts);
+}
+
+static void leave(uint64_t ts, uint16_t cpu, uint32_t tid, int64_t nr,
+		  int64_t ret, uint64_t a0, uint32_t kind, uint64_t obj,
+		  uint64_t peer)
+{
+	tg_ok(argus_tracegen__sys_exit(tg, ts, cpu, tid, pid_of(tid), nr, ret, a0,
+				       kind, obj, peer), "sys_exit", ts);
 }
 
 /* A generator with options o on a new /tmp/NAME.XXXXXX; the pid table is

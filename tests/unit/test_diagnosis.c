@@ -75,18 +75,6 @@ static void task(uint32_t tid, uint32_t pid, const char *comm)
 	tg_ok(argus_tracegen__task(tg, tid, pid, 1, comm), "task", T0);
 }
 
-static void run(uint64_t ts, uint16_t cpu, uint32_t tid)
-{
-	tg_ok(argus_tracegen__run(tg, ts, cpu, tid, pid_of(tid)), "run", ts);
-}
-
-static void block(uint64_t ts, uint16_t cpu, uint32_t tid, int32_t nr,
-		  uint64_t arg, uint32_t kind, uint64_t obj, uint64_t peer)
-{
-	tg_ok(argus_tracegen__block(tg, ts, cpu, tid, pid_of(tid), nr, arg, kind,
-				    obj, peer), "block", ts);
-}
-
 /* tid stops (a ptrace stop: prev_state TASK_TRACED), the CPU goes idle. */
 static void stop(uint64_t ts, uint16_t cpu, uint32_t tid)
 {
@@ -98,29 +86,6 @@ static void preempt(uint64_t ts, uint16_t cpu, uint32_t tid, uint32_t next)
 {
 	tg_ok(argus_tracegen__preempt(tg, ts, cpu, tid, pid_of(tid), next,
 				      pid_of(next)), "preempt", ts);
-}
-
-static void wake(uint64_t ts, uint16_t cpu, uint32_t waker, uint32_t target)
-{
-	tg_ok(argus_tracegen__wake(tg, ts, cpu, waker, pid_of(waker), target,
-				   pid_of(target)), "wake", ts);
-}
-
-static void enter(uint64_t ts, uint16_t cpu, uint32_t tid, int64_t nr,
-		  uint64_t a0, uint64_t a1)
-{
-	uint64_t args[6] = { a0, a1 };
-
-	tg_ok(argus_tracegen__sys_enter(tg, ts, cpu, tid, pid_of(tid), nr, args),
-	      "sys_enter", ts);
-}
-
-static void leave(uint64_t ts, uint16_t cpu, uint32_t tid, int64_t nr,
-		  int64_t ret, uint64_t a0, uint32_t kind, uint64_t obj,
-		  uint64_t peer)
-{
-	tg_ok(argus_tracegen__sys_exit(tg, ts, cpu, tid, pid_of(tid), nr, ret, a0,
-				       kind, obj, peer), "sys_exit", ts);
 }
 
 /* tid arms hrtimer `timer` (task context, as nanosleep/poll/futex do). */

@@ -85,20 +85,6 @@ static void task(uint32_t tid, uint32_t pid, uint32_t ppid, const char *comm)
 	tg_ok(argus_tracegen__task(tg, tid, pid, ppid, comm), "task", T0);
 }
 
-/* tid is switched in on cpu (the CPU was idle). */
-static void run(uint64_t ts, uint16_t cpu, uint32_t tid)
-{
-	tg_ok(argus_tracegen__run(tg, ts, cpu, tid, pid_of(tid)), "run", ts);
-}
-
-/* tid goes to sleep (TASK_INTERRUPTIBLE) in syscall nr, on object obj. */
-static void block(uint64_t ts, uint16_t cpu, uint32_t tid, int32_t nr,
-		  uint64_t arg, uint32_t kind, uint64_t obj, uint64_t peer)
-{
-	tg_ok(argus_tracegen__block(tg, ts, cpu, tid, pid_of(tid), nr, arg, kind,
-				    obj, peer), "block", ts);
-}
-
 /* Any switch: prev tid (state) -> next tid. */
 static void sw(uint64_t ts, uint16_t cpu, uint32_t prev, int64_t state,
 	       int32_t nr, uint64_t arg, uint32_t next)
@@ -108,13 +94,6 @@ static void sw(uint64_t ts, uint16_t cpu, uint32_t prev, int64_t state,
 	      "sw", ts);
 }
 
-/* A task-context wake-up. */
-static void wake(uint64_t ts, uint16_t cpu, uint32_t waker, uint32_t target)
-{
-	tg_ok(argus_tracegen__wake(tg, ts, cpu, waker, waker ? pid_of(waker) : 0,
-				   target, pid_of(target)), "wake", ts);
-}
-
 /* A wake-up in context ctx, done while `cur` was on the CPU. */
 static void waking(uint64_t ts, uint16_t cpu, uint8_t ctx, uint32_t cur,
 		   uint32_t target, uint32_t vector, uint64_t hrtimer)
@@ -122,23 +101,6 @@ static void waking(uint64_t ts, uint16_t cpu, uint8_t ctx, uint32_t cur,
 	tg_ok(argus_tracegen__waking(tg, ts, cpu, ctx, cur, cur ? pid_of(cur) : 0,
 				     target, pid_of(target), vector, hrtimer),
 	      "waking", ts);
-}
-
-static void enter(uint64_t ts, uint16_t cpu, uint32_t tid, int64_t nr,
-		  uint64_t a0, uint64_t a1)
-{
-	uint64_t args[6] = { a0, a1 };
-
-	tg_ok(argus_tracegen__sys_enter(tg, ts, cpu, tid, pid_of(tid), nr, args),
-	      "sys_enter", ts);
-}
-
-static void leave(uint64_t ts, uint16_t cpu, uint32_t tid, int64_t nr,
-		  int64_t ret, uint64_t a0, uint32_t kind, uint64_t obj,
-		  uint64_t peer)
-{
-	tg_ok(argus_tracegen__sys_exit(tg, ts, cpu, tid, pid_of(tid), nr, ret, a0,
-				       kind, obj, peer), "sys_exit", ts);
 }
 
 static void hrt_start(uint64_t ts, uint16_t cpu, uint8_t ctx, uint32_t tid,
