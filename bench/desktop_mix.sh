@@ -29,13 +29,9 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/bench/lib.sh"
-build=${1:-$top/build}
+bench_init "${1:-}"
 reps=${2:-3}
-argus_bin=$build/bin/argus
-read -r -a argus_flags <<<"${ARGUS_BENCH_ARGUS_FLAGS:-}"  # e.g. --wait-stacks
 wl=("$top/bench/desktop_workload.sh" "$top" "$build" 77)
-tmp=$(mktemp -d /tmp/argus-bench.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 for t in Xvfb xdotool xeyes ico gcc; do
   command -v $t >/dev/null || { echo "desktop_mix: $t missing (scripts/install-deps.sh)" >&2; exit 1; }
 done

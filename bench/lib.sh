@@ -66,3 +66,15 @@ tracecmd_stats() {
   trace-cmd report -i "$1" --stat 2>/dev/null | awk '/^read events:/ {n += $3}
     /^overrun:/ {l += $2} /^dropped events:/ {l += $3} END {print n + 0, l + 0}'
 }
+
+# bench_init BUILD_DIR: what every collector benchmark starts from: build
+# (default $top/build), argus_bin, argus_flags (ARGUS_BENCH_ARGUS_FLAGS,
+# e.g. --wait-stacks, given to argus record/start) and tmp, a scratch dir
+# removed on exit.  Needs $top.
+bench_init() {
+  build=${1:-$top/build}
+  argus_bin=$build/bin/argus
+  read -r -a argus_flags <<<"${ARGUS_BENCH_ARGUS_FLAGS:-}"
+  tmp=$(mktemp -d /tmp/argus-bench.XXXXXX)
+  trap 'rm -rf "$tmp"' EXIT
+}

@@ -17,12 +17,8 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/bench/lib.sh"
-build=${1:-$top/build}
+bench_init "${1:-}"
 reps=${2:-3}
-argus_bin=$build/bin/argus
-read -r -a argus_flags <<<"${ARGUS_BENCH_ARGUS_FLAGS:-}"  # e.g. --wait-stacks
-tmp=$(mktemp -d /tmp/argus-bench.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 
 pipe_cmd=(taskset -c 0 perf bench sched pipe -l 100000)
 msg_cmd=(perf bench sched messaging -g 4 -l 300)

@@ -15,22 +15,19 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/bench/lib.sh"
-build=${1:-$top/build}
+bench_init "${1:-}"
 secs=${2:-4}
 shift 2 2>/dev/null || shift $#
 rates=("$@")
 [ ${#rates[@]} -gt 0 ] || rates=(250000 500000 1000000 1500000 2000000 3000000)
-argus_bin=$build/bin/argus
 flood=$build/bin/event_flood
-tmp=$(mktemp -d /tmp/argus-bench.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 
 echo "# throughput, ${secs}s per rate; command: sudo bench/throughput.sh $build $secs ${rates[*]}"
 echo "| offered ev/s | argus: achieved | argus: kept ev/s | argus lost | collector CPU | perf: achieved | perf: kept ev/s | perf lost |"
 echo "|---|---|---|---|---|---|---|---|"
 for r in "${rates[@]}"; do
   wait_quiet "${ARGUS_BENCH_QUIET_S:-10}" || true
-  "$argus_bin" record -o "$tmp/a.argus" -- "$flood" "$r" "$secs" 2 >"$tmp/out" 2>"$tmp/err"
+  "$argus_bin" record "${argus_flags[@]}" -o "$tmp/a.argus" -- "$flood" "$r" "$secs" 2 >"$tmp/out" 2>"$tmp/err"
   a_rate=$(sed -n 's/.*rate=\([0-9]*\).*/\1/p' "$tmp/out")
   a_secs=$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' "$tmp/out")
   read -r a_ev a_lost a_cpu < <(sed -n 's/^argus record: \([0-9]*\) events, .*, \([0-9]*\) lost, .*collector CPU \([0-9.]*\) s.*/\1 \2 \3/p' "$tmp/err")
