@@ -124,16 +124,15 @@ varint_next_slow(const uint8_t *p, const uint8_t *end)
 {
 	struct varint_res r = { NULL, 0 };
 
-	if (end - p >= VARINT_MAX_LEN) {
-		uint64_t b, v;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (end - p >= VARINT_MAX_LEN) {
 		/* Pointers, addresses, inodes: most of what comes this way.
 		 * Eight bytes from one load, without a branch per byte: the
 		 * first byte without its continuation bit ends the varint,
 		 * then the 7-bit groups are packed pairwise; a 9th and 10th
 		 * byte are added on.  Same values, lengths and rejections as
-		 * the byte loop below, which big-endian hosts use. */
-		uint64_t x, stop;
+		 * varint_get(), which big-endian hosts use. */
+		uint64_t x, stop, b, v;
 		unsigned bits = 64;
 
 		memcpy(&x, p, sizeof(x));
@@ -157,28 +156,10 @@ varint_next_slow(const uint8_t *p, const uint8_t *end)
 		if (v > 1)
 			return (struct varint_res){ NULL, 0 };
 		return (struct varint_res){ p + 10, x | (b & 0x7f) << 56 | v << 63 };
-#endif
-		/* all ten bytes are there: no bounds check per byte (the
-		 * same unrolled decoding as varint_get's) */
-		v = *p++;
-
-		if (v < 0x80)
-			return (struct varint_res){ p, v };
-		b = *p++; v += (b - 1) << 7;  if (b < 0x80) goto done;
-		b = *p++; v += (b - 1) << 14; if (b < 0x80) goto done;
-		b = *p++; v += (b - 1) << 21; if (b < 0x80) goto done;
-		b = *p++; v += (b - 1) << 28; if (b < 0x80) goto done;
-		b = *p++; v += (b - 1) << 35; if (b < 0x80) goto done;
-		b = *p++; v += (b - 1) << 42; if (b < 0x80) goto done;
-		b = *p++; v += (b - 1) << 49; if (b < 0x80) goto done;
-		b = *p++; v += (b - 1) << 56; if (b < 0x80) goto done;
-		b = *p++;
-		if (b > 1)              /* the 10th byte holds bit 63 only */
-			return r;
-		v += (b - 1) << 63;
-done:
-		return (struct varint_res){ p, v };
 	}
+#endif
+	/* near the end of the buffer, or a big-endian host: varint_get()'s
+	 * decoding (unrolled too when ten bytes are there) */
 	r.p = varint_get(&p, end, &r.v) ? NULL : p;
 	return r;
 }
