@@ -29,6 +29,8 @@ struct proc_entry {
 	                                 read_ts, or the fork for a copy */
 	struct argus_proc_map *maps;
 	size_t nmaps;
+	uint32_t parent;              /* forked from it, maps not taken yet */
+	uint64_t fork_ts;
 };
 
 /* Maps of a process that exited or exec'd, kept for the chunks still to
@@ -178,6 +180,23 @@ static void read_maps(struct proc_entry *e, uint64_t ts)
 	e->map_ts = ts;
 }
 
+/* e was forked from a process whose maps are known: take a copy of them,
+ * dated from the fork (a reader takes the newest maps of a pid dated at or
+ * before an event; older ones could lose to a dead process's that had the
+ * same pid).  The re-read throttle counts from the parent's read. */
+static void take_parents_maps(struct stack_capture *sc, struct proc_entry *e)
+{
+	struct proc_entry *p = find(sc, e->parent, false);  /* never clears */
+
+	e->parent = 0;
+	if (!p || !p->read_ts || !p->nmaps ||
+	    argus_proc_maps__dup(p->maps, p->nmaps, &e->maps))
+		return;
+	e->nmaps = p->nmaps;
+	e->read_ts = p->read_ts;
+	e->map_ts = e->fork_ts > p->map_ts ? e->fork_ts : p->map_ts;
+}
+
 /* The maps of pid, re-read when ip is outside all of them (dlopen, JIT). */
 static struct proc_entry *maps_for(struct stack_capture *sc, uint32_t pid,
 				   uint64_t ts, uint64_t ip)
@@ -186,6 +205,8 @@ static struct proc_entry *maps_for(struct stack_capture *sc, uint32_t pid,
 
 	if (!e)
 		return NULL;
+	if (!e->read_ts && e->parent)
+		take_parents_maps(sc, e);
 	if (!e->read_ts ||
 	    (ip && !argus_proc_maps__find(e->maps, e->nmaps, ip) &&
 	     ts > e->read_ts + REREAD_NS))
@@ -247,27 +268,24 @@ void stack_capture__forget(struct stack_capture *sc, uint32_t pid)
 	e->nmaps = 0;
 	e->read_ts = 0;
 	e->map_ts = 0;
+	e->parent = 0;
 }
 
 void stack_capture__inherit(struct stack_capture *sc, uint32_t parent,
 			    uint32_t child, uint64_t ts)
 {
-	struct proc_entry *p = find(sc, parent, false), *c;
-	struct argus_proc_map *copy;
+	struct proc_entry *c;
 
-	if (!p || !p->read_ts || !p->nmaps || parent == child)
+	if (parent == child || !(c = find(sc, child, true)))
 		return;
-	c = find(sc, child, true);
-	/* adding may have cleared the table (full): then nothing to copy */
-	p = find(sc, parent, false);
-	if (!c || !p || !p->read_ts ||
-	    argus_proc_maps__dup(p->maps, p->nmaps, &copy))
-		return;
-	argus_proc_maps__free(c->maps, c->nmaps);
-	c->maps = copy;
-	c->nmaps = p->nmaps;
-	c->read_ts = p->read_ts;
-	c->map_ts = ts > p->map_ts ? ts : p->map_ts;
+	/* only noted: most children exec before their first stack, and a
+	 * copy per fork would be thrown away at the exec */
+	retire(sc, c);
+	c->maps = NULL;
+	c->nmaps = 0;
+	c->read_ts = c->map_ts = 0;
+	c->parent = parent;
+	c->fork_ts = ts;
 }
 
 void stack_capture__maps(struct stack_capture *sc, uint32_t pid,

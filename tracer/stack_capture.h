@@ -32,14 +32,15 @@ void stack_capture__forget(struct stack_capture *sc, uint32_t pid);
 /* A chunk was cut: retired mappings age, and go after a few cuts. */
 void stack_capture__chunk_cut(struct stack_capture *sc);
 /* Process child was forked from parent at trace time ts: it starts with
- * the parent's mappings, so it takes a copy of what is known of them
- * instead of reading /proc/CHILD/maps (a server forking a worker per
- * request paid a maps read per worker).  A stack outside them triggers a
- * read as usual.  The copy is dated ts, not the parent's read: a reader
- * takes, for an event, the newest maps of its pid dated at or before it,
- * and an older date could lose to the maps of a dead process that had
- * the same pid.  (The re-read throttle still counts from the parent's
- * read.) */
+ * the parent's mappings, so at its first stack it takes a copy of what is
+ * known of them instead of reading /proc/CHILD/maps (a server forking a
+ * worker per request paid a maps read per worker).  Only then: most
+ * children exec first, and their copy would be thrown away.  A stack
+ * outside the copy triggers a read as usual.  The copy is dated ts, not
+ * the parent's read: a reader takes, for an event, the newest maps of its
+ * pid dated at or before it, and an older date could lose to the maps of
+ * a dead process that had the same pid.  (The re-read throttle still
+ * counts from the parent's read.) */
 void stack_capture__inherit(struct stack_capture *sc, uint32_t parent,
 			    uint32_t child, uint64_t ts);
 /* Call fn for each mapping of pid known to the capture, retired ones

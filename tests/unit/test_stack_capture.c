@@ -85,8 +85,11 @@ static void test_a_forked_child_inherits_the_parents_maps(void)
 	cc = maps_of(sc, (uint32_t)child, ip);
 	CHECK_EQ(cc.maps, 0);
 
-	/* with it: the parent's, a copy that outlives the parent's entry */
+	/* with it: the parent's, taken at the child's first stack, a copy
+	 * that outlives the parent's entry */
 	stack_capture__inherit(sc, (uint32_t)getpid(), (uint32_t)child, 2000);
+	CHECK_EQ(maps_of(sc, (uint32_t)child, ip).maps, 0);    /* not yet */
+	CHECK_EQ(resolve_at(sc, (uint32_t)child, ip), 1);
 	stack_capture__forget(sc, (uint32_t)getpid());
 	cc = maps_of(sc, (uint32_t)child, ip);
 	CHECK_EQ(cc.maps, pc.maps);
@@ -97,7 +100,31 @@ static void test_a_forked_child_inherits_the_parents_maps(void)
 	stack_capture__chunk_cut(sc);
 	stack_capture__chunk_cut(sc);
 	stack_capture__inherit(sc, (uint32_t)getpid(), (uint32_t)child, 2000);
+	CHECK_EQ(resolve_at(sc, (uint32_t)child, ip), 1);
 	CHECK_EQ(maps_of(sc, (uint32_t)child, ip).maps, 0);
+	stack_capture__free(sc);
+}
+
+/* A child that execs before its first stack (fork + exec, most children)
+ * takes no copy: nothing of the parent's is made, retired or listed for
+ * it. */
+static void test_a_child_that_execs_first_takes_no_copy(void)
+{
+	struct stack_capture *sc = stack_capture__new(false);
+	uint64_t ip = (uint64_t)(uintptr_t)&resolve_at;
+	pid_t child = gone_child();
+
+	CHECK(sc != NULL);
+	CHECK(child > 0);
+	if (!sc || child <= 0)
+		return;
+	CHECK_EQ(resolve_at(sc, (uint32_t)getpid(), ip), 1);
+	CHECK(maps_of(sc, (uint32_t)getpid(), ip).maps > 0);
+	stack_capture__inherit(sc, (uint32_t)getpid(), (uint32_t)child, 2000);
+	stack_capture__forget(sc, (uint32_t)child);             /* exec */
+	CHECK_EQ(maps_of(sc, (uint32_t)child, ip).maps, 0);
+	CHECK_EQ(resolve_at(sc, (uint32_t)child, ip), 1);       /* a new image */
+	CHECK_EQ(maps_of(sc, (uint32_t)child, ip).maps, 0);     /* gone: unread */
 	stack_capture__free(sc);
 }
 
@@ -119,6 +146,7 @@ static void test_a_forked_childs_maps_are_dated_from_the_fork(void)
 	CHECK_EQ(resolve_at(sc, (uint32_t)getpid(), ip), 1);   /* read at 1000 */
 	CHECK_EQ(maps_of(sc, (uint32_t)getpid(), ip).min_ts, 1000);
 	stack_capture__inherit(sc, (uint32_t)getpid(), (uint32_t)child, 5000);
+	CHECK_EQ(resolve_at(sc, (uint32_t)child, ip), 1);
 	cc = maps_of(sc, (uint32_t)child, ip);
 	CHECK(cc.maps > 0);
 	CHECK_EQ(cc.min_ts, 5000);
@@ -163,6 +191,7 @@ static void test_an_exited_process_keeps_its_maps_for_two_cuts(void)
 int main(void)
 {
 	RUN(test_a_forked_child_inherits_the_parents_maps);
+	RUN(test_a_child_that_execs_first_takes_no_copy);
 	RUN(test_a_forked_childs_maps_are_dated_from_the_fork);
 	RUN(test_an_exited_process_keeps_its_maps_for_two_cuts);
 	return check_report();
