@@ -8,6 +8,7 @@
 #ifndef ARGUS_TEST_SCENARIO_H
 #define ARGUS_TEST_SCENARIO_H
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -77,6 +78,35 @@ static void leave(uint64_t ts, uint16_t cpu, uint32_t tid, int64_t nr,
 {
 	tg_ok(argus_tracegen__sys_exit(tg, ts, cpu, tid, pid_of(tid), nr, ret, a0,
 				       kind, obj, peer), "sys_exit", ts);
+}
+
+/* Close the generator and open the trace it wrote; false (after a failed
+ * check) when there is none. */
+static bool scenario_reopen(void)
+{
+	struct argus_error err = { 0 };
+
+	if (!tg)
+		return false;
+	tg_ok(argus_tracegen__close(tg), "close", T0);
+	tg = NULL;
+	trace = argus_trace__open(trace_path, &err);
+	if (!trace)
+		fprintf(stderr, "  open: %s\n", err.msg);
+	CHECK(trace != NULL);
+	return trace != NULL;
+}
+
+/* Free what the scenario made and remove its file. */
+static void scenario_end(void)
+{
+	argus_tracegen__close(tg);
+	tg = NULL;
+	argus_graph__free(graph);
+	graph = NULL;
+	argus_trace__close(trace);
+	trace = NULL;
+	unlink(trace_path);
 }
 
 /* A generator with options o on a new /tmp/NAME.XXXXXX; the pid table is

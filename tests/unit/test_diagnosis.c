@@ -127,15 +127,7 @@ static bool finish(const struct argus_graph_opts *o)
 {
 	struct argus_error err = { 0 };
 
-	if (!tg)
-		return false;
-	tg_ok(argus_tracegen__close(tg), "close", T0);
-	tg = NULL;
-	trace = argus_trace__open(trace_path, &err);
-	if (!trace)
-		fprintf(stderr, "  open: %s\n", err.msg);
-	CHECK(trace != NULL);
-	if (!trace)
+	if (!scenario_reopen())
 		return false;
 	graph = argus_graph__build(trace, o, &err);
 	if (!graph)
@@ -146,13 +138,7 @@ static bool finish(const struct argus_graph_opts *o)
 
 static void end(void)
 {
-	argus_tracegen__close(tg);
-	tg = NULL;
-	argus_graph__free(graph);
-	graph = NULL;
-	argus_trace__close(trace);
-	trace = NULL;
-	unlink(trace_path);
+	scenario_end();
 }
 
 static const struct argus_segment no_seg;

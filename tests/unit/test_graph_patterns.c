@@ -147,17 +147,7 @@ static struct argus_graph *build_graph(const struct argus_graph_opts *o)
  * Returns false (after a CHECK failure) when there is no graph. */
 static bool finish(const struct argus_graph_opts *o)
 {
-	struct argus_error err = { 0 };
-
-	if (!tg)
-		return false;
-	tg_ok(argus_tracegen__close(tg), "close", T0);
-	tg = NULL;
-	trace = argus_trace__open(trace_path, &err);
-	if (!trace)
-		fprintf(stderr, "  open: %s\n", err.msg);
-	CHECK(trace != NULL);
-	if (!trace)
+	if (!scenario_reopen())
 		return false;
 	graph = build_graph(o);
 	return graph != NULL;
@@ -198,13 +188,7 @@ static void dump_graph(void)
 static void end(void)
 {
 	dump_graph();
-	argus_tracegen__close(tg);
-	tg = NULL;
-	argus_graph__free(graph);
-	graph = NULL;
-	argus_trace__close(trace);
-	trace = NULL;
-	unlink(trace_path);
+	scenario_end();
 }
 
 /* ---- looking at the graph ---------------------------------------------- */
