@@ -1,10 +1,10 @@
 /* scenario.h - what the tests that write small synthetic traces share
  * (test_graph_patterns.c, test_diagnosis.c): the trace being written,
  * the tid -> pid table that lets scenario lines name threads only, the
- * events both write (run, block, wake, enter, leave), and opening a
- * generator on a fresh temp file.  One test file includes it,
- * so everything is static to that file.  Include after check.h and
- * tracegen.h, with T0 (the trace's first ns) defined. */
+ * events both write (run, block, wake, enter, leave), opening a
+ * generator on a fresh temp file and closing it, and the time and kernel
+ * constants scenarios are written in.  One test file includes it, so everything is
+ * static to that file.  Include after check.h and tracegen.h. */
 #ifndef ARGUS_TEST_SCENARIO_H
 #define ARGUS_TEST_SCENARIO_H
 #include <inttypes.h>
@@ -12,6 +12,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#define T0 UINT64_C(1000000000000) /* the trace's first event */
+#define US UINT64_C(1000)
+#define MS UINT64_C(1000000)
+#define AT(us) (T0 + (uint64_t)(us) * US)
+#define NONE ARGUS_NONE
+
+#define FUTEX_WAIT_OP 0
+#define FUTEX_WAKE_OP 1
+#define HRTIMER_WAKEUP_FN 0xffffffff81160a40ull /* hrtimer_wakeup() */
 
 static char trace_path[64];
 static struct argus_tracegen *tg;       /* the scenario being written */
@@ -107,6 +117,29 @@ static void scenario_end(void)
 	argus_trace__close(trace);
 	trace = NULL;
 	unlink(trace_path);
+}
+
+/* Looking at the built graph: segment id (all zero, failing every check,
+ * when there is none), and the i-th segment (time order) of thread tid,
+ * NONE if it has fewer. */
+static const struct argus_segment no_seg;
+
+static const struct argus_segment *S(uint32_t id)
+{
+	const struct argus_segment *s = argus_graph__segment(graph, id);
+
+	return s ? s : &no_seg;
+}
+
+static uint32_t seg(uint32_t tid, uint32_t i)
+{
+	uint32_t t = argus_graph__thread_by_tid(graph, tid), n;
+	const uint32_t *v;
+
+	if (t == NONE)
+		return NONE;
+	n = argus_graph__thread_segments(graph, t, &v);
+	return i < n ? v[i] : NONE;
 }
 
 /* A generator with options o on a new /tmp/NAME.XXXXXX; the pid table is

@@ -44,15 +44,6 @@
 #include "trace_format.h"
 #include "tracegen.h"
 
-#define T0 UINT64_C(1000000000000) /* the trace's first event */
-#define US UINT64_C(1000)
-#define MS UINT64_C(1000000)
-#define AT(us) (T0 + (uint64_t)(us) * US)
-#define NONE ARGUS_NONE
-
-#define FUTEX_WAIT_OP 0
-#define FUTEX_WAKE_OP 1
-#define HRTIMER_WAKEUP_FN 0xffffffff81160a40ull /* hrtimer_wakeup() */
 #define ERESTARTSYS 512
 #define ERESTARTNOHAND 514
 #define TASK_TRACED 0x8         /* prev_state of a ptrace stop */
@@ -139,27 +130,6 @@ static bool finish(const struct argus_graph_opts *o)
 static void end(void)
 {
 	scenario_end();
-}
-
-static const struct argus_segment no_seg;
-
-static const struct argus_segment *S(uint32_t id)
-{
-	const struct argus_segment *s = argus_graph__segment(graph, id);
-
-	return s ? s : &no_seg;
-}
-
-/* The i-th segment (time order) of thread tid, NONE if it has fewer. */
-static uint32_t seg(uint32_t tid, uint32_t i)
-{
-	uint32_t t = argus_graph__thread_by_tid(graph, tid), n;
-	const uint32_t *v;
-
-	if (t == NONE)
-		return NONE;
-	n = argus_graph__thread_segments(graph, t, &v);
-	return i < n ? v[i] : NONE;
 }
 
 static unsigned edge_type(uint32_t id)

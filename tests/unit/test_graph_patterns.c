@@ -40,15 +40,6 @@
 #include "tracegen.h"
 #include "trace_format.h"
 
-#define T0 UINT64_C(1000000000000) /* the trace's first event */
-#define US UINT64_C(1000)
-#define MS UINT64_C(1000000)
-#define AT(us) (T0 + (uint64_t)(us) * US)
-#define NONE ARGUS_NONE
-
-#define FUTEX_WAIT_OP 0
-#define FUTEX_WAKE_OP 1
-#define HRTIMER_WAKEUP_FN 0xffffffff81160a40ull /* hrtimer_wakeup() */
 #define TIMERFD_FN 0xffffffff81380b10ull        /* timerfd_tmrproc() */
 
 /* ---- writing a scenario ------------------------------------------------ */
@@ -193,15 +184,7 @@ static void end(void)
 
 /* ---- looking at the graph ---------------------------------------------- */
 
-static const struct argus_segment no_seg;     /* all zero: fails every check */
 static const struct argus_edge no_edge;
-
-static const struct argus_segment *S(uint32_t id)
-{
-	const struct argus_segment *s = argus_graph__segment(graph, id);
-
-	return s ? s : &no_seg;
-}
 
 /* The object segment id waited on (all zero: none). */
 static struct argus_object W(uint32_t id)
@@ -233,18 +216,6 @@ static uint32_t nseg(uint32_t tid)
 	const uint32_t *v;
 
 	return t == NONE ? 0 : argus_graph__thread_segments(graph, t, &v);
-}
-
-/* The i-th segment (time order) of thread tid, NONE if it has fewer. */
-static uint32_t seg(uint32_t tid, uint32_t i)
-{
-	uint32_t t = argus_graph__thread_by_tid(graph, tid), n;
-	const uint32_t *v;
-
-	if (t == NONE)
-		return NONE;
-	n = argus_graph__thread_segments(graph, t, &v);
-	return i < n ? v[i] : NONE;
 }
 
 static const struct argus_thread *thread_of(uint32_t tid)
