@@ -2,23 +2,27 @@
 # Tracing overhead, as slowdown ratios against a bare run in the same script
 # (this VM is shared and noisy, so only same-run ratios mean anything).
 #
-#   sudo bench/overhead.sh [BUILD_DIR] [REPS]
+#   sudo bench/overhead.sh [BUILD_DIR] [ROUNDS]
 #
 # Workloads: `perf bench sched pipe -l 100000` pinned to CPU 0 (unpinned,
 # tracing makes it *faster* here by keeping the vCPUs out of idle, BRIEF §5)
 # and `perf bench sched messaging -g 4 -l 300` (hackbench).
 # Tracers: argus record; perf record -a with sched_switch, sched_waking and
 # raw_syscalls; trace-cmd record with the same events (through
-# bench/tracecmd_shim.c, see bench/lib.sh: tracecmd_record).
-# Each cell is the median of REPS runs of the workload's own "Total time".
-# The tracers take turns within each repetition (bare, argus, perf,
-# trace-cmd, bare, ...) so that a noisy minute hits them all, and each run
-# first waits for a quiet machine (bench/lib.sh).
+# bench/tracecmd_shim.c, see bench/lib.sh: tracecmd_record); and the "BPF
+# floor", empty BPF programs on argus's four hottest raw tracepoints
+# (bench/floor.bpf.c): what any BPF tracer pays here before doing work.
+# Each round runs the workload bare and then under each tracer (bare,
+# floor, argus, perf, trace-cmd), each run first waiting for a quiet
+# machine (bench/lib.sh), so that a noisy minute hits them all.  A cell is
+# the median of the rounds' "Total time", then the median of the per-round
+# ratios against that round's bare run, with their range: one run here
+# varies by 10-20%, and the ratio within a round is what is comparable.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/bench/lib.sh"
 bench_init "${1:-}"
-reps=${2:-3}
+reps=${2:-7}
 
 pipe_cmd=(taskset -c 0 perf bench sched pipe -l 100000)
 msg_cmd=(perf bench sched messaging -g 4 -l 300)
@@ -26,6 +30,7 @@ msg_cmd=(perf bench sched messaging -g 4 -l 300)
 total_time() { sed -n 's/.*Total time: *\([0-9.]*\).*/\1/p' | tail -1; }
 
 run_bare() { "$@" 2>&1 | total_time; }
+run_floor() { "$build/bin/floor_probe" -- "$@" 2>&1 | total_time; }
 run_argus() {
   "$argus_bin" record "${argus_flags[@]}" -o "$tmp/a.argus" -- "$@" >"$tmp/out" 2>"$tmp/err"
   total_time <"$tmp/out"
@@ -49,38 +54,48 @@ run_tracecmd() {
   tracecmd_stats "$tmp/t.dat" >>"$tmp/tc_stats"
 }
 
+# ratios TRACER: "MEDIAN (MIN-MAX)" of the per-round ratios to bare.
+ratios() {
+  paste "$tmp/vals.bare" "$tmp/vals.$1" | awk '$1 ~ /^[0-9.]+$/ && $2 ~ /^[0-9.]+$/ && $1 > 0 {print $2 / $1}' |
+    sort -g | awk '{a[NR]=$1} END {if (!NR) {print "n/a"; exit}
+      m = (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2
+      printf "%.2fx, %.2f-%.2f", m, a[1], a[NR]}'
+}
+
+cell() { # TRACER: median time and ratios, or why it failed
+  local t; t=$(grep -E '^[0-9.]+$' "$tmp/vals.$1" | median)
+  if [ -z "$t" ]; then echo "fails: $(grep -m1 -v '^tracecmd_shim' "$tmp/terr" 2>/dev/null)"; return; fi
+  echo "$t s ($(ratios "$1"))"
+}
+
 report() { # label cmd...
   local label=$1; shift
   local v t
   rm -f "$tmp"/vals.* "$tmp/argus_stats" "$tmp/perf_stats" "$tmp/tc_stats"
   for _ in $(seq "$reps"); do
-    for t in bare argus perf tracecmd; do
+    for t in bare floor argus perf tracecmd; do
       wait_quiet "${ARGUS_BENCH_QUIET_S:-10}" || true
       v=$("run_$t" "$@")
-      echo "$v" >>"$tmp/vals.$t"
+      echo "${v:-fail}" >>"$tmp/vals.$t"
     done
   done
-  local bare argus perf tc
+  local bare
   bare=$(grep -E '^[0-9.]+$' "$tmp/vals.bare" | median)
-  argus=$(grep -E '^[0-9.]+$' "$tmp/vals.argus" | median)
-  perf=$(grep -E '^[0-9.]+$' "$tmp/vals.perf" | median)
-  tc=$(grep -E '^[0-9.]+$' "$tmp/vals.tracecmd" | median)
   local aev abpe alost acpu pev plost
   aev=$(awk '{print $1}' "$tmp/argus_stats" | median); abpe=$(awk '{print $2}' "$tmp/argus_stats" | median)
   alost=$(awk '{s += $3} END {print s + 0}' "$tmp/argus_stats"); acpu=$(awk '$4 != "?" {print $4}' "$tmp/argus_stats" | median)
   pev=$(awk '{print $1}' "$tmp/perf_stats" | median); plost=$(awk '{s += $2} END {print s + 0}' "$tmp/perf_stats")
   local tev tlost
   tev=$(awk '{print $1}' "$tmp/tc_stats" 2>/dev/null | median); tlost=$(awk '{s += $2} END {print s + 0}' "$tmp/tc_stats" 2>/dev/null)
-  printf '| %s | %s s | %s s (%s) | %s s (%s) | %s |\n' "$label" "$bare" \
-    "$argus" "$(ratio "$argus" "$bare")" "$perf" "$(ratio "$perf" "$bare")" \
-    "$([ -z "$tc" ] && echo "fails: $(grep -m1 -v '^tracecmd_shim' "$tmp/terr" 2>/dev/null)" || echo "$tc s ($(ratio "$tc" "$bare"))")"
-  printf '|   events kept (median), lost (all runs) | | argus %s events, %s B/event, %s lost, collector CPU %s s | perf %s events, %s lost | trace-cmd %s events, %s lost |\n' \
+  printf '| %s | %s s | %s | %s | %s | %s |\n' "$label" "$bare" \
+    "$(cell floor)" "$(cell argus)" "$(cell perf)" "$(cell tracecmd)"
+  printf '|   events kept (median), lost (all runs) | | records nothing | argus %s events, %s B/event, %s lost, collector CPU %s s | perf %s events, %s lost | trace-cmd %s events, %s lost |\n' \
     "${aev:-?}" "${abpe:-?}" "${alost:-?}" "${acpu:-?}" "${pev:-?}" "${plost:-?}" "${tev:-?}" "${tlost:-?}"
-  echo "|   all runs (s) | $(tr '\n' ' ' <"$tmp/vals.bare") | $(tr '\n' ' ' <"$tmp/vals.argus") | $(tr '\n' ' ' <"$tmp/vals.perf") | $(tr '\n' ' ' <"$tmp/vals.tracecmd") |"
+  echo "|   all runs (s) | $(tr '\n' ' ' <"$tmp/vals.bare") | $(tr '\n' ' ' <"$tmp/vals.floor") | $(tr '\n' ' ' <"$tmp/vals.argus") | $(tr '\n' ' ' <"$tmp/vals.perf") | $(tr '\n' ' ' <"$tmp/vals.tracecmd") |"
 }
 
-echo "# overhead, median of $reps runs; command: ${ARGUS_BENCH_ARGUS_FLAGS:+ARGUS_BENCH_ARGUS_FLAGS=\"$ARGUS_BENCH_ARGUS_FLAGS\" }sudo bench/overhead.sh $build $reps"
-echo "| workload | bare | argus record | perf record -a | trace-cmd record |"
-echo "|---|---|---|---|---|"
+echo "# overhead, $reps rounds: median time (median per-round ratio to bare, its range); command: ${ARGUS_BENCH_ARGUS_FLAGS:+ARGUS_BENCH_ARGUS_FLAGS=\"$ARGUS_BENCH_ARGUS_FLAGS\" }sudo bench/overhead.sh $build $reps"
+echo "| workload | bare | BPF floor (empty programs) | argus record | perf record -a | trace-cmd record |"
+echo "|---|---|---|---|---|---|"
 report "perf bench sched pipe -l 100000 (taskset -c 0)" "${pipe_cmd[@]}"
 report "perf bench sched messaging -g 4 -l 300" "${msg_cmd[@]}"
