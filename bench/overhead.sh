@@ -10,8 +10,9 @@
 # Tracers: argus record; perf record -a with sched_switch, sched_waking and
 # raw_syscalls; trace-cmd record with the same events (through
 # bench/tracecmd_shim.c, see bench/lib.sh: tracecmd_record); and the "BPF
-# floor", empty BPF programs on argus's four hottest raw tracepoints
-# (bench/floor.bpf.c): what any BPF tracer pays here before doing work.
+# floor", empty BPF programs on the raw tracepoints of argus that fire on
+# these workloads (bench/floor.bpf.c): what any BPF tracer of them pays
+# here before doing any work.
 # Each round runs the workload bare and then under each tracer (bare,
 # floor, argus, perf, trace-cmd), each run first waiting for a quiet
 # machine (bench/lib.sh), so that a noisy minute hits them all.  A cell is

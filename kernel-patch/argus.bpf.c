@@ -897,21 +897,15 @@ int BPF_PROG(on_rename, struct task_struct *task_raw, const char *comm)
 }
 
 /* ---- syscalls ----------------------------------------------------------- */
-/* raw sys_enter(regs, id) fires for every syscall on the system: the bitmap
- * test comes first so untraced calls cost a few instructions.  The entry
- * bitmap is a subset of the exit one (traced_enter()). */
-SEC("raw_tp/sys_enter")
-int BPF_PROG(on_sys_enter, struct pt_regs *regs_raw, long id)
+static __always_inline int emit_enter(long id, struct pt_regs *r)
 {
-	struct pt_regs *r;
 	struct ae_sys_enter *e;
 
-	if (!traced_enter(id) || (bpf_get_current_pid_tgid() >> 32) == self_tgid)
+	if ((bpf_get_current_pid_tgid() >> 32) == self_tgid)
 		return 0;
 	e = RESERVE(AE_SYS_ENTER, struct ae_sys_enter, AE_CTX_TASK);
 	if (!e)
 		return 0;
-	r = KPTR(pt_regs, regs_raw);
 	e->nr = id;
 	e->args[0] = r->di;  /* x86_64 syscall ABI: di si dx r10 r8 r9 */
 	e->args[1] = r->si;
@@ -921,6 +915,41 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs_raw, long id)
 	e->args[5] = r->r9;
 	submit(e);
 	return 0;
+}
+
+/* raw sys_enter(regs, id) fires for every syscall on the system: the bitmap
+ * test comes first so untraced calls cost a few instructions.  The entry
+ * bitmap is a subset of the exit one (traced_enter()).  Used only with
+ * --all-entries or when the per-call tracepoints below cannot attach. */
+SEC("raw_tp/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs *regs_raw, long id)
+{
+	if (!traced_enter(id))
+		return 0;
+	return emit_enter(id, KPTR(pt_regs, regs_raw));
+}
+
+/*
+ * The same record from the per-call tracepoints syscalls:sys_enter_NAME,
+ * attached by the loader to each call of the entry bitmap only.  A raw
+ * sys_enter program runs for every syscall of every task, and by default
+ * the entries are wanted for a few calls (futex, the poll family, ...)
+ * while the hot ones (read, write, send*, recv*) are exit-only: through
+ * the per-call tracepoints the others cost the kernel a bit test instead
+ * of a BPF dispatch.  Only the call number is read from the context (its
+ * size depends on the call's argument count, and the kernel refuses a
+ * program that reads past it); the arguments come from the user
+ * registers, which on entry hold them unchanged.
+ */
+struct sys_enter_tp_ctx {
+	__u64 common;    /* struct trace_entry */
+	__s32 nr;        /* __syscall_nr */
+};
+
+SEC("tracepoint")
+int on_sys_enter_tp(struct sys_enter_tp_ctx *ctx)
+{
+	return emit_enter(ctx->nr, user_regs());
 }
 
 /*

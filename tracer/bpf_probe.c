@@ -50,6 +50,7 @@
 
 #include "argus_events.h"
 #include "argus.skel.h"
+#include "syscall_names.h"
 
 #define TRACEFS_DIR "/sys/kernel/tracing"
 #define TRACEFS_MAGIC 0x74726163
@@ -61,6 +62,9 @@ struct argus_probe {
 	struct ring_buffer *rb;
 	int ncpus;                    /* possible CPUs */
 	struct bpf_link **sample_links; /* [ncpus], NULL where no sampler */
+	struct bpf_link **enter_links; /* syscalls:sys_enter_NAME, one per call */
+	int nenter_links;
+	uint64_t enter_bitmap[AE_SYSCALL_WORDS]; /* the calls whose entry we record */
 	argus_probe_cb cb;            /* callback of the drain in progress */
 	void *cb_ctx;
 };
@@ -360,7 +364,8 @@ void argus_probe__default_entries(uint64_t bitmap[8])
 
 /* Settings that become .rodata constants of the BPF programs (the verifier
  * then prunes disabled paths), and the ring's size; before load. */
-static int configure(struct argus_bpf *skel, const struct argus_probe_opts *o)
+static int configure(struct argus_bpf *skel, const struct argus_probe_opts *o,
+		     uint64_t enter_bitmap[AE_SYSCALL_WORDS])
 {
 	uint64_t rb_bytes = (uint64_t)o->ringbuf_mb << 20;
 	uint64_t defsys[AE_SYSCALL_WORDS], data[AE_SYSCALL_WORDS], skip[HRT_SKIP_MAX];
@@ -387,7 +392,8 @@ static int configure(struct argus_bpf *skel, const struct argus_probe_opts *o)
 		skel->rodata->syscalls[i] = sys[i];
 	data_calls(data);
 	for (i = 0; i < AE_SYSCALL_WORDS; i++)
-		skel->rodata->enter_syscalls[i] = o->all_entries ? sys[i] : sys[i] & ~data[i];
+		enter_bitmap[i] = skel->rodata->enter_syscalls[i] =
+			o->all_entries ? sys[i] : sys[i] & ~data[i];
 	return bpf_map__set_max_entries(skel->maps.rb, (uint32_t)rb_bytes);
 }
 
@@ -448,6 +454,55 @@ static int open_sampler(struct argus_probe *p, uint32_t hz, char *errbuf, size_t
 	return 0;
 }
 
+/*
+ * Syscall entries: through syscalls:sys_enter_NAME for each call of the
+ * entry bitmap (see on_sys_enter_tp: the other calls then run no BPF on
+ * entry), or through the raw sys_enter tracepoint when every traced call
+ * wants its entry (--all-entries) or a per-call tracepoint is missing
+ * (a kernel without CONFIG_FTRACE_SYSCALLS, a call without an event).
+ */
+static void drop_enter_links(struct argus_probe *p)
+{
+	for (int i = 0; i < p->nenter_links; i++)
+		bpf_link__destroy(p->enter_links[i]);
+	free(p->enter_links);
+	p->enter_links = NULL;
+	p->nenter_links = 0;
+}
+
+static int attach_entries(struct argus_probe *p, bool all_entries)
+{
+	struct bpf_link *l;
+	int nr, n = 0;
+
+	if (!all_entries) {
+		for (nr = 0; nr < AE_SYSCALL_WORDS * 64; nr++)
+			n += !!(p->enter_bitmap[nr / 64] & (1ull << (nr % 64)));
+		p->enter_links = calloc(n ? n : 1, sizeof(*p->enter_links));
+	}
+	for (nr = 0; p->enter_links && nr < AE_SYSCALL_WORDS * 64; nr++) {
+		const char *name = argus_syscall_name(nr);
+		char tp[64];
+
+		if (!(p->enter_bitmap[nr / 64] & (1ull << (nr % 64))))
+			continue;
+		if (!name || snprintf(tp, sizeof(tp), "sys_enter_%s", name) >= (int)sizeof(tp))
+			break;
+		l = bpf_program__attach_tracepoint(p->skel->progs.on_sys_enter_tp, "syscalls", tp);
+		if (!l)
+			break;
+		p->enter_links[p->nenter_links++] = l;
+	}
+	if (p->enter_links && p->nenter_links == n)
+		return 0;
+	drop_enter_links(p);
+	l = bpf_program__attach(p->skel->progs.on_sys_enter);
+	if (!l)
+		return -errno;
+	p->skel->links.on_sys_enter = l;  /* destroyed with the skeleton */
+	return 0;
+}
+
 struct argus_probe *argus_probe__open(const struct argus_probe_opts *user_opts,
 				      char *errbuf, size_t errlen)
 {
@@ -500,7 +555,7 @@ struct argus_probe *argus_probe__open(const struct argus_probe_opts *user_opts,
 		seterr(errbuf, errlen, "argus: opening the BPF object failed: %s", libbpf_why());
 		goto fail;
 	}
-	err = configure(p->skel, &o);
+	err = configure(p->skel, &o, p->enter_bitmap);
 	if (err) {
 		seterr(errbuf, errlen, "argus: sizing the ring buffer failed: %s", strerror(-err));
 		goto fail;
@@ -518,8 +573,13 @@ struct argus_probe *argus_probe__open(const struct argus_probe_opts *user_opts,
 		goto fail;
 	}
 
-	/* attach: every raw tracepoint (the sampler is attached per CPU below) */
+	/* attach: every raw tracepoint (the sampler is attached per CPU below,
+	 * the syscall entries by attach_entries()) */
+	bpf_program__set_autoattach(p->skel->progs.on_sys_enter, false);
+	bpf_program__set_autoattach(p->skel->progs.on_sys_enter_tp, false);
 	err = argus_bpf__attach(p->skel);
+	if (!err)
+		err = attach_entries(p, o.all_entries);
 	if (err) {
 		seterr(errbuf, errlen,
 		       "argus: attaching the raw tracepoints failed (%s): %s",
@@ -598,6 +658,7 @@ void argus_probe__close(struct argus_probe *p)
 	if (!p)
 		return;
 	ring_buffer__free(p->rb);
+	drop_enter_links(p);
 	if (p->sample_links) {
 		for (i = 0; i < p->ncpus; i++)
 			bpf_link__destroy(p->sample_links[i]);
