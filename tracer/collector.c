@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,7 +212,20 @@ static struct pending *new_pending(struct argus_collector *c, const struct ae_hd
 	c->npend++;
 	c->cur = q;
 	p = &q->q[at];
-	memset(p, 0, sizeof(*p));
+	/* Field by field, not one memset() of the 128 bytes: for that GCC
+	 * emits `rep stos`, whose start-up cost was half of this function's
+	 * time on a messaging flood (perf annotate); these are plain stores. */
+	memset(p->ev.f, 0, sizeof(p->ev.f));
+	memset(p->ev.pad, 0, sizeof(p->ev.pad));
+	p->ev.stack = p->ev.str = p->ev.str2 = 0;
+	p->ips_off = p->nips = 0;
+	p->str_off = p->str_len = p->str2_off = p->str2_len = 0;
+	_Static_assert(sizeof(struct pending) == sizeof(struct argus_event) + 6 * sizeof(uint32_t),
+		       "a new field of struct pending must be zeroed here");
+	_Static_assert(offsetof(struct argus_event, str2) == 32 &&
+		       offsetof(struct argus_event, f) == 40 &&
+		       sizeof(struct argus_event) == 40 + sizeof(((struct argus_event *)0)->f),
+		       "a new field of struct argus_event must be zeroed here");
 	p->ev.ts = h->ts;
 	p->ev.tid = h->tid;
 	p->ev.pid = h->pid;
