@@ -131,6 +131,9 @@ void stack_capture__chunk_cut(struct stack_capture *sc)
 	while (n < sc->nret && sc->ret[n].age >= RETIRED_CUTS)
 		n++;
 	retired_drop(sc, n);
+	/* once a chunk (a second or so): a few fstat()s */
+	if (sc->unwinder)
+		argus_unwinder__drop_deleted(sc->unwinder);
 }
 
 void stack_capture__free(struct stack_capture *sc)

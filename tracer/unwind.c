@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define UW_SLOTS 8
@@ -654,6 +655,25 @@ void argus_unwinder__stats(const struct argus_unwinder *u,
 {
 	if (st)
 		*st = u ? u->st : (struct argus_unwinder_stats){ 0 };
+}
+
+int argus_unwinder__drop_deleted(struct argus_unwinder *u)
+{
+	struct stat st;
+	int n = 0;
+
+	for (int i = 0; u && i < UW_FILES; i++) {
+		struct uw_file *f = &u->file[i];
+
+		/* pinned: a cached session reports it, and the processes of that
+		 * layout may still map it (then they hold the space anyway) */
+		if (!f->used || f->vdso || f->fd < 0 || f->pins ||
+		    fstat(f->fd, &st) || st.st_nlink)
+			continue;
+		file_clear(f);
+		n++;
+	}
+	return n;
 }
 
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -71,6 +71,12 @@ struct argus_unwinder_stats {
 void argus_unwinder__stats(const struct argus_unwinder *u,
 			   struct argus_unwinder_stats *st);
 
+/* Closes the cached files that were deleted (a package upgrade replaced a
+ * library) and that no cached session reports any more, so that an
+ * always-on collector does not keep their disk space allocated until
+ * their cache slot happens to be reused.  Returns how many it closed. */
+int argus_unwinder__drop_deleted(struct argus_unwinder *u);
+
 /* Same, with a process-wide shared unwinder; safe from any thread. */
 int argus_unwind(uint32_t pid, const struct argus_proc_map *maps,
 		 size_t nmaps, uint64_t ip, uint64_t sp, uint64_t bp,

@@ -464,6 +464,102 @@ out:
 	argus_unwinder__free(u);
 }
 
+/* Does this process hold an fd to path, and is it a deleted file? */
+static bool holds_deleted(const char *path)
+{
+	char want[600], link[700], target[700];
+	bool found = false;
+
+	snprintf(want, sizeof(want), "%s (deleted)", path);
+	for (int fd = 0; fd < 1024 && !found; fd++) {
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = 0;
+			found = !strcmp(target, want);
+		}
+	}
+	return found;
+}
+
+/* A library deleted while cached (a package upgrade) is closed by
+ * argus_unwinder__drop_deleted() once no cached session reports it, and
+ * not before.  Here the file holding the sample's ip is a private copy
+ * (its own dev/inode; pid 0 opens it by path), unwound once, then deleted;
+ * the session reporting it is pushed out by nine other layouts. */
+static void test_unwinder_closes_deleted_files(void)
+{
+	struct argus_unwinder *u = NULL;
+	struct argus_proc_map *m = NULL, *other = NULL;
+	char tmp[] = "/tmp/argus-test-deleted-XXXXXX";
+	const struct argus_proc_map *hit;
+	uint64_t a[MAX_FRAMES], b[MAX_FRAMES];
+	struct stat st;
+	int na, nb, fd = -1;
+	char cmd[700];
+
+	u = unwinder_with_fx(a, &na);
+	if (!u)
+		goto out;
+	hit = argus_proc_maps__find(fx.maps, fx.nmaps, fx.rec.ip);
+	CHECK(hit != NULL && !(hit->flags & ARGUS_PROC_MAP_VDSO));
+	if (!hit || (fd = mkstemp(tmp)) < 0)
+		goto out;
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", hit->path, tmp);
+	CHECK_EQ(system(cmd), 0);
+	CHECK_EQ(stat(tmp, &st), 0);
+	m = calloc(fx.nmaps, sizeof(*m));
+	other = calloc(fx.nmaps + 1, sizeof(*other));
+	CHECK(m && other);
+	if (!m || !other)
+		goto out;
+	memcpy(m, fx.maps, fx.nmaps * sizeof(*m));
+	for (size_t i = 0; i < fx.nmaps; i++)
+		if (m[i].dev == hit->dev && m[i].inode == hit->inode) {
+			m[i].path = tmp;
+			m[i].dev = st.st_dev;
+			m[i].inode = st.st_ino;
+		}
+	nb = argus_unwinder__unwind(u, 0, m, fx.nmaps, fx.rec.ip, fx.rec.sp,
+				    fx.rec.bp, fx.copy, fx.rec.len, b, MAX_FRAMES);
+	CHECK_EQ(nb, na);  /* the copy unwinds like the original */
+	CHECK_EQ(unlink(tmp), 0);
+	CHECK(holds_deleted(tmp));
+	CHECK_EQ(argus_unwinder__drop_deleted(u), 0);  /* its session reports it */
+	CHECK(holds_deleted(tmp));
+
+	/* nine new layouts: the original files plus one mapping each */
+	memcpy(other, fx.maps, fx.nmaps * sizeof(*other));
+	for (int k = 0; k < 9; k++) {
+		other[fx.nmaps] = (struct argus_proc_map){
+			.start = 0x7ffff0000000ull + (uint64_t)k * 0x10000,
+			.end = 0x7ffff0001000ull + (uint64_t)k * 0x10000,
+			.dev = 1, .inode = 1, .path = "/nonexistent/argus-test.so" };
+		CHECK_EQ(unwind_fx(u, other, fx.nmaps + 1, b), na);
+	}
+	CHECK_EQ(argus_unwinder__drop_deleted(u), 1);
+	CHECK(!holds_deleted(tmp));
+	/* the files still on disk stay cached: the next layout opens none */
+	{
+		struct argus_unwinder_stats st1, st2;
+
+		argus_unwinder__stats(u, &st1);
+		other[fx.nmaps].start = 0x7fffe0000000ull;
+		other[fx.nmaps].end = 0x7fffe0001000ull;
+		CHECK_EQ(unwind_fx(u, other, fx.nmaps + 1, b), na);
+		argus_unwinder__stats(u, &st2);
+		CHECK_EQ(st2.files_opened, st1.files_opened);
+	}
+out:
+	unlink(tmp);
+	free(m);
+	free(other);
+	argus_unwinder__free(u);
+}
+
 /* A process mapping more files than the unwinder caches (256): building
  * its session must not evict the files it reported first, or their
  * modules are dead before the first unwind.  Here the fixture's maps,
@@ -959,6 +1055,7 @@ int main(void)
 	RUN(test_frame_pointer_walk_cannot_recover_nofp_chain);
 	RUN(test_unwinder_caches_give_the_same_stack);
 	RUN(test_unwinder_retries_a_file_it_could_not_open);
+	RUN(test_unwinder_closes_deleted_files);
 	RUN(test_unwinder_session_with_more_files_than_the_cache);
 	RUN(test_unwind_memo_answers_only_for_the_same_return_addresses);
 	RUN(test_unwind_memo_verifies_a_signal_frames_saved_rsp);
