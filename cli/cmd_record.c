@@ -113,6 +113,9 @@ int cmd_record(int argc, char **argv)
 		st.events ? (double)st.bytes / (double)st.events : 0.0,
 		(unsigned long long)st.lost, out, st.cpu_seconds,
 		(unsigned long long)st.unwound, (unsigned long long)st.unwind_memo_hits);
+	if (st.dropped)
+		fprintf(stderr, "argus record: %llu records were drained but could not be kept"
+			" (out of memory)\n", (unsigned long long)st.dropped);
 	if (st.late)
 		fprintf(stderr, "argus record: %llu events reached the collector after later ones of"
 			" their CPU had been written; they carry that CPU's last timestamp\n",

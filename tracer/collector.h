@@ -36,6 +36,7 @@ struct argus_collector_status {
 	uint64_t lost;           /* kernel-side drops, all CPUs */
 	uint64_t late;           /* events that arrived after their CPU's stream
 	                            had moved past them (written with clamped ts) */
+	uint64_t dropped;        /* records drained but not kept (out of memory) */
 	uint64_t chunks;
 	uint64_t bytes;          /* chunk bytes written, headers included */
 	uint64_t ring_size;      /* as configured; 0 = unbounded file */
