@@ -41,7 +41,8 @@
  *   - every byte of a record is written (ringbuf memory is not zeroed).
  *   - records are submitted with BPF_RB_NO_WAKEUP; user space polls on a
  *     timer.  Only when more than wake_bytes (1/4 of the ring) are waiting
- *     do we force a wake-up, so a burst cannot overrun a sleeping drainer.
+ *     do we force a wake-up, so a burst cannot overrun a sleeping drainer,
+ *     and once per young process, for its maps (young_wake()).
  *   - nothing here blocks or loops unboundedly; per-event work is a handful
  *     of loads and helper calls (hot path: sched_switch, sched_waking, sys_*).
  *   - the process self_tgid (the collector) produces no syscall, sample or
@@ -171,6 +172,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch SEC(".maps");
+
+/* Young processes the collector was already woken for (see young_wake()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);    /* tgid */
+	__type(value, __u8);
+} woken SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -337,12 +346,42 @@ static __always_inline void submit(void *rec)
 	bpf_ringbuf_submit(rec, wake_flag());
 }
 
-static __always_inline void output(void *buf, __u64 size)
+static __always_inline void output_flags(void *buf, __u64 size, __u64 flags)
 {
 	if (size > SCRATCH_SZ)  /* never true; bounds it for the verifier */
 		return;
-	if (bpf_ringbuf_output(&rb, buf, size, wake_flag()))
+	if (bpf_ringbuf_output(&rb, buf, size, flags))
 		count_lost();
+}
+
+static __always_inline void output(void *buf, __u64 size)
+{
+	output_flags(buf, size, wake_flag());
+}
+
+/*
+ * The collector symbolizes a stack with the maps it reads from
+ * /proc/PID/maps when it drains the stack, up to 50 ms later (it polls,
+ * records do not wake it).  A process shorter than that is gone by then:
+ * every stack of a `sleep 0.01` was [unknown].  So the first stack of a
+ * process younger than YOUNG_NS wakes the collector at once, while the
+ * process is blocked and its maps are still there; once per process
+ * (the woken map), so a build's compilers cost one wake-up each, and only
+ * processes that young pay the lookup.
+ */
+#define YOUNG_NS (100ull * 1000 * 1000)
+static __always_inline __u64 young_wake(__u64 now)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u32 tgid = t->tgid;
+	__u8 one = 1;
+
+	if (now - t->group_leader->start_time >= YOUNG_NS)
+		return wake_flag();
+	if (bpf_map_lookup_elem(&woken, &tgid))
+		return wake_flag();
+	bpf_map_update_elem(&woken, &tgid, &one, BPF_ANY);
+	return BPF_RB_FORCE_WAKEUP;
 }
 
 static __always_inline bool user_task(struct task_struct *t)
@@ -745,12 +784,14 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev_raw,
 
 	/* no stack for ourselves, nor for a task's final switch (TASK_DEAD):
 	 * its mm is gone and its user stack with it */
-	if (e->h.pid == self_tgid || (state & TASK_DEAD))
-		size = sizeof(*e);
-	else
-		size = add_ustack(buf, sizeof(*e), r->ip, r->sp, r->bp, block_copy);
+	if (e->h.pid == self_tgid || (state & TASK_DEAD)) {
+		e->h.size = sizeof(*e);
+		output(buf, sizeof(*e));
+		return 0;
+	}
+	size = add_ustack(buf, sizeof(*e), r->ip, r->sp, r->bp, block_copy);
 	e->h.size = size;
-	output(buf, size);
+	output_flags(buf, size, young_wake(e->h.ts));
 	return 0;
 }
 
