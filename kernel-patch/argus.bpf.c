@@ -178,7 +178,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);    /* tgid */
-	__type(value, __u8);
+	__type(value, __u64);  /* its leader's start_time: a reused tgid is a new process */
 } woken SEC(".maps");
 
 struct {
@@ -373,14 +373,15 @@ static __always_inline void output(void *buf, __u64 size)
 static __always_inline __u64 young_wake(__u64 now)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
+	__u64 start = t->group_leader->start_time, *seen;
 	__u32 tgid = t->tgid;
-	__u8 one = 1;
 
-	if (now - t->group_leader->start_time >= YOUNG_NS)
+	if (now - start >= YOUNG_NS)
 		return wake_flag();
-	if (bpf_map_lookup_elem(&woken, &tgid))
+	seen = bpf_map_lookup_elem(&woken, &tgid);
+	if (seen && *seen == start)
 		return wake_flag();
-	bpf_map_update_elem(&woken, &tgid, &one, BPF_ANY);
+	bpf_map_update_elem(&woken, &tgid, &start, BPF_ANY);
 	return BPF_RB_FORCE_WAKEUP;
 }
 

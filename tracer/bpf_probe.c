@@ -64,7 +64,6 @@ struct argus_probe {
 	struct bpf_link **sample_links; /* [ncpus], NULL where no sampler */
 	struct bpf_link **enter_links; /* syscalls:sys_enter_NAME, one per call */
 	int nenter_links;
-	uint64_t enter_bitmap[AE_SYSCALL_WORDS]; /* the calls whose entry we record */
 	argus_probe_cb cb;            /* callback of the drain in progress */
 	void *cb_ctx;
 };
@@ -364,8 +363,7 @@ void argus_probe__default_entries(uint64_t bitmap[8])
 
 /* Settings that become .rodata constants of the BPF programs (the verifier
  * then prunes disabled paths), and the ring's size; before load. */
-static int configure(struct argus_bpf *skel, const struct argus_probe_opts *o,
-		     uint64_t enter_bitmap[AE_SYSCALL_WORDS])
+static int configure(struct argus_bpf *skel, const struct argus_probe_opts *o)
 {
 	uint64_t rb_bytes = (uint64_t)o->ringbuf_mb << 20;
 	uint64_t defsys[AE_SYSCALL_WORDS], data[AE_SYSCALL_WORDS], skip[HRT_SKIP_MAX];
@@ -392,8 +390,7 @@ static int configure(struct argus_bpf *skel, const struct argus_probe_opts *o,
 		skel->rodata->syscalls[i] = sys[i];
 	data_calls(data);
 	for (i = 0; i < AE_SYSCALL_WORDS; i++)
-		enter_bitmap[i] = skel->rodata->enter_syscalls[i] =
-			o->all_entries ? sys[i] : sys[i] & ~data[i];
+		skel->rodata->enter_syscalls[i] = o->all_entries ? sys[i] : sys[i] & ~data[i];
 	return bpf_map__set_max_entries(skel->maps.rb, (uint32_t)rb_bytes);
 }
 
@@ -470,32 +467,37 @@ static void drop_enter_links(struct argus_probe *p)
 	p->nenter_links = 0;
 }
 
+/* One link per call of the entry set (read back from the loaded
+ * program's .rodata); 0, or -1 with nothing left attached. */
+static int attach_per_call(struct argus_probe *p)
+{
+	const __u64 *want = p->skel->rodata->enter_syscalls;
+
+	p->enter_links = calloc(AE_SYSCALL_WORDS * 64, sizeof(*p->enter_links));
+	for (int nr = 0; p->enter_links && nr < AE_SYSCALL_WORDS * 64; nr++) {
+		const char *name = argus_syscall_name(nr);
+		struct bpf_link *l;
+		char tp[64];
+
+		if (!(want[nr / 64] & (1ull << (nr % 64))))
+			continue;
+		if (!name || snprintf(tp, sizeof(tp), "sys_enter_%s", name) >= (int)sizeof(tp) ||
+		    !(l = bpf_program__attach_tracepoint(p->skel->progs.on_sys_enter_tp,
+							 "syscalls", tp))) {
+			drop_enter_links(p);
+			return -1;
+		}
+		p->enter_links[p->nenter_links++] = l;
+	}
+	return p->enter_links ? 0 : -1;
+}
+
 static int attach_entries(struct argus_probe *p, bool all_entries)
 {
 	struct bpf_link *l;
-	int nr, n = 0;
 
-	if (!all_entries) {
-		for (nr = 0; nr < AE_SYSCALL_WORDS * 64; nr++)
-			n += !!(p->enter_bitmap[nr / 64] & (1ull << (nr % 64)));
-		p->enter_links = calloc(n ? n : 1, sizeof(*p->enter_links));
-	}
-	for (nr = 0; p->enter_links && nr < AE_SYSCALL_WORDS * 64; nr++) {
-		const char *name = argus_syscall_name(nr);
-		char tp[64];
-
-		if (!(p->enter_bitmap[nr / 64] & (1ull << (nr % 64))))
-			continue;
-		if (!name || snprintf(tp, sizeof(tp), "sys_enter_%s", name) >= (int)sizeof(tp))
-			break;
-		l = bpf_program__attach_tracepoint(p->skel->progs.on_sys_enter_tp, "syscalls", tp);
-		if (!l)
-			break;
-		p->enter_links[p->nenter_links++] = l;
-	}
-	if (p->enter_links && p->nenter_links == n)
+	if (!all_entries && !attach_per_call(p))
 		return 0;
-	drop_enter_links(p);
 	l = bpf_program__attach(p->skel->progs.on_sys_enter);
 	if (!l)
 		return -errno;
@@ -555,7 +557,7 @@ struct argus_probe *argus_probe__open(const struct argus_probe_opts *user_opts,
 		seterr(errbuf, errlen, "argus: opening the BPF object failed: %s", libbpf_why());
 		goto fail;
 	}
-	err = configure(p->skel, &o, p->enter_bitmap);
+	err = configure(p->skel, &o);
 	if (err) {
 		seterr(errbuf, errlen, "argus: sizing the ring buffer failed: %s", strerror(-err));
 		goto fail;

@@ -302,8 +302,8 @@ static int take_record(struct argus_collector *c, const void *rec, size_t size);
  * return keeps it there, so a record we refuse is gone.  The budget is
  * therefore spent after taking the record, never by refusing one (it used
  * to be checked first: one record silently lost per budget stop, 48 of
- * 4.9 M write exits in a 1.6 M/s flood with "0 lost").  An allocation
- * failure loses the record too: counted as lost.
+ * 4.9 M write exits in a 1.6 M/s flood with "0 lost").  A record an
+ * allocation failure cannot keep is gone too: counted in st.dropped.
  */
 static int on_record(void *ctx, const void *rec, size_t size)
 {
