@@ -38,10 +38,9 @@ for i in $(seq "$rounds"); do
   echo "$line" >>"$tmp/rounds"
 done
 summary() { # COLUMN NAME
-  awk -v k="$1" '$1 > 0 && $4 > 0 && $k ~ /^[0-9.]+$/ {print $k / (($1 + $4) / 2)}' "$tmp/rounds" | sort -g |
-    awk -v name="$2" '{a[NR]=$1} END {if (!NR) {print name ": no complete round"; exit}
-      m = (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2
-      printf "%s: median %.3fx (%.3f-%.3f) over %d rounds\n", name, m, a[1], a[NR], NR}'
+  awk -v k="$1" '$1 > 0 && $4 > 0 && $k ~ /^[0-9.]+$/ {print $k / (($1 + $4) / 2)}' "$tmp/rounds" |
+    median_range | awk -v name="$2" '{printf "%s: median %.3fx (%.3f-%.3f) over %d rounds\n", name, $1, $2, $3, $4}
+      END {if (!NR) print name ": no complete round"}'
 }
 summary 2 "old $old"
 summary 3 "new $new"

@@ -11,6 +11,8 @@
 # are what is left.
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR) print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+# median_range: "MEDIAN MIN MAX COUNT" of the numbers on stdin, nothing if none.
+median_range() { sort -g | awk '{a[NR]=$1} END {if (NR) print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2, a[1], a[NR], NR}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9.]+$/ && b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 
 # foreign_bpf: how many argus sys_exit programs are loaded right now.

@@ -58,14 +58,14 @@ run_tracecmd() {
 # ratios TRACER: "MEDIAN (MIN-MAX)" of the per-round ratios to bare.
 ratios() {
   paste "$tmp/vals.bare" "$tmp/vals.$1" | awk '$1 ~ /^[0-9.]+$/ && $2 ~ /^[0-9.]+$/ && $1 > 0 {print $2 / $1}' |
-    sort -g | awk '{a[NR]=$1} END {if (!NR) {print "n/a"; exit}
-      m = (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2
-      printf "%.2fx, %.2f-%.2f", m, a[1], a[NR]}'
+    median_range | awk '{printf "%.2fx, %.2f-%.2f", $1, $2, $3} END {if (!NR) print "n/a"}'
 }
 
 cell() { # TRACER: median time and ratios, or why it failed
-  local t; t=$(grep -E '^[0-9.]+$' "$tmp/vals.$1" | median)
-  if [ -z "$t" ]; then echo "fails: $(grep -m1 -v '^tracecmd_shim' "$tmp/terr" 2>/dev/null)"; return; fi
+  local t err=
+  t=$(grep -E '^[0-9.]+$' "$tmp/vals.$1" | median)
+  case $1 in argus) err=$tmp/err ;; tracecmd) err=$tmp/terr ;; esac
+  if [ -z "$t" ]; then echo "fails: $(grep -m1 -v '^tracecmd_shim' "${err:-/dev/null}" 2>/dev/null)"; return; fi
   echo "$t s ($(ratios "$1"))"
 }
 
