@@ -31,6 +31,8 @@ struct proc_entry {
 	size_t nmaps;
 	uint32_t parent;              /* forked from it, maps not taken yet */
 	uint64_t fork_ts;
+	bool copied;                  /* maps are the parent's copy: the first
+	                                 miss re-reads without the throttle */
 };
 
 /* Maps of a process that exited or exec'd, kept for the chunks still to
@@ -147,6 +149,21 @@ void stack_capture__free(struct stack_capture *sc)
 	free(sc);
 }
 
+/* The table is full: start over, but keep every process's maps as
+ * retired, so stacks still waiting for a chunk keep their symbols. */
+static void retire_all(struct stack_capture *sc)
+{
+	for (int i = 0; i < PROC_SLOTS; i++) {
+		struct proc_entry *e = &sc->slots[i];
+
+		if (!e->pid)
+			continue;
+		retire(sc, e);  /* takes e->maps */
+		memset(e, 0, sizeof(*e));
+	}
+	sc->used = 0;
+}
+
 static struct proc_entry *find(struct stack_capture *sc, uint32_t pid, bool add)
 {
 	uint32_t i = (pid * 2654435761u) & (PROC_SLOTS - 1);
@@ -158,7 +175,7 @@ static struct proc_entry *find(struct stack_capture *sc, uint32_t pid, bool add)
 			if (!add)
 				return NULL;
 			if (sc->used * 4 >= PROC_SLOTS * 3) {
-				clear_all(sc);
+				retire_all(sc);
 				return find(sc, pid, add);
 			}
 			sc->slots[i].pid = pid;
@@ -181,23 +198,28 @@ static void read_maps(struct proc_entry *e, uint64_t ts)
 	e->nmaps = n;
 	e->read_ts = ts;
 	e->map_ts = ts;
+	e->copied = false;
 }
 
 /* e was forked from a process whose maps are known: take a copy of them,
  * dated from the fork (a reader takes the newest maps of a pid dated at or
  * before an event; older ones could lose to a dead process's that had the
- * same pid).  The re-read throttle counts from the parent's read. */
+ * same pid).  Only maps the parent read before the fork are what the
+ * child started with: ones read later may be of a later layout (dlopen,
+ * exec) or of another process that reused the parent's pid, and then the
+ * child's own are read.  A stack outside the copy re-reads at once. */
 static void take_parents_maps(struct stack_capture *sc, struct proc_entry *e)
 {
 	struct proc_entry *p = find(sc, e->parent, false);  /* never clears */
 
 	e->parent = 0;
-	if (!p || !p->read_ts || !p->nmaps ||
+	if (!p || !p->read_ts || p->read_ts > e->fork_ts || !p->nmaps ||
 	    argus_proc_maps__dup(p->maps, p->nmaps, &e->maps))
 		return;
 	e->nmaps = p->nmaps;
 	e->read_ts = p->read_ts;
 	e->map_ts = e->fork_ts > p->map_ts ? e->fork_ts : p->map_ts;
+	e->copied = true;
 }
 
 /* The maps of pid, re-read when ip is outside all of them (dlopen, JIT). */
@@ -212,7 +234,7 @@ static struct proc_entry *maps_for(struct stack_capture *sc, uint32_t pid,
 		take_parents_maps(sc, e);
 	if (!e->read_ts ||
 	    (ip && !argus_proc_maps__find(e->maps, e->nmaps, ip) &&
-	     ts > e->read_ts + REREAD_NS))
+	     (e->copied || ts > e->read_ts + REREAD_NS)))
 		read_maps(e, ts);
 	return e;
 }

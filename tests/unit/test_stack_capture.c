@@ -105,6 +105,51 @@ static void test_a_forked_child_inherits_the_parents_maps(void)
 	stack_capture__free(sc);
 }
 
+/* Maps the parent read after the fork may be another layout (dlopen,
+ * exec) or another process that reused its pid: the child takes no copy
+ * of them.  Here the parent's maps are read at ts 1000 and the fork is
+ * dated 500; the child is gone, so it ends with no maps at all. */
+static void test_a_child_does_not_copy_maps_read_after_its_fork(void)
+{
+	struct stack_capture *sc = stack_capture__new(false);
+	uint64_t ip = (uint64_t)(uintptr_t)&resolve_at;
+	pid_t child = gone_child();
+
+	CHECK(sc != NULL);
+	CHECK(child > 0);
+	if (!sc || child <= 0)
+		return;
+	CHECK_EQ(resolve_at(sc, (uint32_t)getpid(), ip), 1);  /* read at 1000 */
+	CHECK(maps_of(sc, (uint32_t)getpid(), ip).maps > 0);
+	stack_capture__inherit(sc, (uint32_t)getpid(), (uint32_t)child, 500);
+	CHECK_EQ(resolve_at(sc, (uint32_t)child, ip), 1);
+	CHECK_EQ(maps_of(sc, (uint32_t)child, ip).maps, 0);
+	stack_capture__free(sc);
+}
+
+/* When the pid table fills up (768 of 1024 slots) it starts over, but the
+ * maps it held are kept as retired like those of an exited process: the
+ * stacks still waiting for a chunk keep their symbols.  Here our own maps
+ * are read, then 800 forks of made-up pids fill the table. */
+static void test_a_full_table_keeps_the_maps_it_had(void)
+{
+	struct stack_capture *sc = stack_capture__new(false);
+	uint64_t ip = (uint64_t)(uintptr_t)&resolve_at;
+	struct count before;
+
+	CHECK(sc != NULL);
+	if (!sc)
+		return;
+	CHECK_EQ(resolve_at(sc, (uint32_t)getpid(), ip), 1);
+	before = maps_of(sc, (uint32_t)getpid(), ip);
+	CHECK(before.maps > 0);
+	for (uint32_t i = 0; i < 800; i++)
+		stack_capture__inherit(sc, 1, 0x40000000u + i, 2000);
+	CHECK_EQ(maps_of(sc, (uint32_t)getpid(), ip).maps, before.maps);
+	CHECK_EQ(maps_of(sc, (uint32_t)getpid(), ip).hits, 1);
+	stack_capture__free(sc);
+}
+
 /* A child that execs before its first stack (fork + exec, most children)
  * takes no copy: nothing of the parent's is made, retired or listed for
  * it. */
@@ -191,6 +236,8 @@ static void test_an_exited_process_keeps_its_maps_for_two_cuts(void)
 int main(void)
 {
 	RUN(test_a_forked_child_inherits_the_parents_maps);
+	RUN(test_a_child_does_not_copy_maps_read_after_its_fork);
+	RUN(test_a_full_table_keeps_the_maps_it_had);
 	RUN(test_a_child_that_execs_first_takes_no_copy);
 	RUN(test_a_forked_childs_maps_are_dated_from_the_fork);
 	RUN(test_an_exited_process_keeps_its_maps_for_two_cuts);
