@@ -239,6 +239,12 @@ static struct uw_file *get_file(struct argus_unwinder *u, uint32_t pid,
 	/* a process with more files than the cache: the rest go unreported */
 	if (!victim)
 		return NULL;
+	/* open before evicting: a process that has exited cannot be opened
+	 * through, and a good cached file must not go for nothing (try again
+	 * for the next process) */
+	fd = argus_proc_map__open(pid, m);
+	if (fd < 0)
+		return NULL;
 	file_clear(victim);
 	f = victim;
 	f->used = true;
@@ -247,11 +253,6 @@ static struct uw_file *get_file(struct argus_unwinder *u, uint32_t pid,
 	f->inode = m->inode;
 	f->fd = -1;
 	f->last_use = u->clock;
-	fd = argus_proc_map__open(pid, m);
-	if (fd < 0) {
-		f->used = false;        /* try again for the next process */
-		return NULL;
-	}
 	/* ELF_C_READ, not an mmap: section data is pread() on demand and kept
 	 * in memory, so a library rewritten in place while cached can make an
 	 * unwind fail but can never SIGBUS the collector. */
