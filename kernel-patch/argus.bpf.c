@@ -547,7 +547,12 @@ static __always_inline struct pt_regs *user_regs(void)
 #define FP_WINDOW 1024
 #define FP_WIN_OFF (SCRATCH_SZ - FP_WINDOW)
 
-static __always_inline __u32 walk_user_fp(__u64 *ips, __u64 ip, __u64 bp, __u8 *win)
+/* Where a frame pointer can be: on the stack, above sp.  A bp outside
+ * (code built without frame pointers keeps other data in rbp) gets no
+ * window read: that would be one or two failing 1 KiB reads per switch. */
+#define FP_MAX_ABOVE_SP (1u << 20)
+
+static __always_inline __u32 walk_user_fp(__u64 *ips, __u64 ip, __u64 sp, __u64 bp, __u8 *win)
 {
 	struct { __u64 next, ret; } fr;
 	__u64 base = bp, off;
@@ -556,7 +561,7 @@ static __always_inline __u32 walk_user_fp(__u64 *ips, __u64 ip, __u64 bp, __u8 *
 	if (!ip)
 		return 0;
 	ips[nr++] = ip;
-	if (bp && !(bp & 7)) {
+	if (bp && !(bp & 7) && bp >= sp && bp - sp < FP_MAX_ABOVE_SP) {
 		len = FP_WINDOW;
 		if (bpf_probe_read_user(win, FP_WINDOW, (void *)base)) {
 			len = 4096 - (base & 4095);
@@ -600,7 +605,7 @@ static __always_inline __u32 add_ustack(__u8 *buf, __u32 off,
 {
 	struct ae_ustack *us = (void *)(buf + off);
 	__u64 *ips = (void *)(us + 1);
-	__u32 nr = walk_user_fp(ips, ip, bp, buf + FP_WIN_OFF);
+	__u32 nr = walk_user_fp(ips, ip, sp, bp, buf + FP_WIN_OFF);
 	__u32 coff, len;
 
 	if (nr > AE_MAX_USTACK)
