@@ -40,4 +40,11 @@ done
 unw=$(sed -n 's/.*; \([0-9]*\) stacks DWARF-unwound, \([0-9]*\) unwinds from the memo.*/\1 \2/p' "$T/wait.err")
 log "argus record --wait-stacks: DWARF-unwound, from the memo: $unw"
 [ "${unw%% *}" -gt 0 ] 2>/dev/null || fail "argus record reports no DWARF-unwound stack" "$T/wait.err"
+
+# --wait-stacks --no-unwind copies the stacks but unwinds nothing: the
+# header must not claim DWARF-unwound waits (diagnose's hint reads it)
+record nounw --wait-stacks --no-unwind -- "$APPS/busy_nofp" --wait 1
+dump_to "$TRACE" "$T/nounw.dump" --stats
+grep -q "^# snapshot from .*; wait stacks: frame pointers only\$" "$T/nounw.dump" ||
+	fail "--wait-stacks --no-unwind: the header claims unwound waits" "$T/nounw.dump" 3
 pass "--wait-stacks: waits in poll unwound to wait_leaf <- busy_middle <- busy_outer without frame pointers"
