@@ -260,6 +260,8 @@ const struct argus_edge *argus_graph__edge(const struct argus_graph *g,
 uint32_t argus_graph__nthreads(const struct argus_graph *g);
 const struct argus_thread *argus_graph__thread(const struct argus_graph *g,
 					       uint32_t idx);
+/* Event slots, not events: each thread's events are stored in blocks of
+ * 16, and the unused slots of a block read as type AE_NONE (skip them). */
 uint32_t argus_graph__nevents(const struct argus_graph *g);
 const struct argus_gevent *argus_graph__event(const struct argus_graph *g,
 					      uint32_t id);

@@ -291,6 +291,14 @@ static struct uw_file *get_file(struct argus_unwinder *u, uint32_t pid,
 	return f;
 }
 
+/* Two mappings of one load of one file (split text: same file, same
+ * load address). */
+static bool same_load(const struct argus_proc_map *a, const struct argus_proc_map *b)
+{
+	return a->inode == b->inode && a->dev == b->dev &&
+	       a->start - a->pgoff == b->start - b->pgoff && !strcmp(a->path, b->path);
+}
+
 /*
  * Report each file once, as a lazy module (dwfl_report_module): libdwfl
  * asks uw_find_elf for the ELF only when an unwind reaches that module.
@@ -315,23 +323,18 @@ static void report_maps(struct argus_unwinder *u, struct uw_slot *sl,
 		/* A file mapped executable twice (split text) is one module,
 		 * spanning both. */
 		for (size_t j = 0; j < i && !dup; j++)
-			dup = maps[j].inode == m->inode && maps[j].dev == m->dev &&
-			      maps[j].start - maps[j].pgoff ==
-				      m->start - m->pgoff &&
-			      !strcmp(maps[j].path, m->path);
+			dup = same_load(&maps[j], m);
 		if (dup)
 			continue;
 		for (size_t j = i + 1; j < nmaps; j++)
-			if (maps[j].inode == m->inode && maps[j].dev == m->dev &&
-			    maps[j].start - maps[j].pgoff == m->start - m->pgoff &&
-			    !strcmp(maps[j].path, m->path))
+			if (same_load(&maps[j], m))
 				high = maps[j].end;
 		f = get_file(u, pid, m, sl->id);
 		if (!f || argus_elf__offset_to_vaddr((struct Elf *)f->elf,
 						     m->pgoff, &vaddr))
 			continue;
 		bias = f->exec ? 0 : m->start - vaddr;
-		if (bias + f->vaddr0 >= high || sl->nmods >= nmaps)
+		if (bias + f->vaddr0 >= high)
 			continue;
 		name = strrchr(m->path, '/');
 		name = name ? name + 1 : m->path;
