@@ -64,21 +64,38 @@ static pid_t gone_child(void)
 	return pid;
 }
 
-static void test_a_forked_child_inherits_the_parents_maps(void)
+/* A stack_capture that has read our own maps (a stack at ts 1000), and,
+ * when child is given, a child that has exited; NULL (after a failed
+ * CHECK) if either could not be had. */
+static struct stack_capture *with_own_maps(uint64_t ip, pid_t *child, struct count *own)
 {
 	struct stack_capture *sc = stack_capture__new(false);
-	uint64_t ip = (uint64_t)(uintptr_t)&resolve_at;
-	pid_t child = gone_child();
-	struct count pc, cc;
 
 	CHECK(sc != NULL);
-	CHECK(child > 0);
-	if (!sc || child <= 0)
-		return;
+	if (child) {
+		*child = gone_child();
+		CHECK(*child > 0);
+	}
+	if (!sc || (child && *child <= 0)) {
+		stack_capture__free(sc);
+		return NULL;
+	}
 	CHECK_EQ(resolve_at(sc, (uint32_t)getpid(), ip), 1);
-	pc = maps_of(sc, (uint32_t)getpid(), ip);
-	CHECK(pc.maps > 0);
-	CHECK_EQ(pc.hits, 1);   /* our own text holds ip */
+	*own = maps_of(sc, (uint32_t)getpid(), ip);
+	CHECK(own->maps > 0);
+	CHECK_EQ(own->hits, 1);   /* our own text holds ip */
+	return sc;
+}
+
+static void test_a_forked_child_inherits_the_parents_maps(void)
+{
+	uint64_t ip = (uint64_t)(uintptr_t)&resolve_at;
+	pid_t child;
+	struct count pc, cc;
+	struct stack_capture *sc = with_own_maps(ip, &child, &pc);
+
+	if (!sc)
+		return;
 
 	/* without the fork seen: the child is gone, its maps unreadable */
 	CHECK_EQ(resolve_at(sc, (uint32_t)child, ip), 1);
@@ -111,16 +128,13 @@ static void test_a_forked_child_inherits_the_parents_maps(void)
  * dated 500; the child is gone, so it ends with no maps at all. */
 static void test_a_child_does_not_copy_maps_read_after_its_fork(void)
 {
-	struct stack_capture *sc = stack_capture__new(false);
 	uint64_t ip = (uint64_t)(uintptr_t)&resolve_at;
-	pid_t child = gone_child();
+	pid_t child;
+	struct count own;
+	struct stack_capture *sc = with_own_maps(ip, &child, &own);  /* read at 1000 */
 
-	CHECK(sc != NULL);
-	CHECK(child > 0);
-	if (!sc || child <= 0)
+	if (!sc)
 		return;
-	CHECK_EQ(resolve_at(sc, (uint32_t)getpid(), ip), 1);  /* read at 1000 */
-	CHECK(maps_of(sc, (uint32_t)getpid(), ip).maps > 0);
 	stack_capture__inherit(sc, (uint32_t)getpid(), (uint32_t)child, 500);
 	CHECK_EQ(resolve_at(sc, (uint32_t)child, ip), 1);
 	CHECK_EQ(maps_of(sc, (uint32_t)child, ip).maps, 0);
@@ -133,16 +147,12 @@ static void test_a_child_does_not_copy_maps_read_after_its_fork(void)
  * are read, then 800 forks of made-up pids fill the table. */
 static void test_a_full_table_keeps_the_maps_it_had(void)
 {
-	struct stack_capture *sc = stack_capture__new(false);
 	uint64_t ip = (uint64_t)(uintptr_t)&resolve_at;
 	struct count before;
+	struct stack_capture *sc = with_own_maps(ip, NULL, &before);
 
-	CHECK(sc != NULL);
 	if (!sc)
 		return;
-	CHECK_EQ(resolve_at(sc, (uint32_t)getpid(), ip), 1);
-	before = maps_of(sc, (uint32_t)getpid(), ip);
-	CHECK(before.maps > 0);
 	for (uint32_t i = 0; i < 800; i++)
 		stack_capture__inherit(sc, 1, 0x40000000u + i, 2000);
 	CHECK_EQ(maps_of(sc, (uint32_t)getpid(), ip).maps, before.maps);
