@@ -126,8 +126,8 @@ static void print_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k
 	if (k->normal_seg != ARGUS_NONE && !k->asked)
 		printf("%s%s woke the next thread in #%u", k->seg == ARGUS_NONE ? " (" : "; ",
 		       k->late ? "finally, late," : "normally", k->normal_seg);
-	printf("%s%s\n", k->seg != ARGUS_NONE || (k->normal_seg != ARGUS_NONE && !k->asked) ? ")" : "",
-	       k->holder ? HOLDER_NOTE : k->asked ? ASKED_NOTE : "");
+	printf("%s%s [rule: %s]\n", k->seg != ARGUS_NONE || (k->normal_seg != ARGUS_NONE && !k->asked) ? ")" : "",
+	       k->holder ? HOLDER_NOTE : k->asked ? ASKED_NOTE : "", argus_culprit_rule_str(k->rule));
 	diag_cli_stack(c, k->pid, k->to, k->stack, print_frame, "        ");
 }
 
@@ -158,6 +158,7 @@ static void json_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k)
 	diag_cli_json_str(diag_cli_comm(c, k->tid));
 	printf(",\"process\":");
 	diag_cli_json_str(diag_cli_process(c, k->tid));
+	printf(",\"rule\":\"%s\"", argus_culprit_rule_str(k->rule));
 	printf(",\"kind\":\"%s\",\"segment\":%u,\"normal_segment\":%d,\"late\":%s,\"cycle\":%s,\"holder\":%s,\"asked\":%s,"
 	       "\"window_ns\":[%" PRIu64 ",%" PRIu64 "]",
 	       argus_hang_kind_str(k->kind), k->seg,
@@ -219,7 +220,7 @@ static void print_report(struct graph_cli_ctx *c, const struct argus_diagnosis *
 	printf("hang      ");
 	diag_cli_print_thread_line(c, d->hang.tid);
 	printf("\n          %s for %.1f ms%s; %s",
-	       d->hang.flags & ARGUS_HANG_F_LOOP ? "away from its idle wait (event loop)" :
+	       d->hang.flags & ARGUS_HANG_F_LOOP ? "away from its event loop" :
 	       "no idle wait; stuck", (double)(d->hang.end - d->hang.start) / 1e6,
 	       d->hang.ongoing ? " (still at the end of the trace)" : "",
 	       argus_hang_kind_str(d->kind));
@@ -287,7 +288,8 @@ static void print_report(struct graph_cli_ctx *c, const struct argus_diagnosis *
 	printf("inspected %u nodes of %u\n", d->inspected, argus_graph__nsegments(c->g));
 }
 
-static void print_json(struct graph_cli_ctx *c, const struct argus_diagnosis *d)
+static void print_json(struct graph_cli_ctx *c, const struct argus_diagnosis *d,
+		       const char *picked)
 {
 	char v[1024];
 
@@ -329,7 +331,10 @@ static void print_json(struct graph_cli_ctx *c, const struct argus_diagnosis *d)
 	printf("],\"cycle\":%s,\"timeout_ns\":%" PRIu64 ",\"verdict\":", d->cycle ? "true" : "false",
 	       d->timeout_ns);
 	diag_cli_json_str(v);
-	printf(",\"inspected\":%u,\"vertices\":%u}\n", d->inspected, argus_graph__nsegments(c->g));
+	printf(",\"inspected\":%u,\"vertices\":%u,\"picked\":", d->inspected,
+	       argus_graph__nsegments(c->g));
+	diag_cli_json_str(picked);
+	printf("}\n");
 }
 
 static void print_dot(struct graph_cli_ctx *c, const struct argus_diagnosis *d)
@@ -441,7 +446,7 @@ int cmd_diagnose(int argc, char **argv)
 		goto out;
 	}
 	if (o.json)
-		print_json(&c, d);
+		print_json(&c, d, pc.picked);
 	else if (o.dot)
 		print_dot(&c, d);
 	else

@@ -166,6 +166,18 @@ int argus_diag__slice(const struct argus_graph *g, uint32_t seg,
 #define ARGUS_DIAG_MAX_PATH 32
 #define ARGUS_DIAG_MAX_CHAIN 8
 
+/* Which rule named a culprit (argus_culprit.rule). */
+enum argus_culprit_rule {
+	ARGUS_RULE_SELF = 0,    /* the hung thread itself: busy or yield */
+	ARGUS_RULE_NORMAL_PATH, /* woke the thread in the similar normal run */
+	ARGUS_RULE_WAKER,       /* no normal run: ended this very wait (late) */
+	ARGUS_RULE_PEER,        /* holds the other end of the wait (live) */
+	ARGUS_RULE_HANDOFF,     /* was handed work just before the wait */
+	ARGUS_RULE_LOCK,        /* holds the file lock the thread wants */
+	ARGUS_RULE_MUTEX,       /* owns the mutex the thread waits on (live) */
+};
+const char *argus_culprit_rule_str(unsigned rule);
+
 struct argus_culprit {
 	uint32_t tid, pid;
 	uint8_t kind;           /* what it did in the window */
@@ -184,6 +196,7 @@ struct argus_culprit {
 	uint64_t wait_ns;       /* blocked: how long */
 	int32_t wait_nr;        /* blocked: the syscall */
 	uint32_t stack;         /* trace stack id (its wait or hottest sample) */
+	uint8_t rule;           /* enum argus_culprit_rule */
 };
 
 struct argus_diagnosis {

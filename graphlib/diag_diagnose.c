@@ -175,6 +175,8 @@ static void add_culprit(const struct argus_graph *g, const struct argus_diag_opt
 	k->late = late;
 	k->holder = via == VIA_HOLDER;
 	k->asked = via == VIA_ASKED;
+	k->rule = via == VIA_HOLDER ? ARGUS_RULE_PEER : via == VIA_ASKED ? ARGUS_RULE_HANDOFF :
+		  late ? ARGUS_RULE_WAKER : ARGUS_RULE_NORMAL_PATH;
 	k->from = wfrom;
 	k->to = wto;
 	k->seg = a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE ? a.wait_seg
@@ -308,6 +310,11 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 		wfrom = lo;
 	if (wto > hi)
 		wto = hi;
+	/* A sleep (nanosleep) waits for no one: the thread chose to wait,
+	 * and the chain ends with it (the `sleep` a script runs, a retry
+	 * loop's pause).  Its timer is not a timeout that broke a cycle. */
+	if (SEGS(g)[h].wait_nr == SYS_nanosleep || SEGS(g)[h].wait_nr == SYS_clock_nanosleep)
+		return;
 	tmo = own_timeout(g, h, next);
 	if (tmo && !d->timeout_ns) {
 		d->timeout_ns = tmo;
@@ -401,6 +408,14 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 			    level, depth);
 		return;
 	}
+}
+
+const char *argus_culprit_rule_str(unsigned rule)
+{
+	static const char *const n[] = { "self", "normal-path", "waker", "peer-holder",
+					 "handoff", "lock-holder", "mutex-owner" };
+
+	return rule < sizeof(n) / sizeof(n[0]) ? n[rule] : NULL;
 }
 
 int argus_diag__diagnose(const struct argus_graph *g,
