@@ -438,24 +438,9 @@ static int thread_gaps(const struct argus_graph *g, uint32_t thr, unsigned rule,
 	w = waits.p;
 	for (uint32_t i = 0; i < waits.n && !loop; i++)
 		loop = w[i].idle;
-	/* a thread that polls without ever blocking is a loop too (its
-	 * calls return at once: work is always ready) */
-	if (!loop && rule != ARGUS_IDLE_NONE) {
-		const struct argus_thread *t = &THRS(g)[thr];
-		uint32_t wi = 0;
-		uint64_t enter = 0;
-
-		for (uint32_t e = t->first_event; e != ARGUS_NONE && !loop;
-		     e = argus_graph__thread_next_event(g, thr, e)) {
-			const struct argus_gevent *ev = &EVS(g)[e];
-
-			if (ev->type == AE_SYS_ENTER && loop_nr(ev->nr))
-				enter = ev->ts;
-			else if (ev->type == AE_SYS_EXIT && loop_nr(ev->nr) && enter &&
-				 call_kind(w, waits.n, &wi, enter, ev->ts) != CALL_AWAY)
-				loop = true;
-		}
-	}
+	/* Only a blocking idle wait makes a loop: a poll that returns at once
+	 * says nothing (libpq polls before each send), and a thread seen only
+	 * in such polls and reply waits is a one-shot thread. */
 	rc = loop ? loop_gaps(g, thr, w, waits.n, gaps)
 		  : oneshot_gaps(g, thr, w, waits.n, thr_ns, gaps);
 	/* seen only going to sleep (or not at all) and never waking */
