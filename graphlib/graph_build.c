@@ -27,6 +27,8 @@
 #include <stdio.h>
 #include <time.h>
 
+#include <sys/syscall.h>
+
 #include "graph_internal.h"
 #include "schema.h"
 
@@ -337,6 +339,8 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 	case AE_SYS_ENTER:
 		e->nr = (int16_t)ev->f[ARGUS_F_SE_NR];
 		e->val = (int64_t)ev->f[ARGUS_F_SE_ARG0];
+		if (e->nr == SYS_fcntl || e->nr == SYS_flock)  /* the lock request */
+			e->val = (int64_t)glock_enter_val(e->nr, &ev->f[ARGUS_F_SE_ARG0]);
 		thr = attach(g, ev, e, &rc);
 		if (thr != ARGUS_NONE) {
 			TSTATE(g, thr)->sys_nr = (int32_t)ev->f[ARGUS_F_SE_NR];
