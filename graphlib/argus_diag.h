@@ -256,7 +256,8 @@ struct argus_lock_op {
 	                           without LOCK_NB) */
 	uint8_t pad[5];
 	int64_t ret;            /* 0 ok, -EAGAIN/-EWOULDBLOCK/-EACCES
-	                           refused, -EINTR a wait cut by a signal, ...;
+	                           refused, -ERESTARTSYS (-512; the program
+	                           sees EINTR) a wait cut by a signal, ...;
 	                           -EINPROGRESS: no exit by `to` (or by the
 	                           end of the trace): still waiting */
 	uint64_t start, len;    /* the range, as in argus_lock_req */
