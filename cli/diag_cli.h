@@ -131,4 +131,20 @@ void diag_cli_resume_str(struct graph_cli_ctx *c, uint32_t seg, const struct dia
 /* {"segment":N|null,"woken_by":...,"own_timer":b,"woke":b,"edge":{...}|null,
  *  "by":{seg ref}|null,"text":...} */
 void diag_cli_json_resume(struct graph_cli_ctx *c, uint32_t seg, const struct diag_resume *r);
+
+/* ---- live lock holders (proc_locks.c) ---------------------------------
+ * The processes holding a file lock (flock, POSIX or OFD) on `file` now:
+ * a trace file object (AE_OBJ_FILE, dev<<32 ^ ino as resolve_fd() makes
+ * it), matched against /proc/locks; OFD locks (pid -1 there) and locks
+ * whose taker has exited are found through /proc/PID/fdinfo.  Blocked
+ * waiters ("->" lines) are not holders.  Up to max pids; returns how many.
+ * The shape of argus_holders_fn without the kind (ctx unused). */
+uint32_t diag_cli_proc_lock_holders(void *ctx, uint64_t file, uint32_t *pids, uint32_t max);
+/* The owner of the glibc mutex whose futex word is at uaddr in process
+ * pid, read from /proc/PID/mem (__lock at offset 0, __owner at 8): 0 and
+ * *owner_tid; -ENOENT when the word does not look like a held mutex of
+ * that process (unlocked, a condvar, a bare futex: a heuristic, see the
+ * comment in proc_locks.c); -EFAULT unmapped; -errno (-EACCES, -ENOENT
+ * for a process that is gone) when /proc/PID/mem cannot be read. */
+int diag_cli_mutex_owner(uint32_t pid, uint64_t uaddr, uint32_t *owner_tid);
 #endif

@@ -240,4 +240,110 @@ int argus_diag__diagnose(const struct argus_graph *g,
 			 const struct argus_diag_opts *opts,
 			 struct argus_diagnosis *d);
 
+/* ---- file locks: flock, fcntl (diag_locks.c) ----------------------------
+ * The trace records every flock() and fcntl() (entry: the request; exit:
+ * the result and the file, docs/collector.md "Locks").  These read them
+ * back: a thread's attempts, and who held a lock at some time.
+ *
+ * In the graph, the sys_enter event of flock/fcntl keeps the decoded
+ * request instead of arg0 (argus_gevent.val, see argus_lock__unpack): the
+ * fd is not needed there (the exit has it, with the file's object).
+ *
+ * What is approximate:
+ *   - the owner of a lock is taken to be the process that took it.  For
+ *     POSIX locks that is the kernel's rule; flock and OFD locks belong to
+ *     the open file description, which children inherit (`flock FILE CMD`
+ *     forks CMD with the lock): the process that took it is named;
+ *   - a lock dropped without a traced unlock (close() of the fd, which is
+ *     not traced, drops POSIX locks) is seen to end only when someone
+ *     else takes a conflicting lock on the range, or its process exits;
+ *   - locks taken before the trace began are unknown;
+ *   - ranges are kept in the graph as 32-bit start and 24-bit length:
+ *     one that does not fit, and one relative to SEEK_CUR/SEEK_END, is
+ *     widened to a range that contains it (start clipped, to EOF).
+ */
+enum argus_lock_kind {
+	ARGUS_LOCK_FLOCK = 1,   /* flock(2): whole file, per open file */
+	ARGUS_LOCK_POSIX = 2,   /* fcntl F_SETLK/F_SETLKW: per process */
+	ARGUS_LOCK_OFD = 3,     /* fcntl F_OFD_SETLK/F_OFD_SETLKW */
+};
+enum argus_lock_opcode {
+	ARGUS_LOCK_SHARED = 1,  /* LOCK_SH, F_RDLCK */
+	ARGUS_LOCK_EXCL = 2,    /* LOCK_EX, F_WRLCK */
+	ARGUS_LOCK_UNLOCK = 3,  /* LOCK_UN, F_UNLCK */
+};
+#define ARGUS_LOCK_EOF 0        /* len: to the end of the file, and beyond */
+
+/* One lock request, decoded from a sys_enter record. */
+struct argus_lock_req {
+	uint8_t kind;           /* enum argus_lock_kind */
+	uint8_t op;             /* enum argus_lock_opcode; 0: the fcntl's
+	                           struct flock could not be read */
+	uint8_t wait;           /* 1: a blocking request (F_SETLKW, flock
+	                           without LOCK_NB) */
+	uint8_t pad[5];
+	uint64_t start, len;    /* bytes [start, start + len); len 0 = to EOF;
+	                           flock: 0, 0 */
+};
+
+/* The lock request of syscall nr with the six arguments of its sys_enter
+ * record (argus_event.f[ARGUS_F_SE_ARG0..]): 0 and *r filled, -ENOENT when
+ * it is not one (another syscall, another fcntl cmd).  A range relative to
+ * SEEK_CUR/SEEK_END is reported from 0 to EOF (the file position is not
+ * known); a negative l_len is turned into the range it stands for. */
+int argus_lock__decode(int64_t nr, const uint64_t args[6], struct argus_lock_req *r);
+/* The request as the graph keeps it in argus_gevent.val of a flock/fcntl
+ * sys_enter (0: not a lock request), and back.  Layout: bits 0-1 kind,
+ * 2-3 op, 4 wait, 8-39 start, 40-63 len (widened when they do not fit). */
+uint64_t argus_lock__pack(const struct argus_lock_req *r);
+int argus_lock__unpack(uint64_t val, struct argus_lock_req *r);
+/* "flock" "posix" "ofd" / "shared" "exclusive" "unlock"; NULL when out
+ * of range. */
+const char *argus_lock_kind_str(unsigned kind);
+const char *argus_lock_op_str(unsigned op);
+
+/* One lock attempt, from the trace. */
+struct argus_lock_op {
+	uint32_t tid, pid;
+	uint64_t ts;            /* sys_exit time; for an attempt still
+	                           waiting (ret -EINPROGRESS): its entry */
+	uint64_t file;          /* AE_OBJ_FILE object: dev<<32 ^ ino; 0 when
+	                           the fd was not a file the exit resolved */
+	uint8_t kind;           /* enum argus_lock_kind */
+	uint8_t op;             /* enum argus_lock_opcode, 0 unknown */
+	uint8_t wait;           /* 1 blocking request (F_SETLKW, flock
+	                           without LOCK_NB) */
+	uint8_t pad[5];
+	int64_t ret;            /* 0 ok, -EAGAIN/-EWOULDBLOCK/-EACCES
+	                           refused, -ERESTARTSYS (-512; the program
+	                           sees EINTR) a wait cut by a signal, ...;
+	                           -EINPROGRESS: no exit by `to` (or by the
+	                           end of the trace): still waiting */
+	uint64_t start, len;    /* the range, as in argus_lock_req */
+};
+
+/* Lock attempts of thread tid in [from, to] (by ts), time order, and the
+ * attempt it was still in at `to` (ret -EINPROGRESS, whenever it began);
+ * *out malloc'd (free()), NULL when *n is 0.  -ENOENT: no such thread. */
+int argus_diag__lock_ops(const struct argus_graph *g, uint32_t tid, uint64_t from,
+			 uint64_t to, struct argus_lock_op **out, uint32_t *n);
+
+/* Who holds a lock on `file` at `ts` that conflicts with a request of
+ * type `op` (exclusive: any lock; shared: an exclusive one; 0 or unlock:
+ * any lock), other than process not_pid: the last successful acquisition
+ * by another process not followed by its unlock, by a conflicting
+ * acquisition of someone else, or by its process's exit.  0 and *h filled
+ * (the acquisition), -ENOENT none.  The whole file: flock and fcntl locks
+ * both count.  O(events of the trace). */
+int argus_diag__lock_holder(const struct argus_graph *g, uint64_t file, uint64_t ts,
+			    uint32_t not_pid, uint8_t op, struct argus_lock_op *h);
+
+/* The same for one attempt (a refused try, or one still waiting, from
+ * argus_diag__lock_ops): its file, time, process, type, and range; and
+ * only locks of its family (flock locks do not conflict with fcntl ones on
+ * Linux; POSIX and OFD locks do).  This is what names the holder of
+ * SQLite's byte-range locks: 0 and *h filled, -ENOENT none. */
+int argus_diag__lock_blocker(const struct argus_graph *g, const struct argus_lock_op *attempt,
+			     struct argus_lock_op *h);
+
 #endif /* ARGUS_DIAG_H */
