@@ -353,6 +353,12 @@ static void print_dot(struct graph_cli_ctx *c, const struct argus_diagnosis *d)
 	argus_graph__write_dot(c->g, v, n, stdout);
 }
 
+static int mutex_owner(void *ctx, uint32_t pid, uint64_t uaddr, uint32_t *tid)
+{
+	(void)ctx;
+	return diag_cli_mutex_owner(pid, uaddr, tid);
+}
+
 int cmd_diagnose(int argc, char **argv)
 {
 	struct diag_cli_opts o;
@@ -434,8 +440,10 @@ int cmd_diagnose(int argc, char **argv)
 	dopt.depth = o.depth;
 	dopt.pick = pick;
 	dopt.pick_ctx = &pc;
-	if (o.live)
+	if (o.live) {
 		dopt.holders = diag_cli_proc_holders;
+		dopt.mutex_owner = mutex_owner;
+	}
 	d = calloc(1, sizeof(*d));
 	if (!d) {
 		rc = cli_error("diagnose", "out of memory");

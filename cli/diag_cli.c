@@ -163,7 +163,11 @@ uint32_t diag_cli_proc_holders(void *ctx, unsigned obj_kind, uint64_t obj, uint3
 	struct dirent *p, *f;
 	uint32_t n = 0;
 
-	(void)ctx;
+	if (obj_kind == AE_OBJ_FILE) {  /* a file lock's holders */
+		if (proc)
+			closedir(proc);
+		return diag_cli_proc_lock_holders(ctx, obj, pids, max);
+	}
 	if (!proc || (obj_kind != AE_OBJ_UNIX && obj_kind != AE_OBJ_PIPE)) {
 		if (proc)
 			closedir(proc);

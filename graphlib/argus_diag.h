@@ -231,8 +231,15 @@ struct argus_diag_opts {
 	uint32_t depth;         /* culprit's culprit levels, 0 = 3 */
 	argus_pick_fn pick;     /* NULL = default pick */
 	void *pick_ctx;
-	argus_holders_fn holders; /* NULL: the trace only (a saved trace) */
+	argus_holders_fn holders; /* NULL: the trace only (a saved trace).
+	                           Also asked for AE_OBJ_FILE: the processes
+	                           holding a file lock on it (/proc/locks) */
 	void *holders_ctx;
+	/* The owner of the mutex whose futex word is at uaddr in process pid,
+	 * live (glibc's pthread_mutex_t keeps its owner's tid): 0 and *tid,
+	 * or non-zero when it is no mutex.  NULL: the trace only. */
+	int (*mutex_owner)(void *ctx, uint32_t pid, uint64_t uaddr, uint32_t *tid);
+	void *mutex_ctx;
 };
 
 int argus_diag__diagnose(const struct argus_graph *g,

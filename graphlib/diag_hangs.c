@@ -80,10 +80,14 @@ struct twait {
 	uint32_t seg;           /* the segment the wait ends */
 	int32_t nr;             /* syscall blocked in, -1 unknown */
 	int64_t nfds;           /* poll/ppoll: fds watched, -1 unknown */
-	uint64_t out_obj;       /* the connection of the output before it */
+	uint64_t out_obj;       /* the connection of the last output before
+	                           it (0 for a pipe: any pipe answers) */
+	uint32_t nout;          /* outputs on connections before it */
 	uint8_t ongoing;        /* nobody has ended it (or a debugger did) */
-	uint8_t out;            /* the last connection op before it: output */
-	uint8_t reply;          /* ...and the first after it: input on it */
+	uint8_t out;            /* an output on a connection since the last
+	                           idle wait (a request is outstanding) */
+	uint8_t reply;          /* the first connection op after it is an
+	                           input on that connection */
 	uint8_t timed_out;      /* a futex wait that ended by its timeout */
 	uint8_t idle;           /* judged an idle wait */
 };
@@ -137,9 +141,8 @@ static int thread_waits(const struct argus_graph *g, uint32_t thr, unsigned rule
 	const uint32_t *v;
 	uint32_t n = argus_graph__thread_segments(g, thr, &v);
 	struct twait *w;
-	uint32_t nw, wi = 0, pend = 0, xpend = 0, last_kind = 0;
-	uint64_t last_key = 0;
-	int last_op = OP_NONE;
+	uint32_t nw, wi = 0, pend = 0, xpend = 0, out_kind = 0, nout = 0, idle_nout = 0;
+	uint64_t out_key = 0;
 	int64_t nfds = -1;
 
 	for (uint32_t i = 0; i < n; i++) {
@@ -176,8 +179,8 @@ static int thread_waits(const struct argus_graph *g, uint32_t thr, unsigned rule
 		if (ev->ctx != AE_CTX_TASK)
 			continue;
 		for (; wi < nw && w[wi].from <= ev->ts; wi++) {
-			w[wi].out = last_op == OP_OUT;
-			w[wi].out_obj = last_kind == AE_OBJ_PIPE ? 0 : last_key;
+			w[wi].nout = nout;
+			w[wi].out_obj = out_kind == AE_OBJ_PIPE ? 0 : out_key;
 			if (w[wi].nr == SYS_poll || w[wi].nr == SYS_ppoll)
 				w[wi].nfds = nfds;
 		}
@@ -195,14 +198,17 @@ static int thread_waits(const struct argus_graph *g, uint32_t thr, unsigned rule
 		 * the connection the thread wrote to (any pipe for a pipe: a
 		 * request goes down one pipe and the reply comes up another) */
 		for (; pend < wi && w[pend].to <= ev->ts; pend++)
-			w[pend].reply = w[pend].out && !w[pend].ongoing && op == OP_IN &&
+			w[pend].reply = w[pend].nout && !w[pend].ongoing && op == OP_IN &&
 					(w[pend].out_obj ? key == w[pend].out_obj : kind == AE_OBJ_PIPE);
-		last_op = op;
-		last_key = key;
-		last_kind = kind;
+		if (op == OP_OUT) {
+			nout++;
+			out_key = key;
+			out_kind = kind;
+		}
 	}
 	for (; wi < nw; wi++) {
-		w[wi].out = last_op == OP_OUT;
+		w[wi].nout = nout;
+		w[wi].out_obj = out_kind == AE_OBJ_PIPE ? 0 : out_key;
 		if (w[wi].nr == SYS_poll || w[wi].nr == SYS_ppoll)
 			w[wi].nfds = nfds;
 	}
@@ -219,10 +225,16 @@ static int thread_waits(const struct argus_graph *g, uint32_t thr, unsigned rule
 			w[i].idle = 1;
 		if (!loop_nr(w[i].nr) || rule == ARGUS_IDLE_NONE)
 			continue;
+		/* a request is outstanding when the thread sent something
+		 * since it last sat in its idle wait (a client library reads
+		 * earlier answers before it waits for the one it wants) */
+		w[i].out = w[i].nout > idle_nout;
 		if (rule == ARGUS_IDLE_POLL || epoll_nr(w[i].nr) || w[i].nfds >= 2)
 			w[i].idle = 1;
 		else    /* a request then its reply: a synchronous call */
 			w[i].idle = !(w[i].out && (w[i].ongoing || w[i].reply));
+		if (w[i].idle)
+			idle_nout = w[i].nout;
 	}
 	return 0;
 }
