@@ -26,6 +26,7 @@ struct pick_ctx {
 	bool tty;
 	char notes[2048];       /* alternatives not taken */
 	size_t len;
+	char picked[160];       /* which hang was taken, and why */
 };
 
 static int pick(void *vctx, const struct argus_graph *g, uint32_t seg,
@@ -217,7 +218,9 @@ static void print_report(struct graph_cli_ctx *c, const struct argus_diagnosis *
 
 	printf("hang      ");
 	diag_cli_print_thread_line(c, d->hang.tid);
-	printf("\n          away from its event loop for %.1f ms%s; %s", (double)(d->hang.end - d->hang.start) / 1e6,
+	printf("\n          %s for %.1f ms%s; %s",
+	       d->hang.flags & ARGUS_HANG_F_LOOP ? "away from its idle wait (event loop)" :
+	       "no idle wait; stuck", (double)(d->hang.end - d->hang.start) / 1e6,
 	       d->hang.ongoing ? " (still at the end of the trace)" : "",
 	       argus_hang_kind_str(d->kind));
 	if (d->hang_seg != ARGUS_NONE) {
@@ -240,7 +243,8 @@ static void print_report(struct graph_cli_ctx *c, const struct argus_diagnosis *
 			printf(", on CPU %.1f ms of it: runnable but preempted the rest (CPU contention)",
 			       (double)a.oncpu_ns / 1e6);
 	}
-	printf("\n          (hang 1 of %u; argus hangs lists them)\n", nhangs);
+	printf("\n          (%s; %u hang%s: argus hangs lists them)\n", p->picked[0] ? p->picked :
+	       "the hang asked for", nhangs, nhangs == 1 ? "" : "s");
 	if (d->kind == ARGUS_KIND_BLOCKED) {
 		if (d->normal_seg != ARGUS_NONE)
 			printf("normal    segment #%u, the best of %s%u similar segments of the same thread%s\n",
@@ -359,24 +363,62 @@ int cmd_diagnose(int argc, char **argv)
 		return rc;
 	if ((rc = graph_cli_open(&c, "diagnose", &o.g)))
 		return rc;
-	if ((rc = diag_cli_hangs(&c, "diagnose", &o, &h, &n)))
+	if ((rc = diag_cli_hangs(&c, "diagnose", &o, ARGUS_HANGS_THREAD, &h, &n)))
 		goto out;
 	if (o.at_rel)
 		o.at_ns += argus_graph__stats(c.g)->min_ts;
+	/* which hang: --at, --mark, else the ongoing one, else the longest */
 	for (uint32_t i = 0; i < n; i++) {
 		const char *m = h[i].annotated ? argus_trace__string(c.t, h[i].mark) : NULL;
+		uint64_t len = h[i].end - h[i].start, blen = h[best].end - h[best].start;
 
 		if (o.have_at ? (o.at_ns >= h[i].start && o.at_ns <= h[i].end) :
 		    o.mark ? (m && strstr(m, o.mark)) :
-		    h[i].end - h[i].start > h[best].end - h[best].start)
+		    (h[i].ongoing && !h[best].ongoing) ||
+		    (h[i].ongoing == h[best].ongoing && len > blen))
 			best = i;
 	}
-	if (!n || (o.have_at && !(o.at_ns >= h[best].start && o.at_ns <= h[best].end)) ||
-	    (o.mark && !(h[best].annotated && strstr(argus_trace__string(c.t, h[best].mark) ?: "",
-						    o.mark)))) {
+	if (n && o.have_at && !(o.at_ns >= h[best].start && o.at_ns <= h[best].end))
+		n = 0;
+	if (!n && o.have_at) {
+		/* --at always answers: whatever the thread was doing then */
+		struct argus_hang_opts ho = diag_cli_hang_opts(&o, ARGUS_HANGS_THREAD);
+
+		free(h);
+		if (!(h = malloc(sizeof(*h)))) {
+			rc = cli_error("diagnose", "out of memory");
+			goto out;
+		}
+		if (argus_diag__hang_at(c.g, o.tid ? o.tid : o.pid, o.at_ns, &ho, h)) {
+			rc = cli_error("diagnose", "%s: thread %u did not exist at that time; see argus hangs",
+				       o.g.path, o.tid ? o.tid : o.pid);
+			goto out;
+		}
+		n = 1;
+		best = 0;
+		snprintf(pc.picked, sizeof(pc.picked), "what the thread did at the time asked (--at)%s",
+			 h->flags & ARGUS_HANG_F_UNDER ? ", shorter than the threshold: not a hang" : "");
+	} else if (!n && !o.tid && !o.mark) {
+		/* no hang of the main thread: the process's other threads */
+		free(h);
+		h = NULL;
+		if ((rc = diag_cli_hangs(&c, "diagnose", &o, ARGUS_HANGS_PROCESS, &h, &n)))
+			goto out;
+		for (uint32_t i = 0; i < n; i++)
+			if (h[i].ongoing && !h[best].ongoing)
+				best = i;
+		if (n)
+			snprintf(pc.picked, sizeof(pc.picked), "the %s hang of thread %u (the main thread"
+				 " has none)", h[best].ongoing ? "ongoing" : "longest", h[best].tid);
+	} else if (n && !o.have_at && !o.mark) {
+		snprintf(pc.picked, sizeof(pc.picked), "the %s hang of the %s", h[best].ongoing ?
+			 "ongoing" : "longest", o.tid ? "thread" : "main thread");
+	}
+	if (!n || (o.mark && !(h[best].annotated && strstr(argus_trace__string(c.t, h[best].mark) ?: "",
+						     o.mark)))) {
 		rc = cli_error("diagnose", "%s: no hang of %s %u%s (threshold %.0f ms); see argus hangs",
 			       o.g.path, o.tid ? "thread" : "process", o.tid ? o.tid : o.pid,
-			       o.have_at ? " at that time" : o.mark ? " with that mark" : "",
+			       o.mark ? " with that mark" : "",
 			       (double)o.threshold_ns / 1e6);
 		goto out;
 	}

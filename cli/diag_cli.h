@@ -24,6 +24,8 @@ struct diag_cli_opts {
 	int picks[DIAG_MAX_PICKS];
 	uint32_t npicks;
 	bool live;               /* the trace is of this running system, just taken */
+	bool all;                /* hangs: deliberate waits too (wait4, sleep) */
+	uint8_t idle_rule;       /* --idle-wait: enum argus_idle_rule */
 };
 
 /* argus_holders_fn over /proc/PID/fd of the running system: the
@@ -36,13 +38,16 @@ uint32_t diag_cli_proc_holders(void *ctx, unsigned obj_kind, uint64_t obj, uint3
  * error and returns 2 on bad input. */
 int diag_cli_parse(const char *cmd, int argc, char **argv, struct diag_cli_opts *o,
 		   bool diagnose);
-/* The hangs of o->pid/o->tid; prints an error and returns non-zero if the
- * process or thread is not in the trace. */
+/* The hangs of o->pid/o->tid (scope: enum argus_hang_scope); prints an
+ * error and returns non-zero if the process or thread is not in the trace. */
 int diag_cli_hangs(struct graph_cli_ctx *c, const char *cmd, struct diag_cli_opts *o,
-		   struct argus_hang **h, uint32_t *n);
+		   unsigned scope, struct argus_hang **h, uint32_t *n);
+/* The hang_opts the flags say (threshold, --idle-wait, --all). */
+struct argus_hang_opts diag_cli_hang_opts(const struct diag_cli_opts *o, unsigned scope);
 
 void diag_cli_print_thread_line(struct graph_cli_ctx *c, uint32_t tid);
-void diag_cli_print_hang(struct graph_cli_ctx *c, const struct argus_hang *h, uint32_t i);
+void diag_cli_print_hang(struct graph_cli_ctx *c, const struct argus_hang *h, uint32_t i,
+			 bool who);
 void diag_cli_json_hang(struct graph_cli_ctx *c, const struct argus_hang *h, unsigned kind);
 /* JSON string (escaped, quoted) to stdout. */
 void diag_cli_json_str(const char *s);

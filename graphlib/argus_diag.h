@@ -26,27 +26,73 @@ enum argus_hang_kind {
 	ARGUS_KIND_YIELD,       /* many short yields/sleeps/zero-timeout polls */
 };
 
+/* argus_hang.flags */
+#define ARGUS_HANG_F_LOOP       0x1 /* the thread has a learned idle wait: the
+                                       hang is time away from it */
+#define ARGUS_HANG_F_DELIBERATE 0x2 /* only waiting for a child (wait4,
+                                       waitid) or sleeping: the program's own
+                                       choice, left out of machine-wide lists */
+#define ARGUS_HANG_F_UNDER      0x4 /* shorter than the threshold (asked for
+                                       with --at, or annotated) */
+#define ARGUS_HANG_F_DORMANT    0x8 /* a thread seen only asleep: its one wait
+                                       began before the trace and never ended
+                                       (an idle daemon as much as a hang);
+                                       left out of machine-wide lists */
+
 struct argus_hang {
 	uint32_t tid, pid;
-	uint64_t start, end;    /* left / came back to the event loop */
-	uint32_t seg;           /* UI segment at the middle of the hang */
+	uint64_t start, end;    /* left / came back to the idle wait (a thread
+	                           with no idle wait: the long wait, or the
+	                           stretch of runs and short waits) */
+	uint32_t seg;           /* segment at the middle of the hang */
 	uint8_t ongoing;        /* still not back at the end of the trace */
 	uint8_t annotated;      /* an `argus mark` falls inside */
-	uint8_t pad[2];
+	uint8_t kind;           /* enum argus_hang_kind (argus_diag__activity
+	                           over the hang); filled for every hang */
+	uint8_t flags;          /* ARGUS_HANG_F_* */
 	uint32_t mark;          /* string id of that mark's text, 0 none */
+};
+
+/* How a thread's idle wait (where it waits for new work) is found. */
+enum argus_idle_rule {
+	ARGUS_IDLE_LEARN = 0,   /* learned per thread (docs/diagnosis.md §1) */
+	ARGUS_IDLE_POLL,        /* every poll/select/epoll wait is idle */
+	ARGUS_IDLE_NONE,        /* no idle wait: any long wait is a hang */
+};
+
+/* argus_hang_opts.scope */
+enum argus_hang_scope {
+	ARGUS_HANGS_THREAD = 0, /* the one thread (tid, or the main thread) */
+	ARGUS_HANGS_PROCESS,    /* every thread of pid, longest first */
+	ARGUS_HANGS_MACHINE,    /* every user thread in the trace, longest
+	                           first; pid ignored */
 };
 
 struct argus_hang_opts {
 	size_t sz;
-	uint32_t pid;           /* UI process (required) */
-	uint32_t tid;           /* UI thread, 0 = the main thread (tid == pid) */
+	uint32_t pid;           /* the process (required unless MACHINE) */
+	uint32_t tid;           /* the thread, 0 = the main thread (tid == pid) */
 	uint64_t threshold_ns;  /* 0 = 2 s */
+	uint8_t scope;          /* enum argus_hang_scope */
+	uint8_t idle_rule;      /* enum argus_idle_rule */
+	uint8_t deliberate;     /* 1: machine-wide lists keep deliberate and
+	                           dormant waits (ARGUS_HANG_F_DELIBERATE,
+	                           ARGUS_HANG_F_DORMANT) too */
+	uint8_t pad[5];
 };
 
-/* Hangs of the UI thread, in time order; *out is malloc'd (free()). */
+/* Hangs: in time order for one thread, longest first for a process or the
+ * machine; *out is malloc'd (free()). */
 int argus_diag__hangs(const struct argus_graph *g,
 		      const struct argus_hang_opts *opts,
 		      struct argus_hang **out, uint32_t *n);
+
+/* Whatever thread tid was doing at `ts`, as a hang-shaped interval even
+ * under the threshold (flag ARGUS_HANG_F_UNDER when it is): the away
+ * interval, long wait or stretch that contains ts.  -ENOENT when the
+ * thread did not exist then. */
+int argus_diag__hang_at(const struct argus_graph *g, uint32_t tid, uint64_t ts,
+			const struct argus_hang_opts *opts, struct argus_hang *out);
 
 /* What one thread did in [from, to]. */
 struct argus_activity {

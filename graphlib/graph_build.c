@@ -23,6 +23,7 @@
  * task-context event is that sleeping switch within EARLY_WAKE_NS, and
  * dropped (counted as ARGUS_FILT_RUNNING) otherwise.
  */
+#include <sys/syscall.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <time.h>
@@ -337,6 +338,10 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 	case AE_SYS_ENTER:
 		e->nr = (int16_t)ev->f[ARGUS_F_SE_NR];
 		e->val = (int64_t)ev->f[ARGUS_F_SE_ARG0];
+		/* poll's fds pointer says nothing; how many fds it watches
+		 * tells an event loop from a wait for one reply (diag_hangs.c) */
+		if (e->nr == SYS_poll || e->nr == SYS_ppoll)
+			e->val = (int64_t)ev->f[ARGUS_F_SE_ARG0 + 1];
 		thr = attach(g, ev, e, &rc);
 		if (thr != ARGUS_NONE) {
 			TSTATE(g, thr)->sys_nr = (int32_t)ev->f[ARGUS_F_SE_NR];
