@@ -6,8 +6,9 @@ pkgs=(build-essential cmake pkg-config clang-14 clang llvm
       libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libdeflate-dev libbsd-dev
       libcapstone-dev lldb-16 liblldb-16-dev
       linux-perf rt-tests elfutils binutils trace-cmd
-      xvfb x11-apps x11-utils xdotool  # the desktop mix of bench/desktop_mix.sh
-      util-linux sqlite3)  # real lock holders and waiters of tests/e2e/lock_records.sh
+      xvfb x11-apps x11-utils xdotool   # the desktop mix of bench/desktop_mix.sh
+      # real programs: tests/e2e/lock_records.sh and tests/e2e/real_*.sh
+      util-linux postgresql-15 sqlite3 dbus python3-dbus python3-gi curl)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
