@@ -15,7 +15,7 @@ for p in "${pkgs[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
-    echo "install-deps: need root to install: ${missing[*]} (run with sudo)" >&2
+    echo "install-deps: need root to install: ${missing[*]} (run as root)" >&2
     exit 1
   fi
   export DEBIAN_FRONTEND=noninteractive
@@ -30,7 +30,7 @@ fi
 LLDB14_DIR=${ARGUS_LLDB14_DIR:-/var/cache/argus/lldb-14}
 if [ ! -x "$LLDB14_DIR/usr/lib/llvm-14/bin/lldb" ]; then
   if [ "$(id -u)" -ne 0 ]; then
-    echo "install-deps: need root to unpack lldb-14 into $LLDB14_DIR (run with sudo)" >&2
+    echo "install-deps: need root to unpack lldb-14 into $LLDB14_DIR (run as root)" >&2
     exit 1
   fi
   tmp=$(mktemp -d)
