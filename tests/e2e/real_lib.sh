@@ -194,9 +194,10 @@ real_live() {
 		-o "script lldb.debugger.GetSelectedTarget().GetProcess().Detach()"
 	lldb_no_crash
 	# the JSON is what the diagnose command printed, between its command
-	# echo and the next one
+	# echo and the next one; lldb's own warnings there (a language
+	# plugin it lacks) are not ours: the JSON is the line opening with {
 	sed -n '/^(lldb) argus diagnose --json$/,/^(lldb) script/p' "$LLDB_OUT" |
-		sed '1d;$d' >"$T/live.json"
+		sed '1d;$d' | grep '^{' >"$T/live.json"
 	sed 's/^/    /' "$LLDB_OUT" | head -n 30 >&2
 	if [ "$LLDB_RC" -ne 0 ] || ! [ -s "$T/live.json" ]; then
 		soft "lldb: argus diagnose --json on the live victim failed (exit $LLDB_RC)"
