@@ -298,7 +298,8 @@ static bool blame_holder(const struct argus_graph *g, const struct argus_diag_op
 	const struct argus_object *wo = argus_graph__object(g, s->wait_obj);
 	uint32_t pids[16], n, self = THRS(g)[s->thread].pid, pick = 0;
 
-	if (s->end_reason != ARGUS_END_WAIT || !wo || !wo->peer ||
+	/* a pipe has no peer id: its inode is both ends' */
+	if (s->end_reason != ARGUS_END_WAIT || !wo || (!wo->peer && wo->kind != AE_OBJ_PIPE) ||
 	    (wo->kind != AE_OBJ_UNIX && wo->kind != AE_OBJ_PIPE))
 		return false;
 	n = o->holders(o->holders_ctx, wo->kind,
