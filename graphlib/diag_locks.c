@@ -289,8 +289,10 @@ int argus_diag__lock_ops(const struct argus_graph *g, uint32_t tid, uint64_t fro
 		free(o.v);
 		return rc;
 	}
-	/* a pending attempt is pushed last with its entry time */
-	qsort(o.v, o.n, sizeof(*o.v), op_cmp);
+	/* a pending attempt is pushed last with its entry time; qsort's
+	 * base must not be NULL even for 0 elements (UBSan checks it) */
+	if (o.n)
+		qsort(o.v, o.n, sizeof(*o.v), op_cmp);
 	*out = o.v;
 	*n = o.n;
 	return 0;
@@ -459,7 +461,7 @@ static int lock_state(const struct argus_graph *g, uint64_t file, uint64_t ts,
 
 	for (uint32_t t = 0; t < argus_graph__nthreads(g) && !rc; t++)
 		rc = thread_ops(g, t, 0, ts, file, &o);
-	if (!rc)
+	if (!rc && o.n)
 		qsort(o.v, o.n, sizeof(*o.v), op_cmp);
 	for (uint32_t i = 0; i < o.n && !rc; i++) {
 		if (o.v[i].ret != 0 || !o.v[i].op)
