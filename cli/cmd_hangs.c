@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "diag_cli.h"
 #include "graph_cli.h"
+#include "hangs_saved.h"
 
 int cmd_hangs(int argc, char **argv)
 {
@@ -19,6 +20,9 @@ int cmd_hangs(int argc, char **argv)
 	uint32_t n = 0;
 	int rc;
 
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--saved"))
+			return hangs_saved_cmd(argc, argv);
 	if ((rc = diag_cli_parse("hangs", argc, argv, &d, false)))
 		return rc;
 	if ((rc = graph_cli_open(&c, "hangs", &d.g)))
