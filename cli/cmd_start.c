@@ -154,15 +154,17 @@ int cmd_start(int argc, char **argv)
 	if (cli_request("start", "status", resp, sizeof(resp)))
 		return 1;
 	char *rp = strstr(resp, "ring="), *pp = strstr(resp, "pid=");
+	char *hd = strstr(resp, "hang_dir="), *wn = strstr(resp, "watching=");
+	bool interactive = strstr(resp, "watch_interactive=1") != NULL;
+	if (hd)
+		hd[strcspn(hd, "\n")] = 0;
 	if (rp)
 		rp[strcspn(rp, "\n")] = 0;
 	printf("argus: collector started (pid %d), ring %s\n", pp ? atoi(pp + 4) : 0, rp ? rp + 5 : "?");
-	char *hd = strstr(resp, "hang_dir="), *wn = strstr(resp, "watching=");
 	if (hd && wn) {
-		hd[strcspn(hd, "\n")] = 0;
 		printf("argus: watching %d thread%s for hangs%s; snapshots go to %s\n", atoi(wn + 9),
 		       atoi(wn + 9) == 1 ? "" : "s",
-		       strstr(resp, "watch_interactive=1") ? " (and display servers' clients)" : "",
+		       interactive ? " (and display servers' clients)" : "",
 		       hd + 9);
 	}
 	return 0;

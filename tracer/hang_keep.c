@@ -496,6 +496,23 @@ static void first_line(char *s, size_t max)
 		s[max] = 0;
 }
 
+/* "argus diagnose: SNAP: no hang of ..." -> "no hang of ...": the file
+ * and the command are known from where the message is stored */
+static void strip_prefix(char *msg, const char *snap)
+{
+	static const char cmd[] = "argus diagnose: ";
+	char *p = msg;
+	size_t n = strlen(snap);
+
+	if (!msg)
+		return;
+	if (!strncmp(p, cmd, sizeof(cmd) - 1))
+		p += sizeof(cmd) - 1;
+	if (!strncmp(p, snap, n) && p[n] == ':' && p[n + 1] == ' ')
+		p += n + 2;
+	memmove(msg, p, strlen(p) + 1);
+}
+
 static void write_meta(struct argus_hang_keeper *k, FILE *f, const char *snap_name,
 		       uint64_t from_ns, const char *diag, const char *diag_err,
 		       uint64_t diag_at)
@@ -602,6 +619,7 @@ static void child_main(struct argus_hang_keeper *k, int snapfd, int sfd,
 
 			derr = slurp(k->dirfd, errf, 4096);
 			first_line(derr, 300);
+			strip_prefix(derr, full);
 			if (!derr || !derr[0]) {
 				free(derr);
 				derr = strdup(rc < 0 ? "argus diagnose did not run" : "argus diagnose printed no JSON");
