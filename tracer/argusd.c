@@ -336,16 +336,19 @@ int main(int argc, char **argv)
 	struct daemon dm = { 0 };
 	struct argus_collector *c;
 	int ready_fd = -1, lfd, opt, rc = 0;
-	char *end;
+	char *end, bad[600] = "";
 	unsigned long v;
+/* the first bad flag's message (the others are not worth a line) */
+#define BAD(...) do { if (!bad[0]) { snprintf(bad, sizeof(bad) - 1, "argusd: " __VA_ARGS__); \
+			strcat(bad, "\n"); } } while (0)
 
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd': dir = optarg; break;
 		case 's':
 			if (argus_parse_size(optarg, &size) || size < (1u << 20)) {
-				fprintf(stderr, "argusd: bad --size '%s': use e.g. 512M or 2G (at least 1M)\n", optarg);
-				return 2;
+				BAD("bad --size '%s': use e.g. 512M or 2G (at least 1M)", optarg);
+				break;
 			}
 			break;
 		case 'z': opts.probe.sample_hz = (uint32_t)atoi(optarg); break;
@@ -355,10 +358,11 @@ int main(int argc, char **argv)
 		case 'w': opts.probe.block_copy = ARGUS_WAIT_STACK_COPY; break;
 		case 'r': ready_fd = atoi(optarg); break;
 		case 'W': {
-			const char **p = realloc(watches, (nwatches + 1) * sizeof(*p));
-			if (!p || !optarg[0] || strchr(optarg, '/')) {
-				fprintf(stderr, "argusd: bad --watch '%s': give a pid or a process name\n", optarg);
-				return 2;
+			const char **p = NULL;
+			if (!optarg[0] || strchr(optarg, '/') ||
+			    !(p = realloc(watches, (nwatches + 1) * sizeof(*p)))) {
+				BAD("bad --watch '%s': give a pid or a process name", optarg);
+				break;
 			}
 			watches = p;
 			watches[nwatches++] = optarg;
@@ -373,8 +377,8 @@ int main(int argc, char **argv)
 				threshold_ns = v * 1000000ull;
 			else if (argus_parse_duration(optarg, &threshold_ns) || threshold_ns < 1000000 ||
 				 threshold_ns > 3600000000000ull) {
-				fprintf(stderr, "argusd: bad --hang-threshold '%s': milliseconds, 1 to 3600000\n", optarg);
-				return 2;
+				BAD("bad --hang-threshold '%s': milliseconds, 1 to 3600000", optarg);
+				break;
 			}
 			break;
 		case 'D': ko.dir = optarg; break;
@@ -383,9 +387,9 @@ int main(int argc, char **argv)
 			uint64_t ns;
 			if (argus_parse_duration(optarg, &ns) || (opt == 'G' && !ns) ||
 			    ns > 3600000000000ull) {
-				fprintf(stderr, "argusd: bad --hang-%s '%s': use e.g. 10s, 1500ms\n",
+				BAD("bad --hang-%s '%s': use e.g. 10s, 1500ms",
 					opt == 'B' ? "before" : "grace", optarg);
-				return 2;
+				break;
 			}
 			if (opt == 'B')
 				ko.before_ns = ns ? ns : 1; /* 0 would mean the default */
@@ -398,10 +402,10 @@ int main(int argc, char **argv)
 			errno = 0;
 			v = strtoul(optarg, &end, 10);
 			if (errno || *end || !v || v > (opt == 'K' ? 100000ul : 1048576ul)) {
-				fprintf(stderr, "argusd: bad --hang-%s '%s': a number, 1 to %s\n",
+				BAD("bad --hang-%s '%s': a number, 1 to %s",
 					opt == 'K' ? "keep" : "max-mb", optarg,
 					opt == 'K' ? "100000" : "1048576");
-				return 2;
+				break;
 			}
 			if (opt == 'K')
 				ko.keep = (uint32_t)v;
@@ -409,11 +413,16 @@ int main(int argc, char **argv)
 				ko.max_bytes = (uint64_t)v << 20;
 			break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default: usage(stderr); BAD("bad command line (see the usage above)"); break;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "argusd: unexpected argument '%s'\n", argv[optind]);
+	if (optind < argc && !bad[0])
+		snprintf(bad, sizeof(bad), "argusd: unexpected argument '%s'\n", argv[optind]);
+	if (bad[0]) {
+		/* after the whole command line, so --ready-fd is known: `argus
+		 * start` shows the line instead of "exited without a word" */
+		fputs(bad, stderr);
+		report_ready(ready_fd, bad);
 		return 2;
 	}
 	if (geteuid() != 0) {
