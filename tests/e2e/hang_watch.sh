@@ -10,9 +10,11 @@
 #     event is older than the harness's clock reading taken before flock
 #     started, and it holds flock's switch-out into the flock() wait);
 #     `argus hangs --saved` (text and --json) lists it with pid, duration
-#     and kind; `argus diagnose SNAP --pid P --json` opens it;
+#     and kind; `argus diagnose SNAP --pid P --json` opens it; both, and
+#     the .json argusd stored, name the lock's holder as the culprit;
 #  2. a watched "reqwait" writes a request on a unix socket and waits in
-#     poll() 3 s for the reply (a request, not idle): a second snapshot;
+#     poll() 3 s for the reply (a request, not idle): a second snapshot,
+#     whose stored diagnosis blames the server;
 #  3. a second flock hang: a third snapshot, and with --hang-keep 2 the
 #     oldest (the first flock's) is removed; `argus status` says
 #     seen 3, kept 3, removed 1.
@@ -56,6 +58,7 @@ flock_hang() {
 	E2E_PIDS+=("$holder")
 	for _ in $(seq 1 50); do grep -q held "$T/holder.out" 2>/dev/null && break; sleep 0.1; done
 	grep -q held "$T/holder.out" || fail "the lock holder did not take the lock"
+	HOLDERS="$holder $(pgrep -P "$holder" | tr '\n' ' ')" # the shell and its sleep
 	T_BEFORE=$(mono)
 	flock "$L" true &
 	WAITER=$!
@@ -76,7 +79,7 @@ print("idle_ms=%d" % ((time.monotonic() - t0) * 1000))
 IDLE=$!
 E2E_PIDS+=("$IDLE")
 flock_hang 3.2
-W1=$WAITER; B1=$T_BEFORE
+W1=$WAITER; B1=$T_BEFORE; H1=$HOLDERS
 log "flock waiter $W1 waited for the lock; idle poller $IDLE"
 wait "$IDLE" || fail "the idle poller failed" "$T/idle.out"
 idle_ms=$(kv idle_ms "$T/idle.out")
@@ -111,14 +114,16 @@ printf STDERR "    blocked at %.3f, back at %.3f (%.2f s)\n", $blocked / 1e9, $b
 
 J1=${S1%.argus}.json
 [ "$(stat -c %a "$J1")" = 600 ] || fail "$J1 is not 0600"
-$PY - "$J1" "$W1" <<'EOF' || fail "the stored JSON does not describe flock $W1's hang" "$J1"
+$PY - "$J1" "$W1" "$H1" <<'EOF' || fail "the stored JSON does not describe flock $W1's hang and its holder ($H1)" "$J1"
 import json, sys
 d = json.load(open(sys.argv[1])); pid = int(sys.argv[2])
 assert d["pid"] == pid and d["tid"] == pid and d["comm"] == "flock", d
 live = d["live"]
 assert live["kind"] == "blocked" and live["wait"] == "flock", live
 assert 2500 <= live["duration_ms"] <= 6000, live
-assert "diagnosis" in d
+# the diagnosis argusd stored names the lock's holder (the harness's pids)
+cul = d["diagnosis"]["culprit"]
+assert cul["pid"] in [int(x) for x in sys.argv[3].split()], (cul, sys.argv[3])
 EOF
 
 "$ARGUS" hangs --saved >"$T/saved.txt" 2>"$T/saved.err" || fail "argus hangs --saved failed" "$T/saved.err"
@@ -135,22 +140,18 @@ assert len(s) == 1 and s[0]["pid"] == pid and s[0]["file"] == sys.argv[3], s
 assert s[0]["kind"] == "blocked" and not s[0]["ongoing"] and s[0]["duration_ms"] > 2500, s
 EOF
 
-# argus diagnose opens it.  Until the hang model finds a lone flock wait
-# (issue 12, section 1) it may answer "no hang"; it must not fail to read.
-timeout 120 "$ARGUS" diagnose "$S1" --pid "$W1" --json >"$T/diag1.json" 2>"$T/diag1.err"
-rc=$?
-if [ $rc = 0 ]; then
-	$PY - "$T/diag1.json" "$W1" <<'EOF' || fail "argus diagnose --json on the snapshot is not about flock $W1" "$T/diag1.json"
+# argus diagnose opens it and names the holder
+timeout 120 "$ARGUS" diagnose "$S1" --pid "$W1" --json >"$T/diag1.json" 2>"$T/diag1.err" ||
+	fail "argus diagnose $S1 --pid $W1 --json failed" "$T/diag1.err"
+$PY - "$T/diag1.json" "$W1" "$H1" <<'EOF' || fail "argus diagnose --json on the snapshot: not flock $W1's hang, or not its holder ($H1)" "$T/diag1.json"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["hang"]["pid"] == int(sys.argv[2]), d["hang"]
+assert d["hang"]["pid"] == int(sys.argv[2]) and d["hang"]["kind"] == "blocked", d["hang"]
+assert d["culprit"]["pid"] in [int(x) for x in sys.argv[3].split()], d["culprit"]
 EOF
-	log "diagnose: $(head -c 300 "$T/diag1.json")"
-else
-	grep -q "no hang of process $W1" "$T/diag1.err" ||
-		fail "argus diagnose $S1 --pid $W1 --json exited $rc" "$T/diag1.err"
-	log "diagnose opened the snapshot; its model: $(head -n 1 "$T/diag1.err")"
-fi
+log "diagnose: culprit $(grep -o '"culprit":{"pid":[0-9]*,"tid":[0-9]*,"comm":"[^"]*"' "$T/diag1.json")"
+grep -qE " flock +$W1/$W1 .*culprit [^ ]+ ($(echo $H1 | tr ' ' '|'))/" "$T/saved.txt" ||
+	fail "hangs --saved does not name the holder ($H1) as flock $W1's culprit" "$T/saved.txt"
 
 # ---- 2: a request waiting in poll() for its reply is a hang ----
 SOCKP=$T/srv.sock
@@ -184,6 +185,11 @@ $PY - "${HD}"/*-reqwait-$REQ.json <<'EOF' || fail "the reqwait snapshot's JSON d
 import json, sys
 live = json.load(open(sys.argv[1]))["live"]
 assert live["request"] is True and live["wait"] == "poll", live
+EOF
+$PY - "${HD}"/*-reqwait-$REQ.json "$SRV" <<'EOF' || fail "the reqwait snapshot's diagnosis does not blame the server $SRV" "$HD"/*-reqwait-$REQ.json
+import json, sys
+cul = json.load(open(sys.argv[1]))["diagnosis"]["culprit"]
+assert cul["pid"] == int(sys.argv[2]), cul
 EOF
 log "a request waiting in poll: $(basename "$HD"/*-reqwait-$REQ.argus)"
 
