@@ -13,12 +13,21 @@
 static const struct argus_command commands[] = {
 	{ "start", cmd_start, "start the always-on collector (argusd)",
 	  "argus start [--size SIZE] [--dir DIR] [--sample-hz HZ] [--no-irq] [--all-entries] [--no-unwind]\n"
-	  "            [--wait-stacks]\n"
+	  "            [--wait-stacks] [--watch PID|COMM]... [--no-watch-interactive]\n"
+	  "            [--hang-threshold MS] [--hang-dir D] [--hang-before S] [--hang-grace S]\n"
+	  "            [--hang-keep N] [--hang-max-mb MB]\n"
 	  "  Starts argusd, which records system-wide into a bounded ring file\n"
 	  "  DIR/ring.argus (default /var/lib/argus, 2G). Needs root.\n"
 	  "  --all-entries  also record the entries (sys_enter) of read/write/send/recv\n"
 	  "                 calls; by default only their exits, which carry everything\n"
-	  "                 the graph uses\n" },
+	  "                 the graph uses\n"
+	  "  --watch PID|COMM  watch that process, or every process of that name, for\n"
+	  "                 hangs (repeatable); display servers' clients are watched too\n"
+	  "                 unless --no-watch-interactive.  A hang (no return for MS,\n"
+	  "                 default 2000) is kept by itself in D (default DIR/hangs):\n"
+	  "                 the ring from S (10s) before it, with its diagnosis; at most\n"
+	  "                 N (20) snapshots and MB (512) MiB.  `argus hangs --saved`\n"
+	  "                 lists them\n" },
 	{ "stop", cmd_stop, "stop the collector (the ring stays on disk)",
 	  "argus stop\n" },
 	{ "status", cmd_status, "show event rates, ring fill, lost events, collector CPU",

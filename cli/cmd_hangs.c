@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "diag_cli.h"
 #include "graph_cli.h"
+#include "hangs_saved.h"
 
 int cmd_hangs(int argc, char **argv)
 {
@@ -22,6 +23,9 @@ int cmd_hangs(int argc, char **argv)
 	unsigned scope;
 	int rc;
 
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--saved"))
+			return hangs_saved_cmd(argc, argv);
 	if ((rc = diag_cli_parse("hangs", argc, argv, &d, false)))
 		return rc;
 	scope = d.tid ? ARGUS_HANGS_THREAD : d.pid ? ARGUS_HANGS_PROCESS : ARGUS_HANGS_MACHINE;

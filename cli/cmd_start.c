@@ -2,6 +2,7 @@
  * until it reports that its BPF programs are attached (or why not). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,58 +15,110 @@
 #include "control.h"
 #include "units.h"
 
+static const char *const bare_flags[] = {
+	"--no-irq", "--all-entries", "--no-unwind", "--wait-stacks", "--no-watch-interactive", NULL,
+};
+static const char *const value_flags[] = {
+	"--size", "--dir", "--sample-hz", "--watch", "--hang-threshold", "--hang-dir",
+	"--hang-before", "--hang-grace", "--hang-keep", "--hang-max-mb", NULL,
+};
+
+static bool in(const char *const *list, const char *s)
+{
+	for (; *list; list++)
+		if (!strcmp(*list, s))
+			return true;
+	return false;
+}
+
 int cmd_start(int argc, char **argv)
 {
-	char self[4096], argusd[4200], resp[4096], msg[600] = "";
-	char *args[16];
+	char self[4096], argusd[4200], resp[4096], msg[600] = "", cwd[4096];
+	char **args;
 	int n = 0, pfd[2];
 	pid_t pid;
 
 	cli_self_dir(self, sizeof(self));
 	snprintf(argusd, sizeof(argusd), "%s/argusd", self);
+	/* argusd, every argument, --ready-fd FD and NULL */
+	args = calloc((size_t)argc + 4, sizeof(*args));
+	if (!args)
+		return cli_error("start", "out of memory");
 	args[n++] = argusd;
 	for (int i = 1; i < argc; i++) {
 		uint64_t size;
-		/* args holds argusd, 3 flags with a value, 4 bare flags,
-		 * --ready-fd FD and NULL (14 of 16): a flag given more than
-		 * once is refused before anything is written past args[] */
-		if (n > 12)
-			return cli_usage_error("start", "too many arguments ('%s'): give each flag once",
-					       argv[i]);
-		if (!strcmp(argv[i], "--no-irq") || !strcmp(argv[i], "--all-entries") ||
-		    !strcmp(argv[i], "--no-unwind") || !strcmp(argv[i], "--wait-stacks")) {
+
+		/* each flag once, but --watch, which adds a process each time */
+		for (int j = 1; j < i; j++)
+			if (!strcmp(argv[j], argv[i]) && strcmp(argv[i], "--watch") &&
+			    (in(bare_flags, argv[i]) || in(value_flags, argv[i]))) {
+				free(args);
+				return cli_usage_error("start", "%s given twice: give each flag once (--watch may repeat)",
+						       argv[i]);
+			}
+		if (in(bare_flags, argv[i])) {
 			args[n++] = argv[i];
 			continue;
 		}
-		if ((strcmp(argv[i], "--size") && strcmp(argv[i], "--dir") &&
-		     strcmp(argv[i], "--sample-hz")) || i + 1 >= argc || n > 10)
+		if (!in(value_flags, argv[i]) || i + 1 >= argc) {
+			free(args);
 			return cli_usage_error("start", "unexpected argument '%s'", argv[i]);
-		if (!strcmp(argv[i], "--size") && (argus_parse_size(argv[i + 1], &size) || size < (1u << 20)))
+		}
+		if (!strcmp(argv[i], "--size") && (argus_parse_size(argv[i + 1], &size) || size < (1u << 20))) {
+			free(args);
 			return cli_usage_error("start", "bad --size '%s': use e.g. 512M or 2G (at least 1M)", argv[i + 1]);
+		}
+		if (!strcmp(argv[i], "--watch") && (!argv[i + 1][0] || strchr(argv[i + 1], '/'))) {
+			free(args);
+			return cli_usage_error("start", "bad --watch '%s': give a pid or a process name", argv[i + 1]);
+		}
 		args[n++] = argv[i];
+		/* argusd does not chdir, but a relative hang dir is clearer
+		 * resolved here, where the user typed it */
+		if (!strcmp(argv[i], "--hang-dir") && argv[i + 1][0] != '/' && getcwd(cwd, sizeof(cwd))) {
+			size_t len = strlen(cwd) + strlen(argv[i + 1]) + 2;
+			char *abs = malloc(len);
+			if (abs) {
+				snprintf(abs, len, "%s/%s", cwd, argv[i + 1]);
+				args[n++] = abs; /* lives until exec or exit */
+				i++;
+				continue;
+			}
+		}
 		args[n++] = argv[++i];
 	}
-	if (geteuid() != 0)
+	if (geteuid() != 0) {
+		free(args);
 		return cli_error("start", "need root to load BPF programs: run `sudo argus start`");
+	}
 	{
 		char sock[256];
 		argus_control_path(sock, sizeof(sock));
 		if (argus_control__request(sock, "status", resp, sizeof(resp), 2000) == 0) {
 			char *p = strstr(resp, "pid=");
+			free(args);
 			return cli_error("start", "the collector is already running (pid %d)", p ? atoi(p + 4) : 0);
 		}
 	}
-	if (access(argusd, X_OK))
+	if (access(argusd, X_OK)) {
+		free(args);
 		return cli_error("start", "cannot find argusd next to argus (%s): rebuild or reinstall", argusd);
-	if (pipe2(pfd, O_CLOEXEC))
+	}
+	if (pipe2(pfd, O_CLOEXEC)) {
+		free(args);
 		return cli_error("start", "pipe: %s", strerror(errno));
+	}
 	args[n++] = "--ready-fd";
 	args[n++] = "3";
 	args[n] = NULL;
 
 	pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		free(args);
 		return cli_error("start", "fork: %s", strerror(errno));
+	}
 	if (pid == 0) {
 		/* double fork so argusd is not our child and survives us */
 		if (fork() != 0)
@@ -85,6 +138,7 @@ int cmd_start(int argc, char **argv)
 		_exit(127);
 	}
 	close(pfd[1]);
+	free(args);
 	waitpid(pid, NULL, 0);
 
 	struct pollfd p = { .fd = pfd[0], .events = POLLIN };
@@ -100,9 +154,19 @@ int cmd_start(int argc, char **argv)
 	if (cli_request("start", "status", resp, sizeof(resp)))
 		return 1;
 	char *rp = strstr(resp, "ring="), *pp = strstr(resp, "pid=");
+	char *hd = strstr(resp, "hang_dir="), *wn = strstr(resp, "watching=");
+	bool interactive = strstr(resp, "watch_interactive=1") != NULL;
+	if (hd)
+		hd[strcspn(hd, "\n")] = 0;
 	if (rp)
 		rp[strcspn(rp, "\n")] = 0;
 	printf("argus: collector started (pid %d), ring %s\n", pp ? atoi(pp + 4) : 0, rp ? rp + 5 : "?");
+	if (hd && wn) {
+		printf("argus: watching %d thread%s for hangs%s; snapshots go to %s\n", atoi(wn + 9),
+		       atoi(wn + 9) == 1 ? "" : "s",
+		       interactive ? " (and display servers' clients)" : "",
+		       hd + 9);
+	}
 	return 0;
 }
 

@@ -10,9 +10,11 @@
  * in the 0700 run directory.  Everything is root's: the trace holds every
  * process's activity.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +24,24 @@
 
 #include "collector.h"
 #include "control.h"
+#include "display_clients.h"
+#include "hang_keep.h"
+#include "hang_watch.h"
 #include "trace_format.h"
 #include "units.h"
+
+/* how often the display servers' clients are looked for (one netlink dump;
+ * /proc is read only when a new connection appeared) */
+#define INTERACTIVE_SCAN_NS (5ull * 1000 * 1000 * 1000)
+
+/* The live hang watch (docs/collector.md, "Always-on hang reports"). */
+struct watch {
+	struct argus_hang_watch *w;       /* NULL: nothing watched */
+	struct argus_hang_keeper *keeper;
+	struct argus_display_scan *display; /* NULL: --no-watch-interactive */
+	uint64_t next_scan_ns;
+	uint64_t threshold_ns;
+};
 
 static volatile sig_atomic_t stop_requested;
 
@@ -37,7 +55,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: argusd [--dir DIR] [--size SIZE] [--sample-hz HZ] [--no-irq] [--all-entries]\n"
-		"              [--no-unwind] [--wait-stacks] [--ready-fd FD]\n"
+		"              [--no-unwind] [--wait-stacks] [--watch PID|COMM]... [--no-watch-interactive]\n"
+		"              [--hang-threshold MS] [--hang-dir D] [--hang-before S] [--hang-grace S]\n"
+		"              [--hang-keep N] [--hang-max-mb MB] [--ready-fd FD]\n"
 		"  --dir DIR       where the ring file lives (default %s)\n"
 		"  --size SIZE     ring size, e.g. 512M, 2G (default 2G)\n"
 		"  --sample-hz HZ  CPU sampler rate (default 49)\n"
@@ -47,9 +67,165 @@ static void usage(FILE *f)
 		"  --no-unwind     frame-pointer stacks only, no DWARF unwinding of samples\n"
 		"  --wait-stacks   DWARF-unwindable stacks where threads block too (a 1 KiB\n"
 		"                  stack copy per blocking switch; more collector CPU)\n"
+		"  --watch PID|COMM  watch that process (or thread), or every process of\n"
+		"                  that name, for hangs (repeatable)\n"
+		"  --no-watch-interactive  do not watch the display servers' clients\n"
+		"  --hang-threshold MS  a watched thread that has not come back for MS is\n"
+		"                  hung (default 2000)\n"
+		"  --hang-dir D    where hang snapshots are kept (default DIR/hangs)\n"
+		"  --hang-before S ring kept ahead of a hang's start (default 10s)\n"
+		"  --hang-grace S  an ongoing hang is saved at threshold + S (default 3s)\n"
+		"  --hang-keep N   snapshots kept, oldest removed first (default 20)\n"
+		"  --hang-max-mb MB  their total size at most (default 512)\n"
 		"  --ready-fd FD   write \"ready\" or the error to FD, then close it\n"
 		"Normally started with `argus start`.\n", ARGUS_DEFAULT_RING_DIR);
 }
+
+static void log_line(void *ctx, const char *line)
+{
+	(void)ctx;
+	fprintf(stderr, "argusd: %s\n", line);
+}
+
+/* Watch the process (its main thread) or the thread named by number. */
+static int watch_number(struct watch *wt, uint32_t id, char *err, size_t errlen)
+{
+	struct argus_watch_thread t;
+	int e = argus_watch_thread__from_proc(id, argus_now_ns(), &t);
+
+	if (e) {
+		snprintf(err, errlen, "--watch %u: %s", id,
+			 e == -ESRCH ? "no such process" : strerror(-e));
+		return e;
+	}
+	t.why = ARGUS_WATCH_PID;
+	return argus_hang_watch__add_thread(wt->w, &t);
+}
+
+/* Processes already running under a watched name (later ones are seen
+ * at their exec, fork or rename). */
+static void watch_named_now(struct watch *wt, const char *comm)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char path[64], name[32] = "";
+		char *end;
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+		FILE *f;
+
+		if (!pid || *end || pid == (unsigned long)getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%lu/comm", pid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(name, sizeof(name), f))
+			name[strcspn(name, "\n")] = 0;
+		fclose(f);
+		if (strncmp(name, comm, 15))
+			continue;
+		struct argus_watch_thread t;
+		if (argus_watch_thread__from_proc((uint32_t)pid, argus_now_ns(), &t))
+			continue;
+		t.why = ARGUS_WATCH_COMM;
+		argus_hang_watch__add_thread(wt->w, &t);
+	}
+	closedir(d);
+}
+
+static void watch_interactive(struct watch *wt, uint64_t now)
+{
+	uint32_t *pids = NULL;
+	size_t n = 0;
+	int e;
+
+	if (!wt->display || now < wt->next_scan_ns)
+		return;
+	wt->next_scan_ns = now + INTERACTIVE_SCAN_NS;
+	e = argus_display_scan__poll(wt->display, &pids, &n);
+	if (e == -EOPNOTSUPP || e == -EPROTONOSUPPORT) {
+		fprintf(stderr, "argusd: cannot list unix sockets (no sock_diag for AF_UNIX in this"
+			" kernel): interactive processes are not watched; use --watch\n");
+		argus_display_scan__free(wt->display);
+		wt->display = NULL;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct argus_watch_thread t;
+
+		if (pids[i] == (uint32_t)getpid() ||
+		    argus_watch_thread__from_proc(pids[i], now, &t))
+			continue;
+		if (!argus_hang_watch__watching(wt->w, t.tid))
+			fprintf(stderr, "argusd: watching %s %u for hangs (a display server's client)\n",
+				t.comm, t.pid);
+		t.why = ARGUS_WATCH_INTERACTIVE;
+		argus_hang_watch__add_thread(wt->w, &t);
+	}
+	free(pids);
+}
+
+/* Between drains: report hangs up to t_drained (every record reserved
+ * before it has been drained, unless the drain is behind), look for new
+ * display clients, and start or reap the saves. */
+static void watch_tick(struct watch *wt, struct argus_collector *c, uint64_t t_drained)
+{
+	uint64_t now;
+
+	if (!wt->w)
+		return;
+	if (!argus_collector__behind(c))
+		argus_hang_watch__check(wt->w, t_drained, argus_hang_keeper__on_hang, wt->keeper);
+	now = argus_now_ns();
+	watch_interactive(wt, now);
+	if (argus_hang_keeper__due(wt->keeper, now)) {
+		/* as `argus save` asks with "flush": everything drained so far
+		 * into the ring, then the copy */
+		int e = argus_collector__flush(c);
+		if (e)
+			fprintf(stderr, "argusd: flush before a hang snapshot: %s\n", strerror(-e));
+	}
+	argus_hang_keeper__run(wt->keeper, now, argus_collector__path(c));
+}
+
+static void tap_record(void *ctx, const void *rec, size_t size)
+{
+	struct watch *wt = ctx;
+
+	if (wt->w)
+		argus_hang_watch__record(wt->w, rec, size);
+}
+
+static void print_watch_status(const struct watch *wt, FILE *out)
+{
+	struct argus_hang_keeper_status ks;
+
+	if (!wt->w) {
+		fprintf(out, "watch=off\n");
+		return;
+	}
+	argus_hang_keeper__status(wt->keeper, &ks);
+	fprintf(out, "watch=on\n");
+	fprintf(out, "watch_interactive=%d\n", wt->display != NULL);
+	fprintf(out, "watching=%u\n", argus_hang_watch__count(wt->w));
+	fprintf(out, "hang_threshold_ms=%llu\n", (unsigned long long)(wt->threshold_ns / 1000000));
+	fprintf(out, "hang_dir=%s\n", argus_hang_keeper__dir(wt->keeper));
+	fprintf(out, "hangs_seen=%llu\n", (unsigned long long)argus_hang_watch__seen(wt->w));
+	fprintf(out, "hangs_kept=%llu\n", (unsigned long long)ks.kept);
+	fprintf(out, "hangs_removed=%llu\n", (unsigned long long)ks.removed);
+	fprintf(out, "hangs_failed=%llu\n", (unsigned long long)ks.failed);
+	fprintf(out, "hangs_pending=%u\n", ks.pending);
+	fprintf(out, "hangs_in_dir=%u\n", ks.in_dir);
+}
+
+struct daemon {
+	struct argus_collector *c;
+	struct watch *wt;
+};
 
 static void print_status(struct argus_collector *c, FILE *out)
 {
@@ -82,11 +258,13 @@ static void print_status(struct argus_collector *c, FILE *out)
 
 static int handle(void *ctx, const char *req, int peer_pid, FILE *out)
 {
-	struct argus_collector *c = ctx;
+	struct daemon *dm = ctx;
+	struct argus_collector *c = dm->c;
 	int err;
 
 	if (!strcmp(req, "status")) {
 		print_status(c, out);
+		print_watch_status(dm->wt, out);
 		return 0;
 	}
 	if (!strncmp(req, "mark ", 5)) {
@@ -134,23 +312,43 @@ int main(int argc, char **argv)
 		{ "no-unwind", no_argument, NULL, 'u' },
 		{ "wait-stacks", no_argument, NULL, 'w' },
 		{ "ready-fd", required_argument, NULL, 'r' },
+		{ "watch", required_argument, NULL, 'W' },
+		{ "no-watch-interactive", no_argument, NULL, 'I' },
+		{ "hang-threshold", required_argument, NULL, 'T' },
+		{ "hang-dir", required_argument, NULL, 'D' },
+		{ "hang-before", required_argument, NULL, 'B' },
+		{ "hang-grace", required_argument, NULL, 'G' },
+		{ "hang-keep", required_argument, NULL, 'K' },
+		{ "hang-max-mb", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct argus_collector_opts opts = { .sz = sizeof(opts), .zlevel = -1 };
+	struct argus_hang_keeper_opts ko = { .sz = sizeof(ko), .log = log_line };
 	const char *dir = ARGUS_DEFAULT_RING_DIR;
-	uint64_t size = 2ull << 30;
+	uint64_t size = 2ull << 30, threshold_ns = 2000000000ull;
 	char path[4096], sock[256], pidfile[256], err[512], line[600];
+	char hang_dir[4200], self[4096], argus_cli[4200];
+	const char **watches = NULL;
+	size_t nwatches = 0;
+	bool interactive = true;
+	struct watch wt = { 0 };
+	struct daemon dm = { 0 };
 	struct argus_collector *c;
 	int ready_fd = -1, lfd, opt, rc = 0;
+	char *end, bad[600] = "";
+	unsigned long v;
+/* the first bad flag's message (the others are not worth a line) */
+#define BAD(...) do { if (!bad[0]) { snprintf(bad, sizeof(bad) - 1, "argusd: " __VA_ARGS__); \
+			strcat(bad, "\n"); } } while (0)
 
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd': dir = optarg; break;
 		case 's':
 			if (argus_parse_size(optarg, &size) || size < (1u << 20)) {
-				fprintf(stderr, "argusd: bad --size '%s': use e.g. 512M or 2G (at least 1M)\n", optarg);
-				return 2;
+				BAD("bad --size '%s': use e.g. 512M or 2G (at least 1M)", optarg);
+				break;
 			}
 			break;
 		case 'z': opts.probe.sample_hz = (uint32_t)atoi(optarg); break;
@@ -159,12 +357,72 @@ int main(int argc, char **argv)
 		case 'u': opts.no_unwind = true; break;
 		case 'w': opts.probe.block_copy = ARGUS_WAIT_STACK_COPY; break;
 		case 'r': ready_fd = atoi(optarg); break;
+		case 'W': {
+			const char **p = NULL;
+			if (!optarg[0] || strchr(optarg, '/') ||
+			    !(p = realloc(watches, (nwatches + 1) * sizeof(*p)))) {
+				BAD("bad --watch '%s': give a pid or a process name", optarg);
+				break;
+			}
+			watches = p;
+			watches[nwatches++] = optarg;
+			break;
+		}
+		case 'I': interactive = false; break;
+		case 'T':
+			/* MS, or a duration with its unit (2s) */
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (!errno && *end == 0 && v > 0 && v <= 3600000)
+				threshold_ns = v * 1000000ull;
+			else if (argus_parse_duration(optarg, &threshold_ns) || threshold_ns < 1000000 ||
+				 threshold_ns > 3600000000000ull) {
+				BAD("bad --hang-threshold '%s': milliseconds, 1 to 3600000", optarg);
+				break;
+			}
+			break;
+		case 'D': ko.dir = optarg; break;
+		case 'B':
+		case 'G': {
+			uint64_t ns;
+			if (argus_parse_duration(optarg, &ns) || (opt == 'G' && !ns) ||
+			    ns > 3600000000000ull) {
+				BAD("bad --hang-%s '%s': use e.g. 10s, 1500ms",
+					opt == 'B' ? "before" : "grace", optarg);
+				break;
+			}
+			if (opt == 'B')
+				ko.before_ns = ns ? ns : 1; /* 0 would mean the default */
+			else
+				ko.grace_ns = ns;
+			break;
+		}
+		case 'K':
+		case 'M':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || *end || !v || v > (opt == 'K' ? 100000ul : 1048576ul)) {
+				BAD("bad --hang-%s '%s': a number, 1 to %s",
+					opt == 'K' ? "keep" : "max-mb", optarg,
+					opt == 'K' ? "100000" : "1048576");
+				break;
+			}
+			if (opt == 'K')
+				ko.keep = (uint32_t)v;
+			else
+				ko.max_bytes = (uint64_t)v << 20;
+			break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default: usage(stderr); BAD("bad command line (see the usage above)"); break;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "argusd: unexpected argument '%s'\n", argv[optind]);
+	if (optind < argc && !bad[0])
+		snprintf(bad, sizeof(bad), "argusd: unexpected argument '%s'\n", argv[optind]);
+	if (bad[0]) {
+		/* after the whole command line, so --ready-fd is known: `argus
+		 * start` shows the line instead of "exited without a word" */
+		fputs(bad, stderr);
+		report_ready(ready_fd, bad);
 		return 2;
 	}
 	if (geteuid() != 0) {
@@ -194,6 +452,9 @@ int main(int argc, char **argv)
 	opts.ring_size = size;
 	opts.probe.sz = sizeof(opts.probe);
 	opts.probe.self_tgid = (uint32_t)getpid();
+	/* the watch's tap; wt.w is set before the first drain */
+	opts.tap = tap_record;
+	opts.tap_ctx = &wt;
 	c = argus_collector__new(&opts, err, sizeof(err));
 	if (!c) {
 		snprintf(line, sizeof(line), "argusd: %s\n", err);
@@ -202,6 +463,70 @@ int main(int argc, char **argv)
 		unlink(sock);
 		return 1;
 	}
+	/* the live hang watch: after the BPF programs are attached, so a
+	 * process found in /proc now is seen by the records from here on */
+	if (nwatches || interactive) {
+		struct argus_hang_watch_opts wo = { .sz = sizeof(wo), .threshold_ns = threshold_ns };
+		ssize_t n;
+
+		wt.threshold_ns = threshold_ns;
+		wt.w = argus_hang_watch__new(&wo);
+		if (!wt.w) {
+			snprintf(err, sizeof(err), "out of memory");
+			goto watch_fail;
+		}
+		for (size_t i = 0; i < nwatches; i++) {
+			const char *a = watches[i];
+			errno = 0;
+			v = strtoul(a, &end, 10);
+			if (!*end && !errno && v && v <= UINT32_MAX) {
+				if (watch_number(&wt, (uint32_t)v, err, sizeof(err)))
+					goto watch_fail;
+			} else {
+				argus_hang_watch__add_comm(wt.w, a);
+				watch_named_now(&wt, a);
+			}
+		}
+		if (interactive && !(wt.display = argus_display_scan__new())) {
+			snprintf(err, sizeof(err), "out of memory");
+			goto watch_fail;
+		}
+		snprintf(hang_dir, sizeof(hang_dir), "%s/hangs", dir);
+		if (!ko.dir)
+			ko.dir = hang_dir;
+		ko.threshold_ns = threshold_ns;
+		/* `argus diagnose` for each snapshot: the argus beside us */
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n > 0) {
+			self[n] = 0;
+			char *slash = strrchr(self, '/');
+			if (slash)
+				*slash = 0;
+			snprintf(argus_cli, sizeof(argus_cli), "%s/argus", self);
+			if (!access(argus_cli, X_OK))
+				ko.argus_path = argus_cli;
+		}
+		if (!ko.argus_path)
+			fprintf(stderr, "argusd: no argus CLI beside argusd: hang snapshots are kept"
+				" without their diagnosis\n");
+		wt.keeper = argus_hang_keeper__new(&ko, err, sizeof(err));
+		if (!wt.keeper)
+			goto watch_fail;
+	}
+	if (0) {
+watch_fail:
+		snprintf(line, sizeof(line), "argusd: %s\n", err);
+		fputs(line, stderr);
+		report_ready(ready_fd, line);
+		argus_collector__free(c);
+		argus_hang_watch__free(wt.w);
+		argus_display_scan__free(wt.display);
+		unlink(sock);
+		return 1;
+	}
+	dm.c = c;
+	dm.wt = &wt;
+
 	FILE *pf = fopen(pidfile, "we");
 	if (pf) {
 		fprintf(pf, "%d\n", getpid());
@@ -214,6 +539,7 @@ int main(int argc, char **argv)
 	report_ready(ready_fd, "ready\n");
 
 	while (!stop_requested) {
+		uint64_t t0 = argus_now_ns();
 		int e = argus_collector__run_once(c, 50);
 		if (e == -E2BIG) {
 			/* one chunk too big for the ring: it is lost, the ring is not */
@@ -225,8 +551,14 @@ int main(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		argus_control__serve(lfd, handle, c);
+		watch_tick(&wt, c, t0);
+		argus_control__serve(lfd, handle, &dm);
 	}
+	/* a save under way finishes (bounded); hangs not yet saved are not */
+	argus_hang_keeper__free(wt.keeper, 5000); /* `argus stop` waits 10 s */
+	argus_hang_watch__free(wt.w);
+	argus_display_scan__free(wt.display);
+	free(watches);
 	argus_collector__free(c); /* final flush */
 	close(lfd);
 	unlink(sock);

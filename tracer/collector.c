@@ -327,6 +327,8 @@ static int take_record(struct argus_collector *c, const void *rec, size_t size)
 	if (size < sizeof(*h) || h->size > size || h->type >= AE_TYPE_MAX)
 		return 0; /* malformed: cannot come from our programs; skip */
 	size = h->size;
+	if (c->opts.tap)
+		c->opts.tap(c->opts.tap_ctx, rec, size);
 	p = new_pending(c, h);
 	if (!p)
 		return -ENOMEM;
@@ -907,6 +909,11 @@ int argus_collector__mark(struct argus_collector *c, uint32_t pid, uint32_t tid,
 	if (!c->chunk_start_ns)
 		c->chunk_start_ns = argus_now_ns();
 	return 0;
+}
+
+bool argus_collector__behind(const struct argus_collector *c)
+{
+	return c->backlog;
 }
 
 void argus_collector__status(struct argus_collector *c,

@@ -26,6 +26,11 @@ struct argus_collector_opts {
 	int zlevel;              /* zlib level per chunk, 0 = none; -1 = default 1 */
 	bool no_unwind;          /* keep frame-pointer stacks only */
 	struct argus_probe_opts probe;
+	/* Called with every raw record (argus_events.h) as it is drained, in
+	 * drain order, before it is queued: argusd's live hang watch.  It runs
+	 * on the hot path, so it must cost next to nothing.  NULL = none. */
+	void (*tap)(void *ctx, const void *rec, size_t size);
+	void *tap_ctx;
 };
 
 struct argus_collector_status {
@@ -67,6 +72,9 @@ int argus_collector__finish(struct argus_collector *c);
  * asked for it (pid; tid 0 = its main thread). */
 int argus_collector__mark(struct argus_collector *c, uint32_t pid, uint32_t tid,
 			  const char *text);
+/* True when the last run_once() stopped at its drain budget: records
+ * older than the call may still wait in the BPF ring. */
+bool argus_collector__behind(const struct argus_collector *c);
 void argus_collector__status(struct argus_collector *c,
 			     struct argus_collector_status *st);
 const char *argus_collector__path(const struct argus_collector *c);

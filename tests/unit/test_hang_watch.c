@@ -1,0 +1,306 @@
+/* test_hang_watch.c - argusd's live hang rule (tracer/hang_watch.h), on
+ * raw records built here as the BPF programs write them: one behaviour per
+ * test, with the exact times the rule must report. */
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "argus_events.h"
+#include "check.h"
+#include "hang_watch.h"
+
+#define MS 1000000ull
+#define S 1000000000ull
+#define T0 (100 * S)
+#define TID 4242
+
+struct reports {
+	int began, ended;
+	struct argus_live_hang first, last;
+};
+
+static void on_hang(void *ctx, enum argus_hang_change what, const struct argus_live_hang *h)
+{
+	struct reports *r = ctx;
+
+	if (what == ARGUS_HANG_BEGAN && !r->began++)
+		r->first = *h;
+	if (what == ARGUS_HANG_ENDED)
+		r->ended++;
+	r->last = *h;
+}
+
+static struct argus_hang_watch *watcher(uint32_t tid)
+{
+	struct argus_hang_watch_opts o = { .sz = sizeof(o), .threshold_ns = 2 * S };
+	struct argus_hang_watch *w = argus_hang_watch__new(&o);
+	struct argus_watch_thread t = { .tid = tid, .pid = tid, .comm = "app",
+					.why = ARGUS_WATCH_PID, .sys_nr = -1, .since_ns = T0 };
+
+	if (tid)
+		argus_hang_watch__add_thread(w, &t);
+	return w;
+}
+
+/* tid blocks in syscall nr at ts (prev_state 1: interruptible sleep) */
+static void block(struct argus_hang_watch *w, uint32_t tid, int64_t nr, uint64_t ts)
+{
+	struct ae_switch r = { 0 };
+
+	r.h.ts = ts;
+	r.h.tid = r.h.pid = tid;
+	r.h.type = AE_SWITCH;
+	r.h.size = sizeof(r);
+	r.prev_state = 1;
+	r.sys_nr = (int32_t)nr;
+	r.next_tid = r.next_pid = 0;
+	argus_hang_watch__record(w, &r, sizeof(r));
+}
+
+/* tid runs again at ts (the idle task switches to it) */
+static void wake(struct argus_hang_watch *w, uint32_t tid, uint64_t ts)
+{
+	struct ae_switch r = { 0 };
+
+	r.h.ts = ts;
+	r.h.type = AE_SWITCH;
+	r.h.size = sizeof(r);
+	r.sys_nr = -1;
+	r.next_tid = r.next_pid = tid;
+	argus_hang_watch__record(w, &r, sizeof(r));
+}
+
+static void sys_exit(struct argus_hang_watch *w, uint32_t tid, int64_t nr, int64_t ret,
+		     uint32_t kind, uint64_t ts)
+{
+	struct ae_sys_exit r = { 0 };
+
+	r.h.ts = ts;
+	r.h.tid = r.h.pid = tid;
+	r.h.type = AE_SYS_EXIT;
+	r.h.size = sizeof(r);
+	r.nr = nr;
+	r.ret = ret;
+	r.obj.kind = kind;
+	argus_hang_watch__record(w, &r, sizeof(r));
+}
+
+/* A lone long wait (flock) is a hang from the moment it last came back,
+ * reported once the threshold passed, ended when it runs again. */
+static void test_long_wait_is_a_hang(void)
+{
+	struct argus_hang_watch *w = watcher(TID);
+	struct reports r = { 0 };
+
+	block(w, TID, SYS_flock, T0 + 10 * MS);
+	argus_hang_watch__check(w, T0 + 1990 * MS, on_hang, &r);
+	CHECK_EQ(r.began, 0);
+	argus_hang_watch__check(w, T0 + 2010 * MS, on_hang, &r);
+	CHECK_EQ(r.began, 1);
+	CHECK_EQ(r.first.start_ns, T0);
+	CHECK_EQ(r.first.kind, ARGUS_LIVE_BLOCKED);
+	CHECK_EQ(r.first.sys_nr, SYS_flock);
+	CHECK(!r.first.request);
+	CHECK_EQ(r.first.end_ns, 0);
+	argus_hang_watch__check(w, T0 + 2500 * MS, on_hang, &r);
+	CHECK_EQ(r.began, 1); /* once per hang, not once per check */
+	wake(w, TID, T0 + 3 * S);
+	argus_hang_watch__check(w, T0 + 3100 * MS, on_hang, &r);
+	CHECK_EQ(r.ended, 1);
+	CHECK_EQ(r.last.end_ns, T0 + 3 * S);
+	CHECK_EQ(r.last.id, r.first.id);
+	argus_hang_watch__free(w);
+}
+
+/* poll() with nothing written before it is the idle wait: never hung. */
+static void test_idle_poll_is_not(void)
+{
+	struct argus_hang_watch *w = watcher(TID);
+	struct reports r = { 0 };
+
+	block(w, TID, SYS_nanosleep, T0 + 100 * MS);
+	wake(w, TID, T0 + 400 * MS);
+	block(w, TID, SYS_poll, T0 + 401 * MS);
+	argus_hang_watch__check(w, T0 + 60 * S, on_hang, &r);
+	CHECK_EQ(r.began, 0);
+	argus_hang_watch__free(w);
+}
+
+/* A write to a socket, then poll(): a request waiting for its reply. */
+static void test_request_in_poll_is(void)
+{
+	struct argus_hang_watch *w = watcher(TID);
+	struct reports r = { 0 };
+
+	block(w, TID, SYS_read, T0 + 100 * MS);
+	wake(w, TID, T0 + 200 * MS); /* the segment begins: T0 + 200 ms */
+	sys_exit(w, TID, SYS_write, 4, AE_OBJ_UNIX, T0 + 201 * MS);
+	block(w, TID, SYS_poll, T0 + 202 * MS);
+	argus_hang_watch__check(w, T0 + 2300 * MS, on_hang, &r);
+	CHECK_EQ(r.began, 1);
+	CHECK_EQ(r.first.start_ns, T0 + 200 * MS);
+	CHECK(r.first.request);
+	/* the reply: poll returns, it is back */
+	wake(w, TID, T0 + 3 * S);
+	sys_exit(w, TID, SYS_poll, 1, AE_OBJ_NONE, T0 + 3 * S + 1000);
+	argus_hang_watch__check(w, T0 + 3100 * MS, on_hang, &r);
+	CHECK_EQ(r.ended, 1);
+	argus_hang_watch__free(w);
+}
+
+/* A write to a regular file or a failed write is not a request. */
+static void test_file_write_is_not_a_request(void)
+{
+	struct argus_hang_watch *w = watcher(TID);
+	struct reports r = { 0 };
+
+	sys_exit(w, TID, SYS_write, 100, AE_OBJ_FILE, T0 + 1 * MS);
+	sys_exit(w, TID, SYS_sendto, -11, AE_OBJ_UNIX, T0 + 2 * MS);
+	block(w, TID, SYS_epoll_wait, T0 + 3 * MS);
+	argus_hang_watch__check(w, T0 + 10 * S, on_hang, &r);
+	CHECK_EQ(r.began, 0);
+	argus_hang_watch__free(w);
+}
+
+/* Short sleeps and yields do not bring a thread back: a retry loop. */
+static void test_sleep_loop_is_a_yield_hang(void)
+{
+	struct argus_hang_watch *w = watcher(TID);
+	struct reports r = { 0 };
+	uint64_t t = T0;
+
+	for (int i = 0; i < 25; i++) {
+		block(w, TID, SYS_nanosleep, t + 1 * MS);
+		wake(w, TID, t + 90 * MS);
+		sys_exit(w, TID, SYS_sched_yield, 0, AE_OBJ_NONE, t + 91 * MS);
+		t += 100 * MS;
+	}
+	argus_hang_watch__check(w, t, on_hang, &r);
+	CHECK_EQ(r.began, 1);
+	CHECK_EQ(r.first.start_ns, T0);
+	CHECK_EQ(r.first.kind, ARGUS_LIVE_YIELD);
+	argus_hang_watch__free(w);
+}
+
+/* Running (or runnable) without coming back is a busy hang; preemption is
+ * not a wait. */
+static void test_busy_is_a_hang(void)
+{
+	struct argus_hang_watch *w = watcher(TID);
+	struct reports r = { 0 };
+	struct ae_switch pre = { 0 };
+
+	pre.h.ts = T0 + 500 * MS;
+	pre.h.tid = pre.h.pid = TID;
+	pre.h.type = AE_SWITCH;
+	pre.h.size = sizeof(pre);
+	pre.prev_state = 0; /* preempted */
+	pre.sys_nr = -1;
+	argus_hang_watch__record(w, &pre, sizeof(pre));
+	wake(w, TID, T0 + 600 * MS);
+	argus_hang_watch__check(w, T0 + 2100 * MS, on_hang, &r);
+	CHECK_EQ(r.began, 1);
+	CHECK_EQ(r.first.kind, ARGUS_LIVE_BUSY);
+	CHECK_EQ(r.first.start_ns, T0);
+	argus_hang_watch__free(w);
+}
+
+/* After it recovered, the next hang of the same thread is a new one. */
+static void test_new_hang_after_recovery(void)
+{
+	struct argus_hang_watch *w = watcher(TID);
+	struct reports r = { 0 };
+
+	block(w, TID, SYS_futex, T0 + 1 * MS);
+	argus_hang_watch__check(w, T0 + 2100 * MS, on_hang, &r);
+	wake(w, TID, T0 + 3 * S);
+	block(w, TID, SYS_futex, T0 + 3 * S + 1 * MS);
+	argus_hang_watch__check(w, T0 + 4 * S, on_hang, &r);
+	CHECK_EQ(r.began, 1);
+	CHECK_EQ(r.ended, 1);
+	argus_hang_watch__check(w, T0 + 5100 * MS, on_hang, &r);
+	CHECK_EQ(r.began, 2);
+	CHECK(r.last.id != r.first.id);
+	CHECK_EQ(r.last.start_ns, T0 + 3 * S);
+	argus_hang_watch__free(w);
+}
+
+/* --watch COMM: a process is watched from its exec under that name (its
+ * main thread only); its exit ends its hang. */
+static void test_watch_by_name(void)
+{
+	struct argus_hang_watch *w = watcher(0);
+	struct reports r = { 0 };
+	struct ae_exec ex = { 0 };
+	struct ae_exit xt = { 0 };
+
+	argus_hang_watch__add_comm(w, "flock");
+	ex.h.ts = T0;
+	ex.h.tid = ex.h.pid = 77;
+	ex.h.type = AE_EXEC;
+	ex.h.size = sizeof(ex);
+	strcpy(ex.comm, "flock");
+	argus_hang_watch__record(w, &ex, sizeof(ex));
+	ex.h.tid = ex.h.pid = 78;
+	strcpy(ex.comm, "true");
+	argus_hang_watch__record(w, &ex, sizeof(ex));
+	CHECK(argus_hang_watch__watching(w, 77));
+	CHECK(!argus_hang_watch__watching(w, 78));
+	block(w, 77, SYS_flock, T0 + 1 * MS);
+	block(w, 78, SYS_flock, T0 + 1 * MS);
+	argus_hang_watch__check(w, T0 + 2100 * MS, on_hang, &r);
+	CHECK_EQ(r.began, 1);
+	CHECK_EQ(r.first.tid, 77);
+	CHECK_EQ(r.first.why, ARGUS_WATCH_COMM);
+	CHECK(!strcmp(r.first.comm, "flock"));
+	xt.h.ts = T0 + 2500 * MS;
+	xt.h.tid = xt.h.pid = 77;
+	xt.h.type = AE_EXIT;
+	xt.h.size = sizeof(xt);
+	argus_hang_watch__record(w, &xt, sizeof(xt));
+	argus_hang_watch__check(w, T0 + 2600 * MS, on_hang, &r);
+	CHECK_EQ(r.ended, 1);
+	CHECK(r.last.exited);
+	CHECK(!argus_hang_watch__watching(w, 77));
+	argus_hang_watch__free(w);
+}
+
+/* Many watched threads coming and going: the table finds every one of
+ * them and none that left (growth and backward-shift deletion). */
+static void test_table_churn(void)
+{
+	struct argus_hang_watch *w = watcher(0);
+	bool ok = true;
+
+	for (uint32_t tid = 1; tid <= 3000; tid++) {
+		struct argus_watch_thread t = { .tid = tid * 7, .pid = tid * 7, .why = ARGUS_WATCH_PID,
+						.sys_nr = -1, .since_ns = T0 };
+		argus_hang_watch__add_thread(w, &t);
+	}
+	for (uint32_t tid = 1; tid <= 3000; tid += 2) {
+		struct ae_exit xt = { 0 };
+		xt.h.tid = xt.h.pid = tid * 7;
+		xt.h.type = AE_EXIT;
+		xt.h.size = sizeof(xt);
+		argus_hang_watch__record(w, &xt, sizeof(xt));
+	}
+	for (uint32_t tid = 1; tid <= 3000; tid++)
+		if (argus_hang_watch__watching(w, tid * 7) != !(tid & 1))
+			ok = false;
+	CHECK(ok);
+	CHECK_EQ(argus_hang_watch__count(w), 1500);
+	argus_hang_watch__free(w);
+}
+
+int main(void)
+{
+	RUN(test_long_wait_is_a_hang);
+	RUN(test_idle_poll_is_not);
+	RUN(test_request_in_poll_is);
+	RUN(test_file_write_is_not_a_request);
+	RUN(test_sleep_loop_is_a_yield_hang);
+	RUN(test_busy_is_a_hang);
+	RUN(test_new_hang_after_recovery);
+	RUN(test_watch_by_name);
+	RUN(test_table_churn);
+	return check_report();
+}

@@ -1,0 +1,593 @@
+/* hang_watch.c - see hang_watch.h for the live rule.
+ *
+ * Data: watched threads live in an open-addressing table keyed by tid
+ * (linear probing, deleted by backward shift, so no tombstones), sized to
+ * stay at most half full.  In front of it a 64 Ki-bit filter has the bit
+ * (tid & 0xffff) set for every watched tid: most records name no watched
+ * thread and cost one bit test.  A bit is cleared only when the table is
+ * rebuilt, so a stale bit costs a lookup, never a miss.
+ *
+ * Per thread: its state (running / blocked in a wait, and which wait),
+ * when it last came back, whether it wrote to a pipe or socket since its
+ * segment began, and its hang if one is open (reported as BEGAN, not yet
+ * ended).  Ended hangs wait in a queue until check() reports them, so a
+ * thread that exits mid-hang can be forgotten at once.
+ */
+#include "hang_watch.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "argus_events.h"
+
+#define FILTER_BITS 65536u
+/* prev_state bits of a stopped or traced task (SIGSTOP, a debugger) */
+#define STATE_STOPPED_OR_TRACED (0x4 | 0x8)
+/* sleeps and yields since it came back before a hang reads as a yield loop */
+#define YIELD_LOOP_MIN 4
+
+enum tstate { T_RUNNING = 0, T_BLOCKED = 1 };
+
+struct wthread {
+	uint32_t tid;          /* 0 = empty slot */
+	uint32_t pid;
+	char comm[16];
+	unsigned why;          /* ARGUS_WATCH_* */
+	uint8_t state;         /* enum tstate */
+	bool wait_idle;        /* blocked: an idle wait (at rest) */
+	bool wait_sleep;       /* blocked: nanosleep/clock_nanosleep */
+	bool wait_request;     /* blocked: a poll-family wait after a write */
+	bool wrote;            /* wrote to a pipe/socket since the segment began */
+	bool in_hang;          /* hang reported (BEGAN), not ended */
+	int32_t wait_nr;       /* blocked: the syscall, -1 = none */
+	uint32_t nshort;       /* sleeps and yields since it came back */
+	uint64_t wait_start;   /* blocked: ts of the blocking switch-out */
+	uint64_t back_ts;      /* when it last came back */
+	struct argus_live_hang hang; /* valid while in_hang */
+};
+
+struct argus_hang_watch {
+	uint64_t threshold_ns;
+	struct wthread *slots;
+	uint32_t cap;          /* power of 2 */
+	uint32_t used;
+	uint8_t filter[FILTER_BITS / 8];
+	char (*comms)[16];     /* --watch COMM names, truncated to 15 */
+	size_t ncomms;
+	struct argus_live_hang *ended; /* ended, not yet reported */
+	size_t nended, capended;
+	uint64_t next_id;
+	uint64_t seen;
+};
+
+/* ---- the table ---- */
+
+static inline uint32_t hash_tid(uint32_t tid)
+{
+	return tid * 2654435761u;
+}
+
+static inline bool filter_has(const struct argus_hang_watch *w, uint32_t tid)
+{
+	uint32_t b = tid & (FILTER_BITS - 1);
+	return w->filter[b >> 3] & (1u << (b & 7));
+}
+
+static struct wthread *find(const struct argus_hang_watch *w, uint32_t tid)
+{
+	uint32_t mask = w->cap - 1;
+
+	if (!tid)
+		return NULL;
+	for (uint32_t i = hash_tid(tid) & mask;; i = (i + 1) & mask) {
+		if (w->slots[i].tid == tid)
+			return &w->slots[i];
+		if (!w->slots[i].tid)
+			return NULL;
+	}
+}
+
+static inline struct wthread *lookup(const struct argus_hang_watch *w, uint32_t tid)
+{
+	return filter_has(w, tid) ? find(w, tid) : NULL;
+}
+
+static int grow_table(struct argus_hang_watch *w)
+{
+	uint32_t ncap = w->cap * 2, mask = ncap - 1;
+	struct wthread *ns = calloc(ncap, sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	memset(w->filter, 0, sizeof(w->filter));
+	for (uint32_t i = 0; i < w->cap; i++) {
+		struct wthread *t = &w->slots[i];
+		uint32_t j;
+
+		if (!t->tid)
+			continue;
+		for (j = hash_tid(t->tid) & mask; ns[j].tid; j = (j + 1) & mask)
+			;
+		ns[j] = *t;
+		w->filter[(t->tid & (FILTER_BITS - 1)) >> 3] |= 1u << (t->tid & 7);
+	}
+	free(w->slots);
+	w->slots = ns;
+	w->cap = ncap;
+	return 0;
+}
+
+static struct wthread *insert(struct argus_hang_watch *w, uint32_t tid)
+{
+	struct wthread *t = find(w, tid);
+	uint32_t mask, i;
+
+	if (t)
+		return t;
+	if ((w->used + 1) * 2 > w->cap && grow_table(w))
+		return NULL;
+	mask = w->cap - 1;
+	for (i = hash_tid(tid) & mask; w->slots[i].tid; i = (i + 1) & mask)
+		;
+	t = &w->slots[i];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->wait_nr = -1;
+	w->used++;
+	w->filter[(tid & (FILTER_BITS - 1)) >> 3] |= 1u << (tid & 7);
+	return t;
+}
+
+/* Backward-shift deletion: entries after the hole that hash at or before
+ * it move up, so lookups never need tombstones. */
+static void erase(struct argus_hang_watch *w, struct wthread *t)
+{
+	uint32_t mask = w->cap - 1, i = (uint32_t)(t - w->slots), j = i;
+
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!w->slots[j].tid)
+			break;
+		uint32_t home = hash_tid(w->slots[j].tid) & mask;
+		/* may slots[j] move to i?  yes unless home lies in (i, j] */
+		if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
+			w->slots[i] = w->slots[j];
+			i = j;
+		}
+	}
+	memset(&w->slots[i], 0, sizeof(w->slots[i]));
+	w->used--;
+}
+
+/* ---- syscall classes ---- */
+
+static bool poll_family(int64_t nr)
+{
+	switch (nr) {
+	case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
+	case SYS_epoll_wait: case SYS_epoll_pwait:
+#ifdef SYS_epoll_pwait2
+	case SYS_epoll_pwait2:
+#endif
+		return true;
+	}
+	return false;
+}
+
+static bool sleep_call(int64_t nr)
+{
+	return nr == SYS_nanosleep || nr == SYS_clock_nanosleep;
+}
+
+static bool send_call(int64_t nr)
+{
+	return nr == SYS_write || nr == SYS_writev || nr == SYS_sendto ||
+	       nr == SYS_sendmsg || nr == SYS_sendmmsg;
+}
+
+/* A write that may be a request: to a pipe or a socket (not a file, not
+ * an eventfd, which a thread pool's wake-up uses without a reply). */
+static bool conn_kind(uint32_t kind)
+{
+	return kind == AE_OBJ_PIPE || kind == AE_OBJ_UNIX || kind == AE_OBJ_TCP ||
+	       kind == AE_OBJ_UDP || kind == AE_OBJ_SOCK;
+}
+
+/* ---- the rule ---- */
+
+static void end_hang(struct argus_hang_watch *w, struct wthread *t, uint64_t ts,
+		     bool exited)
+{
+	struct argus_live_hang *h;
+
+	if (!t->in_hang)
+		return;
+	t->in_hang = false;
+	if (w->nended == w->capended) {
+		size_t ncap = w->capended ? w->capended * 2 : 8;
+		void *p = realloc(w->ended, ncap * sizeof(*w->ended));
+		if (!p)
+			return; /* the end is not reported; the keeper's deadline saves it */
+		w->ended = p;
+		w->capended = ncap;
+	}
+	h = &w->ended[w->nended++];
+	*h = t->hang;
+	h->end_ns = ts > h->start_ns ? ts : h->start_ns + 1;
+	h->exited = exited;
+}
+
+static void came_back(struct argus_hang_watch *w, struct wthread *t, uint64_t ts)
+{
+	end_hang(w, t, ts, false);
+	t->back_ts = ts;
+	t->nshort = 0;
+}
+
+static void switch_out(struct argus_hang_watch *w, struct wthread *t,
+		       const struct ae_switch *r)
+{
+	if (!r->prev_state)
+		return; /* preempted: still running */
+	t->state = T_BLOCKED;
+	t->wait_start = r->h.ts;
+	t->wait_nr = r->sys_nr;
+	t->wait_sleep = sleep_call(r->sys_nr);
+	t->wait_request = poll_family(r->sys_nr) && t->wrote;
+	t->wait_idle = (poll_family(r->sys_nr) && !t->wrote) ||
+		       (r->prev_state & STATE_STOPPED_OR_TRACED);
+	if (t->wait_sleep)
+		t->nshort++;
+	if (t->wait_idle)
+		came_back(w, t, r->h.ts); /* rule 3: at rest from here */
+}
+
+static void switch_in(struct argus_hang_watch *w, struct wthread *t, uint64_t ts)
+{
+	if (t->state != T_BLOCKED)
+		return; /* back from a preemption */
+	t->state = T_RUNNING;
+	t->wrote = false; /* a new segment */
+	if (!t->wait_sleep)
+		came_back(w, t, ts); /* rule 1 (and the end of an idle wait) */
+}
+
+static void sys_exit(struct argus_hang_watch *w, struct wthread *t,
+		     const struct ae_sys_exit *r)
+{
+	if (poll_family(r->nr))
+		came_back(w, t, r->h.ts); /* rule 2 */
+	else if (send_call(r->nr) && r->ret > 0 && conn_kind(r->obj.kind))
+		t->wrote = true;
+	else if (r->nr == SYS_sched_yield)
+		t->nshort++;
+}
+
+static bool comm_watched(const struct argus_hang_watch *w, const char *comm)
+{
+	for (size_t i = 0; i < w->ncomms; i++)
+		if (!strncmp(w->comms[i], comm, 15))
+			return true;
+	return false;
+}
+
+static void set_comm(char dst[16], const char *src)
+{
+	size_t n = strnlen(src, 15);
+
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
+
+/* A process (its main thread tid == pid) got the name comm at ts, by exec,
+ * fork or rename: start or stop watching it by name. */
+static void named(struct argus_hang_watch *w, uint32_t tid, uint32_t pid,
+		  const char *comm, uint64_t ts, bool fresh)
+{
+	struct wthread *t = lookup(w, tid);
+	bool match;
+
+	if (!tid || tid != pid)
+		return; /* only the main thread carries the process's name */
+	match = w->ncomms && comm_watched(w, comm);
+	if (t) {
+		set_comm(t->comm, comm);
+		if (fresh) {
+			/* a new program (exec): its state starts over */
+			end_hang(w, t, ts, false);
+			t->state = T_RUNNING;
+			t->wrote = false;
+			t->back_ts = ts;
+			t->nshort = 0;
+		}
+		if (match)
+			t->why |= ARGUS_WATCH_COMM;
+		else if (t->why & ARGUS_WATCH_COMM) {
+			t->why &= ~(unsigned)ARGUS_WATCH_COMM;
+			if (!t->why) {
+				end_hang(w, t, ts, false);
+				erase(w, t);
+			}
+		}
+		return;
+	}
+	if (!match)
+		return;
+	t = insert(w, tid);
+	if (!t)
+		return;
+	t->pid = pid;
+	set_comm(t->comm, comm);
+	t->why = ARGUS_WATCH_COMM;
+	t->state = T_RUNNING;
+	t->back_ts = ts;
+}
+
+void argus_hang_watch__record(struct argus_hang_watch *w, const void *rec, size_t size)
+{
+	const struct ae_hdr *h = rec;
+	struct wthread *t;
+
+	if (size < sizeof(*h) || h->size > size)
+		return;
+	switch (h->type) {
+	case AE_SWITCH: {
+		const struct ae_switch *r = rec;
+		if (size < sizeof(*r))
+			return;
+		if ((t = lookup(w, h->tid)))
+			switch_out(w, t, r);
+		if ((t = lookup(w, r->next_tid)))
+			switch_in(w, t, h->ts);
+		return;
+	}
+	case AE_SYS_EXIT:
+		if (size >= sizeof(struct ae_sys_exit) && (t = lookup(w, h->tid)))
+			sys_exit(w, t, rec);
+		return;
+	case AE_EXEC: {
+		const struct ae_exec *r = rec;
+		char comm[AE_COMM_LEN + 1];
+		if (size < sizeof(*r))
+			return;
+		memcpy(comm, r->comm, AE_COMM_LEN);
+		comm[AE_COMM_LEN] = 0;
+		named(w, h->tid, h->pid, comm, h->ts, true);
+		return;
+	}
+	case AE_FORK: {
+		const struct ae_task *r = rec;
+		char comm[AE_COMM_LEN + 1];
+		/* a new process (not a thread) with its parent's name */
+		if (size < sizeof(*r) || !w->ncomms || r->child_tid != r->child_pid)
+			return;
+		memcpy(comm, r->comm, AE_COMM_LEN);
+		comm[AE_COMM_LEN] = 0;
+		named(w, r->child_tid, r->child_pid, comm, h->ts, true);
+		return;
+	}
+	case AE_RENAME: {
+		const struct ae_rename *r = rec;
+		char comm[AE_COMM_LEN + 1];
+		if (size < sizeof(*r) || (!w->ncomms && !filter_has(w, h->tid)))
+			return;
+		memcpy(comm, r->comm, AE_COMM_LEN);
+		comm[AE_COMM_LEN] = 0;
+		named(w, h->tid, h->pid, comm, h->ts, false);
+		return;
+	}
+	case AE_EXIT:
+		if ((t = lookup(w, h->tid))) {
+			end_hang(w, t, h->ts, true);
+			erase(w, t);
+		}
+		return;
+	case AE_FREE: {
+		const struct ae_task *r = rec;
+		if (size >= sizeof(*r) && (t = lookup(w, r->child_tid))) {
+			end_hang(w, t, h->ts, true);
+			erase(w, t);
+		}
+		return;
+	}
+	default:
+		return;
+	}
+}
+
+static enum argus_live_kind live_kind(const struct wthread *t, uint64_t now)
+{
+	if (t->state == T_BLOCKED && now - t->wait_start >= (now - t->back_ts) / 2)
+		return ARGUS_LIVE_BLOCKED;
+	if (t->nshort >= YIELD_LOOP_MIN)
+		return ARGUS_LIVE_YIELD;
+	return ARGUS_LIVE_BUSY;
+}
+
+int argus_hang_watch__check(struct argus_hang_watch *w, uint64_t now_ns,
+			    argus_hang_fn fn, void *ctx)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < w->nended; i++, n++)
+		fn(ctx, ARGUS_HANG_ENDED, &w->ended[i]);
+	w->nended = 0;
+	for (uint32_t i = 0; i < w->cap; i++) {
+		struct wthread *t = &w->slots[i];
+		struct argus_live_hang *h = &t->hang;
+
+		if (!t->tid || t->in_hang || (t->state == T_BLOCKED && t->wait_idle) ||
+		    now_ns < t->back_ts || now_ns - t->back_ts < w->threshold_ns)
+			continue;
+		memset(h, 0, sizeof(*h));
+		h->id = ++w->next_id;
+		h->tid = t->tid;
+		h->pid = t->pid;
+		memcpy(h->comm, t->comm, sizeof(h->comm));
+		h->why = t->why;
+		h->kind = live_kind(t, now_ns);
+		h->sys_nr = t->state == T_BLOCKED ? t->wait_nr : -1;
+		h->request = t->state == T_BLOCKED && t->wait_request;
+		h->start_ns = t->back_ts;
+		t->in_hang = true;
+		w->seen++;
+		fn(ctx, ARGUS_HANG_BEGAN, h);
+		n++;
+	}
+	return n;
+}
+
+/* ---- setup ---- */
+
+struct argus_hang_watch *argus_hang_watch__new(const struct argus_hang_watch_opts *opts)
+{
+	struct argus_hang_watch *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->threshold_ns = opts && opts->sz >= offsetof(struct argus_hang_watch_opts, threshold_ns) +
+					       sizeof(opts->threshold_ns) && opts->threshold_ns
+				  ? opts->threshold_ns : 2000000000ull;
+	w->cap = 64;
+	w->slots = calloc(w->cap, sizeof(*w->slots));
+	if (!w->slots) {
+		free(w);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return w;
+}
+
+void argus_hang_watch__free(struct argus_hang_watch *w)
+{
+	if (!w)
+		return;
+	free(w->slots);
+	free(w->comms);
+	free(w->ended);
+	free(w);
+}
+
+int argus_hang_watch__add_comm(struct argus_hang_watch *w, const char *comm)
+{
+	void *p;
+
+	if (!comm || !comm[0])
+		return -EINVAL;
+	if (comm_watched(w, comm))
+		return 0;
+	p = realloc(w->comms, (w->ncomms + 1) * sizeof(*w->comms));
+	if (!p)
+		return -ENOMEM;
+	w->comms = p;
+	set_comm(w->comms[w->ncomms++], comm);
+	return 0;
+}
+
+int argus_hang_watch__add_thread(struct argus_hang_watch *w,
+				 const struct argus_watch_thread *in)
+{
+	struct wthread *t = find(w, in->tid);
+
+	if (!in->tid || !in->why)
+		return -EINVAL;
+	if (t) {
+		t->why |= in->why;
+		return 0;
+	}
+	t = insert(w, in->tid);
+	if (!t)
+		return -ENOMEM;
+	t->pid = in->pid ? in->pid : in->tid;
+	set_comm(t->comm, in->comm);
+	t->why = in->why;
+	t->back_ts = in->since_ns;
+	if (in->blocked) {
+		/* found asleep: what it wrote before is unknown, so a poll-family
+		 * wait counts as idle (a hang already under way inside poll is
+		 * missed until the thread comes back) */
+		t->state = T_BLOCKED;
+		t->wait_start = in->since_ns;
+		t->wait_nr = in->sys_nr;
+		t->wait_sleep = sleep_call(in->sys_nr);
+		t->wait_idle = poll_family(in->sys_nr) || in->stopped;
+	}
+	return 0;
+}
+
+bool argus_hang_watch__watching(const struct argus_hang_watch *w, uint32_t tid)
+{
+	return lookup(w, tid) != NULL;
+}
+
+uint32_t argus_hang_watch__count(const struct argus_hang_watch *w)
+{
+	return w->used;
+}
+
+uint64_t argus_hang_watch__seen(const struct argus_hang_watch *w)
+{
+	return w->seen;
+}
+
+/* ---- /proc ---- */
+
+static int read_small(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return (int)n;
+}
+
+int argus_watch_thread__from_proc(uint32_t tid, uint64_t now_ns,
+				  struct argus_watch_thread *t)
+{
+	char path[64], buf[4096], *p;
+	char state = 0;
+	int e;
+
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->sys_nr = -1;
+	t->since_ns = now_ns;
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	if ((e = read_small(path, buf, sizeof(buf))) < 0)
+		return e == -ENOENT ? -ESRCH : e;
+	if ((p = strstr(buf, "\nTgid:")))
+		t->pid = (uint32_t)strtoul(p + 6, NULL, 10);
+	if ((p = strstr(buf, "\nState:")))
+		state = p[7 + strspn(p + 7, " \t")];
+	if (!t->pid)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "/proc/%u/comm", t->pid);
+	if (read_small(path, buf, sizeof(buf)) > 0) {
+		buf[strcspn(buf, "\n")] = 0;
+		set_comm(t->comm, buf);
+	}
+	if (state == 'S' || state == 'D') {
+		t->blocked = true;
+		/* "NR args..." in a syscall, "-1 sp pc" blocked outside one,
+		 * "running" (it woke meanwhile: then it is not blocked) */
+		snprintf(path, sizeof(path), "/proc/%u/syscall", tid);
+		if (read_small(path, buf, sizeof(buf)) > 0) {
+			if (!strncmp(buf, "running", 7))
+				t->blocked = false;
+			else
+				t->sys_nr = (int32_t)strtol(buf, NULL, 10);
+		}
+	} else if (state == 'T' || state == 't') {
+		/* stopped or traced: at rest, like an idle wait */
+		t->blocked = true;
+		t->stopped = true;
+	}
+	return 0;
+}
