@@ -40,6 +40,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 /* Prints "argus NAME: <fmt>" to stderr; returns exit code 1 */
 int cli_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* cli_error() for an -o FILE that argus_out__check()/__open() refused
+ * (safe_file.h): says that --force replaces it.  Returns 1. */
+struct argus_error;
+int cli_out_error(const char *cmd, const struct argus_error *err);
 /* Prints the usage text of a command (from commands[]) to stdout. */
 int cli_help(const char *cmd);
 /* True when argv[i] is -h/--help. */

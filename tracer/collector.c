@@ -810,6 +810,7 @@ struct argus_collector *argus_collector__new(const struct argus_collector_opts *
 	ro.data_size = opts->ring_size;
 	ro.ncpus = c->ncpus;
 	ro.fd_mode = 0600;
+	ro.out_flags = c->opts.out_flags;
 	/* the flag says blocking switches were DWARF-unwound: not with --no-unwind */
 	ro.flags = c->opts.probe.block_copy && !c->opts.no_unwind ? ARGUS_FILE_WAIT_STACKS : 0;
 	c->ring = argus_ring__create(opts->path, &ro, &err);

@@ -26,6 +26,7 @@ struct argus_collector_opts {
 	int zlevel;              /* zlib level per chunk, 0 = none; -1 = default 1 */
 	bool no_unwind;          /* keep frame-pointer stacks only */
 	struct argus_probe_opts probe;
+	unsigned out_flags;      /* ARGUS_OUT_* for creating path (safe_file.h) */
 };
 
 struct argus_collector_status {
