@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "argus_graph.h"
 #include "control.h"
 #include "trace_format.h"
 
@@ -158,6 +159,17 @@ int cli_error(const char *cmd, const char *fmt, ...)
 	vreport(cmd, fmt, ap);
 	va_end(ap);
 	return 1;
+}
+
+const char *cli_tstr(const char *s)
+{
+	static char buf[16][16384];
+	static unsigned next;
+	char *b = buf[next++ % 16];
+
+	if (argus_text_escape(s, b, sizeof(buf[0])) >= sizeof(buf[0]))
+		strcpy(b + strlen(b) - (strlen(b) > 3 ? 3 : strlen(b)), "...");
+	return b;
 }
 
 int cli_out_error(const char *cmd, const struct argus_error *err)
