@@ -76,5 +76,11 @@ int cmd_status(int argc, char **argv)
 	       " by the memo\n",
 	       up > 0 ? 100.0 * get(resp, "cpu_seconds") / up : 0,
 	       get(resp, "cpu_seconds"), get(resp, "unwound"), get(resp, "unwind_memo_hits"));
+	/* what other users' files and processes could not make it do */
+	printf("refused    %.0f files (not a regular file, or not the one mapped), %.0f ELF files"
+	       " over the size limits, %.0f unwinds cut at their time budget, %.0f mappings"
+	       " over the caps\n",
+	       get(resp, "files_skipped"), get(resp, "elf_over_budget"), get(resp, "unwinds_cut"),
+	       get(resp, "maps_dropped"));
 	return 0;
 }

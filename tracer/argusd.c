@@ -79,6 +79,10 @@ static void print_status(struct argus_collector *c, FILE *out)
 	fprintf(out, "cpu_seconds=%.3f\n", st.cpu_seconds);
 	fprintf(out, "unwound=%llu\n", (unsigned long long)st.unwound);
 	fprintf(out, "unwind_memo_hits=%llu\n", (unsigned long long)st.unwind_memo_hits);
+	fprintf(out, "files_skipped=%llu\n", (unsigned long long)st.files_skipped);
+	fprintf(out, "elf_over_budget=%llu\n", (unsigned long long)st.elf_over_budget);
+	fprintf(out, "unwinds_cut=%llu\n", (unsigned long long)st.unwinds_cut);
+	fprintf(out, "maps_dropped=%llu\n", (unsigned long long)st.maps_dropped);
 }
 
 static int handle(void *ctx, const char *req, int peer_pid, FILE *out)

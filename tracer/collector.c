@@ -39,6 +39,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "elf_guard.h"
 #include "stack_capture.h"
 #include "task_table.h"
 #include "trace_format.h"
@@ -930,6 +931,10 @@ void argus_collector__status(struct argus_collector *c,
 	c->st.unwound = stack_capture__unwound(c->stacks);
 	c->st.unwind_memo_hits = stack_capture__memo_hits(c->stacks);
 	c->st.cpu_seconds = cpu_seconds() - c->cpu_at_start;
+	c->st.files_skipped = argus_guard__get(ARGUS_GUARD_FILE_SKIPPED);
+	c->st.elf_over_budget = argus_guard__get(ARGUS_GUARD_OVER_BUDGET);
+	c->st.unwinds_cut = argus_guard__get(ARGUS_GUARD_UNWIND_CUT);
+	c->st.maps_dropped = argus_guard__get(ARGUS_GUARD_MAPS_DROPPED);
 	*st = c->st;
 }
 

@@ -20,11 +20,37 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "trace_internal.h"
+#include "trace_format.h"
+
+/* argus_error__set()'s twin: this file is linked into the symbolizer,
+ * which must not pull in the trace reader (tests stub it). */
+__attribute__((format(printf, 5, 6)))
+static int set_err(struct argus_error *err, const char *path, int code,
+		   uint64_t offset, const char *fmt, ...)
+{
+	va_list ap;
+	int n = 0;
+
+	if (!err)
+		return code;
+	err->code = code;
+	err->offset = offset;
+	if (path)
+		n = snprintf(err->msg, sizeof(err->msg), "%s: ", path);
+	if (n < 0 || (size_t)n >= sizeof(err->msg))
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(err->msg + n, sizeof(err->msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return code;
+}
 
 /* Could argus have made this file?  Ours, one link, nobody else may read
  * or write it (so nobody else holds it open from when they could). */
@@ -44,15 +70,15 @@ static const char *kind_of(mode_t m)
 static int refuse(const char *path, const struct stat *st, struct argus_error *err)
 {
 	if (S_ISDIR(st->st_mode))
-		return argus_error__set(err, path, -EISDIR, 0,
+		return set_err(err, path, -EISDIR, 0,
 					"is a directory; give a file name");
 	if (S_ISREG(st->st_mode))
-		return argus_error__set(err, path, -EEXIST, 0,
+		return set_err(err, path, -EEXIST, 0,
 					"exists and argus did not create it (owner uid %u, mode %04o, %u link%s):"
 					" remove it",
 					(unsigned)st->st_uid, (unsigned)(st->st_mode & 07777),
 					(unsigned)st->st_nlink, st->st_nlink == 1 ? "" : "s");
-	return argus_error__set(err, path, -EEXIST, 0,
+	return set_err(err, path, -EEXIST, 0,
 				"exists and is %s: remove it", kind_of(st->st_mode));
 }
 
@@ -61,10 +87,10 @@ int argus_out__check(const char *path, unsigned flags, struct argus_error *err)
 	struct stat st;
 
 	if (!path || !*path)
-		return argus_error__set(err, path, -EINVAL, 0, "no file name");
+		return set_err(err, path, -EINVAL, 0, "no file name");
 	if (lstat(path, &st))
 		return errno == ENOENT ? 0 :
-		       argus_error__set(err, path, -errno, 0, "cannot check: %s", strerror(errno));
+		       set_err(err, path, -errno, 0, "cannot check: %s", strerror(errno));
 	if (S_ISDIR(st.st_mode) || (!ours(&st) && !(flags & ARGUS_OUT_FORCE)))
 		return refuse(path, &st, err);
 	return 0;
@@ -77,13 +103,13 @@ int argus_out__open(const char *path, unsigned flags, struct argus_error *err)
 	int fd, rc;
 
 	if (!path || !*path)
-		return argus_error__set(err, path, -EINVAL, 0, "no file name");
+		return set_err(err, path, -EINVAL, 0, "no file name");
 	for (int tries = 0; tries < 3; tries++) {
 		fd = open(path, oflags | O_CREAT | O_EXCL, 0600);
 		if (fd >= 0)
 			goto created;
 		if (errno != EEXIST)
-			return argus_error__set(err, path, -errno, 0, "cannot create: %s",
+			return set_err(err, path, -errno, 0, "cannot create: %s",
 						strerror(errno));
 		/* Something is there.  O_NONBLOCK: a FIFO must not block us;
 		 * O_NOFOLLOW: a symlink fails with ELOOP and is looked at with
@@ -93,7 +119,7 @@ int argus_out__open(const char *path, unsigned flags, struct argus_error *err)
 			if (fstat(fd, &st)) {
 				rc = -errno;
 				close(fd);
-				return argus_error__set(err, path, rc, 0, "cannot stat: %s",
+				return set_err(err, path, rc, 0, "cannot stat: %s",
 							strerror(-rc));
 			}
 			if (ours(&st)) {
@@ -102,7 +128,7 @@ int argus_out__open(const char *path, unsigned flags, struct argus_error *err)
 				if (ftruncate(fd, 0)) {
 					rc = -errno;
 					close(fd);
-					return argus_error__set(err, path, rc, 0,
+					return set_err(err, path, rc, 0,
 								"cannot truncate: %s", strerror(-rc));
 				}
 				goto opened;
@@ -111,7 +137,7 @@ int argus_out__open(const char *path, unsigned flags, struct argus_error *err)
 		} else if (lstat(path, &st)) {
 			if (errno == ENOENT)
 				continue;       /* gone meanwhile: create again */
-			return argus_error__set(err, path, -errno, 0, "cannot check: %s",
+			return set_err(err, path, -errno, 0, "cannot check: %s",
 						strerror(errno));
 		}
 		if (S_ISDIR(st.st_mode) || !(flags & ARGUS_OUT_FORCE))
@@ -120,10 +146,10 @@ int argus_out__open(const char *path, unsigned flags, struct argus_error *err)
 		 * and O_EXCL above makes a new file of ours or fails again if
 		 * someone raced a new one in */
 		if (unlink(path) && errno != ENOENT)
-			return argus_error__set(err, path, -errno, 0, "cannot replace: %s",
+			return set_err(err, path, -errno, 0, "cannot replace: %s",
 						strerror(errno));
 	}
-	return argus_error__set(err, path, -EEXIST, 0,
+	return set_err(err, path, -EEXIST, 0,
 				"keeps being recreated while argus replaces it; giving up");
 created:
 	/* Our umask may have taken bits away, never added any; but a
@@ -132,7 +158,7 @@ created:
 		rc = -errno;
 		close(fd);
 		unlink(path);
-		return argus_error__set(err, path, rc, 0, "cannot chmod: %s", strerror(-rc));
+		return set_err(err, path, rc, 0, "cannot chmod: %s", strerror(-rc));
 	}
 opened:
 	return fd;
@@ -145,16 +171,16 @@ static int check_dir(const char *path, bool last, struct argus_error *err)
 	struct stat st;
 
 	if (lstat(path, &st))
-		return argus_error__set(err, path, -errno, 0, "cannot check: %s", strerror(errno));
+		return set_err(err, path, -errno, 0, "cannot check: %s", strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return argus_error__set(err, path, -ENOTDIR, 0, "is not a directory");
+		return set_err(err, path, -ENOTDIR, 0, "is not a directory");
 	if (st.st_uid != 0)
-		return argus_error__set(err, path, -EPERM, 0,
+		return set_err(err, path, -EPERM, 0,
 					"is owned by uid %u, not root: the collector keeps root's trace"
 					" only in directories that only root can change (chown root %s)",
 					(unsigned)st.st_uid, path);
 	if ((st.st_mode & 022) && (last || !(st.st_mode & S_ISVTX)))
-		return argus_error__set(err, path, -EPERM, 0,
+		return set_err(err, path, -EPERM, 0,
 					"is writable by group or others (mode %04o): the collector keeps"
 					" root's trace only in directories that only root can change"
 					" (chmod go-w %s)",
@@ -169,11 +195,11 @@ int argus_dir__check_private(const char *dir, char *real, size_t real_len,
 	int rc;
 
 	if (!dir || !real || !real_len)
-		return argus_error__set(err, dir, -EINVAL, 0, "bad arguments");
+		return set_err(err, dir, -EINVAL, 0, "bad arguments");
 	if (!realpath(dir, buf))
-		return argus_error__set(err, dir, -errno, 0, "cannot resolve: %s", strerror(errno));
+		return set_err(err, dir, -errno, 0, "cannot resolve: %s", strerror(errno));
 	if (strlen(buf) >= real_len)
-		return argus_error__set(err, dir, -ENAMETOOLONG, 0, "path too long");
+		return set_err(err, dir, -ENAMETOOLONG, 0, "path too long");
 	strcpy(real, buf);
 	/* from the directory itself up to "/" */
 	for (bool last = true;; last = false) {
@@ -189,29 +215,54 @@ int argus_dir__check_private(const char *dir, char *real, size_t real_len,
 	}
 }
 
+/* Does st pass: a regular file, and the one wanted? */
+static int untrusted_ok(const struct stat *st, const struct stat *want)
+{
+	if (!S_ISREG(st->st_mode))
+		return -EINVAL;
+	if (want && (st->st_dev != want->st_dev || st->st_ino != want->st_ino))
+		return -ESTALE;
+	return 0;
+}
+
 int argus_open_untrusted(int dirfd, const char *path, const struct stat *want,
 			 struct stat *out)
 {
-	struct stat st;
-	int fd, rc;
+	struct stat st, st2;
+	char self[64];
+	int pfd, fd, rc;
 
 	if (!path)
 		return -EINVAL;
-	fd = openat(dirfd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
+	/* First an O_PATH handle: opening a device can act (a tape rewinds,
+	 * a watchdog arms) and a FIFO or tty must not be opened at all, so
+	 * the file is looked at before it is opened for reading.  Then the
+	 * very inode looked at is opened, through /proc/self/fd (no second
+	 * path walk that could be raced). */
+	pfd = openat(dirfd, path, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
 		return -errno;
-	if (fstat(fd, &st)) {
+	if (fstat(pfd, &st)) {
+		rc = -errno;
+		close(pfd);
+		return rc;
+	}
+	if ((rc = untrusted_ok(&st, want))) {
+		close(pfd);
+		return rc;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	rc = fd < 0 ? -errno : 0;
+	close(pfd);
+	if (fd < 0)
+		return rc;
+	if (fstat(fd, &st2)) {
 		rc = -errno;
 		goto fail;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		rc = -EINVAL;
+	if ((rc = untrusted_ok(&st2, &st)))
 		goto fail;
-	}
-	if (want && (st.st_dev != want->st_dev || st.st_ino != want->st_ino)) {
-		rc = -ESTALE;
-		goto fail;
-	}
 	/* a regular file's reads never block; clear it so that libelf and
 	 * libdw see a plain fd */
 	if (fcntl(fd, F_SETFL, 0)) {

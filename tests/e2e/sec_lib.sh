@@ -8,7 +8,6 @@
 #   sec_start [OPTS]    a private collector (ring dir $T/ring, 64M)
 #   status_within_1s    `argus status` must answer within a second; sets
 #                       $STATUS (the file holding it)
-#   events_now          the collector's event count
 #   status_key KEY      a KEY=VALUE from the daemon's raw status (control
 #                       socket text, not the pretty print)
 
@@ -62,19 +61,17 @@ status_key() {
 	sed -n "s/^$1=//p" "$STATUS" | head -n 1
 }
 
-events_now() {
-	status_within_1s
-	status_key events
-}
 
 # still_recording WHAT: argusd is alive, answers within a second, and its
 # event count grows.
 still_recording() {
 	local a b
 	is_argusd "$ARGUSD_PID" || fail "argusd (pid $ARGUSD_PID) died after $1"
-	a=$(events_now)
+	status_within_1s
+	a=$(status_key events)
 	sleep 0.6
-	b=$(events_now)
+	status_within_1s
+	b=$(status_key events)
 	[ -n "$a" ] && [ -n "$b" ] && [ "$b" -gt "$a" ] ||
 		fail "after $1 the collector's event count does not grow ($a -> $b)" "$STATUS"
 	log "after $1: argusd answers within 1 s, events $a -> $b"
