@@ -386,6 +386,9 @@ int main(int argc, char **argv)
 		argus_trace__close(t);
 		return rc;
 	}
+	double machine_s = 0, bd_last = 1;
+	uint32_t machine_n = 0;
+
 	for (int r = 0; r < reps; r++) {
 		struct argus_graph *g;
 
@@ -407,12 +410,26 @@ int main(int argc, char **argv)
 		mem = argus_graph__stats(g)->mem_bytes;
 		nseg = argus_graph__stats(g)->vertices;
 		nedge = argus_graph__stats(g)->edges;
+		if (r == reps - 1) {
+			/* `argus hangs FILE` with no --pid: every thread of every
+			 * process (issue 12), in CPU time against this build's */
+			struct argus_hang_opts ho = { .sz = sizeof(ho), .scope = ARGUS_HANGS_MACHINE };
+			struct argus_hang *hh = NULL;
+			uint32_t nh = 0;
+			double h0 = cpu_s();
+			int hrc = argus_diag__hangs(g, &ho, &hh, &nh);
+
+			machine_s = cpu_s() - h0;
+			machine_n = hrc ? 0 : nh;
+			free(hh);
+		}
 		if (r == reps - 1 && ui)
 			rc = bench_diagnose_ui(g, (uint32_t)ui);
 		else if (r == reps - 1)
 			bench_diagnose(g);
 		argus_graph__free(g);
 	}
+	bd_last = bd[reps - 1];
 	qsort(rd, reps, sizeof(double), cmp_d);
 	qsort(bd, reps, sizeof(double), cmp_d);
 	qsort(bs, reps, sizeof(double), cmp_d);
@@ -422,6 +439,9 @@ int main(int argc, char **argv)
 	printf("vertices          %" PRIu64 "\n", nseg);
 	printf("edges             %" PRIu64 "\n", nedge);
 	printf("read only         %.3f s CPU, %.2f M events/s\n", r, (double)n / r / 1e6);
+	printf("machine hangs     %.3f s CPU for every thread (%u hangs >= 2 s): %.1f%% of the"
+	       " build (last round's build: %.3f s)\n", machine_s, machine_n,
+	       100.0 * machine_s / bd_last, bd_last);
 	printf("graph build       %.3f s CPU, %.2f M events/s (includes reading)\n", b,
 	       (double)n / b / 1e6);
 	printf("  of which kernel %.3f s (median of the builds' system time: page faults)\n",

@@ -26,6 +26,7 @@ struct pick_ctx {
 	bool tty;
 	char notes[2048];       /* alternatives not taken */
 	size_t len;
+	char picked[160];       /* which hang was taken, and why */
 };
 
 static int pick(void *vctx, const struct argus_graph *g, uint32_t seg,
@@ -125,8 +126,8 @@ static void print_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k
 	if (k->normal_seg != ARGUS_NONE && !k->asked)
 		printf("%s%s woke the next thread in #%u", k->seg == ARGUS_NONE ? " (" : "; ",
 		       k->late ? "finally, late," : "normally", k->normal_seg);
-	printf("%s%s\n", k->seg != ARGUS_NONE || (k->normal_seg != ARGUS_NONE && !k->asked) ? ")" : "",
-	       k->holder ? HOLDER_NOTE : k->asked ? ASKED_NOTE : "");
+	printf("%s%s [rule: %s]\n", k->seg != ARGUS_NONE || (k->normal_seg != ARGUS_NONE && !k->asked) ? ")" : "",
+	       k->holder ? HOLDER_NOTE : k->asked ? ASKED_NOTE : "", argus_culprit_rule_str(k->rule));
 	diag_cli_stack(c, k->pid, k->to, k->stack, print_frame, "        ");
 }
 
@@ -157,6 +158,7 @@ static void json_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k)
 	diag_cli_json_str(diag_cli_comm_raw(c, k->tid));
 	printf(",\"process\":");
 	diag_cli_json_str(diag_cli_process_raw(c, k->tid));
+	printf(",\"rule\":\"%s\"", argus_culprit_rule_str(k->rule));
 	printf(",\"kind\":\"%s\",\"segment\":%u,\"normal_segment\":%d,\"late\":%s,\"cycle\":%s,\"holder\":%s,\"asked\":%s,"
 	       "\"window_ns\":[%" PRIu64 ",%" PRIu64 "]",
 	       argus_hang_kind_str(k->kind), k->seg,
@@ -217,7 +219,9 @@ static void print_report(struct graph_cli_ctx *c, const struct argus_diagnosis *
 
 	printf("hang      ");
 	diag_cli_print_thread_line(c, d->hang.tid);
-	printf("\n          away from its event loop for %.1f ms%s; %s", (double)(d->hang.end - d->hang.start) / 1e6,
+	printf("\n          %s for %.1f ms%s; %s",
+	       d->hang.flags & ARGUS_HANG_F_LOOP ? "away from its event loop" :
+	       "no idle wait; stuck", (double)(d->hang.end - d->hang.start) / 1e6,
 	       d->hang.ongoing ? " (still at the end of the trace)" : "",
 	       argus_hang_kind_str(d->kind));
 	if (d->hang_seg != ARGUS_NONE) {
@@ -240,7 +244,8 @@ static void print_report(struct graph_cli_ctx *c, const struct argus_diagnosis *
 			printf(", on CPU %.1f ms of it: runnable but preempted the rest (CPU contention)",
 			       (double)a.oncpu_ns / 1e6);
 	}
-	printf("\n          (hang 1 of %u; argus hangs lists them)\n", nhangs);
+	printf("\n          (%s; %u hang%s: argus hangs lists them)\n", p->picked[0] ? p->picked :
+	       "the hang asked for", nhangs, nhangs == 1 ? "" : "s");
 	if (d->kind == ARGUS_KIND_BLOCKED) {
 		if (d->normal_seg != ARGUS_NONE)
 			printf("normal    segment #%u, the best of %s%u similar segments of the same thread%s\n",
@@ -283,7 +288,8 @@ static void print_report(struct graph_cli_ctx *c, const struct argus_diagnosis *
 	printf("inspected %u nodes of %u\n", d->inspected, argus_graph__nsegments(c->g));
 }
 
-static void print_json(struct graph_cli_ctx *c, const struct argus_diagnosis *d)
+static void print_json(struct graph_cli_ctx *c, const struct argus_diagnosis *d,
+		       const char *picked)
 {
 	char v[1024];
 
@@ -325,7 +331,10 @@ static void print_json(struct graph_cli_ctx *c, const struct argus_diagnosis *d)
 	printf("],\"cycle\":%s,\"timeout_ns\":%" PRIu64 ",\"verdict\":", d->cycle ? "true" : "false",
 	       d->timeout_ns);
 	diag_cli_json_str(v);
-	printf(",\"inspected\":%u,\"vertices\":%u}\n", d->inspected, argus_graph__nsegments(c->g));
+	printf(",\"inspected\":%u,\"vertices\":%u,\"picked\":", d->inspected,
+	       argus_graph__nsegments(c->g));
+	diag_cli_json_str(picked);
+	printf("}\n");
 }
 
 static void print_dot(struct graph_cli_ctx *c, const struct argus_diagnosis *d)
@@ -344,6 +353,12 @@ static void print_dot(struct graph_cli_ctx *c, const struct argus_diagnosis *d)
 	argus_graph__write_dot(c->g, v, n, stdout);
 }
 
+static int mutex_owner(void *ctx, uint32_t pid, uint64_t uaddr, uint32_t *tid)
+{
+	(void)ctx;
+	return diag_cli_mutex_owner(pid, uaddr, tid);
+}
+
 int cmd_diagnose(int argc, char **argv)
 {
 	struct diag_cli_opts o;
@@ -359,24 +374,62 @@ int cmd_diagnose(int argc, char **argv)
 		return rc;
 	if ((rc = graph_cli_open(&c, "diagnose", &o.g)))
 		return rc;
-	if ((rc = diag_cli_hangs(&c, "diagnose", &o, &h, &n)))
+	if ((rc = diag_cli_hangs(&c, "diagnose", &o, ARGUS_HANGS_THREAD, &h, &n)))
 		goto out;
 	if (o.at_rel)
 		o.at_ns += argus_graph__stats(c.g)->min_ts;
+	/* which hang: --at, --mark, else the ongoing one, else the longest */
 	for (uint32_t i = 0; i < n; i++) {
 		const char *m = h[i].annotated ? argus_trace__string(c.t, h[i].mark) : NULL;
+		uint64_t len = h[i].end - h[i].start, blen = h[best].end - h[best].start;
 
 		if (o.have_at ? (o.at_ns >= h[i].start && o.at_ns <= h[i].end) :
 		    o.mark ? (m && strstr(m, o.mark)) :
-		    h[i].end - h[i].start > h[best].end - h[best].start)
+		    (h[i].ongoing && !h[best].ongoing) ||
+		    (h[i].ongoing == h[best].ongoing && len > blen))
 			best = i;
 	}
-	if (!n || (o.have_at && !(o.at_ns >= h[best].start && o.at_ns <= h[best].end)) ||
-	    (o.mark && !(h[best].annotated && strstr(argus_trace__string(c.t, h[best].mark) ?: "",
-						    o.mark)))) {
+	if (n && o.have_at && !(o.at_ns >= h[best].start && o.at_ns <= h[best].end))
+		n = 0;
+	if (!n && o.have_at) {
+		/* --at always answers: whatever the thread was doing then */
+		struct argus_hang_opts ho = diag_cli_hang_opts(&o, ARGUS_HANGS_THREAD);
+
+		free(h);
+		if (!(h = malloc(sizeof(*h)))) {
+			rc = cli_error("diagnose", "out of memory");
+			goto out;
+		}
+		if (argus_diag__hang_at(c.g, o.tid ? o.tid : o.pid, o.at_ns, &ho, h)) {
+			rc = cli_error("diagnose", "%s: thread %u did not exist at that time; see argus hangs",
+				       o.g.path, o.tid ? o.tid : o.pid);
+			goto out;
+		}
+		n = 1;
+		best = 0;
+		snprintf(pc.picked, sizeof(pc.picked), "what the thread did at the time asked (--at)%s",
+			 h->flags & ARGUS_HANG_F_UNDER ? ", shorter than the threshold: not a hang" : "");
+	} else if (!n && !o.tid && !o.mark) {
+		/* no hang of the main thread: the process's other threads */
+		free(h);
+		h = NULL;
+		if ((rc = diag_cli_hangs(&c, "diagnose", &o, ARGUS_HANGS_PROCESS, &h, &n)))
+			goto out;
+		for (uint32_t i = 0; i < n; i++)
+			if (h[i].ongoing && !h[best].ongoing)
+				best = i;
+		if (n)
+			snprintf(pc.picked, sizeof(pc.picked), "the %s hang of thread %u (the main thread"
+				 " has none)", h[best].ongoing ? "ongoing" : "longest", h[best].tid);
+	} else if (n && !o.have_at && !o.mark) {
+		snprintf(pc.picked, sizeof(pc.picked), "the %s hang of the %s", h[best].ongoing ?
+			 "ongoing" : "longest", o.tid ? "thread" : "main thread");
+	}
+	if (!n || (o.mark && !(h[best].annotated && strstr(argus_trace__string(c.t, h[best].mark) ?: "",
+						     o.mark)))) {
 		rc = cli_error("diagnose", "%s: no hang of %s %u%s (threshold %.0f ms); see argus hangs",
 			       o.g.path, o.tid ? "thread" : "process", o.tid ? o.tid : o.pid,
-			       o.have_at ? " at that time" : o.mark ? " with that mark" : "",
+			       o.mark ? " with that mark" : "",
 			       (double)o.threshold_ns / 1e6);
 		goto out;
 	}
@@ -387,8 +440,10 @@ int cmd_diagnose(int argc, char **argv)
 	dopt.depth = o.depth;
 	dopt.pick = pick;
 	dopt.pick_ctx = &pc;
-	if (o.live)
+	if (o.live) {
 		dopt.holders = diag_cli_proc_holders;
+		dopt.mutex_owner = mutex_owner;
+	}
 	d = calloc(1, sizeof(*d));
 	if (!d) {
 		rc = cli_error("diagnose", "out of memory");
@@ -399,7 +454,7 @@ int cmd_diagnose(int argc, char **argv)
 		goto out;
 	}
 	if (o.json)
-		print_json(&c, d);
+		print_json(&c, d, pc.picked);
 	else if (o.dot)
 		print_dot(&c, d);
 	else

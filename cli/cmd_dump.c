@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "argus_diag.h"
 #include "argus_events.h"
 #include "cli.h"
 #include "symbolize.h"
@@ -61,6 +62,28 @@ static void print_sys(long nr)
 		printf(" %s", n);
 	else
 		printf(" sys_%ld", nr);
+}
+
+/* The lock request of a flock/fcntl entry (the raw args of fcntl's lock
+ * cmds hold the tagged struct flock copy, argus_events.h):
+ * " lock=KIND:OP:wait|try range=START+LEN|START+eof"; OP "?" when the
+ * struct flock could not be read. */
+static void print_lock(int64_t nr, const uint64_t *args)
+{
+	struct argus_lock_req r;
+	const char *op;
+
+	if (argus_lock__decode(nr, args, &r))
+		return;
+	op = argus_lock_op_str(r.op);
+	printf(" lock=%s:%s:%s", argus_lock_kind_str(r.kind), op ? op : "?",
+	       r.wait ? "wait" : "try");
+	if (r.kind == ARGUS_LOCK_FLOCK)
+		return;
+	if (r.len == ARGUS_LOCK_EOF)
+		printf(" range=%#" PRIx64 "+eof", r.start);
+	else
+		printf(" range=%#" PRIx64 "+%" PRIu64, r.start, r.len);
 }
 
 static void print_event(const struct argus_trace *t, const struct argus_event *e)
@@ -119,6 +142,7 @@ static void print_event(const struct argus_trace *t, const struct argus_event *e
 		print_sys((long)f[ARGUS_F_SE_NR]);
 		printf("(%#" PRIx64 ", %#" PRIx64 ", %#" PRIx64 ", %#" PRIx64 ")",
 		       f[1], f[2], f[3], f[4]);
+		print_lock((int64_t)f[ARGUS_F_SE_NR], &f[ARGUS_F_SE_ARG0]);
 		break;
 	case AE_SYS_EXIT:
 		print_sys((long)f[ARGUS_F_SX_NR]);

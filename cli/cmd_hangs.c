@@ -1,6 +1,8 @@
-/* cmd_hangs.c - `argus hangs FILE --pid PID`: the intervals in which the
- * UI thread did not come back to its event-loop wait for longer than the
- * threshold, and the ones an `argus mark` annotated. */
+/* cmd_hangs.c - `argus hangs FILE [--pid PID [--tid TID]]`: the threads
+ * that stopped answering.  With --tid, that thread's hangs in time order;
+ * with --pid, every thread of the process; without either, every process
+ * in the trace ("what froze?"), longest first.  docs/diagnosis.md §1 says
+ * what a hang is for a thread with and without an idle wait. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,13 +19,15 @@ int cmd_hangs(int argc, char **argv)
 	struct graph_cli_ctx c;
 	struct argus_hang *h = NULL;
 	uint32_t n = 0;
+	unsigned scope;
 	int rc;
 
 	if ((rc = diag_cli_parse("hangs", argc, argv, &d, false)))
 		return rc;
+	scope = d.tid ? ARGUS_HANGS_THREAD : d.pid ? ARGUS_HANGS_PROCESS : ARGUS_HANGS_MACHINE;
 	if ((rc = graph_cli_open(&c, "hangs", &d.g)))
 		return rc;
-	rc = diag_cli_hangs(&c, "hangs", &d, &h, &n);
+	rc = diag_cli_hangs(&c, "hangs", &d, scope, &h, &n);
 	if (rc) {
 		graph_cli_close(&c);
 		return rc;
@@ -32,15 +36,23 @@ int cmd_hangs(int argc, char **argv)
 		printf("{\"hangs\":[");
 		for (uint32_t i = 0; i < n; i++) {
 			printf("%s", i ? "," : "");
-			diag_cli_json_hang(&c, &h[i], ARGUS_KIND_NONE);
+			diag_cli_json_hang(&c, &h[i], h[i].kind);
 		}
 		printf("]}\n");
 	} else {
-		diag_cli_print_thread_line(&c, d.tid ? d.tid : d.pid);
-		printf(": %u hang%s of %.0f ms or more, or annotated\n", n, n == 1 ? "" : "s",
-		       (double)d.threshold_ns / 1e6);
+		if (scope == ARGUS_HANGS_THREAD)
+			diag_cli_print_thread_line(&c, d.tid);
+		else if (scope == ARGUS_HANGS_PROCESS)
+			printf("process %u (%s)", d.pid, diag_cli_process(&c, d.pid));
+		else
+			printf("every process");
+		printf(": %u hang%s of %.0f ms or more, or annotated%s\n", n, n == 1 ? "" : "s",
+		       (double)d.threshold_ns / 1e6, scope == ARGUS_HANGS_THREAD ? "" : ", longest first");
 		for (uint32_t i = 0; i < n; i++)
-			diag_cli_print_hang(&c, &h[i], i + 1);
+			diag_cli_print_hang(&c, &h[i], i + 1, scope != ARGUS_HANGS_THREAD);
+		if (scope == ARGUS_HANGS_MACHINE && !d.all)
+			printf("(waits for a child, lone sleeps and threads seen only asleep are left out:"
+			       " --all shows them)\n");
 	}
 	free(h);
 	graph_cli_close(&c);

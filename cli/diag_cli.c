@@ -91,6 +91,10 @@ int diag_cli_parse(const char *cmd, int argc, char **argv, struct diag_cli_opts 
 			o->dot = true;
 			continue;
 		}
+		if (!diagnose && !strcmp(a, "--all")) {
+			o->all = true;
+			continue;
+		}
 		if (diagnose && !strcmp(a, "--live")) {
 			o->live = true;
 			continue;
@@ -116,6 +120,15 @@ int diag_cli_parse(const char *cmd, int argc, char **argv, struct diag_cli_opts 
 			if (parse_u32(cmd, a, val, &ms))
 				return 2;
 			o->threshold_ns = (uint64_t)ms * 1000000ull;
+		} else if (!strcmp(a, "--idle-wait")) {
+			if (!strcmp(val, "learn"))
+				o->idle_rule = ARGUS_IDLE_LEARN;
+			else if (!strcmp(val, "poll"))
+				o->idle_rule = ARGUS_IDLE_POLL;
+			else if (!strcmp(val, "none"))
+				o->idle_rule = ARGUS_IDLE_NONE;
+			else
+				return cli_usage_error(cmd, "--idle-wait: '%s' is not learn, poll or none", val);
 		} else if (diagnose && !strcmp(a, "--at")) {
 			if (parse_at(cmd, val, o))
 				return 2;
@@ -133,8 +146,8 @@ int diag_cli_parse(const char *cmd, int argc, char **argv, struct diag_cli_opts 
 	}
 	if (!o->g.path)
 		return cli_usage_error(cmd, "missing trace FILE");
-	if (!o->pid)
-		return cli_usage_error(cmd, "--pid PID is required (the UI process)");
+	if (!o->pid && (diagnose || o->tid))
+		return cli_usage_error(cmd, "--pid PID is required (the hung process)");
 	if (o->have_at && o->mark)
 		return cli_usage_error(cmd, "--at and --mark are exclusive");
 	if (o->json && o->dot)
@@ -150,7 +163,11 @@ uint32_t diag_cli_proc_holders(void *ctx, unsigned obj_kind, uint64_t obj, uint3
 	struct dirent *p, *f;
 	uint32_t n = 0;
 
-	(void)ctx;
+	if (obj_kind == AE_OBJ_FILE) {  /* a file lock's holders */
+		if (proc)
+			closedir(proc);
+		return diag_cli_proc_lock_holders(ctx, obj, pids, max);
+	}
 	if (!proc || (obj_kind != AE_OBJ_UNIX && obj_kind != AE_OBJ_PIPE)) {
 		if (proc)
 			closedir(proc);
@@ -188,13 +205,23 @@ uint32_t diag_cli_proc_holders(void *ctx, unsigned obj_kind, uint64_t obj, uint3
 	return n;
 }
 
-int diag_cli_hangs(struct graph_cli_ctx *c, const char *cmd, struct diag_cli_opts *o,
-		   struct argus_hang **h, uint32_t *n)
+struct argus_hang_opts diag_cli_hang_opts(const struct diag_cli_opts *o, unsigned scope)
 {
 	struct argus_hang_opts ho = { .sz = sizeof(ho), .pid = o->pid, .tid = o->tid,
-				      .threshold_ns = o->threshold_ns };
+				      .threshold_ns = o->threshold_ns, .scope = (uint8_t)scope,
+				      .idle_rule = o->idle_rule, .deliberate = o->all };
+	return ho;
+}
+
+int diag_cli_hangs(struct graph_cli_ctx *c, const char *cmd, struct diag_cli_opts *o,
+		   unsigned scope, struct argus_hang **h, uint32_t *n)
+{
+	struct argus_hang_opts ho = diag_cli_hang_opts(o, scope);
 	int rc = argus_diag__hangs(c->g, &ho, h, n);
 
+	if (rc == -ENOENT && scope == ARGUS_HANGS_PROCESS)
+		return cli_error(cmd, "%s: no process %u in the trace (see argus dump --stats,"
+				 " argus graph --pid)", o->g.path, o->pid);
 	if (rc == -ENOENT)
 		return cli_error(cmd, "%s: no thread %u of process %u in the trace (see argus dump --stats,"
 				 " argus graph --pid)", o->g.path, o->tid ? o->tid : o->pid, o->pid);
@@ -243,11 +270,18 @@ void diag_cli_print_thread_line(struct graph_cli_ctx *c, uint32_t tid)
 	       diag_cli_process(c, tid));
 }
 
-void diag_cli_print_hang(struct graph_cli_ctx *c, const struct argus_hang *h, uint32_t i)
+void diag_cli_print_hang(struct graph_cli_ctx *c, const struct argus_hang *h, uint32_t i,
+			 bool who)
 {
-	printf("  #%-3u %10.6f .. %10.6f s  %9.1f ms  segment #%u%s", i, rel_s(c, h->start),
-	       rel_s(c, h->end), (double)(h->end - h->start) / 1e6, h->seg,
-	       h->ongoing ? "  (still hung at the end of the trace)" : "");
+	printf("  #%-3u %10.6f .. %10.6f s  %9.1f ms  %-7s", i, rel_s(c, h->start),
+	       rel_s(c, h->end), (double)(h->end - h->start) / 1e6,
+	       argus_hang_kind_str(h->kind));
+	if (who) {
+		printf("  ");
+		diag_cli_print_thread_line(c, h->tid);
+	}
+	printf("  segment #%u%s%s", h->seg, h->ongoing ? "  (still hung at the end of the trace)" : "",
+	       h->flags & ARGUS_HANG_F_LOOP ? "" : "  (no idle wait)");
 	if (h->annotated) {
 		const char *m = argus_trace__string(c->t, h->mark);
 
@@ -271,6 +305,11 @@ void diag_cli_json_hang(struct graph_cli_ctx *c, const struct argus_hang *h, uns
 	       ",\"ongoing\":%s,\"annotated\":%s,\"segment\":%u",
 	       h->start, h->end, h->end - h->start, h->ongoing ? "true" : "false",
 	       h->annotated ? "true" : "false", h->seg);
+	printf(",\"idle_loop\":%s,\"deliberate\":%s,\"dormant\":%s,\"under_threshold\":%s",
+	       h->flags & ARGUS_HANG_F_LOOP ? "true" : "false",
+	       h->flags & ARGUS_HANG_F_DELIBERATE ? "true" : "false",
+	       h->flags & ARGUS_HANG_F_DORMANT ? "true" : "false",
+	       h->flags & ARGUS_HANG_F_UNDER ? "true" : "false");
 	if (h->annotated) {
 		printf(",\"mark\":");
 		diag_cli_json_str(argus_trace__string(c->t, h->mark));

@@ -24,6 +24,8 @@ struct diag_cli_opts {
 	int picks[DIAG_MAX_PICKS];
 	uint32_t npicks;
 	bool live;               /* the trace is of this running system, just taken */
+	bool all;                /* hangs: deliberate waits too (wait4, sleep) */
+	uint8_t idle_rule;       /* --idle-wait: enum argus_idle_rule */
 };
 
 /* argus_holders_fn over /proc/PID/fd of the running system: the
@@ -36,13 +38,16 @@ uint32_t diag_cli_proc_holders(void *ctx, unsigned obj_kind, uint64_t obj, uint3
  * error and returns 2 on bad input. */
 int diag_cli_parse(const char *cmd, int argc, char **argv, struct diag_cli_opts *o,
 		   bool diagnose);
-/* The hangs of o->pid/o->tid; prints an error and returns non-zero if the
- * process or thread is not in the trace. */
+/* The hangs of o->pid/o->tid (scope: enum argus_hang_scope); prints an
+ * error and returns non-zero if the process or thread is not in the trace. */
 int diag_cli_hangs(struct graph_cli_ctx *c, const char *cmd, struct diag_cli_opts *o,
-		   struct argus_hang **h, uint32_t *n);
+		   unsigned scope, struct argus_hang **h, uint32_t *n);
+/* The hang_opts the flags say (threshold, --idle-wait, --all). */
+struct argus_hang_opts diag_cli_hang_opts(const struct diag_cli_opts *o, unsigned scope);
 
 void diag_cli_print_thread_line(struct graph_cli_ctx *c, uint32_t tid);
-void diag_cli_print_hang(struct graph_cli_ctx *c, const struct argus_hang *h, uint32_t i);
+void diag_cli_print_hang(struct graph_cli_ctx *c, const struct argus_hang *h, uint32_t i,
+			 bool who);
 void diag_cli_json_hang(struct graph_cli_ctx *c, const struct argus_hang *h, unsigned kind);
 /* JSON string (escaped, quoted) to stdout. */
 void diag_cli_json_str(const char *s);
@@ -129,4 +134,20 @@ void diag_cli_resume_str(struct graph_cli_ctx *c, uint32_t seg, const struct dia
 /* {"segment":N|null,"woken_by":...,"own_timer":b,"woke":b,"edge":{...}|null,
  *  "by":{seg ref}|null,"text":...} */
 void diag_cli_json_resume(struct graph_cli_ctx *c, uint32_t seg, const struct diag_resume *r);
+
+/* ---- live lock holders (proc_locks.c) ---------------------------------
+ * The processes holding a file lock (flock, POSIX or OFD) on `file` now:
+ * a trace file object (AE_OBJ_FILE, dev<<32 ^ ino as resolve_fd() makes
+ * it), matched against /proc/locks; OFD locks (pid -1 there) and locks
+ * whose taker has exited are found through /proc/PID/fdinfo.  Blocked
+ * waiters ("->" lines) are not holders.  Up to max pids; returns how many.
+ * The shape of argus_holders_fn without the kind (ctx unused). */
+uint32_t diag_cli_proc_lock_holders(void *ctx, uint64_t file, uint32_t *pids, uint32_t max);
+/* The owner of the glibc mutex whose futex word is at uaddr in process
+ * pid, read from /proc/PID/mem (__lock at offset 0, __owner at 8): 0 and
+ * *owner_tid; -ENOENT when the word does not look like a held mutex of
+ * that process (unlocked, a condvar, a bare futex: a heuristic, see the
+ * comment in proc_locks.c); -EFAULT unmapped; -errno (-EACCES, -ENOENT
+ * for a process that is gone) when /proc/PID/mem cannot be read. */
+int diag_cli_mutex_owner(uint32_t pid, uint64_t uaddr, uint32_t *owner_tid);
 #endif

@@ -26,27 +26,73 @@ enum argus_hang_kind {
 	ARGUS_KIND_YIELD,       /* many short yields/sleeps/zero-timeout polls */
 };
 
+/* argus_hang.flags */
+#define ARGUS_HANG_F_LOOP       0x1 /* the thread has a learned idle wait: the
+                                       hang is time away from it */
+#define ARGUS_HANG_F_DELIBERATE 0x2 /* only waiting for a child (wait4,
+                                       waitid) or sleeping: the program's own
+                                       choice, left out of machine-wide lists */
+#define ARGUS_HANG_F_UNDER      0x4 /* shorter than the threshold (asked for
+                                       with --at, or annotated) */
+#define ARGUS_HANG_F_DORMANT    0x8 /* a thread seen only asleep: its one wait
+                                       began before the trace and never ended
+                                       (an idle daemon as much as a hang);
+                                       left out of machine-wide lists */
+
 struct argus_hang {
 	uint32_t tid, pid;
-	uint64_t start, end;    /* left / came back to the event loop */
-	uint32_t seg;           /* UI segment at the middle of the hang */
+	uint64_t start, end;    /* left / came back to the idle wait (a thread
+	                           with no idle wait: the long wait, or the
+	                           stretch of runs and short waits) */
+	uint32_t seg;           /* segment at the middle of the hang */
 	uint8_t ongoing;        /* still not back at the end of the trace */
 	uint8_t annotated;      /* an `argus mark` falls inside */
-	uint8_t pad[2];
+	uint8_t kind;           /* enum argus_hang_kind (argus_diag__activity
+	                           over the hang); filled for every hang */
+	uint8_t flags;          /* ARGUS_HANG_F_* */
 	uint32_t mark;          /* string id of that mark's text, 0 none */
+};
+
+/* How a thread's idle wait (where it waits for new work) is found. */
+enum argus_idle_rule {
+	ARGUS_IDLE_LEARN = 0,   /* learned per thread (docs/diagnosis.md §1) */
+	ARGUS_IDLE_POLL,        /* every poll/select/epoll wait is idle */
+	ARGUS_IDLE_NONE,        /* no idle wait: any long wait is a hang */
+};
+
+/* argus_hang_opts.scope */
+enum argus_hang_scope {
+	ARGUS_HANGS_THREAD = 0, /* the one thread (tid, or the main thread) */
+	ARGUS_HANGS_PROCESS,    /* every thread of pid, longest first */
+	ARGUS_HANGS_MACHINE,    /* every user thread in the trace, longest
+	                           first; pid ignored */
 };
 
 struct argus_hang_opts {
 	size_t sz;
-	uint32_t pid;           /* UI process (required) */
-	uint32_t tid;           /* UI thread, 0 = the main thread (tid == pid) */
+	uint32_t pid;           /* the process (required unless MACHINE) */
+	uint32_t tid;           /* the thread, 0 = the main thread (tid == pid) */
 	uint64_t threshold_ns;  /* 0 = 2 s */
+	uint8_t scope;          /* enum argus_hang_scope */
+	uint8_t idle_rule;      /* enum argus_idle_rule */
+	uint8_t deliberate;     /* 1: machine-wide lists keep deliberate and
+	                           dormant waits (ARGUS_HANG_F_DELIBERATE,
+	                           ARGUS_HANG_F_DORMANT) too */
+	uint8_t pad[5];
 };
 
-/* Hangs of the UI thread, in time order; *out is malloc'd (free()). */
+/* Hangs: in time order for one thread, longest first for a process or the
+ * machine; *out is malloc'd (free()). */
 int argus_diag__hangs(const struct argus_graph *g,
 		      const struct argus_hang_opts *opts,
 		      struct argus_hang **out, uint32_t *n);
+
+/* Whatever thread tid was doing at `ts`, as a hang-shaped interval even
+ * under the threshold (flag ARGUS_HANG_F_UNDER when it is): the away
+ * interval, long wait or stretch that contains ts.  -ENOENT when the
+ * thread did not exist then. */
+int argus_diag__hang_at(const struct argus_graph *g, uint32_t tid, uint64_t ts,
+			const struct argus_hang_opts *opts, struct argus_hang *out);
 
 /* What one thread did in [from, to]. */
 struct argus_activity {
@@ -120,6 +166,18 @@ int argus_diag__slice(const struct argus_graph *g, uint32_t seg,
 #define ARGUS_DIAG_MAX_PATH 32
 #define ARGUS_DIAG_MAX_CHAIN 8
 
+/* Which rule named a culprit (argus_culprit.rule). */
+enum argus_culprit_rule {
+	ARGUS_RULE_SELF = 0,    /* the hung thread itself: busy or yield */
+	ARGUS_RULE_NORMAL_PATH, /* woke the thread in the similar normal run */
+	ARGUS_RULE_WAKER,       /* no normal run: ended this very wait (late) */
+	ARGUS_RULE_PEER,        /* holds the other end of the wait (live) */
+	ARGUS_RULE_HANDOFF,     /* was handed work just before the wait */
+	ARGUS_RULE_LOCK,        /* holds the file lock the thread wants */
+	ARGUS_RULE_MUTEX,       /* owns the mutex the thread waits on (live) */
+};
+const char *argus_culprit_rule_str(unsigned rule);
+
 struct argus_culprit {
 	uint32_t tid, pid;
 	uint8_t kind;           /* what it did in the window */
@@ -138,6 +196,7 @@ struct argus_culprit {
 	uint64_t wait_ns;       /* blocked: how long */
 	int32_t wait_nr;        /* blocked: the syscall */
 	uint32_t stack;         /* trace stack id (its wait or hottest sample) */
+	uint8_t rule;           /* enum argus_culprit_rule */
 };
 
 struct argus_diagnosis {
@@ -172,13 +231,126 @@ struct argus_diag_opts {
 	uint32_t depth;         /* culprit's culprit levels, 0 = 3 */
 	argus_pick_fn pick;     /* NULL = default pick */
 	void *pick_ctx;
-	argus_holders_fn holders; /* NULL: the trace only (a saved trace) */
+	argus_holders_fn holders; /* NULL: the trace only (a saved trace).
+	                           Also asked for AE_OBJ_FILE: the processes
+	                           holding a file lock on it (/proc/locks) */
 	void *holders_ctx;
+	/* The owner of the mutex whose futex word is at uaddr in process pid,
+	 * live (glibc's pthread_mutex_t keeps its owner's tid): 0 and *tid,
+	 * or non-zero when it is no mutex.  NULL: the trace only. */
+	int (*mutex_owner)(void *ctx, uint32_t pid, uint64_t uaddr, uint32_t *tid);
+	void *mutex_ctx;
 };
 
 int argus_diag__diagnose(const struct argus_graph *g,
 			 const struct argus_hang *hang,
 			 const struct argus_diag_opts *opts,
 			 struct argus_diagnosis *d);
+
+/* ---- file locks: flock, fcntl (diag_locks.c) ----------------------------
+ * The trace records every flock() and fcntl() (entry: the request; exit:
+ * the result and the file, docs/collector.md "Locks").  These read them
+ * back: a thread's attempts, and who held a lock at some time.
+ *
+ * In the graph, the sys_enter event of flock/fcntl keeps the decoded
+ * request instead of arg0 (argus_gevent.val, see argus_lock__unpack): the
+ * fd is not needed there (the exit has it, with the file's object).
+ *
+ * What is approximate:
+ *   - the owner of a lock is taken to be the process that took it.  For
+ *     POSIX locks that is the kernel's rule; flock and OFD locks belong to
+ *     the open file description, which children inherit (`flock FILE CMD`
+ *     forks CMD with the lock): the process that took it is named;
+ *   - a lock dropped without a traced unlock (close() of the fd, which is
+ *     not traced, drops POSIX locks) is seen to end only when someone
+ *     else takes a conflicting lock on the range, or its process exits;
+ *   - locks taken before the trace began are unknown;
+ *   - ranges are kept in the graph as 32-bit start and 24-bit length:
+ *     one that does not fit, and one relative to SEEK_CUR/SEEK_END, is
+ *     widened to a range that contains it (start clipped, to EOF).
+ */
+enum argus_lock_kind {
+	ARGUS_LOCK_FLOCK = 1,   /* flock(2): whole file, per open file */
+	ARGUS_LOCK_POSIX = 2,   /* fcntl F_SETLK/F_SETLKW: per process */
+	ARGUS_LOCK_OFD = 3,     /* fcntl F_OFD_SETLK/F_OFD_SETLKW */
+};
+enum argus_lock_opcode {
+	ARGUS_LOCK_SHARED = 1,  /* LOCK_SH, F_RDLCK */
+	ARGUS_LOCK_EXCL = 2,    /* LOCK_EX, F_WRLCK */
+	ARGUS_LOCK_UNLOCK = 3,  /* LOCK_UN, F_UNLCK */
+};
+#define ARGUS_LOCK_EOF 0        /* len: to the end of the file, and beyond */
+
+/* One lock request, decoded from a sys_enter record. */
+struct argus_lock_req {
+	uint8_t kind;           /* enum argus_lock_kind */
+	uint8_t op;             /* enum argus_lock_opcode; 0: the fcntl's
+	                           struct flock could not be read */
+	uint8_t wait;           /* 1: a blocking request (F_SETLKW, flock
+	                           without LOCK_NB) */
+	uint8_t pad[5];
+	uint64_t start, len;    /* bytes [start, start + len); len 0 = to EOF;
+	                           flock: 0, 0 */
+};
+
+/* The lock request of syscall nr with the six arguments of its sys_enter
+ * record (argus_event.f[ARGUS_F_SE_ARG0..]): 0 and *r filled, -ENOENT when
+ * it is not one (another syscall, another fcntl cmd).  A range relative to
+ * SEEK_CUR/SEEK_END is reported from 0 to EOF (the file position is not
+ * known); a negative l_len is turned into the range it stands for. */
+int argus_lock__decode(int64_t nr, const uint64_t args[6], struct argus_lock_req *r);
+/* The request as the graph keeps it in argus_gevent.val of a flock/fcntl
+ * sys_enter (0: not a lock request), and back.  Layout: bits 0-1 kind,
+ * 2-3 op, 4 wait, 8-39 start, 40-63 len (widened when they do not fit). */
+uint64_t argus_lock__pack(const struct argus_lock_req *r);
+int argus_lock__unpack(uint64_t val, struct argus_lock_req *r);
+/* "flock" "posix" "ofd" / "shared" "exclusive" "unlock"; NULL when out
+ * of range. */
+const char *argus_lock_kind_str(unsigned kind);
+const char *argus_lock_op_str(unsigned op);
+
+/* One lock attempt, from the trace. */
+struct argus_lock_op {
+	uint32_t tid, pid;
+	uint64_t ts;            /* sys_exit time; for an attempt still
+	                           waiting (ret -EINPROGRESS): its entry */
+	uint64_t file;          /* AE_OBJ_FILE object: dev<<32 ^ ino; 0 when
+	                           the fd was not a file the exit resolved */
+	uint8_t kind;           /* enum argus_lock_kind */
+	uint8_t op;             /* enum argus_lock_opcode, 0 unknown */
+	uint8_t wait;           /* 1 blocking request (F_SETLKW, flock
+	                           without LOCK_NB) */
+	uint8_t pad[5];
+	int64_t ret;            /* 0 ok, -EAGAIN/-EWOULDBLOCK/-EACCES
+	                           refused, -ERESTARTSYS (-512; the program
+	                           sees EINTR) a wait cut by a signal, ...;
+	                           -EINPROGRESS: no exit by `to` (or by the
+	                           end of the trace): still waiting */
+	uint64_t start, len;    /* the range, as in argus_lock_req */
+};
+
+/* Lock attempts of thread tid in [from, to] (by ts), time order, and the
+ * attempt it was still in at `to` (ret -EINPROGRESS, whenever it began);
+ * *out malloc'd (free()), NULL when *n is 0.  -ENOENT: no such thread. */
+int argus_diag__lock_ops(const struct argus_graph *g, uint32_t tid, uint64_t from,
+			 uint64_t to, struct argus_lock_op **out, uint32_t *n);
+
+/* Who holds a lock on `file` at `ts` that conflicts with a request of
+ * type `op` (exclusive: any lock; shared: an exclusive one; 0 or unlock:
+ * any lock), other than process not_pid: the last successful acquisition
+ * by another process not followed by its unlock, by a conflicting
+ * acquisition of someone else, or by its process's exit.  0 and *h filled
+ * (the acquisition), -ENOENT none.  The whole file: flock and fcntl locks
+ * both count.  O(events of the trace). */
+int argus_diag__lock_holder(const struct argus_graph *g, uint64_t file, uint64_t ts,
+			    uint32_t not_pid, uint8_t op, struct argus_lock_op *h);
+
+/* The same for one attempt (a refused try, or one still waiting, from
+ * argus_diag__lock_ops): its file, time, process, type, and range; and
+ * only locks of its family (flock locks do not conflict with fcntl ones on
+ * Linux; POSIX and OFD locks do).  This is what names the holder of
+ * SQLite's byte-range locks: 0 and *h filled, -ENOENT none. */
+int argus_diag__lock_blocker(const struct argus_graph *g, const struct argus_lock_op *attempt,
+			     struct argus_lock_op *h);
 
 #endif /* ARGUS_DIAG_H */

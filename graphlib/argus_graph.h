@@ -178,7 +178,10 @@ struct argus_thread {
  * tail of a thread's last block). */
 struct argus_gevent {
 	uint64_t ts;            /* ns */
-	int64_t val;            /* sys_exit: return value; sys_enter: arg0;
+	int64_t val;            /* sys_exit: return value; sys_enter: arg0
+	                           (poll, ppoll: arg1, the number of fds;
+	                           flock/fcntl: the lock request packed by
+	                           argus_lock__pack, 0 none: argus_diag.h);
 	                           switch: wait arg; waking: target tid;
 	                           fork: child tid; exit: exit code;
 	                           hrtimer: timer id */

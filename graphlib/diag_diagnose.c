@@ -151,7 +151,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 /* Thread c is the next culprit (it normally wakes the waiting thread in
  * normal_seg, or holds the other end of its wait): judge it over the wait
  * window, close a cycle, or follow its own wait one level deeper. */
-enum culprit_via { VIA_PATH, VIA_HOLDER, VIA_ASKED };
+enum culprit_via { VIA_PATH, VIA_HOLDER, VIA_ASKED, VIA_LOCK, VIA_MUTEX };
 
 static void add_culprit(const struct argus_graph *g, const struct argus_diag_opts *o,
 			struct argus_diagnosis *d, uint32_t c, uint32_t normal_seg,
@@ -175,6 +175,9 @@ static void add_culprit(const struct argus_graph *g, const struct argus_diag_opt
 	k->late = late;
 	k->holder = via == VIA_HOLDER;
 	k->asked = via == VIA_ASKED;
+	k->rule = via == VIA_HOLDER ? ARGUS_RULE_PEER : via == VIA_ASKED ? ARGUS_RULE_HANDOFF :
+		  via == VIA_LOCK ? ARGUS_RULE_LOCK : via == VIA_MUTEX ? ARGUS_RULE_MUTEX :
+		  late ? ARGUS_RULE_WAKER : ARGUS_RULE_NORMAL_PATH;
 	k->from = wfrom;
 	k->to = wto;
 	k->seg = a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE ? a.wait_seg
@@ -203,6 +206,80 @@ static void add_culprit(const struct argus_graph *g, const struct argus_diag_opt
 		blame_wait(g, o, d, c, a.wait_seg, wfrom, wto, level + 1, depth);
 }
 
+/* The tid to blame in process pid: its main thread when the graph has
+ * it, else any thread of it, else ARGUS_NONE. */
+static uint32_t thread_of_pid(const struct argus_graph *g, uint32_t pid)
+{
+	uint32_t thr = argus_graph__thread_by_tid(g, pid);
+
+	if (thr != ARGUS_NONE && THRS(g)[thr].pid == pid)
+		return pid;
+	for (uint32_t i = 0; i < argus_graph__nthreads(g); i++)
+		if (THRS(g)[i].pid == pid && !THRS(g)[i].kernel)
+			return THRS(g)[i].tid;
+	return ARGUS_NONE;
+}
+
+/*
+ * Thread tid tried a file lock in [wfrom, wto] and was refused, or is
+ * still waiting for it (a blocking flock/F_SETLKW, SQLite's busy loop of
+ * F_SETLK tries and sleeps): the lock's holder is the culprit.  From the
+ * trace's lock records first (who acquired a conflicting lock and had
+ * not released it), else, live, from /proc/locks.  True when one was
+ * added.
+ */
+static bool blame_lock(const struct argus_graph *g, const struct argus_diag_opts *o,
+		       struct argus_diagnosis *d, uint32_t tid, uint64_t wfrom, uint64_t wto,
+		       uint32_t level, uint32_t depth)
+{
+	struct argus_lock_op *ops = NULL, h, *want = NULL;
+	uint32_t n = 0, pid, culprit = ARGUS_NONE;
+
+	if (argus_diag__lock_ops(g, tid, wfrom, wto, &ops, &n) || !n) {
+		free(ops);
+		return false;
+	}
+	for (uint32_t i = n; i-- > 0 && !want;)
+		if (ops[i].file && ops[i].ret < 0 && ops[i].op != ARGUS_LOCK_UNLOCK)
+			want = &ops[i];
+	pid = want ? want->pid : 0;
+	if (want && !argus_diag__lock_blocker(g, want, &h) && h.tid != tid)
+		culprit = h.tid;
+	if (want && culprit == ARGUS_NONE && o->holders) {
+		uint32_t pids[16], np = o->holders(o->holders_ctx, AE_OBJ_FILE, want->file, pids, 16);
+
+		for (uint32_t i = 0; i < np && i < 16 && culprit == ARGUS_NONE; i++)
+			if (pids[i] != pid)
+				culprit = thread_of_pid(g, pids[i]);
+	}
+	free(ops);
+	if (culprit == ARGUS_NONE)
+		return false;
+	add_culprit(g, o, d, culprit, ARGUS_NONE, true, VIA_LOCK, wfrom, wto, level, depth);
+	return true;
+}
+
+/*
+ * A futex wait nobody has ended, live: if the futex word is a glibc
+ * mutex's, its owner (the tid glibc stores in it) is who the thread
+ * waits for.  A heuristic: a condition variable or a bare futex has no
+ * owner, and mutex_owner() says so.
+ */
+static bool blame_mutex(const struct argus_graph *g, const struct argus_diag_opts *o,
+			struct argus_diagnosis *d, uint32_t tid, uint32_t h, uint64_t wfrom,
+			uint64_t wto, uint32_t level, uint32_t depth)
+{
+	const struct argus_segment *s = &SEGS(g)[h];
+	uint32_t owner = 0;
+
+	if (!o->mutex_owner || s->wait_nr != SYS_futex ||
+	    o->mutex_owner(o->mutex_ctx, THRS(g)[s->thread].pid, s->wait_arg, &owner) ||
+	    !owner || owner == tid || argus_graph__thread_by_tid(g, owner) == ARGUS_NONE)
+		return false;
+	add_culprit(g, o, d, owner, ARGUS_NONE, true, VIA_MUTEX, wfrom, wto, level, depth);
+	return true;
+}
+
 /*
  * A wait with no normal run that nobody has ended yet (a hang in
  * progress): the renderer blocked reading a socket it uses only in the
@@ -221,7 +298,8 @@ static bool blame_holder(const struct argus_graph *g, const struct argus_diag_op
 	const struct argus_object *wo = argus_graph__object(g, s->wait_obj);
 	uint32_t pids[16], n, self = THRS(g)[s->thread].pid, pick = 0;
 
-	if (s->end_reason != ARGUS_END_WAIT || !wo || !wo->peer ||
+	/* a pipe has no peer id: its inode is both ends' */
+	if (s->end_reason != ARGUS_END_WAIT || !wo || (!wo->peer && wo->kind != AE_OBJ_PIPE) ||
 	    (wo->kind != AE_OBJ_UNIX && wo->kind != AE_OBJ_PIPE))
 		return false;
 	n = o->holders(o->holders_ctx, wo->kind,
@@ -308,6 +386,11 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 		wfrom = lo;
 	if (wto > hi)
 		wto = hi;
+	/* A sleep (nanosleep) waits for no one: the thread chose to wait,
+	 * and the chain ends with it (the `sleep` a script runs, a retry
+	 * loop's pause).  Its timer is not a timeout that broke a cycle. */
+	if (SEGS(g)[h].wait_nr == SYS_nanosleep || SEGS(g)[h].wait_nr == SYS_clock_nanosleep)
+		return;
 	tmo = own_timeout(g, h, next);
 	if (tmo && !d->timeout_ns) {
 		d->timeout_ns = tmo;
@@ -318,13 +401,21 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	 * browser only in the hang): whoever finally woke it says more than a
 	 * wait that merely looks alike, so that comes before relaxing to
 	 * waits on the same kind of object. */
+	/* Waiting for a file lock and nobody has ended it: its holder. */
+	if (next == ARGUS_NONE && (SEGS(g)[h].wait_nr == SYS_flock || SEGS(g)[h].wait_nr == SYS_fcntl) &&
+	    blame_lock(g, o, d, tid, wfrom, wto, level, depth)) {
+		if (level == 0)
+			d->normal_seg = ARGUS_NONE;
+		return;
+	}
 	hs = wait_origin(g, h);
 	nsim = diag_similar(g, hs, SEGS(g)[hs].start, wto, sim, MAX_SIMILAR, true);
 	/* Not a usual wait and nobody has ended it yet: who holds the other
 	 * end of it (live systems only) says more than waits on the same
 	 * kind of object. */
-	if (nsim == 0 && next == ARGUS_NONE && o->holders &&
-	    blame_holder(g, o, d, tid, hs, wfrom, wto, level, depth)) {
+	if (nsim == 0 && next == ARGUS_NONE &&
+	    ((o->holders && blame_holder(g, o, d, tid, hs, wfrom, wto, level, depth)) ||
+	     blame_mutex(g, o, d, tid, hs, wfrom, wto, level, depth))) {
 		if (level == 0)
 			d->normal_seg = ARGUS_NONE;
 		return;
@@ -403,6 +494,14 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	}
 }
 
+const char *argus_culprit_rule_str(unsigned rule)
+{
+	static const char *const n[] = { "self", "normal-path", "waker", "peer-holder",
+					 "handoff", "lock-holder", "mutex-owner" };
+
+	return rule < sizeof(n) / sizeof(n[0]) ? n[rule] : NULL;
+}
+
 int argus_diag__diagnose(const struct argus_graph *g,
 			 const struct argus_hang *hang,
 			 const struct argus_diag_opts *opts,
@@ -426,6 +525,14 @@ int argus_diag__diagnose(const struct argus_graph *g,
 		return rc;
 	d->kind = a.kind;
 	d->inspected = 1;
+	/* A retry loop on a file lock (try, refused, sleep, try): the lock's
+	 * holder, not the loop, is to blame. */
+	if (a.kind == ARGUS_KIND_YIELD &&
+	    blame_lock(g, o, d, hang->tid, hang->start, hang->end, 0, depth)) {
+		d->hang_seg = a.busy_seg != ARGUS_NONE ? a.busy_seg : hang->seg;
+		d->inspected += d->nchain > 0;
+		return 0;
+	}
 	if (a.kind != ARGUS_KIND_BLOCKED || a.wait_seg == ARGUS_NONE) {
 		/* busy or yield: the UI thread is its own culprit */
 		struct argus_culprit *k = &d->chain[d->nchain++];

@@ -1,16 +1,38 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * diag_hangs.c - hang intervals of a UI thread, and what a thread did in
- * a time window (busy / blocked / yield).
+ * diag_hangs.c - hangs of any thread, and what a thread did in a time
+ * window (busy / blocked / yield).  docs/diagnosis.md §1 is the prose.
  *
- * The event loop's wait is the poll family (poll, ppoll, select, pselect6,
- * epoll_wait, epoll_pwait, epoll_pwait2): a hang is a gap longer than the
- * threshold between a return from that wait (sys_exit) and the next call
- * (sys_enter).  A thread that never calls one falls back to "any blocking
- * wait" (segment ends).  A thread still away at the end of the trace has
- * an ongoing hang: the case of a user attaching to a hung app.  Marks
- * (`argus mark`) inside a gap flag it as annotated and make it a hang even
- * below the threshold.
+ * A thread's *idle wait* is where it waits for new work: its event loop.
+ * It is learned per thread, from the thread's own waits (struct twait):
+ *
+ *   - an epoll wait is idle (an epoll set is an event loop by design);
+ *   - a poll/ppoll on two or more fds is idle (a loop watches several
+ *     sources; a library waiting for one reply watches its one socket);
+ *   - a poll on one fd, or a select, is idle unless it has the shape of a
+ *     request and its reply: the thread's last operation on a connection
+ *     (pipe, unix, TCP, UDP socket) before the wait was an output (write,
+ *     send, connect) and the first one after it is an input on that same
+ *     connection (or, for a wait still open, no reply has come yet).
+ *     That is how libpq, libdbus, xcb and curl wait inside poll();
+ *   - under ARGUS_IDLE_POLL every poll-family wait is idle, under
+ *     ARGUS_IDLE_NONE none is (the user overrides a wrong guess).
+ *
+ * A thread with an idle wait hangs when it stays away from it (from a
+ * return to the next call) longer than the threshold: a poll-family call
+ * counts as a visit of the loop unless it blocked in a reply wait.
+ * A thread with none (a command-line tool, a script, a worker) hangs in
+ * any single wait of at least the threshold, and in any stretch between
+ * such waits (runs, short waits, a retry loop's sleeps) of at least the
+ * threshold.  Sleeps (nanosleep) never cut a stretch: a retry loop that
+ * sleeps a second between tries is one hang, not many.
+ *
+ * Either way a thread still away at the end of the trace has an ongoing
+ * hang (a user attaching to a hung app), and a debugger's stop ends it.
+ * Marks (`argus mark`) inside an interval make it a hang whatever its
+ * length.  Waits for a child (wait4) and stretches that are one sleep are
+ * flagged deliberate: machine-wide lists leave them out by default (a
+ * shell waits for every command it runs).
  */
 #include <sys/syscall.h>
 
@@ -27,6 +49,21 @@ static bool loop_nr(long nr)
 	       nr == SYS_epoll_pwait || nr == SYS_epoll_pwait2;
 }
 
+static bool epoll_nr(long nr)
+{
+	return nr == SYS_epoll_wait || nr == SYS_epoll_pwait || nr == SYS_epoll_pwait2;
+}
+
+static bool sleep_nr(long nr)
+{
+	return nr == SYS_nanosleep || nr == SYS_clock_nanosleep;
+}
+
+static bool child_nr(long nr)
+{
+	return nr == SYS_wait4 || nr == SYS_waitid;
+}
+
 const char *argus_hang_kind_str(unsigned kind)
 {
 	static const char *const n[] = { "none", "busy", "blocked", "yield" };
@@ -34,9 +71,179 @@ const char *argus_hang_kind_str(unsigned kind)
 	return kind < 4 ? n[kind] : NULL;
 }
 
-struct gap { uint64_t from, to; uint8_t ongoing; };
+/* ---- the thread's waits and their shape ------------------------------- */
 
-static int push_gap(struct gvec *v, uint64_t from, uint64_t to, bool ongoing)
+/* One blocking wait of a thread: from its switch-out to the switch-in
+ * after the wake-up. */
+struct twait {
+	uint64_t from, to;      /* ns; to = the end of the trace when ongoing */
+	uint32_t seg;           /* the segment the wait ends */
+	int32_t nr;             /* syscall blocked in, -1 unknown */
+	int64_t nfds;           /* poll/ppoll: fds watched, -1 unknown */
+	uint64_t out_obj;       /* the connection of the last output before
+	                           it (0 for a pipe: any pipe answers) */
+	uint32_t nout;          /* outputs on connections before it */
+	uint8_t ongoing;        /* nobody has ended it (or a debugger did) */
+	uint8_t out;            /* an output on a connection since the last
+	                           idle wait (a request is outstanding) */
+	uint8_t reply;          /* the first connection op after it is an
+	                           input on that connection */
+	uint8_t timed_out;      /* a futex wait that ended by its timeout */
+	uint8_t idle;           /* judged an idle wait */
+};
+
+enum { OP_NONE, OP_IN, OP_OUT };
+
+/* An operation on a connection: input, output or none.  *key is the
+ * object's identity (a pipe's both ends share it, a socket's own inode
+ * or endpoint for the socket calls). */
+static int conn_op(const struct argus_graph *g, const struct argus_gevent *ev,
+		   uint64_t *key, uint32_t *kind)
+{
+	const struct argus_object *o;
+	long nr = ev->nr;
+	int op;
+
+	if (ev->type != AE_SYS_EXIT || !ev->obj)
+		return OP_NONE;
+	if (nr == SYS_read || nr == SYS_readv || nr == SYS_recvfrom || nr == SYS_recvmsg ||
+	    nr == SYS_recvmmsg)
+		op = ev->val > 0 ? OP_IN : OP_NONE;
+	else if (nr == SYS_write || nr == SYS_writev || nr == SYS_sendto ||
+		 nr == SYS_sendmsg || nr == SYS_sendmmsg)
+		op = ev->val > 0 ? OP_OUT : OP_NONE;
+	else if (nr == SYS_connect)     /* asking a server to accept us */
+		op = ev->val == 0 || ev->val == -EINPROGRESS ? OP_OUT : OP_NONE;
+	else
+		op = OP_NONE;
+	if (op == OP_NONE || !(o = argus_graph__object(g, ev->obj)))
+		return OP_NONE;
+	if (o->kind != AE_OBJ_PIPE && o->kind != AE_OBJ_UNIX && o->kind != AE_OBJ_TCP &&
+	    o->kind != AE_OBJ_UDP && o->kind != AE_OBJ_SOCK)
+		return OP_NONE;
+	*key = o->obj;
+	*kind = o->kind;
+	return op;
+}
+
+/* A wait whose next segment is a debugger's (or SIGSTOP's) stop that
+ * nobody woke: the app's wait has not ended. */
+static bool stopped_next(const struct argus_graph *g, uint32_t next)
+{
+	return (SEGS(g)[next].flags & ARGUS_SEG_F_STOPPED) &&
+	       argus_diag__waker_edge(g, next) == ARGUS_NONE;
+}
+
+/* The thread's waits, time-ordered, with their shape and idle verdict. */
+static int thread_waits(const struct argus_graph *g, uint32_t thr, unsigned rule,
+			struct gvec *out)
+{
+	const uint32_t *v;
+	uint32_t n = argus_graph__thread_segments(g, thr, &v);
+	struct twait *w;
+	uint32_t nw, wi = 0, pend = 0, xpend = 0, out_kind = 0, nout = 0, idle_nout = 0;
+	uint64_t out_key = 0;
+	int64_t nfds = -1;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct argus_segment *s = &SEGS(g)[v[i]];
+
+		if (s->end_reason != ARGUS_END_WAIT || (s->flags & ARGUS_SEG_F_STOPPED))
+			continue;
+		if (!(w = gvec_push(out, sizeof(*w))))
+			return -ENOMEM;
+		memset(w, 0, sizeof(*w));
+		w->from = s->end;
+		w->seg = v[i];
+		w->nr = s->wait_nr;
+		w->nfds = -1;
+		if (i + 1 < n) {
+			w->to = SEGS(g)[v[i + 1]].start;
+			w->ongoing = stopped_next(g, v[i + 1]);
+		} else {
+			w->to = g->st.max_ts > w->from ? g->st.max_ts : w->from;
+			w->ongoing = 1;
+		}
+	}
+	w = out->p;
+	nw = out->n;
+	/* One pass over the thread's events: the last connection operation
+	 * before each wait, the first after it, and poll's fd count. */
+	for (uint32_t e = THRS(g)[thr].first_event; e != ARGUS_NONE;
+	     e = argus_graph__thread_next_event(g, thr, e)) {
+		const struct argus_gevent *ev = &EVS(g)[e];
+		uint64_t key;
+		uint32_t kind;
+		int op;
+
+		if (ev->ctx != AE_CTX_TASK)
+			continue;
+		for (; wi < nw && w[wi].from <= ev->ts; wi++) {
+			w[wi].nout = nout;
+			w[wi].out_obj = out_kind == AE_OBJ_PIPE ? 0 : out_key;
+			if (w[wi].nr == SYS_poll || w[wi].nr == SYS_ppoll)
+				w[wi].nfds = nfds;
+		}
+		if (ev->type == AE_SYS_ENTER && (ev->nr == SYS_poll || ev->nr == SYS_ppoll))
+			nfds = ev->val;
+		/* the call a wait was in returns with the first exit after it */
+		if (ev->type == AE_SYS_EXIT) {
+			for (; xpend < wi && w[xpend].to <= ev->ts; xpend++)
+				w[xpend].timed_out = w[xpend].nr == SYS_futex && ev->nr == SYS_futex &&
+						     ev->val == -ETIMEDOUT;
+		}
+		if ((op = conn_op(g, ev, &key, &kind)) == OP_NONE)
+			continue;
+		/* the first connection op after a wait tells a reply: input on
+		 * the connection the thread wrote to (any pipe for a pipe: a
+		 * request goes down one pipe and the reply comes up another) */
+		for (; pend < wi && w[pend].to <= ev->ts; pend++)
+			w[pend].reply = w[pend].nout && !w[pend].ongoing && op == OP_IN &&
+					(w[pend].out_obj ? key == w[pend].out_obj : kind == AE_OBJ_PIPE);
+		if (op == OP_OUT) {
+			nout++;
+			out_key = key;
+			out_kind = kind;
+		}
+	}
+	for (; wi < nw; wi++) {
+		w[wi].nout = nout;
+		w[wi].out_obj = out_kind == AE_OBJ_PIPE ? 0 : out_key;
+		if (w[wi].nr == SYS_poll || w[wi].nr == SYS_ppoll)
+			w[wi].nfds = nfds;
+	}
+	bool polls = false;
+
+	for (uint32_t i = 0; i < nw && !polls; i++)
+		polls = loop_nr(w[i].nr);
+	for (uint32_t i = 0; i < nw; i++) {
+		/* a timed futex wait that times out, in a thread with no event
+		 * loop: a worker's periodic tick or timed wait for work, not a
+		 * wait on anyone.  (A loop thread's timed futex wait is a
+		 * synchronous wait with a timeout: case study 1's browser.) */
+		if (w[i].timed_out && rule == ARGUS_IDLE_LEARN && !polls)
+			w[i].idle = 1;
+		if (!loop_nr(w[i].nr) || rule == ARGUS_IDLE_NONE)
+			continue;
+		/* a request is outstanding when the thread sent something
+		 * since it last sat in its idle wait (a client library reads
+		 * earlier answers before it waits for the one it wants) */
+		w[i].out = w[i].nout > idle_nout;
+		if (rule == ARGUS_IDLE_POLL || epoll_nr(w[i].nr) || w[i].nfds >= 2)
+			w[i].idle = 1;
+		else    /* a request then its reply: a synchronous call */
+			w[i].idle = !(w[i].out && (w[i].ongoing || w[i].reply));
+		if (w[i].idle)
+			idle_nout = w[i].nout;
+	}
+	return 0;
+}
+
+/* ---- intervals ------------------------------------------------------- */
+
+struct gap { uint64_t from, to; uint8_t ongoing; uint8_t loop; uint8_t dormant; };
+
+static int push_gap(struct gvec *v, uint64_t from, uint64_t to, bool ongoing, bool loop)
 {
 	struct gap *g = gvec_push(v, sizeof(*g));
 
@@ -45,15 +252,43 @@ static int push_gap(struct gvec *v, uint64_t from, uint64_t to, bool ongoing)
 	g->from = from;
 	g->to = to;
 	g->ongoing = ongoing;
+	g->loop = loop;
 	return 0;
 }
 
-/* Every interval the thread spent away from its event loop. */
-static int loop_gaps(const struct argus_graph *g, uint32_t thr, struct gvec *gaps)
+/* What the call [enter, exit] blocked in: CALL_RAN (no wait), CALL_IDLE
+ * (an idle wait) or CALL_AWAY (a wait that is not idle: a reply wait).
+ * *wi advances over the time-ordered waits. */
+enum { CALL_RAN, CALL_IDLE, CALL_AWAY };
+
+static int call_kind(const struct twait *w, uint32_t nw, uint32_t *wi, uint64_t enter,
+		     uint64_t exit)
+{
+	int k = CALL_RAN;
+
+	while (*wi < nw && w[*wi].from < enter)
+		(*wi)++;
+	for (uint32_t j = *wi; j < nw && w[j].from <= exit; j++)
+		k = !w[j].idle ? CALL_AWAY : k == CALL_RAN ? CALL_IDLE : k;
+	return k;
+}
+
+/* A visit of the idle loop: a poll-family call that did not block in a
+ * reply wait, or a futex call that blocked in an idle (timed-out) wait. */
+static bool loop_visit(long nr, int kind)
+{
+	return loop_nr(nr) ? kind != CALL_AWAY : nr == SYS_futex && kind == CALL_IDLE;
+}
+
+/* Every interval a thread with an idle wait spent away from it. */
+static int loop_gaps(const struct argus_graph *g, uint32_t thr, const struct twait *w,
+		     uint32_t nw, struct gvec *gaps)
 {
 	const struct argus_thread *t = &THRS(g)[thr];
-	uint64_t back = 0, last = 0;
-	bool in_loop = false, any = false, bye = false;
+	uint64_t back = 0, last = 0, enter = 0;
+	bool in_loop = false, any = false, bye = false, in_call = false;
+	uint32_t wi = 0;
+	long call_nr = -1;
 	int rc;
 
 	for (uint32_t e = t->first_event; e != ARGUS_NONE;
@@ -65,112 +300,318 @@ static int loop_gaps(const struct argus_graph *g, uint32_t thr, struct gvec *gap
 		last = ev->ts;
 		if (ev->type == AE_SYS_ENTER && (ev->nr == SYS_exit_group || ev->nr == SYS_exit))
 			bye = true;
-		if (ev->type == AE_SYS_ENTER && loop_nr(ev->nr)) {
-			if (any && !in_loop && (rc = push_gap(gaps, back, ev->ts, false)))
-				return rc;
-			in_loop = true;
-			any = true;
-		} else if (ev->type == AE_SYS_EXIT && loop_nr(ev->nr)) {
+		if (ev->type == AE_SYS_ENTER && (loop_nr(ev->nr) || ev->nr == SYS_futex)) {
+			if (!in_call || call_nr != ev->nr)
+				enter = ev->ts;     /* a restarted call keeps its entry */
+			in_call = true;
+			call_nr = ev->nr;
+		} else if (ev->type == AE_SYS_EXIT && (loop_nr(ev->nr) || ev->nr == SYS_futex)) {
 			/* -ERESTARTSYS .. -ERESTART_RESTARTBLOCK: the wait was
 			 * interrupted (a signal, a debugger attaching) and will
-			 * be restarted: the thread never left its loop */
+			 * be restarted: the thread never left it */
 			if (ev->val <= -512 && ev->val >= -516)
 				continue;
+			if (!in_call || call_nr != ev->nr)
+				enter = ev->ts;
+			in_call = false;
+			/* a synchronous call's wait for its reply is not a
+			 * visit of the loop: the thread is still away */
+			if (!loop_visit(ev->nr, call_kind(w, nw, &wi, enter, ev->ts)))
+				continue;
+			if (any && !in_loop && (rc = push_gap(gaps, back, enter, false, true)))
+				return rc;
 			back = ev->ts;
 			in_loop = false;
 			any = true;
 		}
 	}
-	if (any) {
-		uint64_t end = g->st.max_ts > last ? g->st.max_ts : last;
-		const uint32_t *v;
-		uint32_t n = argus_graph__thread_segments(g, thr, &v);
-
-		/* Stopped at the end (a debugger attached): the hang in progress
-		 * ends where the stop began, not at the end of the trace. */
-		if (n && (SEGS(g)[v[n - 1]].flags & ARGUS_SEG_F_STOPPED))
-			end = SEGS(g)[v[n - 1]].end;
-		/* Left its loop and exited by itself (exit_group): the app shutting
-		 * down, not a hang (under ASan the leak check before exit_group
-		 * alone takes seconds).  Killed while away from its loop: a hang
-		 * that ended with the kill, the usual end of a real one. */
-		if (n && SEGS(g)[v[n - 1]].end_reason == ARGUS_END_EXIT) {
-			if (bye || in_loop)
-				return 0;
-			end = SEGS(g)[v[n - 1]].end;
-			return end > back ? push_gap(gaps, back, end, false) : 0;
-		}
-		if (!in_loop && end > back)
-			return push_gap(gaps, back, end, true);
-		return 0;
+	/* a call still open at the end: in the loop, unless it is a reply
+	 * wait nobody has answered */
+	if (in_call && loop_visit(call_nr, call_kind(w, nw, &wi, enter, UINT64_MAX))) {
+		if (any && (rc = push_gap(gaps, back, enter, false, true)))
+			return rc;
+		in_loop = true;
+		any = true;
 	}
-	/* No poll-family call: any blocking wait counts as the loop. */
+	if (!any)
+		return 0;
+	uint64_t end = g->st.max_ts > last ? g->st.max_ts : last;
 	const uint32_t *v;
 	uint32_t n = argus_graph__thread_segments(g, thr, &v);
 
-	for (uint32_t i = 0; i < n; i++) {
-		const struct argus_segment *s = &SEGS(g)[v[i]];
+	/* Stopped at the end (a debugger attached): the hang in progress
+	 * ends where the stop began, not at the end of the trace. */
+	if (n && (SEGS(g)[v[n - 1]].flags & ARGUS_SEG_F_STOPPED))
+		end = SEGS(g)[v[n - 1]].end;
+	/* Left its loop and exited by itself (exit_group): the app shutting
+	 * down, not a hang (under ASan the leak check before exit_group
+	 * alone takes seconds).  Killed while away from its loop: a hang
+	 * that ended with the kill, the usual end of a real one. */
+	if (n && SEGS(g)[v[n - 1]].end_reason == ARGUS_END_EXIT) {
+		if (bye || in_loop)
+			return 0;
+		end = SEGS(g)[v[n - 1]].end;
+		return end > back ? push_gap(gaps, back, end, false, true) : 0;
+	}
+	if (!in_loop && end > back)
+		return push_gap(gaps, back, end, true, true);
+	return 0;
+}
 
-		if ((rc = push_gap(gaps, s->start, s->end,
-				   s->end_reason == ARGUS_END_TRACE)))
+/* A thread with no idle wait: each wait of threshold or more (sleeps
+ * aside), and each stretch between them. */
+static int oneshot_gaps(const struct argus_graph *g, uint32_t thr, const struct twait *w,
+			uint32_t nw, uint64_t thr_ns, struct gvec *gaps)
+{
+	const uint32_t *v;
+	uint32_t n = argus_graph__thread_segments(g, thr, &v);
+	uint64_t from, end;
+	bool ongoing = false;
+	int rc;
+
+	if (!n)
+		return 0;
+	from = SEGS(g)[v[0]].start;
+	end = SEGS(g)[v[n - 1]].end;
+	if (SEGS(g)[v[n - 1]].end_reason == ARGUS_END_TRACE ||
+	    (SEGS(g)[v[n - 1]].flags & ARGUS_SEG_F_STOPPED)) {
+		ongoing = true;
+		if (!(SEGS(g)[v[n - 1]].flags & ARGUS_SEG_F_STOPPED) && g->st.max_ts > end)
+			end = g->st.max_ts;
+	}
+	for (uint32_t i = 0; i < nw; i++) {
+		if (w[i].to - w[i].from < thr_ns || sleep_nr(w[i].nr))
+			continue;
+		if (w[i].from > from && (rc = push_gap(gaps, from, w[i].from, false, false)))
 			return rc;
+		if ((rc = push_gap(gaps, w[i].from, w[i].to, w[i].ongoing, false)))
+			return rc;
+		if (w[i].ongoing)
+			return 0;
+		from = w[i].to;
+	}
+	if (nw && w[nw - 1].ongoing && !sleep_nr(w[nw - 1].nr) && w[nw - 1].from >= from) {
+		/* a short wait still open at the end: the stretch runs into it */
+		end = w[nw - 1].to;
+		ongoing = true;
+	}
+	return end > from ? push_gap(gaps, from, end, ongoing, false) : 0;
+}
+
+static uint32_t mark_in(const struct argus_graph *g, uint64_t from, uint64_t to)
+{
+	/* marks come from `argus mark`, with no thread: match by time */
+	for (uint32_t k = 0; k < g->marks.n; k++) {
+		const struct argus_gevent *me = &EVS(g)[GV(g->marks, uint32_t)[k]];
+
+		if (me->ts >= from && me->ts <= to)
+			return me->str ? me->str : ARGUS_NONE;
 	}
 	return 0;
+}
+
+/* Fill a hang for [gp->from, gp->to] of thread thr: its kind, flags. */
+static void fill_hang(const struct argus_graph *g, uint32_t thr, const struct gap *gp,
+		      uint32_t mark, struct argus_hang *h)
+{
+	const struct argus_thread *t = &THRS(g)[thr];
+	struct argus_activity a;
+
+	memset(h, 0, sizeof(*h));
+	h->tid = t->tid;
+	h->pid = t->pid;
+	h->start = gp->from;
+	h->end = gp->to;
+	h->ongoing = gp->ongoing;
+	h->annotated = mark != 0;
+	h->mark = mark == ARGUS_NONE ? 0 : mark;
+	h->seg = argus_graph__segment_at(g, t->tid, gp->from + (gp->to - gp->from) / 2);
+	h->flags = (gp->loop ? ARGUS_HANG_F_LOOP : 0) | (gp->dormant ? ARGUS_HANG_F_DORMANT : 0);
+	if (!argus_diag__activity(g, t->tid, gp->from, gp->to, &a)) {
+		h->kind = a.kind;
+		if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE && !gp->loop &&
+		    (child_nr(SEGS(g)[a.wait_seg].wait_nr) ||
+		     (sleep_nr(SEGS(g)[a.wait_seg].wait_nr) && a.waits <= 1)))
+			h->flags |= ARGUS_HANG_F_DELIBERATE;
+	}
+}
+
+/* The intervals of thread index thr that hangs are made of. */
+static int thread_gaps(const struct argus_graph *g, uint32_t thr, unsigned rule,
+		       uint64_t thr_ns, struct gvec *gaps)
+{
+	struct gvec waits = { 0 };
+	const struct twait *w;
+	bool loop = false;
+	int rc;
+
+	if ((rc = thread_waits(g, thr, rule, &waits)))
+		goto out;
+	w = waits.p;
+	for (uint32_t i = 0; i < waits.n && !loop; i++)
+		loop = w[i].idle;
+	/* Only a blocking idle wait makes a loop: a poll that returns at once
+	 * says nothing (libpq polls before each send), and a thread seen only
+	 * in such polls and reply waits is a one-shot thread. */
+	rc = loop ? loop_gaps(g, thr, w, waits.n, gaps)
+		  : oneshot_gaps(g, thr, w, waits.n, thr_ns, gaps);
+	/* seen only going to sleep (or not at all) and never waking */
+	if (!rc && !loop && waits.n <= 1 && gaps->n == 1 && GV(*gaps, struct gap)[0].ongoing) {
+		const uint32_t *v;
+
+		if (argus_graph__thread_segments(g, thr, &v) &&
+		    SEGS(g)[v[0]].start_reason == ARGUS_START_TRACE)
+			GV(*gaps, struct gap)[0].dormant = 1;
+	}
+out:
+	gvec_free(&waits);
+	return rc;
+}
+
+static int thread_hangs(const struct argus_graph *g, uint32_t thr, unsigned rule,
+			uint64_t thr_ns, bool keep_deliberate, bool under, struct gvec *hangs)
+{
+	struct gvec gaps = { 0 };
+	int rc;
+
+	if ((rc = thread_gaps(g, thr, rule, thr_ns, &gaps)))
+		goto out;
+	for (uint32_t i = 0; i < gaps.n; i++) {
+		const struct gap *gp = &GV(gaps, struct gap)[i];
+		uint32_t mark = mark_in(g, gp->from, gp->to);
+		struct argus_hang *h, tmp;
+
+		if (gp->to - gp->from < thr_ns && !mark && !under)
+			continue;
+		fill_hang(g, thr, gp, mark, &tmp);
+		if (gp->to - gp->from < thr_ns)
+			tmp.flags |= ARGUS_HANG_F_UNDER;
+		if ((tmp.flags & (ARGUS_HANG_F_DELIBERATE | ARGUS_HANG_F_DORMANT)) &&
+		    !keep_deliberate && !mark)
+			continue;
+		if (!(h = gvec_push(hangs, sizeof(*h)))) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		*h = tmp;
+	}
+out:
+	gvec_free(&gaps);
+	return rc;
+}
+
+static int longest_first(const void *a, const void *b)
+{
+	const struct argus_hang *x = a, *y = b;
+	uint64_t dx = x->end - x->start, dy = y->end - y->start;
+
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
 }
 
 int argus_diag__hangs(const struct argus_graph *g,
 		      const struct argus_hang_opts *opts,
 		      struct argus_hang **out, uint32_t *n)
 {
-	uint64_t thr_ns = opts && opts->threshold_ns ? opts->threshold_ns
-						     : DEFAULT_THRESHOLD_NS;
-	struct gvec gaps = { 0 }, hangs = { 0 };
-	uint32_t tid, thr;
-	int rc;
+	struct argus_hang_opts o = { .sz = sizeof(o) };
+	struct gvec hangs = { 0 };
+	uint64_t thr_ns;
+	int rc = 0;
 
 	*out = NULL;
 	*n = 0;
-	if (!g || !opts || !opts->pid)
+	if (!g || !opts)
 		return -EINVAL;
-	tid = opts->tid ? opts->tid : opts->pid;
-	thr = argus_graph__thread_by_tid(g, tid);
-	if (thr == ARGUS_NONE || THRS(g)[thr].pid != opts->pid)
-		return -ENOENT;
-	if ((rc = loop_gaps(g, thr, &gaps)))
-		goto out;
-	for (uint32_t i = 0; i < gaps.n; i++) {
-		const struct gap *gp = &GV(gaps, struct gap)[i];
-		uint32_t mark = 0;
-		struct argus_hang *h;
+	memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	thr_ns = o.threshold_ns ? o.threshold_ns : DEFAULT_THRESHOLD_NS;
+	if (o.scope == ARGUS_HANGS_THREAD) {
+		uint32_t tid = o.tid ? o.tid : o.pid;
+		uint32_t thr = argus_graph__thread_by_tid(g, tid);
 
-		/* marks come from `argus mark`, with no thread: match by time */
-		for (uint32_t k = 0; k < g->marks.n && !mark; k++) {
-			const struct argus_gevent *me = &EVS(g)[GV(g->marks, uint32_t)[k]];
+		if (!o.pid)
+			return -EINVAL;
+		if (thr == ARGUS_NONE || THRS(g)[thr].pid != o.pid)
+			return -ENOENT;
+		rc = thread_hangs(g, thr, o.idle_rule, thr_ns, true, false, &hangs);
+	} else {
+		bool any = false;
 
-			if (me->ts >= gp->from && me->ts <= gp->to)
-				mark = me->str ? me->str : ARGUS_NONE;
+		if (o.scope == ARGUS_HANGS_PROCESS && !o.pid)
+			return -EINVAL;
+		for (uint32_t thr = 0; thr < g->thr.n && !rc; thr++) {
+			const struct argus_thread *t = &THRS(g)[thr];
+
+			if (o.scope == ARGUS_HANGS_PROCESS && t->pid != o.pid)
+				continue;
+			any = true;
+			if (t->kernel || !t->tid)
+				continue;
+			rc = thread_hangs(g, thr, o.idle_rule, thr_ns,
+					  o.scope == ARGUS_HANGS_PROCESS || o.deliberate, false,
+					  &hangs);
 		}
-		if (gp->to - gp->from < thr_ns && !mark)
-			continue;
-		h = gvec_push(&hangs, sizeof(*h));
-		if (!h) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		h->tid = tid;
-		h->pid = opts->pid;
-		h->start = gp->from;
-		h->end = gp->to;
-		h->ongoing = gp->ongoing;
-		h->annotated = mark != 0;
-		h->mark = mark == ARGUS_NONE ? 0 : mark;
-		h->seg = argus_graph__segment_at(g, tid, gp->from + (gp->to - gp->from) / 2);
+		if (!rc && o.scope == ARGUS_HANGS_PROCESS && !any)
+			rc = -ENOENT;
+		if (!rc && hangs.n)
+			qsort(hangs.p, hangs.n, sizeof(struct argus_hang), longest_first);
+	}
+	if (rc) {
+		gvec_free(&hangs);
+		return rc;
 	}
 	*out = hangs.p;
 	*n = hangs.n;
-	hangs.p = NULL;
-out:
-	gvec_free(&gaps);
+	return 0;
+}
+
+int argus_diag__hang_at(const struct argus_graph *g, uint32_t tid, uint64_t ts,
+			const struct argus_hang_opts *opts, struct argus_hang *out)
+{
+	struct argus_hang_opts o = { .sz = sizeof(o) };
+	uint32_t thr = g ? argus_graph__thread_by_tid(g, tid) : ARGUS_NONE;
+	struct gvec hangs = { 0 };
+	uint64_t thr_ns;
+	int rc;
+
+	if (!g || !out)
+		return -EINVAL;
+	if (opts)
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	thr_ns = o.threshold_ns ? o.threshold_ns : DEFAULT_THRESHOLD_NS;
+	if (thr == ARGUS_NONE)
+		return -ENOENT;
+	if ((rc = thread_hangs(g, thr, o.idle_rule, thr_ns, true, true, &hangs)))
+		goto done;
+	rc = -ENOENT;
+	for (uint32_t i = 0; i < hangs.n; i++) {
+		const struct argus_hang *h = &GV(hangs, struct argus_hang)[i];
+
+		if (ts >= h->start && ts <= h->end) {
+			*out = *h;
+			rc = 0;
+			goto done;
+		}
+	}
+	/* inside the idle wait itself, or a gap under the threshold of a
+	 * loop thread that ends in it: the wait the thread was in */
+	uint32_t s = argus_graph__segment_at(g, tid, ts);
+
+	if (s != ARGUS_NONE) {
+		const struct argus_segment *sg = &SEGS(g)[s];
+		uint32_t nx = argus_graph__seg_next(g, s);
+		struct gap gp = { .from = sg->start, .to = sg->end };
+
+		if (ts > sg->end && sg->end_reason == ARGUS_END_WAIT) {
+			gp.from = sg->end;
+			gp.to = nx != ARGUS_NONE ? SEGS(g)[nx].start : g->st.max_ts;
+			gp.ongoing = nx == ARGUS_NONE;
+		}
+		fill_hang(g, thr, &gp, mark_in(g, gp.from, gp.to), out);
+		out->flags |= ARGUS_HANG_F_UNDER;
+		rc = 0;
+	}
+done:
 	gvec_free(&hangs);
 	return rc;
 }
@@ -194,7 +635,20 @@ int argus_diag__activity(const struct argus_graph *g, uint32_t tid,
 	if (thr == ARGUS_NONE)
 		return -ENOENT;
 	n = argus_graph__thread_segments(g, thr, &v);
-	for (uint32_t i = 0; i < n; i++) {
+	/* the first segment that can overlap the window: binary search */
+	uint32_t lo = 0, hi = n, timed = 0, ev0 = THRS(g)[thr].first_event;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (mid + 1 < n && SEGS(g)[v[mid + 1]].start <= from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n && SEGS(g)[v[lo]].first_event != ARGUS_NONE)
+		ev0 = SEGS(g)[v[lo]].first_event;
+	for (uint32_t i = lo; i < n; i++) {
 		const struct argus_segment *s = &SEGS(g)[v[i]];
 		uint64_t wend = i + 1 < n ? SEGS(g)[v[i + 1]].start :
 			(s->end_reason == ARGUS_END_WAIT ? g->st.max_ts : s->end);
@@ -221,6 +675,8 @@ int argus_diag__activity(const struct argus_graph *g, uint32_t tid,
 			a->waits++;
 			if (wend - s->end < SHORT_WAIT_NS)
 				a->short_waits++;
+			else if (sleep_nr(s->wait_nr))
+				timed++;
 		}
 		if (w > a->wait_ns) {
 			a->wait_ns = w;
@@ -229,8 +685,7 @@ int argus_diag__activity(const struct argus_graph *g, uint32_t tid,
 	}
 	/* sched_yield does not sleep (the switch is "runnable"): count calls,
 	 * by their exits (the collector records no entry for it) */
-	for (uint32_t e = THRS(g)[thr].first_event; e != ARGUS_NONE;
-	     e = argus_graph__thread_next_event(g, thr, e)) {
+	for (uint32_t e = ev0; e != ARGUS_NONE; e = argus_graph__thread_next_event(g, thr, e)) {
 		const struct argus_gevent *ev = &EVS(g)[e];
 
 		if (ev->ts > to)
@@ -249,7 +704,9 @@ int argus_diag__activity(const struct argus_graph *g, uint32_t tid,
 	 * after its exit) counts for neither.  The report's on-CPU figure
 	 * tells computing from starved. */
 	if (a->short_waits >= 20 && a->wait_ns < win / 2)
-		a->kind = ARGUS_KIND_YIELD;
+		a->kind = ARGUS_KIND_YIELD;     /* a spin on yields or short sleeps */
+	else if (timed >= 3 && a->wait_ns < win / 2 && a->asleep_ns > a->run_ns)
+		a->kind = ARGUS_KIND_YIELD;     /* a retry loop: try, sleep, try */
 	else if (a->run_ns > a->asleep_ns)
 		a->kind = ARGUS_KIND_BUSY;
 	else

@@ -349,4 +349,8 @@ int gsplit_batching(struct argus_graph *g);
 /* graph_csr.c: intra edges, adjacency and the per-thread index. */
 int gcsr_build(struct argus_graph *g, bool add_intra);
 
+/* diag_locks.c: what the sys_enter event of flock/fcntl keeps in its val,
+ * the packed lock request (argus_lock__pack), 0 when it is none. */
+uint64_t glock_enter_val(int64_t nr, const uint64_t *args);
+
 #endif /* ARGUS_GRAPH_INTERNAL_H */

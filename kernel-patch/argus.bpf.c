@@ -107,6 +107,8 @@ const volatile __u64 hrt_skip_fn[HRT_SKIP_MAX] = {};
 #define NR_sendmsg 46
 #define NR_recvmsg 47
 #define NR_socketpair 53
+#define NR_fcntl 72
+#define NR_flock 73
 #define NR_futex 202
 #define NR_clock_nanosleep 230
 #define NR_epoll_wait 232
@@ -674,6 +676,13 @@ static __always_inline bool fd_call(__s64 nr)
 	return false;
 }
 
+/* fcntl cmds that take or drop a lock (not F_GETLK: a query holds nothing). */
+static __always_inline bool lock_cmd(__u64 cmd)
+{
+	return cmd == AE_F_SETLK || cmd == AE_F_SETLKW ||
+	       cmd == AE_F_OFD_SETLK || cmd == AE_F_OFD_SETLKW;
+}
+
 /* A user timespec (or timeval when usec) as ns; NULL = wait forever. */
 static __always_inline __u64 user_timeout_ns(__u64 uptr, bool usec)
 {
@@ -777,6 +786,11 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev_raw,
 		break;
 	case NR_pselect6:
 		arg = user_timeout_ns(r->r8, false);
+		break;
+	case NR_flock:   /* blocking lock waits (flock without LOCK_NB, */
+	case NR_fcntl:   /* F_SETLKW, F_OFD_SETLKW): the fd and its file */
+		arg = (int)r->di;
+		resolve_fd((int)r->di, &e->obj);
 		break;
 	default:
 		if (fd_call(nr)) {
@@ -944,6 +958,26 @@ int BPF_PROG(on_rename, struct task_struct *task_raw, const char *comm)
 }
 
 /* ---- syscalls ----------------------------------------------------------- */
+/*
+ * The lock request of fcntl(fd, lock cmd, struct flock *): its type and
+ * range are in user memory, and only the entry reads them (the exit wants
+ * the attempt's time and result; F_SETLKW may have slept for seconds).
+ * x86_64 struct flock: short l_type, l_whence; off_t l_start, l_len; pid_t
+ * l_pid.  Stored in args[3..5] (argus_events.h, AE_LOCK_TAG); a failed
+ * read leaves them 0, i.e. untagged: "type unknown".
+ */
+static __always_inline void fcntl_lock(struct ae_sys_enter *e, __u64 uptr)
+{
+	struct { __s16 type, whence; __u32 pad; __s64 start, len; } fl;
+
+	e->args[3] = e->args[4] = e->args[5] = 0;
+	if (bpf_probe_read_user(&fl, sizeof(fl), (void *)uptr))
+		return;
+	e->args[3] = AE_LOCK_TAG | (__u64)(__u16)fl.whence << 16 | (__u16)fl.type;
+	e->args[4] = fl.start;
+	e->args[5] = fl.len;
+}
+
 static __always_inline int emit_enter(long id, struct pt_regs *r)
 {
 	struct ae_sys_enter *e;
@@ -960,6 +994,8 @@ static __always_inline int emit_enter(long id, struct pt_regs *r)
 	e->args[3] = r->r10;
 	e->args[4] = r->r8;
 	e->args[5] = r->r9;
+	if (id == NR_fcntl && lock_cmd(r->si))
+		fcntl_lock(e, r->dx);
 	submit(e);
 	return 0;
 }
@@ -1025,6 +1061,13 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs_raw, long ret)
 	switch (nr) {
 	case NR_accept: case NR_accept4: case NR_eventfd2: case NR_timerfd_create:
 		fd = ret;
+		break;
+	case NR_flock:
+		fd = (int)e->arg0;
+		break;
+	case NR_fcntl:  /* only lock cmds: F_GETFL/F_SETFD... are frequent */
+		if (lock_cmd(r->si))
+			fd = (int)e->arg0;
 		break;
 	case NR_pipe2: case NR_socketpair:
 		if (ret == 0) {

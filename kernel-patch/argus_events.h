@@ -209,6 +209,26 @@ struct ae_sys_enter {
 	__u64 args[6];
 };
 
+/*
+ * Lock requests in AE_SYS_ENTER.  flock(fd, op) needs nothing more: its
+ * args are the request.  fcntl(fd, cmd, struct flock *) with a lock cmd
+ * (F_SETLK/F_SETLKW/F_OFD_SETLK/F_OFD_SETLKW) has the lock type and range
+ * in user memory, so the entry program reads them and stores them in
+ * args[3..5], which fcntl (a 3-argument call) leaves meaningless; args[0..2]
+ * stay the registers (fd, cmd, the struct's address):
+ *   args[3] = AE_LOCK_TAG | (__u16)l_whence << 16 | (__u16)l_type
+ *   args[4] = l_start, args[5] = l_len   (as the caller wrote them)
+ * The tag says the read worked; without it (the page was not there) the
+ * request's type is unknown.  Other fcntl cmds keep the raw registers and
+ * cost no user read.
+ */
+#define AE_LOCK_TAG 0x4c4b00000000ull  /* "LK" above bit 32 */
+#define AE_LOCK_TAG_MASK 0xffffffff00000000ull
+#define AE_F_SETLK 6           /* fcntl lock cmds (x86_64 and generic) */
+#define AE_F_SETLKW 7
+#define AE_F_OFD_SETLK 37
+#define AE_F_OFD_SETLKW 38
+
 struct ae_sys_exit {
 	struct ae_hdr h;
 	__s64 nr;

@@ -785,6 +785,7 @@ bool cmd_hangs(const Subcommand &sc, lldb::SBDebugger d, Args args, lldb::SBComm
 struct HangRef {
 	uint64_t start = 0, end = 0;
 	bool ongoing = false;
+	bool loop = false;       // a gap away from an idle wait (not a one-shot wait)
 };
 
 uint64_t json_u64(const std::string &s, size_t from, const char *key)
@@ -799,6 +800,12 @@ bool list_hangs(const DiagPrep &p, const std::string &threshold_ms, std::vector<
 		std::string &err)
 {
 	Args a{"hangs", p.trace, "--pid", p.pid, "--json", "--threshold", threshold_ms};
+	// one thread: the main thread unless --tid says (with --pid alone
+	// the CLI lists every thread of the process)
+	if (opt_value(p.cli, "--tid").empty()) {
+		a.push_back("--tid");
+		a.push_back(p.pid);
+	}
 	for (const char *opt : {"--tid", "--schema"}) {
 		std::string val = opt_value(p.cli, opt);
 		if (!val.empty()) {
@@ -820,6 +827,8 @@ bool list_hangs(const DiagPrep &p, const std::string &threshold_ms, std::vector<
 		h.end = json_u64(r.out, at, "\"end_ns\":");
 		size_t o = r.out.find("\"ongoing\":", at);
 		h.ongoing = o != std::string::npos && r.out.compare(o + 10, 4, "true") == 0;
+		size_t l = r.out.find("\"idle_loop\":", at);
+		h.loop = l != std::string::npos && r.out.compare(l + 12, 4, "true") == 0;
 		v.push_back(h);
 	}
 	return true;
@@ -874,8 +883,11 @@ bool choose_hang(DiagPrep &p, bool quiet, lldb::SBCommandReturnObject &result)
 	lldb::SBThread ui = p.proc.GetThreadByID(strtoull((tid.empty() ? p.pid : tid).c_str(), nullptr, 10));
 	bool in_loop = p.proc.GetState() == lldb::eStateStopped && ui.IsValid() && in_loop_wait(ui);
 	const HangRef *pick = nullptr;
+	// lldb seeing the thread in poll vetoes an ongoing gap of an event
+	// loop only: a thread with no idle wait (a client library's reply
+	// wait inside poll) is hung right there
 	for (const HangRef &h : hangs)
-		if (h.ongoing && !in_loop)
+		if (h.ongoing && (!in_loop || !h.loop))
 			pick = &h;
 	const char *why = "argus: the hang in progress (the UI thread is still away from its event loop "
 			  "at the end of the snapshot)\n";
@@ -887,6 +899,13 @@ bool choose_hang(DiagPrep &p, bool quiet, lldb::SBCommandReturnObject &result)
 		why = in_loop ? "argus: no hang in progress (lldb sees the UI thread in its event-loop wait); "
 				"the longest earlier hang\n"
 			      : "argus: no hang in progress; the longest earlier hang\n";
+	}
+	if (!pick && !in_loop && opt_value(p.cli, "--tid").empty()) {
+		// none of the main thread: the CLI looks at the other threads
+		if (!quiet)
+			result.PutCString("argus: no hang of the main thread in the snapshot; "
+					  "the process's other threads\n");
+		return true;
 	}
 	if (!pick)
 		return fail(result, std::string("argus diagnose: no hang of process ") + p.pid + " in the snapshot" +

@@ -6,14 +6,16 @@ pkgs=(build-essential cmake pkg-config clang-14 clang llvm
       libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libdeflate-dev libbsd-dev
       libcapstone-dev lldb-16 liblldb-16-dev
       linux-perf rt-tests elfutils binutils trace-cmd
-      xvfb x11-apps x11-utils xdotool)  # the desktop mix of bench/desktop_mix.sh
+      xvfb x11-apps x11-utils xdotool   # the desktop mix of bench/desktop_mix.sh
+      # real programs: tests/e2e/lock_records.sh and tests/e2e/real_*.sh
+      util-linux postgresql-15 sqlite3 dbus python3-dbus python3-gi curl)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
-    echo "install-deps: need root to install: ${missing[*]} (run with sudo)" >&2
+    echo "install-deps: need root to install: ${missing[*]} (run as root)" >&2
     exit 1
   fi
   export DEBIAN_FRONTEND=noninteractive
@@ -28,7 +30,7 @@ fi
 LLDB14_DIR=${ARGUS_LLDB14_DIR:-/var/cache/argus/lldb-14}
 if [ ! -x "$LLDB14_DIR/usr/lib/llvm-14/bin/lldb" ]; then
   if [ "$(id -u)" -ne 0 ]; then
-    echo "install-deps: need root to unpack lldb-14 into $LLDB14_DIR (run with sudo)" >&2
+    echo "install-deps: need root to unpack lldb-14 into $LLDB14_DIR (run as root)" >&2
     exit 1
   fi
   tmp=$(mktemp -d)

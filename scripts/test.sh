@@ -6,7 +6,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 if [ "$(id -u)" -ne 0 ]; then
-  echo "test.sh: the end-to-end tests load BPF programs: run as root (sudo $0)" >&2
+  echo "test.sh: the end-to-end tests load BPF programs: run as root (a root shell, or sudo $0 where sudo exists)" >&2
   exit 1
 fi
 

@@ -298,6 +298,16 @@ static void kernel_timer_fns(uint64_t *out, int max)
  *             timerfd_create, timerfd_settime
  *   signals:  kill, tgkill, tkill
  *   lifetime: exit, exit_group
+ *   locks:    flock, fcntl (entry and exit: a lock's holder must show in a
+ *             saved trace, and a busy-retry loop such as SQLite's - try
+ *             F_SETLK, get EAGAIN, sleep, retry - must read as attempts on
+ *             one file, not as an anonymous sleep loop).  The entry has the
+ *             request (flock's op; for fcntl's lock cmds the BPF side reads
+ *             l_type and the range from the struct flock: argus_events.h,
+ *             AE_LOCK_TAG), the exit the result and the file's object
+ *             (dev<<32 ^ ino).  fcntl's other cmds (F_GETFL, F_SETFD...,
+ *             frequent) cost their two records and no user read or fd
+ *             lookup.
  * Not pread64/pwrite64: file I/O at offsets is not communication.
  */
 void argus_probe__default_syscalls(uint64_t bitmap[8])
@@ -314,6 +324,7 @@ void argus_probe__default_syscalls(uint64_t bitmap[8])
 		SYS_accept, SYS_accept4, SYS_timerfd_create, SYS_timerfd_settime,
 		SYS_kill, SYS_tgkill, SYS_tkill,
 		SYS_exit, SYS_exit_group,
+		SYS_flock, SYS_fcntl,
 	};
 	size_t i;
 
@@ -334,7 +345,8 @@ void argus_probe__default_syscalls(uint64_t bitmap[8])
  * second.  The entries that stay are those the analysis reads: the
  * waker's syscall at a wake-up (futex and its uaddr, kill/tgkill, exit),
  * the entry into the event-loop wait (poll family), and every call whose
- * arguments matter (connect, timers, sleeps).  --all-entries restores the
+ * arguments matter (connect, timers, sleeps, the lock request of flock
+ * and fcntl).  --all-entries restores the
  * rest for schemas that match sys_enter of those calls.
  */
 static void data_calls(uint64_t bitmap[8])
