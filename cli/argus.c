@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "argus_graph.h"
 #include "control.h"
+#include "trace_format.h"
 
 static const struct argus_command commands[] = {
 	{ "start", cmd_start, "start the always-on collector (argusd)",
@@ -31,15 +33,21 @@ static const struct argus_command commands[] = {
 	{ "stop", cmd_stop, "stop the collector (the ring stays on disk)",
 	  "argus stop\n" },
 	{ "status", cmd_status, "show event rates, ring fill, lost events, collector CPU",
-	  "argus status\n" },
+	  "argus status [--raw]\n"
+	  "  --raw  the collector's own KEY=VALUE lines, for scripts\n" },
 	{ "mark", cmd_mark, "add a user annotation to the trace",
 	  "argus mark TEXT...\n" },
 	{ "save", cmd_save, "snapshot the ring into a trace file",
-	  "argus save [--last DURATION] -o FILE\n"
-	  "  DURATION like 30s, 5m, 1500ms (default: everything in the ring)\n" },
+	  "argus save [--last DURATION] -o FILE [--force]\n"
+	  "  DURATION like 30s, 5m, 1500ms (default: everything in the ring)\n"
+	  "  -o FILE   created new, mode 0600; a FILE argus did not create (another\n"
+	  "            owner, wider mode, a link) is refused\n"
+	  "  --force   replace such a FILE (a symbolic link is replaced, not followed)\n" },
 	{ "record", cmd_record, "trace system-wide while a command runs",
-	  "argus record -o FILE [--size SIZE] [--sample-hz HZ] [--no-irq] [--all-entries] [--no-unwind]\n"
-	  "             [--wait-stacks] -- CMD [ARGS...]\n"
+	  "argus record -o FILE [--force] [--size SIZE] [--sample-hz HZ] [--no-irq] [--all-entries]\n"
+	  "             [--no-unwind] [--wait-stacks] -- CMD [ARGS...]\n"
+	  "  -o FILE      created new, mode 0600; --force replaces a FILE argus did not\n"
+	  "               create (a symbolic link is replaced, not followed)\n"
 	  "  --no-unwind  keep frame-pointer stacks only (no DWARF unwinding of the\n"
 	  "               sampler's stack copies: cheaper, but shallow stacks for\n"
 	  "               programs built without frame pointers)\n"
@@ -118,14 +126,15 @@ static const struct argus_command commands[] = {
 	  "  --schema F   user schema: extra boundaries, edges, filters (docs/schema.md)\n"
 	  "  --no-split   do not split server-loop segments (batching heuristic)\n" },
 	{ "export", cmd_export, "write the event graph for another tool (Perfetto, Graphviz)",
-	  "argus export FILE [--format perfetto|dot] -o OUT [--from SEC] [--to SEC] [--pid PID...]\n"
-	  "            [--kernel] [--schema FILE] [--no-split]\n"
+	  "argus export FILE [--format perfetto|dot] -o OUT [--force] [--from SEC] [--to SEC]\n"
+	  "            [--pid PID...] [--kernel] [--schema FILE] [--no-split]\n"
 	  "  --format perfetto  Chrome trace-event JSON for ui.perfetto.dev or\n"
 	  "                     chrome://tracing: a track per thread, a slice per\n"
 	  "                     segment, an arrow per causal edge (the default)\n"
 	  "  --format dot       the same segments and the edges among them, for\n"
 	  "                     Graphviz (dot -Tsvg); narrow it with --pid/--from/--to\n"
-	  "  -o OUT             written whole or not at all, mode 0600\n"
+	  "  -o OUT             written whole or not at all, mode 0600; an OUT argus did\n"
+	  "                     not create is replaced only with --force\n"
 	  "  --from/--to SEC    only this window, in seconds from the trace's start\n"
 	  "                     (or with a unit: 2500ms)\n"
 	  "  --pid PID          only these processes (repeatable, at most 64)\n"
@@ -171,6 +180,25 @@ int cli_error(const char *cmd, const char *fmt, ...)
 	vreport(cmd, fmt, ap);
 	va_end(ap);
 	return 1;
+}
+
+const char *cli_tstr(const char *s)
+{
+	static char buf[16][16384];
+	static unsigned next;
+	char *b = buf[next++ % 16];
+
+	if (argus_text_escape(s, b, sizeof(buf[0])) >= sizeof(buf[0]))
+		strcpy(b + strlen(b) - (strlen(b) > 3 ? 3 : strlen(b)), "...");
+	return b;
+}
+
+int cli_out_error(const char *cmd, const struct argus_error *err)
+{
+	if (err->code == -EEXIST)
+		return cli_error(cmd, "%s, or pass --force to replace it (a link is replaced,"
+				 " never followed)", err->msg);
+	return cli_error(cmd, "%s", err->msg);
 }
 
 int cli_help(const char *cmd)

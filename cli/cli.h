@@ -40,6 +40,15 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 /* Prints "argus NAME: <fmt>" to stderr; returns exit code 1 */
 int cli_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* s (a comm, path, mark: another user's choice) made safe for a terminal
+ * and for one line of text: argus_text_escape() (argus_graph.h) into one
+ * of 16 rotating buffers, so a printf() may take several; NULL gives "".
+ * A string longer than a buffer (16 KiB escaped) ends in "...". */
+const char *cli_tstr(const char *s);
+/* cli_error() for an -o FILE that argus_out__check()/__open() refused
+ * (safe_file.h): says that --force replaces it.  Returns 1. */
+struct argus_error;
+int cli_out_error(const char *cmd, const struct argus_error *err);
 /* Prints the usage text of a command (from commands[]) to stdout. */
 int cli_help(const char *cmd);
 /* True when argv[i] is -h/--help. */

@@ -155,9 +155,9 @@ static void json_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k)
 	bool first = true;
 
 	printf("{\"pid\":%u,\"tid\":%u,\"comm\":", k->pid, k->tid);
-	diag_cli_json_str(diag_cli_comm(c, k->tid));
+	diag_cli_json_str(diag_cli_comm_raw(c, k->tid));
 	printf(",\"process\":");
-	diag_cli_json_str(diag_cli_process(c, k->tid));
+	diag_cli_json_str(diag_cli_process_raw(c, k->tid));
 	printf(",\"rule\":\"%s\"", argus_culprit_rule_str(k->rule));
 	printf(",\"kind\":\"%s\",\"segment\":%u,\"normal_segment\":%d,\"late\":%s,\"cycle\":%s,\"holder\":%s,\"asked\":%s,"
 	       "\"window_ns\":[%" PRIu64 ",%" PRIu64 "]",
@@ -310,9 +310,9 @@ static void print_json(struct graph_cli_ctx *c, const struct argus_diagnosis *d,
 
 		printf("%s{\"segment\":%u,\"pid\":%u,\"tid\":%u,\"comm\":", i ? "," : "",
 		       d->path[i].seg, t->pid, t->tid);
-		diag_cli_json_str(graph_cli_comm(c->g, t));
+		diag_cli_json_str(graph_cli_comm_raw(c->g, t));
 		printf(",\"process\":");
-		diag_cli_json_str(graph_cli_process(c->g, t));
+		diag_cli_json_str(graph_cli_process_raw(c->g, t));
 		printf(",\"edge\":%s%s%s,\"choices\":%u}", e ? "\"" : "",
 		       e ? argus_edge_type_str(e->type) : "null", e ? "\"" : "",
 		       d->path[i].choices);

@@ -326,9 +326,9 @@ static void json_side(struct graph_cli_ctx *c, const struct side *d)
 	char sb[24];
 
 	printf("{\"segment\":%u,\"tid\":%u,\"pid\":%u,\"comm\":", d->seg, d->t->tid, d->t->pid);
-	diag_cli_json_str(graph_cli_comm(c->g, d->t));
+	diag_cli_json_str(graph_cli_comm_raw(c->g, d->t));
 	printf(",\"process\":");
-	diag_cli_json_str(graph_cli_process(c->g, d->t));
+	diag_cli_json_str(graph_cli_process_raw(c->g, d->t));
 	printf(",\"start_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"oncpu_ns\":%" PRIu64
 	       ",\"nevents\":%u,\"start_reason\":\"%s\",\"woken_by\":\"%s\",\"woken_by_edge\":",
 	       d->s->start, d->s->end - d->s->start, d->s->oncpu, d->s->nevents,

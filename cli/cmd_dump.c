@@ -50,7 +50,9 @@ static const char *comm_of(const struct argus_trace *t, uint32_t tid)
 {
 	const struct argus_task *k = tid ? argus_trace__task(t, tid) : NULL;
 	const char *s = k ? argus_trace__string(t, k->comm) : NULL;
-	return s ? s : (tid ? "?" : "swapper");
+	/* a comm is the traced program's choice: escaped, so that neither
+	 * an ESC nor a newline in it acts on root's terminal or forges a line */
+	return s ? cli_tstr(s) : (tid ? "?" : "swapper");
 }
 
 static void print_sys(long nr)
@@ -122,19 +124,19 @@ static void print_event(const struct argus_trace *t, const struct argus_event *e
 	case AE_FORK:
 	case AE_FREE:
 		printf(" child=%" PRIu64 "/%" PRIu64 " comm=%s", f[ARGUS_F_TK_CHILD_TID],
-		       f[ARGUS_F_TK_CHILD_PID], e->str ? argus_trace__string(t, e->str) : "");
+		       f[ARGUS_F_TK_CHILD_PID], cli_tstr(e->str ? argus_trace__string(t, e->str) : ""));
 		break;
 	case AE_EXEC:
 		printf(" old_tid=%" PRIu64 " comm=%s file=%s", f[ARGUS_F_EX_OLD_TID],
-		       e->str ? argus_trace__string(t, e->str) : "",
-		       e->str2 ? argus_trace__string(t, e->str2) : "");
+		       cli_tstr(e->str ? argus_trace__string(t, e->str) : ""),
+		       cli_tstr(e->str2 ? argus_trace__string(t, e->str2) : ""));
 		break;
 	case AE_EXIT:
 		printf(" code=%" PRId64, (int64_t)f[ARGUS_F_EXIT_CODE]);
 		break;
 	case AE_RENAME:
 	case AE_MARK:
-		printf(" \"%s\"", e->str ? argus_trace__string(t, e->str) : "");
+		printf(" \"%s\"", cli_tstr(e->str ? argus_trace__string(t, e->str) : ""));
 		break;
 	case AE_SYS_ENTER:
 		print_sys((long)f[ARGUS_F_SE_NR]);
@@ -185,7 +187,7 @@ static void print_stack(const struct argus_trace *t, struct argus_symbolizer *sy
 		struct argus_sym s;
 		if (sym && !argus_symbolize_trace_ip(sym, t, e->pid, e->ts, ips[i], &s)) {
 			argus_sym__format(&s, ips[i], buf, sizeof(buf));
-			printf("\t%16" PRIx64 " %s\n", ips[i], buf);
+			printf("\t%16" PRIx64 " %s\n", ips[i], cli_tstr(buf));
 		} else {
 			printf("\t%16" PRIx64 " [unknown]\n", ips[i]);
 		}
@@ -198,7 +200,7 @@ static void print_stats(const struct argus_trace *t)
 	const struct argus_file_header *fh = argus_trace__header(t);
 
 	printf("# %s from %s (kernel %s, %u CPUs); wait stacks: %s\n",
-	       fh->flags & ARGUS_FILE_RING ? "ring" : "snapshot", fh->hostname, fh->kernel,
+	       fh->flags & ARGUS_FILE_RING ? "ring" : "snapshot", cli_tstr(fh->hostname), cli_tstr(fh->kernel),
 	       fh->ncpus, fh->flags & ARGUS_FILE_WAIT_STACKS ? "DWARF-unwound (--wait-stacks)"
 	       : "frame pointers only");
 	printf("# %" PRIu64 " events in %" PRIu64 " chunks, %.3f s",

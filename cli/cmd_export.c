@@ -21,6 +21,8 @@
 #include "argus_graph.h"
 #include "cli.h"
 #include "graph_cli.h"
+#include "safe_file.h"
+#include "trace_format.h"
 #include "units.h"
 
 static const char *const formats[] = { "perfetto", "dot" };
@@ -122,6 +124,8 @@ int cmd_export(int argc, char **argv)
 	const struct argus_graph_stats *st;
 	FILE *f;
 	int fd, rc;
+	unsigned out_flags = 0;
+	struct argus_error oerr = { 0 };
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -137,6 +141,8 @@ int cmd_export(int argc, char **argv)
 			format = argv[++i];
 		} else if (!strcmp(a, "-o")) {
 			out = argv[++i];
+		} else if (!strcmp(a, "--force")) {
+			out_flags |= ARGUS_OUT_FORCE;
 		} else if (!strcmp(a, "--from")) {
 			if ((rc = parse_time("--from", argv[++i], &from)))
 				return rc;
@@ -186,6 +192,11 @@ int cmd_export(int argc, char **argv)
 	if (!stat(out, &so) && !stat(o.path, &si) && so.st_dev == si.st_dev &&
 	    so.st_ino == si.st_ino)
 		return cli_usage_error("export", "-o %s would overwrite the trace", out);
+	/* the temp file is mkstemp's (O_EXCL, 0600) and rename() replaces a
+	 * link rather than following it; what is left to refuse is replacing
+	 * a file argus did not create */
+	if (argus_out__check(out, out_flags, &oerr))
+		return cli_out_error("export", &oerr);
 
 	if ((rc = graph_cli_open(&c, "export", &o)))
 		return rc;

@@ -15,6 +15,8 @@
 
 #include "cli.h"
 #include "collector.h"
+#include "safe_file.h"
+#include "trace_format.h"
 #include "units.h"
 
 int cmd_record(int argc, char **argv)
@@ -29,6 +31,8 @@ int cmd_record(int argc, char **argv)
 	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
 		if (!strcmp(argv[i], "-o") && i + 1 < argc)
 			out = argv[++i];
+		else if (!strcmp(argv[i], "--force"))
+			opts.out_flags |= ARGUS_OUT_FORCE;
 		else if (!strcmp(argv[i], "--size") && i + 1 < argc) {
 			if (argus_parse_size(argv[++i], &opts.ring_size) || opts.ring_size < (1u << 20))
 				return cli_usage_error("record", "bad --size '%s': use e.g. 512M (at least 1M)", argv[i]);
@@ -51,6 +55,11 @@ int cmd_record(int argc, char **argv)
 		return cli_usage_error("record", "needs a command after --");
 	if (geteuid() != 0)
 		return cli_error("record", "need root to load BPF programs: run with sudo");
+	/* refuse a bad -o before the command runs; the collector creates the
+	 * file itself with the same rule (safe_file.h) */
+	struct argus_error oerr = { 0 };
+	if (argus_out__check(out, opts.out_flags, &oerr))
+		return cli_out_error("record", &oerr);
 	if (pipe(go))
 		return cli_error("record", "pipe: %s", strerror(errno));
 

@@ -149,7 +149,7 @@ static void event_str(struct graph_cli_ctx *c, const struct argus_gevent *ev, bo
 	case AE_MARK: {
 		const char *m = argus_trace__string(c->t, ev->str);
 
-		snprintf(tb, sizeof(tb), "%s", m ? m : "");
+		snprintf(tb, sizeof(tb), "%s", cli_tstr(m));
 		n += (size_t)snprintf(buf + n, len - n, " \"%s\"", tb);
 		break;
 	}
@@ -305,9 +305,9 @@ static void print_json(struct graph_cli_ctx *c, uint32_t id)
 	bool first = true;
 
 	printf("{\"segment\":%u,\"tid\":%u,\"pid\":%u,\"comm\":", id, t->tid, t->pid);
-	diag_cli_json_str(graph_cli_comm(c->g, t));
+	diag_cli_json_str(graph_cli_comm_raw(c->g, t));
 	printf(",\"process\":");
-	diag_cli_json_str(graph_cli_process(c->g, t));
+	diag_cli_json_str(graph_cli_process_raw(c->g, t));
 	printf(",\"kernel\":%s,\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64
 	       ",\"start_s\":%.9f,\"end_s\":%.9f,\"duration_ns\":%" PRIu64 ",\"oncpu_ns\":%" PRIu64
 	       ",\"nevents\":%u,\"nsamples\":%u,\"start_reason\":\"%s\",\"end_reason\":\"%s\","

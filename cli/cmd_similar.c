@@ -138,7 +138,7 @@ static void print_json(struct graph_cli_ctx *c, uint32_t id, const struct argus_
 	char sb[24];
 
 	printf("{\"segment\":%u,\"tid\":%u,\"pid\":%u,\"comm\":", id, t->tid, t->pid);
-	diag_cli_json_str(graph_cli_comm(c->g, t));
+	diag_cli_json_str(graph_cli_comm_raw(c->g, t));
 	printf(",\"start_ns\":%" PRIu64 ",\"candidates\":[", ref->start);
 	for (int i = 0; i < n; i++) {
 		const struct argus_segment *s = argus_graph__segment(c->g, v[i].seg);

@@ -201,9 +201,9 @@ static void print_json(struct graph_cli_ctx *c, const struct argus_step *st, uin
 
 		printf("%s\n{\"step\":%u,\"segment\":%u,\"tid\":%u,\"pid\":%u,\"comm\":", i ? "," : "",
 		       i, st[i].seg, t->tid, t->pid);
-		diag_cli_json_str(graph_cli_comm(c->g, t));
+		diag_cli_json_str(graph_cli_comm_raw(c->g, t));
 		printf(",\"process\":");
-		diag_cli_json_str(graph_cli_process(c->g, t));
+		diag_cli_json_str(graph_cli_process_raw(c->g, t));
 		printf(",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"edge\":", s->start, s->end);
 		if (st[i].edge != ARGUS_NONE)
 			diag_cli_json_edge(c, st[i].edge);

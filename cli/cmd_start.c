@@ -124,6 +124,11 @@ int cmd_start(int argc, char **argv)
 		if (fork() != 0)
 			_exit(0);
 		setsid();
+		/* and fork once more: argusd is then no session leader, and a
+		 * process that is not one never acquires a controlling terminal,
+		 * whatever tty it opens (O_NOCTTY is the other half) */
+		if (fork() != 0)
+			_exit(0);
 		/* argusd's own complaints go to a root-only log beside its socket */
 		char logpath[300];
 		snprintf(logpath, sizeof(logpath), "%s/argusd.log", argus_run_dir());

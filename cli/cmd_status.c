@@ -1,5 +1,6 @@
 /* cmd_status.c - `argus status`: the collector's rates, density, ring fill
  * and span, lost events and its own CPU use, from the control socket. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +25,17 @@ int cmd_status(int argc, char **argv)
 	char resp[8192], ring[4096] = "?", a[32], b[32];
 	const char *p;
 
-	(void)argv;
-	if (argc > 1)
-		return cli_usage_error("status", "takes no arguments");
+	bool raw = argc == 2 && !strcmp(argv[1], "--raw");
+
+	if (argc > 1 && !raw)
+		return cli_usage_error("status", "unexpected argument '%s'", argv[1]);
 	if (cli_request("status", "status", resp, sizeof(resp)))
 		return 1;
+	if (raw) {
+		/* the daemon's KEY=VALUE lines, for scripts and tests */
+		fputs(resp, stdout);
+		return 0;
+	}
 	if ((p = strstr(resp, "ring=")))
 		sscanf(p + 5, "%4095[^\n]", ring);
 	double up = get(resp, "uptime_ns") / 1e9, events = get(resp, "events");
@@ -83,5 +90,11 @@ int cmd_status(int argc, char **argv)
 	} else if (strstr(resp, "watch=off")) {
 		printf("hangs      not watched (argus start --no-watch-interactive, no --watch)\n");
 	}
+	/* what other users' files and processes could not make it do */
+	printf("refused    %.0f files (not a regular file, or not the one mapped), %.0f ELF files"
+	       " over the size limits, %.0f unwinds cut at their time budget, %.0f mappings"
+	       " over the caps\n",
+	       get(resp, "files_skipped"), get(resp, "elf_over_budget"), get(resp, "unwinds_cut"),
+	       get(resp, "maps_dropped"));
 	return 0;
 }

@@ -245,6 +245,16 @@ const char *diag_cli_process(struct graph_cli_ctx *c, uint32_t tid)
 	return graph_cli_process(c->g, thread_of(c, tid));
 }
 
+const char *diag_cli_comm_raw(struct graph_cli_ctx *c, uint32_t tid)
+{
+	return graph_cli_comm_raw(c->g, thread_of(c, tid));
+}
+
+const char *diag_cli_process_raw(struct graph_cli_ctx *c, uint32_t tid)
+{
+	return graph_cli_process_raw(c->g, thread_of(c, tid));
+}
+
 static double rel_s(struct graph_cli_ctx *c, uint64_t ts)
 {
 	uint64_t t0 = argus_graph__stats(c->g)->min_ts;
@@ -275,7 +285,7 @@ void diag_cli_print_hang(struct graph_cli_ctx *c, const struct argus_hang *h, ui
 	if (h->annotated) {
 		const char *m = argus_trace__string(c->t, h->mark);
 
-		printf("  mark \"%s\"", m ? m : "");
+		printf("  mark \"%s\"", cli_tstr(m));
 	}
 	printf("\n");
 }
@@ -288,9 +298,9 @@ void diag_cli_json_str(const char *s)
 void diag_cli_json_hang(struct graph_cli_ctx *c, const struct argus_hang *h, unsigned kind)
 {
 	printf("{\"pid\":%u,\"tid\":%u,\"comm\":", h->pid, h->tid);
-	diag_cli_json_str(diag_cli_comm(c, h->tid));
+	diag_cli_json_str(diag_cli_comm_raw(c, h->tid));
 	printf(",\"process\":");
-	diag_cli_json_str(diag_cli_process(c, h->tid));
+	diag_cli_json_str(diag_cli_process_raw(c, h->tid));
 	printf(",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
 	       ",\"ongoing\":%s,\"annotated\":%s,\"segment\":%u",
 	       h->start, h->end, h->end - h->start, h->ongoing ? "true" : "false",
@@ -340,7 +350,8 @@ void diag_cli_stack(struct graph_cli_ctx *c, uint32_t pid, uint64_t ts, uint32_t
 			snprintf(buf, sizeof(buf), "%#" PRIx64, ips[i]);
 		else
 			argus_sym__format(&s, ip, buf, sizeof(buf));
-		fn(ctx, buf);
+		/* symbol, source and file names come from another user's ELF */
+		fn(ctx, cli_tstr(buf));
 	}
 }
 
@@ -506,9 +517,9 @@ void diag_cli_json_seg_ref(struct graph_cli_ctx *c, uint32_t seg)
 
 	printf("{\"segment\":%u,\"tid\":%u,\"pid\":%u,\"comm\":", seg, t ? t->tid : 0,
 	       t ? t->pid : 0);
-	diag_cli_json_str(graph_cli_comm(c->g, t));
+	diag_cli_json_str(graph_cli_comm_raw(c->g, t));
 	printf(",\"process\":");
-	diag_cli_json_str(graph_cli_process(c->g, t));
+	diag_cli_json_str(graph_cli_process_raw(c->g, t));
 	printf("}");
 }
 

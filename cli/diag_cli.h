@@ -66,6 +66,9 @@ void diag_cli_stack(struct graph_cli_ctx *c, uint32_t pid, uint64_t ts, uint32_t
 		    diag_frame_fn fn, void *ctx);
 const char *diag_cli_comm(struct graph_cli_ctx *c, uint32_t tid);
 const char *diag_cli_process(struct graph_cli_ctx *c, uint32_t tid);
+/* The same, unescaped, for JSON. */
+const char *diag_cli_comm_raw(struct graph_cli_ctx *c, uint32_t tid);
+const char *diag_cli_process_raw(struct graph_cli_ctx *c, uint32_t tid);
 
 /* ---- The segment commands: show, similar, slice, diff -----------------
  * They take FILE and one or two segment ids (as printed by diagnose, graph

@@ -85,16 +85,26 @@ void graph_cli_close(struct graph_cli_ctx *c)
 	memset(c, 0, sizeof(*c));
 }
 
-const char *graph_cli_comm(const struct argus_graph *g, const struct argus_thread *t)
+const char *graph_cli_comm_raw(const struct argus_graph *g, const struct argus_thread *t)
 {
 	const char *s = t ? argus_trace__string(argus_graph__trace(g), t->comm) : NULL;
 	return s ? s : (t && !t->tid ? "swapper" : "?");
 }
 
-const char *graph_cli_process(const struct argus_graph *g, const struct argus_thread *t)
+const char *graph_cli_process_raw(const struct argus_graph *g, const struct argus_thread *t)
 {
 	const char *s = t ? argus_trace__string(argus_graph__trace(g), t->process) : NULL;
 	return s ? s : "?";
+}
+
+const char *graph_cli_comm(const struct argus_graph *g, const struct argus_thread *t)
+{
+	return cli_tstr(graph_cli_comm_raw(g, t));
+}
+
+const char *graph_cli_process(const struct argus_graph *g, const struct argus_thread *t)
+{
+	return cli_tstr(graph_cli_process_raw(g, t));
 }
 
 void graph_cli_print_wait(const struct argus_graph *g, const struct argus_segment *s)

@@ -28,9 +28,14 @@ int graph_cli_open(struct graph_cli_ctx *c, const char *cmd,
 		   const struct graph_cli_opts *o);
 void graph_cli_close(struct graph_cli_ctx *c);
 
-/* Names of a thread and its process ("?" when unknown). */
+/* Names of a thread and its process ("?" when unknown), escaped for a
+ * terminal (cli_tstr(): they are whatever the traced program chose), in
+ * rotating buffers: several fit in one printf.  JSON takes the _raw ones
+ * (argus_json_write_str escapes on its own). */
 const char *graph_cli_comm(const struct argus_graph *g, const struct argus_thread *t);
 const char *graph_cli_process(const struct argus_graph *g, const struct argus_thread *t);
+const char *graph_cli_comm_raw(const struct argus_graph *g, const struct argus_thread *t);
+const char *graph_cli_process_raw(const struct argus_graph *g, const struct argus_thread *t);
 /* Prints " in SYSCALL(obj) for N ms[, timeout T ms]" for a segment that
  * ended in a wait. */
 void graph_cli_print_wait(const struct argus_graph *g, const struct argus_segment *s);

@@ -330,8 +330,21 @@ int argus_graph__write_json(const struct argus_graph *g, const uint32_t *segs,
 /* `s` as a JSON string literal, quotes included (NULL prints null): the
  * one escaper for untrusted names, shared by the exports and the CLI's
  * JSON.  Valid UTF-8 passes, control bytes and invalid bytes become
- * \u00XX, U+2028/U+2029 are escaped.  0, or -EIO on a write error. */
+ * \u00XX, U+2028/U+2029 and the C1 controls U+0080..U+009F are escaped.  0, or -EIO on a write error. */
 int argus_json_write_str(FILE *f, const char *s);
+
+/* `s` for a terminal or a line-oriented text output: a comm, a path or a
+ * mark is another user's choice, so nothing in it may act on the terminal
+ * (ESC, CSI, BEL...) or start a line of its own.  Valid printable UTF-8
+ * passes; backslash becomes \\, newline/CR/tab \n \r \t, other control
+ * bytes and bytes that are not UTF-8 \xNN, C1 controls \u00NN.  The
+ * mapping is one-to-one, so what is shown names one string.
+ * __escape writes into buf (len bytes, always NUL-terminated when len > 0,
+ * cut only between whole sequences) and returns the length the whole
+ * escape needs, without the NUL (>= len: truncated).  __write_str writes
+ * it to f: 0 or -EIO.  NULL prints as "". */
+size_t argus_text_escape(const char *s, char *buf, size_t len);
+int argus_text_write_str(FILE *f, const char *s);
 
 struct argus_export_opts {
 	size_t sz;              /* sizeof(struct argus_export_opts) */

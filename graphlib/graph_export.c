@@ -37,6 +37,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "graph_internal.h"
 #include "syscall_names.h"
@@ -164,15 +165,90 @@ static void json_str(struct out *o, const char *s)
 			p++;
 			continue;
 		}
-		/* U+2028/2029 are valid JSON but end lines in JavaScript */
+		/* U+2028/2029 are valid JSON but end lines in JavaScript;
+		 * U+0080..U+009F are the C1 controls (CSI is U+009B), which
+		 * some terminals obey when the JSON is printed */
 		if (n == 3 && p[0] == 0xe2 && p[1] == 0x80 &&
 		    (p[2] == 0xa8 || p[2] == 0xa9))
 			outf(o, "\\u%04x", 0x2000u | p[2]);
+		else if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+			outf(o, "\\u%04x", (unsigned)p[1]);
 		else
 			outn(o, p, (size_t)n);
 		p += n;
 	}
 	outc(o, '"');
+}
+
+/* One byte sequence of s for a terminal: printable UTF-8 as it is,
+ * anything a terminal could act on as a visible escape. */
+static int text_seq(const unsigned char *p, char *esc)
+{
+	unsigned c = *p;
+	int n;
+
+	switch (c) {
+	case '\\': strcpy(esc, "\\\\"); return 1;
+	case '\n': strcpy(esc, "\\n"); return 1;
+	case '\r': strcpy(esc, "\\r"); return 1;
+	case '\t': strcpy(esc, "\\t"); return 1;
+	}
+	if (c < 0x20 || c == 0x7f) {
+		sprintf(esc, "\\x%02x", c);
+		return 1;
+	}
+	n = utf8_seq(p);
+	if (!n) {               /* not UTF-8: a lone 0x9b is CSI to some */
+		sprintf(esc, "\\x%02x", c);
+		return 1;
+	}
+	if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0) {   /* C1 control */
+		sprintf(esc, "\\u%04x", (unsigned)p[1]);
+		return 2;
+	}
+	esc[0] = 0;
+	return n;
+}
+
+size_t argus_text_escape(const char *s, char *buf, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t o = 0, need = 0;
+	bool cut = false;
+
+	while (*p) {
+		char esc[8];
+		int n = text_seq(p, esc);
+		size_t w = esc[0] ? strlen(esc) : (size_t)n;
+
+		need += w;
+		/* whole sequences only: never half an escape or a character */
+		if (!cut && len && o + w < len) {
+			memcpy(buf + o, esc[0] ? esc : (const char *)p, w);
+			o += w;
+		} else {
+			cut = true;
+		}
+		p += n;
+	}
+	if (len)
+		buf[o] = 0;
+	return need;
+}
+
+int argus_text_write_str(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	while (*p) {
+		char esc[8];
+		int n = text_seq(p, esc);
+
+		if (esc[0] ? fputs(esc, f) < 0 : fwrite(p, 1, (size_t)n, f) != (size_t)n)
+			return -EIO;
+		p += n;
+	}
+	return 0;
 }
 
 int argus_json_write_str(FILE *f, const char *s)

@@ -27,6 +27,7 @@
 #include "display_clients.h"
 #include "hang_keep.h"
 #include "hang_watch.h"
+#include "safe_file.h"
 #include "trace_format.h"
 #include "units.h"
 
@@ -254,6 +255,10 @@ static void print_status(struct argus_collector *c, FILE *out)
 	fprintf(out, "cpu_seconds=%.3f\n", st.cpu_seconds);
 	fprintf(out, "unwound=%llu\n", (unsigned long long)st.unwound);
 	fprintf(out, "unwind_memo_hits=%llu\n", (unsigned long long)st.unwind_memo_hits);
+	fprintf(out, "files_skipped=%llu\n", (unsigned long long)st.files_skipped);
+	fprintf(out, "elf_over_budget=%llu\n", (unsigned long long)st.elf_over_budget);
+	fprintf(out, "unwinds_cut=%llu\n", (unsigned long long)st.unwinds_cut);
+	fprintf(out, "maps_dropped=%llu\n", (unsigned long long)st.maps_dropped);
 }
 
 static int handle(void *ctx, const char *req, int peer_pid, FILE *out)
@@ -437,7 +442,21 @@ int main(int argc, char **argv)
 		report_ready(ready_fd, line);
 		return 1;
 	}
-	snprintf(path, sizeof(path), "%s/ring.argus", dir);
+	/* the trace is every process's: only in a directory only root can
+	 * change (a user who could would swap or pre-create the ring), named
+	 * by its resolved path, which is what `argus save` will read */
+	{
+		char real[sizeof(path) - sizeof("/ring.argus")];
+		struct argus_error derr = { 0 };
+
+		if (argus_dir__check_private(dir, real, sizeof(real), &derr)) {
+			snprintf(line, sizeof(line), "argusd: --dir %s\n", derr.msg);
+			fputs(line, stderr);
+			report_ready(ready_fd, line);
+			return 1;
+		}
+		snprintf(path, sizeof(path), "%s/ring.argus", real); /* fits: real is shorter */
+	}
 	argus_control_path(sock, sizeof(sock));
 	snprintf(pidfile, sizeof(pidfile), "%s/argusd.pid", argus_run_dir());
 
@@ -536,6 +555,14 @@ watch_fail:
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	signal(SIGPIPE, SIG_IGN);
+	/* A hangup is no reason to stop an always-on collector: without a
+	 * terminal (started by `argus start`) only someone else's tty could
+	 * send one, which O_NOCTTY on every open already rules out; with one
+	 * (run by hand), closing that terminal stops it cleanly. */
+	if (isatty(0) || isatty(2))
+		signal(SIGHUP, on_signal);
+	else
+		signal(SIGHUP, SIG_IGN);
 	report_ready(ready_fd, "ready\n");
 
 	while (!stop_requested) {

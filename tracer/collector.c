@@ -39,6 +39,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "elf_guard.h"
 #include "stack_capture.h"
 #include "task_table.h"
 #include "trace_format.h"
@@ -812,6 +813,7 @@ struct argus_collector *argus_collector__new(const struct argus_collector_opts *
 	ro.data_size = opts->ring_size;
 	ro.ncpus = c->ncpus;
 	ro.fd_mode = 0600;
+	ro.out_flags = c->opts.out_flags;
 	/* the flag says blocking switches were DWARF-unwound: not with --no-unwind */
 	ro.flags = c->opts.probe.block_copy && !c->opts.no_unwind ? ARGUS_FILE_WAIT_STACKS : 0;
 	c->ring = argus_ring__create(opts->path, &ro, &err);
@@ -936,6 +938,10 @@ void argus_collector__status(struct argus_collector *c,
 	c->st.unwound = stack_capture__unwound(c->stacks);
 	c->st.unwind_memo_hits = stack_capture__memo_hits(c->stacks);
 	c->st.cpu_seconds = cpu_seconds() - c->cpu_at_start;
+	c->st.files_skipped = argus_guard__get(ARGUS_GUARD_FILE_SKIPPED);
+	c->st.elf_over_budget = argus_guard__get(ARGUS_GUARD_OVER_BUDGET);
+	c->st.unwinds_cut = argus_guard__get(ARGUS_GUARD_UNWIND_CUT);
+	c->st.maps_dropped = argus_guard__get(ARGUS_GUARD_MAPS_DROPPED);
 	*st = c->st;
 }
 

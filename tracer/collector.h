@@ -31,6 +31,7 @@ struct argus_collector_opts {
 	 * on the hot path, so it must cost next to nothing.  NULL = none. */
 	void (*tap)(void *ctx, const void *rec, size_t size);
 	void *tap_ctx;
+	unsigned out_flags;      /* ARGUS_OUT_* for creating path (safe_file.h) */
 };
 
 struct argus_collector_status {
@@ -54,6 +55,12 @@ struct argus_collector_status {
 	uint64_t unwound;        /* stacks recovered by DWARF unwinding */
 	uint64_t unwind_memo_hits; /* of the unwinds asked for, those answered
 	                            by the memo (same place, same stack words) */
+	/* what other users' files and processes were refused (elf_guard.h):
+	 * process-wide counts since argusd started */
+	uint64_t files_skipped;  /* not a regular file, or not the mapped one */
+	uint64_t elf_over_budget; /* ELF headers past the byte limits */
+	uint64_t unwinds_cut;    /* unwinds stopped by their time budget */
+	uint64_t maps_dropped;   /* mappings over the per-process/global caps */
 	uint32_t ncpus;
 	uint64_t lost_cpu[256];
 };

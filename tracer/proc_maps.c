@@ -21,6 +21,8 @@
  * assumed to be the same image when its size matches (same kernel).
  */
 #include "proc_maps.h"
+#include "elf_guard.h"
+#include "safe_file.h"
 
 #include <elfutils/libdwelf.h>
 #include <errno.h>
@@ -143,48 +145,56 @@ static struct bid_slot *bid_slot(uint64_t dev, uint64_t inode)
 	return &bid_cache[(h >> 32) % BID_SLOTS];
 }
 
+/* A path that names something else than the mapping said (a FIFO, a
+ * tty, another file put there since): skipped, and counted. */
+static int counted(int fd)
+{
+	if (fd == -EINVAL || fd == -ESTALE)
+		argus_guard__count(ARGUS_GUARD_FILE_SKIPPED, 1);
+	return fd;
+}
+
 int argus_proc_map__open(uint32_t pid, const struct argus_proc_map *m)
 {
 	char buf[PATH_MAX + 64];
-	struct stat st;
+	struct stat want = { 0 };
 	int fd;
 
 	if (!m || !m->path)
 		return -EINVAL;
 	if (m->flags & ARGUS_PROC_MAP_VDSO)
 		return argus_proc_maps__vdso_fd();
-	if (pid) {
-		snprintf(buf, sizeof(buf), "/proc/%u/map_files/%llx-%llx", pid,
-			 (unsigned long long)m->start,
-			 (unsigned long long)m->end);
-		fd = open(buf, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0)
-			return fd;
-		if (m->flags & ARGUS_PROC_MAP_DELETED)
-			return -ENOENT;
-		if ((size_t)snprintf(buf, sizeof(buf), "/proc/%u/root%s", pid,
-				     m->path) < sizeof(buf)) {
-			fd = open(buf, O_RDONLY | O_CLOEXEC);
-			if (fd >= 0)
-				return fd;
-		}
+	/* Every file here is another user's: opened without blocking and
+	 * without taking a terminal, and only if it is the regular file the
+	 * maps named (safe_file.h).  A process can unmap a file, put a FIFO
+	 * or a link to its pty at the path, and wait for us to open it. */
+	want.st_dev = (dev_t)m->dev;
+	want.st_ino = (ino_t)m->inode;
+	if (!pid)
+		return counted(argus_open_untrusted(AT_FDCWD, m->path, NULL, NULL));
+	/* the exact file of the mapping, even deleted, while it is mapped */
+	snprintf(buf, sizeof(buf), "/proc/%u/map_files/%llx-%llx", pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = argus_open_untrusted(AT_FDCWD, buf, &want, NULL);
+	if (fd >= 0)
+		return fd;
+	if (m->flags & ARGUS_PROC_MAP_DELETED)
+		return -ENOENT;
+	/* unmapped since: the path in its mount namespace, then in ours,
+	 * each only if it is still the same (dev, inode) */
+	if ((size_t)snprintf(buf, sizeof(buf), "/proc/%u/root%s", pid,
+			     m->path) < sizeof(buf)) {
+		fd = argus_open_untrusted(AT_FDCWD, buf, &want, NULL);
+		if (fd >= 0 || fd == -EINVAL || fd == -ESTALE)
+			return counted(fd);
 	}
-	fd = open(m->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (pid && (fstat(fd, &st) || st.st_ino != m->inode ||
-		    (uint64_t)st.st_dev != m->dev)) {
-		close(fd);
-		return -ESTALE;
-	}
-	return fd;
+	return counted(argus_open_untrusted(AT_FDCWD, m->path, &want, NULL));
 }
 
 static void fill_build_id(uint32_t pid, struct argus_proc_map *m)
 {
 	struct bid_slot *s;
-	Elf *elf;
-	int fd;
+	int fd, len;
 
 	if (m->flags & ARGUS_PROC_MAP_VDSO) {
 		pthread_once(&vdso.once, vdso_init);
@@ -205,19 +215,18 @@ static void fill_build_id(uint32_t pid, struct argus_proc_map *m)
 	}
 	pthread_mutex_unlock(&bid_lock);
 
-	/* Open and read outside the lock: this is the slow part. */
+	/* Open and read outside the lock: this is the slow part.  Bounded
+	 * preads of the notes only (elf_guard.h): never a mapping of another
+	 * user's file (truncated under it, it was a SIGBUS), never a note
+	 * read whole because its header says 512 MiB. */
 	fd = argus_proc_map__open(pid, m);
 	if (fd < 0)
 		return;
-	pthread_once(&elf_once, elf_init);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf) {
-		close(fd);
-		return;     /* not an ELF: leave uncached, it is rare */
-	}
-	m->build_id_len = elf_build_id(elf, m->build_id);
-	elf_end(elf);
+	len = argus_elf__build_id(fd, m->build_id, sizeof(m->build_id));
 	close(fd);
+	if (len == -ENOMEM)
+		return;
+	m->build_id_len = len > 0 ? (uint8_t)len : 0;
 
 	pthread_mutex_lock(&bid_lock);
 	s = bid_slot(m->dev, m->inode);
@@ -385,11 +394,11 @@ int argus_proc_maps__dup(const struct argus_proc_map *maps, size_t n,
 	return 0;
 }
 
-int argus_proc_maps__parse(uint32_t pid, const char *text, size_t len,
-			   struct argus_proc_map **out, size_t *n)
+static int parse(uint32_t pid, const char *text, size_t len,
+		 struct argus_proc_map **out, size_t *n, bool *capped)
 {
 	struct argus_proc_map *maps = NULL, *tmp;
-	size_t nr = 0, cap = 0;
+	size_t nr = 0, cap = 0, path_bytes = 0, dropped = 0;
 	const char *p = text, *end = text + len;
 
 	if (!out || !n || (!text && len))
@@ -406,6 +415,12 @@ int argus_proc_maps__parse(uint32_t pid, const char *text, size_t len,
 		if (le - p > ARGUS_PROC_MAPS_LINE_MAX ||
 		    parse_line(p, le, &m, &path, &plen) != 1)
 			goto next;
+		if (nr >= ARGUS_PROC_MAPS_MAX ||
+		    path_bytes + plen + 1 > ARGUS_PROC_MAPS_PATH_BYTES) {
+			dropped++;
+			goto next;
+		}
+		path_bytes += plen + 1;
 		if (nr == cap) {
 			cap = cap ? cap * 2 : 32;
 			tmp = realloc(maps, cap * sizeof(*maps));
@@ -425,6 +440,10 @@ next:
 		qsort(maps, nr, sizeof(*maps), cmp_start);
 	for (size_t i = 0; i < nr; i++)
 		fill_build_id(pid, &maps[i]);
+	if (dropped)
+		argus_guard__count(ARGUS_GUARD_MAPS_DROPPED, dropped);
+	if (capped)
+		*capped = *capped || dropped;
 	*out = maps;
 	*n = nr;
 	return 0;
@@ -434,9 +453,22 @@ nomem:
 	return -ENOMEM;
 }
 
+int argus_proc_maps__parse(uint32_t pid, const char *text, size_t len,
+			   struct argus_proc_map **out, size_t *n)
+{
+	return parse(pid, text, len, out, n, NULL);
+}
+
 int argus_proc_maps__read(uint32_t pid, struct argus_proc_map **out,
 			  size_t *n)
 {
+	return argus_proc_maps__read_capped(pid, out, n, NULL);
+}
+
+int argus_proc_maps__read_capped(uint32_t pid, struct argus_proc_map **out,
+				 size_t *n, bool *capped)
+{
+	bool cut = false;
 	char path[64];
 	char *buf = NULL, *tmp;
 	size_t len = 0, cap = 0;
@@ -447,7 +479,7 @@ int argus_proc_maps__read(uint32_t pid, struct argus_proc_map **out,
 	*out = NULL;
 	*n = 0;
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	for (;;) {
@@ -455,9 +487,12 @@ int argus_proc_maps__read(uint32_t pid, struct argus_proc_map **out,
 
 		if (len == cap) {
 			if (cap >= ARGUS_PROC_MAPS_READ_MAX) {
-				/* Keep the whole lines that fit. */
+				/* Keep the whole lines that fit; how many
+				 * more there were is not known: one drop */
 				while (len && buf[len - 1] != '\n')
 					len--;
+				argus_guard__count(ARGUS_GUARD_MAPS_DROPPED, 1);
+				cut = true;
 				break;
 			}
 			cap = cap ? cap * 2 : 16384;
@@ -479,7 +514,9 @@ int argus_proc_maps__read(uint32_t pid, struct argus_proc_map **out,
 			break;
 		len += r;
 	}
-	err = argus_proc_maps__parse(pid, buf, len, out, n);
+	err = parse(pid, buf, len, out, n, &cut);
+	if (capped)
+		*capped = cut;
 out:
 	free(buf);
 	close(fd);

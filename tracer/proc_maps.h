@@ -15,18 +15,26 @@
  *
  * /proc/PID/maps content is treated as untrusted input: a line longer than
  * ARGUS_PROC_MAPS_LINE_MAX or not in the kernel's format is skipped, and at
- * most ARGUS_PROC_MAPS_READ_MAX bytes are read.
+ * most ARGUS_PROC_MAPS_READ_MAX bytes are read.  Any process can make its
+ * maps huge (16,000 executable mappings of a file with a 4,000-character
+ * path made a 64 MiB maps file, and 30 such processes took argusd from
+ * 457 MB to 1.46 GB): at most ARGUS_PROC_MAPS_MAX mappings and
+ * ARGUS_PROC_MAPS_PATH_BYTES bytes of paths are kept per process; the rest
+ * are dropped and counted (ARGUS_GUARD_MAPS_DROPPED, elf_guard.h).
  *
  * Conventions (libbpf style): 0 / -errno, free accepts NULL, never prints.
  */
 #ifndef ARGUS_PROC_MAPS_H
 #define ARGUS_PROC_MAPS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define ARGUS_PROC_MAPS_LINE_MAX 8192
-#define ARGUS_PROC_MAPS_READ_MAX (64u << 20)
+#define ARGUS_PROC_MAPS_READ_MAX (4u << 20)   /* a desktop's largest: ~0.3 MiB */
+#define ARGUS_PROC_MAPS_MAX 2048                /* executable mappings kept */
+#define ARGUS_PROC_MAPS_PATH_BYTES (256u << 10) /* bytes of their paths */
 #define ARGUS_PROC_MAP_BUILD_ID_MAX 20   /* longer ids are truncated */
 
 /* argus_proc_map.flags */
@@ -56,6 +64,9 @@ struct argus_proc_map {
  */
 int argus_proc_maps__read(uint32_t pid, struct argus_proc_map **out,
 			  size_t *n);
+/* Same; *capped (may be NULL) says whether the caps above cut the list. */
+int argus_proc_maps__read_capped(uint32_t pid, struct argus_proc_map **out,
+				 size_t *n, bool *capped);
 
 /*
  * Same, over maps text already in memory (the fuzz target and tests use
@@ -85,8 +96,10 @@ argus_proc_maps__find(const struct argus_proc_map *maps, size_t n,
  * CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE), else PATH inside /proc/PID/root
  * (the process's mount namespace), else PATH as we see it, accepted only
  * if it is the same (dev, inode).  pid 0 opens PATH as it is.  "[vdso]"
- * gives __vdso_fd().  Returns the fd or -errno (-ESTALE: PATH is now a
- * different file).
+ * gives __vdso_fd().  Every open is argus_open_untrusted() (safe_file.h):
+ * never blocking, never a controlling terminal, a regular file only.
+ * Returns the fd or -errno (-ESTALE: PATH is now a different file,
+ * -EINVAL: not a regular file; both counted as ARGUS_GUARD_FILE_SKIPPED).
  */
 int argus_proc_map__open(uint32_t pid, const struct argus_proc_map *m);
 

@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "safe_file.h"
 #include "trace_internal.h"
 
 struct argus_ring {
@@ -137,7 +138,6 @@ struct argus_ring *argus_ring__create_from(const char *path,
 	struct argus_file_header h = { 0 };
 	struct argus_ring *r = NULL;
 	struct utsname u;
-	struct stat st;
 	int fd, rc;
 
 	if (!path || (opts && opts->sz < sizeof(size_t))) {
@@ -155,33 +155,17 @@ struct argus_ring *argus_ring__create_from(const char *path,
 		return NULL;
 	}
 
-	/* no O_TRUNC: check it is a regular file before touching it */
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, mode);
+	/* Created O_EXCL|O_NOFOLLOW, 0600, or an existing file of ours
+	 * truncated; never a file or link someone else put there
+	 * (safe_file.h): traces hold every process's command lines. */
+	fd = argus_out__open(path, OPT(opts, out_flags, 0), err);
 	if (fd < 0) {
-		rc = -errno;
-		argus_error__set(err, path, rc, 0, "cannot create: %s",
-				 strerror(-rc));
-		errno = -rc;
+		errno = -fd;
 		return NULL;
 	}
-	if (fstat(fd, &st)) {
+	if (mode != 0600 && fchmod(fd, (mode_t)(mode & 0600))) {
 		rc = -errno;
-		argus_error__set(err, path, rc, 0, "cannot stat: %s",
-				 strerror(-rc));
-		goto fail_keep;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		rc = -EINVAL;
-		argus_error__set(err, path, rc, 0,
-				 "not a regular file, will not write a trace to it");
-		goto fail_keep;
-	}
-	/* traces hold command lines and addresses: never world-readable, even
-	 * when the file already existed with a wider mode */
-	if (ftruncate(fd, 0) || fchmod(fd, (mode_t)mode)) {
-		rc = -errno;
-		argus_error__set(err, path, rc, 0, "cannot truncate: %s",
-				 strerror(-rc));
+		argus_error__set(err, path, rc, 0, "cannot chmod: %s", strerror(-rc));
 		goto fail;
 	}
 	if (data_size) {
@@ -247,7 +231,6 @@ struct argus_ring *argus_ring__create_from(const char *path,
 
 fail:
 	unlink(path);
-fail_keep:
 	close(fd);
 	errno = -rc;
 	return NULL;

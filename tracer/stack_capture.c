@@ -8,6 +8,13 @@
  *
  * The raw tail comes from BPF but its sizes are still checked against the
  * record: a short or inconsistent tail yields no stack, never a bad read.
+ *
+ * Memory: each process's maps are capped by proc_maps.h, and all the maps
+ * held here (live and retired) by MAPS_BYTES_MAX: past it the oldest
+ * retired maps go first, then a new read is not kept (its stacks stay
+ * unsymbolized) and counted as dropped.  A process whose maps hit the caps
+ * is re-read at most every REREAD_CAPPED_NS: reading a 4 MiB maps file ten
+ * times a second per process was most of a flood's CPU.
  */
 #include "stack_capture.h"
 
@@ -15,11 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elf_guard.h"
 #include "proc_maps.h"
 #include "unwind.h"
 
 #define PROC_SLOTS 1024           /* power of two */
 #define REREAD_NS (100ull * 1000 * 1000)
+#define REREAD_CAPPED_NS (2000ull * 1000 * 1000)
+#define MAPS_BYTES_MAX (64ull << 20)
 
 struct proc_entry {
 	uint32_t pid;                 /* 0 = empty */
@@ -33,6 +43,7 @@ struct proc_entry {
 	uint64_t fork_ts;
 	bool copied;                  /* maps are the parent's copy: the first
 	                                 miss re-reads without the throttle */
+	bool capped;                  /* the last read hit the caps */
 };
 
 /* Maps of a process that exited or exec'd, kept for the chunks still to
@@ -58,7 +69,17 @@ struct stack_capture {
 	uint64_t unwound;
 	struct retired *ret;          /* oldest first */
 	size_t nret, ret_cap;
+	uint64_t bytes;               /* of every maps array held, with paths */
 };
+
+static uint64_t maps_bytes(const struct argus_proc_map *maps, size_t n)
+{
+	uint64_t b = n * sizeof(*maps);
+
+	for (size_t i = 0; i < n; i++)
+		b += strlen(maps[i].path) + 1;
+	return b;
+}
 
 struct stack_capture *stack_capture__new(bool unwind)
 {
@@ -77,8 +98,9 @@ struct stack_capture *stack_capture__new(bool unwind)
 	return sc;
 }
 
-static void clear_entry(struct proc_entry *e)
+static void clear_entry(struct stack_capture *sc, struct proc_entry *e)
 {
+	sc->bytes -= maps_bytes(e->maps, e->nmaps);
 	argus_proc_maps__free(e->maps, e->nmaps);
 	memset(e, 0, sizeof(*e));
 }
@@ -87,7 +109,7 @@ static void clear_all(struct stack_capture *sc)
 {
 	for (int i = 0; i < PROC_SLOTS; i++)
 		if (sc->slots[i].pid)
-			clear_entry(&sc->slots[i]);
+			clear_entry(sc, &sc->slots[i]);
 	sc->used = 0;
 }
 
@@ -95,8 +117,10 @@ static void retired_drop(struct stack_capture *sc, size_t n)
 {
 	if (!n)
 		return;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		sc->bytes -= maps_bytes(sc->ret[i].maps, sc->ret[i].nmaps);
 		argus_proc_maps__free(sc->ret[i].maps, sc->ret[i].nmaps);
+	}
 	memmove(sc->ret, sc->ret + n, (sc->nret - n) * sizeof(*sc->ret));
 	sc->nret -= n;
 }
@@ -115,6 +139,7 @@ static void retire(struct stack_capture *sc, struct proc_entry *e)
 		struct retired *r = realloc(sc->ret, cap * sizeof(*r));
 
 		if (!r) {
+			sc->bytes -= maps_bytes(e->maps, e->nmaps);
 			argus_proc_maps__free(e->maps, e->nmaps);
 			return;
 		}
@@ -186,19 +211,50 @@ static struct proc_entry *find(struct stack_capture *sc, uint32_t pid, bool add)
 	return NULL;
 }
 
-static void read_maps(struct proc_entry *e, uint64_t ts)
+/* Room for `need` more bytes of maps: the oldest retired ones go first.
+ * False if there is none even then (the caller drops what it read). */
+static bool make_room(struct stack_capture *sc, uint64_t need)
+{
+	size_t n = 0;
+	uint64_t b = sc->bytes;
+
+	for (; b + need > MAPS_BYTES_MAX && n < sc->nret; n++)
+		b -= maps_bytes(sc->ret[n].maps, sc->ret[n].nmaps);
+	if (b + need > MAPS_BYTES_MAX)
+		return false;
+	retired_drop(sc, n);
+	return true;
+}
+
+static void read_maps(struct stack_capture *sc, struct proc_entry *e, uint64_t ts)
 {
 	struct argus_proc_map *maps = NULL;
 	size_t n = 0;
+	uint64_t b;
+	bool capped = false;
 
-	if (argus_proc_maps__read(e->pid, &maps, &n))
+	if (argus_proc_maps__read_capped(e->pid, &maps, &n, &capped))
 		return; /* gone: keep what we had */
+	sc->bytes -= maps_bytes(e->maps, e->nmaps);
 	argus_proc_maps__free(e->maps, e->nmaps);
+	e->maps = NULL;
+	e->nmaps = 0;
+	b = maps_bytes(maps, n);
+	if (!make_room(sc, b)) {
+		argus_guard__count(ARGUS_GUARD_MAPS_DROPPED, n);
+		argus_proc_maps__free(maps, n);
+		maps = NULL;
+		n = 0;
+		b = 0;
+		capped = true;
+	}
+	sc->bytes += b;
 	e->maps = maps;
 	e->nmaps = n;
 	e->read_ts = ts;
 	e->map_ts = ts;
 	e->copied = false;
+	e->capped = capped;
 }
 
 /* e was forked from a process whose maps are known: take a copy of them,
@@ -214,8 +270,10 @@ static void take_parents_maps(struct stack_capture *sc, struct proc_entry *e)
 
 	e->parent = 0;
 	if (!p || !p->read_ts || p->read_ts > e->fork_ts || !p->nmaps ||
+	    !make_room(sc, maps_bytes(p->maps, p->nmaps)) ||
 	    argus_proc_maps__dup(p->maps, p->nmaps, &e->maps))
 		return;
+	sc->bytes += maps_bytes(e->maps, p->nmaps);
 	e->nmaps = p->nmaps;
 	e->read_ts = p->read_ts;
 	e->map_ts = e->fork_ts > p->map_ts ? e->fork_ts : p->map_ts;
@@ -234,8 +292,9 @@ static struct proc_entry *maps_for(struct stack_capture *sc, uint32_t pid,
 		take_parents_maps(sc, e);
 	if (!e->read_ts ||
 	    (ip && !argus_proc_maps__find(e->maps, e->nmaps, ip) &&
-	     (e->copied || ts > e->read_ts + REREAD_NS)))
-		read_maps(e, ts);
+	     (e->copied ||
+	      ts > e->read_ts + (e->capped ? REREAD_CAPPED_NS : REREAD_NS))))
+		read_maps(sc, e, ts);
 	return e;
 }
 

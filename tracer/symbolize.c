@@ -12,8 +12,16 @@
  *
  * Modules live in a chained hash table of SYM_BUCKETS buckets, keyed by
  * path, until the symbolizer is freed.  Debug info comes from the file
- * itself or from dwfl_standard_find_debuginfo (build-id or .gnu_debuglink
- * under /usr/lib/debug).
+ * itself or from /usr/lib/debug/.build-id (argus_find_debuginfo()).
+ *
+ * The paths are another user's: a file is opened with
+ * argus_open_untrusted() (no FIFO, no tty, no device: the regular file or
+ * nothing), checked by argus_elf_guard__check() and read by libelf with
+ * ELF_C_READ, never mapped (libdwfl's own dwfl_report_elf maps it, and a
+ * truncation under the mapping was a SIGBUS of root's CLI).  The module is
+ * reported with dwfl_report_module at the ELF's own addresses (low = the
+ * first PT_LOAD's aligned vaddr, so the bias is 0, as before) and its Elf
+ * handed over in sym_find_elf.
  */
 #include "symbolize.h"
 
@@ -27,7 +35,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elf_guard.h"
 #include "proc_maps.h"
+#include "safe_file.h"
 #include "trace_format.h"
 
 #define SYM_BUCKETS 1024
@@ -38,6 +48,8 @@ struct sym_mod {
 	Dwfl *dwfl;             /* NULL = file unusable (negative entry) */
 	Dwfl_Module *mod;       /* the only module of dwfl */
 	Elf *elf;               /* owned by dwfl */
+	Elf *pending;           /* ours until sym_find_elf hands it over */
+	int fd;                 /* libelf reads through it (ELF_C_READ); -1 */
 	uint64_t bias;          /* module address = ELF vaddr + bias */
 	uint8_t bid_len;        /* 0 = no build-id note */
 	uint8_t bid[ARGUS_BUILD_ID_MAX];
@@ -47,10 +59,37 @@ struct argus_symbolizer {
 	struct sym_mod *bucket[SYM_BUCKETS];
 };
 
+/* libdwfl wants the module's ELF: the one sym_mod_open made. */
+static int sym_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
+			Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	struct sym_mod *m = *userdata;
+
+	(void)mod;
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	if (m && m->pending) {
+		*elfp = m->pending;
+		m->pending = NULL;
+	}
+	return -1;
+}
+
+static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata,
+			      const char *modname, Dwarf_Addr base,
+			      const char *file_name, const char *debuglink_file,
+			      GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	return argus_find_debuginfo(mod, userdata, modname, base, file_name,
+				    debuglink_file, debuglink_crc,
+				    debuginfo_file_name);
+}
+
 static char *debuginfo_path;
 static const Dwfl_Callbacks dwfl_cbs = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_elf = sym_find_elf,
+	.find_debuginfo = sym_find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
 
@@ -98,6 +137,10 @@ void argus_symbolizer__free(struct argus_symbolizer *s)
 			next = m->next;
 			if (m->dwfl)
 				dwfl_end(m->dwfl);
+			if (m->pending)
+				elf_end(m->pending);
+			if (m->fd >= 0)
+				close(m->fd);
 			free(m->path);
 			free(m);
 		}
@@ -105,32 +148,66 @@ void argus_symbolizer__free(struct argus_symbolizer *s)
 	free(s);
 }
 
+/* The ELF's own address range: from the first PT_LOAD's vaddr (aligned
+ * down, as libdwfl does) to the end of the last.  -1 without PT_LOAD. */
+static int load_range(Elf *elf, uint64_t *low, uint64_t *high)
+{
+	size_t phnum;
+	bool any = false;
+
+	if (elf_getphdrnum(elf, &phnum))
+		return -1;
+	*low = *high = 0;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (!any)
+			*low = ph.p_vaddr & -ph.p_align;
+		if (ph.p_vaddr + ph.p_memsz > *high)
+			*high = ph.p_vaddr + ph.p_memsz;
+		any = true;
+	}
+	return any && *high > *low ? 0 : -1;
+}
+
 /* Open path and report it; leaves m->dwfl NULL if that fails. */
 static void sym_mod_open(struct sym_mod *m)
 {
+	static const struct argus_elf_limits lim = { ARGUS_ELF_SYM_SECTION_MAX };
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	Dwarf_Addr bias;
+	uint64_t low, high;
+	void **ud;
 	int fd, len;
 
 	if (!strcmp(m->path, "[vdso]"))
 		fd = argus_proc_maps__vdso_fd();
 	else if (m->path[0] == '/')
-		fd = open(m->path, O_RDONLY | O_CLOEXEC);
+		fd = argus_open_untrusted(AT_FDCWD, m->path, NULL, NULL);
 	else
 		fd = -1;
 	if (fd < 0)
 		return;
-	m->dwfl = dwfl_begin(&dwfl_cbs);
-	if (!m->dwfl) {
+	if (argus_elf_guard__check(fd, &lim) ||
+	    !(m->pending = elf_begin(fd, ELF_C_READ, NULL)) ||
+	    load_range(m->pending, &low, &high) ||
+	    !(m->dwfl = dwfl_begin(&dwfl_cbs))) {
+		if (m->pending)
+			elf_end(m->pending);
+		m->pending = NULL;
 		close(fd);
 		return;
 	}
+	m->fd = fd;
 	dwfl_report_begin(m->dwfl);
-	m->mod = dwfl_report_elf(m->dwfl, base_name(m->path), m->path, fd, 0,
-				 true);
-	if (!m->mod)
-		close(fd);      /* not consumed on failure */
+	m->mod = dwfl_report_module(m->dwfl, base_name(m->path), low, high);
+	if (m->mod) {
+		dwfl_module_info(m->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+		*ud = m;
+	}
 	dwfl_report_end(m->dwfl, NULL, NULL);
 	if (m->mod)
 		m->elf = dwfl_module_getelf(m->mod, &bias);
@@ -159,6 +236,7 @@ static struct sym_mod *sym_mod_get(struct argus_symbolizer *s,
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
+	m->fd = -1;
 	m->path = strdup(path);
 	if (!m->path) {
 		free(m);

@@ -245,8 +245,13 @@ struct argus_ring_opts {
 	int fd_mode;            /* file mode, default 0600 */
 	uint32_t flags;         /* ARGUS_FILE_* bits to set besides RING or
 	                           SNAPSHOT (ARGUS_FILE_WAIT_STACKS) */
+	uint32_t out_flags;     /* ARGUS_OUT_* (safe_file.h): 0 refuses to
+	                           overwrite a file argus did not create */
 };
-/* Create (truncate) a trace file.  Ring files are preallocated. */
+/* Create a trace file, 0600, O_EXCL|O_NOFOLLOW: an existing file is
+ * truncated only if argus could have made it (argus_out__open() in
+ * safe_file.h), else -EEXIST unless opts->out_flags has ARGUS_OUT_FORCE.
+ * Ring files are preallocated. */
 struct argus_ring *argus_ring__create(const char *path,
 				      const struct argus_ring_opts *opts,
 				      struct argus_error *err);
@@ -337,5 +342,10 @@ int argus_trace__chunk(const struct argus_trace *t, size_t i,
 int argus_trace__save(const char *src_path, const char *dst_path,
 		      uint64_t from_ts, struct argus_trace_stats *src_stats,
 		      struct argus_error *err);
+/* Same, with ARGUS_OUT_* flags for creating dst (safe_file.h). */
+int argus_trace__save_to(const char *src_path, const char *dst_path,
+			 unsigned out_flags, uint64_t from_ts,
+			 struct argus_trace_stats *src_stats,
+			 struct argus_error *err);
 
 #endif /* ARGUS_TRACE_FORMAT_H */

@@ -12,7 +12,11 @@
  * is copied to a private buffer and its header and payload crc checked on
  * that copy; a chunk that changed since open is skipped, never half-saved.
  *
- * Invariant: on any error the destination does not exist afterwards.
+ * The destination is created as safe_file.h says (O_EXCL|O_NOFOLLOW,
+ * 0600; what argus did not create is replaced only with ARGUS_OUT_FORCE).
+ *
+ * Invariant: on any error after the destination was created, it does not
+ * exist afterwards; what was there before and was refused is untouched.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,7 +29,16 @@ int argus_trace__save(const char *src_path, const char *dst_path,
 		      uint64_t from_ts, struct argus_trace_stats *src_stats,
 		      struct argus_error *err)
 {
-	struct argus_ring_opts opts = { .sz = sizeof(opts), .fd_mode = 0600 };
+	return argus_trace__save_to(src_path, dst_path, 0, from_ts, src_stats, err);
+}
+
+int argus_trace__save_to(const char *src_path, const char *dst_path,
+			 unsigned out_flags, uint64_t from_ts,
+			 struct argus_trace_stats *src_stats,
+			 struct argus_error *err)
+{
+	struct argus_ring_opts opts = { .sz = sizeof(opts), .fd_mode = 0600,
+					.out_flags = out_flags };
 	struct argus_trace *t;
 	struct argus_ring *r = NULL;
 	struct stat a, b;

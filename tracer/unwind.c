@@ -21,6 +21,7 @@
  * x86_64 DWARF register numbers: 6 = rbp, 7 = rsp, 16 = rip.
  */
 #include "unwind.h"
+#include "elf_guard.h"
 #include "unwind_memo.h"
 
 #include <elfutils/libdwfl.h>
@@ -32,12 +33,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define UW_SLOTS 8
 #define UW_FILES 256
 #define DWARF_RBP 6
 #define DWARF_RSP 7
+/* An unwind that takes longer is cut where it is and counted
+ * (ARGUS_GUARD_UNWIND_CUT): the first unwind through a big library reads
+ * its .eh_frame (bounded by elf_guard.h), a few ms; past this, something
+ * is wrong and the collector has a ring to drain. */
+#define UW_SPLIT_NEAR 8
+#define UW_TIME_BUDGET_NS (50ull * 1000 * 1000)
 
 /* The sample being unwound: what the callbacks see. */
 struct uw_sample {
@@ -114,7 +122,17 @@ struct uw_out {
 	int nrbp;
 	uint64_t rsp[UW_MEMO_FRAMES];   /* each caller frame's rsp, if known */
 	int nrsp;
+	uint64_t deadline_ns;           /* CLOCK_MONOTONIC; 0 = none */
+	bool cut;                       /* stopped by the deadline */
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static pid_t uw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
 {
@@ -245,6 +263,13 @@ static struct uw_file *get_file(struct argus_unwinder *u, uint32_t pid,
 	fd = argus_proc_map__open(pid, m);
 	if (fd < 0)
 		return NULL;
+	/* checked before eviction too: a file over the limits is no reason to
+	 * lose a good one */
+	if (argus_elf_guard__check(fd, &(struct argus_elf_limits){
+					   ARGUS_ELF_UNWIND_SECTION_MAX })) {
+		close(fd);
+		return NULL;
+	}
 	file_clear(victim);
 	f = victim;
 	f->used = true;
@@ -321,12 +346,14 @@ static void report_maps(struct argus_unwinder *u, struct uw_slot *sl,
 		bool dup = false;
 
 		/* A file mapped executable twice (split text) is one module,
-		 * spanning both. */
-		for (size_t j = 0; j < i && !dup; j++)
+		 * spanning both.  Its mappings are neighbours in address
+		 * order, so only UW_SPLIT_NEAR of them are compared: all
+		 * pairs made 16,000 mappings of one file 256 M comparisons. */
+		for (size_t j = i > UW_SPLIT_NEAR ? i - UW_SPLIT_NEAR : 0; j < i && !dup; j++)
 			dup = same_load(&maps[j], m);
 		if (dup)
 			continue;
-		for (size_t j = i + 1; j < nmaps; j++)
+		for (size_t j = i + 1; j < nmaps && j <= i + UW_SPLIT_NEAR; j++)
 			if (same_load(&maps[j], m))
 				high = maps[j].end;
 		f = get_file(u, pid, m, sl->id);
@@ -387,9 +414,11 @@ static int uw_find_debuginfo(Dwfl_Module *mod, void **userdata,
 
 	if (f && f->no_debuginfo)
 		return -1;
-	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base,
-					  file_name, debuglink_file,
-					  debuglink_crc, debuginfo_file_name);
+	/* only root's /usr/lib/debug, by build-id: .gnu_debuglink names
+	 * come from the user's file (elf_guard.h) */
+	fd = argus_find_debuginfo(mod, userdata, modname, base, file_name,
+				  debuglink_file, debuglink_crc,
+				  debuginfo_file_name);
 	if (fd < 0 && f)
 		f->no_debuginfo = true;
 	return fd;
@@ -527,6 +556,10 @@ static int frame_cb(Dwfl_Frame *f, void *arg)
 		o->first = false;
 		return DWARF_CB_OK;
 	}
+	if (o->deadline_ns && mono_ns() > o->deadline_ns) {
+		o->cut = true;
+		return DWARF_CB_ABORT;
+	}
 	if (!dwfl_frame_pc(f, &pc, &act) || pc == 0)
 		return DWARF_CB_ABORT;
 	/* Each caller's frame must sit above its callee's. */
@@ -643,11 +676,14 @@ int argus_unwinder__unwind(struct argus_unwinder *u, uint32_t pid,
 	u->log.overflow = false;
 	sl->s.log = u->memo ? &u->log : NULL;
 	/* Errors only end the walk early: whatever was collected stands. */
+	o.deadline_ns = mono_ns() + UW_TIME_BUDGET_NS;
 	dwfl_getthread_frames(sl->dwfl, sl->s.tid, frame_cb, &o);
+	if (o.cut)
+		argus_guard__count(ARGUS_GUARD_UNWIND_CUT, 1);
 	sl->s.copy = NULL;
 	sl->s.log = NULL;
 	u->st.unwinds++;
-	if (copy_len <= UINT32_MAX && u->memo && !u->log.overflow) {
+	if (copy_len <= UINT32_MAX && u->memo && !u->log.overflow && !o.cut) {
 		keep_control_words(&u->log, &o);
 		uw_memo_store(u->memo, &key, &u->log, ips, o.n);
 	}

@@ -388,6 +388,41 @@ static void TEST_json_escapes_untrusted_names(void)
 	free(o.text);
 }
 
+/* What a terminal would act on (ESC, BEL, CSI as C1 or as a lone byte)
+ * or read as a new line comes out as visible text, one-to-one (the
+ * backslash is escaped too), and printable UTF-8 passes. */
+static void TEST_text_escape_leaves_nothing_a_terminal_acts_on(void)
+{
+	char buf[128];
+	size_t n;
+
+	n = argus_text_escape("a\x1b]0;PWNED\x07\x1b[2K\nsshd 1/1\\x\xc2\x9b\x9b\r\t\xc3\xa9",
+			      buf, sizeof(buf));
+	CHECK(!strcmp(buf, "a\\x1b]0;PWNED\\x07\\x1b[2K\\nsshd 1/1\\\\x\\u009b\\x9b\\r\\t\xc3\xa9"));
+	CHECK_EQ(n, strlen(buf));
+	for (const char *p = buf; *p; p++)
+		CHECK((unsigned char)*p >= 0x20 && *p != 0x7f);
+	/* cut only between whole sequences, and the need is still told */
+	n = argus_text_escape("ab\x1b", buf, 5);
+	CHECK(!strcmp(buf, "ab"));
+	CHECK_EQ(n, 6);
+	CHECK_EQ(argus_text_escape(NULL, buf, sizeof(buf)), 0);
+	CHECK(!strcmp(buf, ""));
+}
+
+/* JSON keeps the C1 controls out of a terminal that shows it as well. */
+static void TEST_json_escapes_c1_controls(void)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	CHECK_EQ(argus_json_write_str(f, "x\xc2\x9b" "2J\xc3\xa9"), 0);
+	fclose(f);
+	CHECK(!strcmp(text, "\"x\\u009b2J\xc3\xa9\""));
+	free(text);
+}
+
 static void TEST_json_node_records_the_wait_that_ended_it(void)
 {
 	const uint32_t *r, *w;
@@ -740,6 +775,8 @@ int main(void)
 	RUN(TEST_the_scenario_builds_the_expected_graph);
 	RUN(TEST_json_subgraph_is_valid_json_with_every_field);
 	RUN(TEST_json_escapes_untrusted_names);
+	RUN(TEST_text_escape_leaves_nothing_a_terminal_acts_on);
+	RUN(TEST_json_escapes_c1_controls);
 	RUN(TEST_json_node_records_the_wait_that_ended_it);
 	RUN(TEST_json_edges_only_among_the_listed_segments);
 	RUN(TEST_empty_subgraph_is_still_valid);
