@@ -61,6 +61,7 @@ static const struct argus_command commands[] = {
 	  "  --stats   print only the per-CPU counts, lost events and time span\n" },
 	{ "hangs", cmd_hangs, "list the threads that stopped answering, longest first",
 	  "argus hangs FILE [--pid PID [--tid TID]] [--threshold MS] [--idle-wait RULE] [--all] [--json]\n"
+	  "argus hangs --saved [--hang-dir D] [--json]\n"
 	  "  A hang: a thread stayed away from its idle wait (where it waits for new\n"
 	  "  work: its event loop, learned per thread) for MS or more (default 2000);\n"
 	  "  a thread with no idle wait (a command-line tool, a script) hangs in any\n"
@@ -71,7 +72,9 @@ static const struct argus_command commands[] = {
 	  "  --pid PID    every thread of PID;  --tid TID  that thread, in time order\n"
 	  "  --idle-wait  learn (default): epoll, poll on 2+ fds, and polls that are not a\n"
 	  "               request's reply wait are idle; poll: every poll-family wait is\n"
-	  "               idle (the event-loop model); none: no wait is idle\n" },
+	  "               idle (the event-loop model); none: no wait is idle\n"
+	  "  --saved      the hang snapshots the collector kept by itself (argus start\n"
+	  "               --watch), newest first, with their diagnosis' culprit\n" },
 	{ "diagnose", cmd_diagnose, "name the thread, in any process, that caused a hang",
 	  "argus diagnose FILE --pid PID [--tid TID] [--at TIME | --mark TEXT] [--depth N]\n"
 	  "               [--threshold MS] [--idle-wait RULE] [--pick N,N...] [--json | --dot]\n"

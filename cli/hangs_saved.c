@@ -305,7 +305,7 @@ static const char *kind_of(const struct jnode *m)
 
 static void print_text(const char *dir, struct saved *v, size_t n)
 {
-	printf("%zu hang snapshot%s in %s, newest first\n", n, n == 1 ? "" : "s", dir);
+	printf("%zu hang snapshot%s in %s, newest first\n", n, n == 1 ? "" : "s", cli_tstr(dir));
 	for (size_t i = 0; i < n; i++) {
 		const struct jnode *m = v[i].meta, *live = jget(m, "live");
 		const struct jnode *cul = jget(jget(m, "diagnosis"), "culprit");
@@ -329,18 +329,20 @@ static void print_text(const char *dir, struct saved *v, size_t n)
 			jnum(cul, "pid", &cp);
 			jnum(cul, "tid", &ct);
 			snprintf(culprit, sizeof(culprit), "culprit %s %.0f/%.0f (%s)",
-				 jstr(cul, "comm") ? jstr(cul, "comm") : "?", cp, ct,
+				 jstr(cul, "comm") ? cli_tstr(jstr(cul, "comm")) : "?", cp, ct,
 				 jstr(cul, "kind") ? jstr(cul, "kind") : "?");
 		} else if (m && jstr(m, "diagnose_error")) {
-			snprintf(culprit, sizeof(culprit), "no diagnosis: %.120s", jstr(m, "diagnose_error"));
+			snprintf(culprit, sizeof(culprit), "no diagnosis: %.120s",
+				 cli_tstr(jstr(m, "diagnose_error")));
 		} else if (m) {
 			snprintf(culprit, sizeof(culprit), "no culprit named");
 		} else {
 			snprintf(culprit, sizeof(culprit), "%.150s", v[i].why);
 		}
 		printf("%s  %-15s %7.0f/%-7.0f %-8s %-9s %s\n    %s/%s\n", when,
-		       m && jstr(m, "comm") ? jstr(m, "comm") : "?", pid, tid,
-		       m ? (kind_of(m) ? kind_of(m) : "?") : "?", dur, culprit, dir, v[i].f->name);
+		       m && jstr(m, "comm") ? cli_tstr(jstr(m, "comm")) : "?", pid, tid,
+		       m ? (kind_of(m) ? cli_tstr(kind_of(m)) : "?") : "?", dur, culprit,
+		       cli_tstr(dir), cli_tstr(v[i].f->name));
 	}
 }
 

@@ -82,10 +82,18 @@ static void usage(FILE *f)
 		"Normally started with `argus start`.\n", ARGUS_DEFAULT_RING_DIR);
 }
 
+/* Lines may carry a comm, which any process sets: control bytes become
+ * '?' so one cannot forge or hide log lines. */
 static void log_line(void *ctx, const char *line)
 {
+	char clean[1024];
+	size_t i;
+
 	(void)ctx;
-	fprintf(stderr, "argusd: %s\n", line);
+	for (i = 0; line[i] && i + 1 < sizeof(clean); i++)
+		clean[i] = (unsigned char)line[i] < 0x20 || line[i] == 0x7f ? '?' : line[i];
+	clean[i] = 0;
+	fprintf(stderr, "argusd: %s\n", clean);
 }
 
 /* Watch the process (its main thread) or the thread named by number. */
