@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "step_cli.h"
 #include "argus_graph.h"
 #include "control.h"
 #include "trace_format.h"
@@ -143,6 +144,23 @@ static const struct argus_command commands[] = {
 	  "  --pid PID          only these processes (repeatable, at most 64)\n"
 	  "  --kernel           also kernel threads (left out by default)\n"
 	  "  --schema F         user schema (docs/schema.md); --no-split as for graph\n" },
+	{ "step", cmd_step, "single-step a thread of a running process; print or record it",
+	  "argus step --pid PID [--tid TID] [--count N | --until COND] [--record FILE] [--json]\n"
+	  "           [--syscall-timeout MS]\n"
+	  "  Stops thread TID (default: the main thread) with ptrace, executes N\n"
+	  "  instructions (default 100) one at a time, then detaches: it runs on.\n"
+	  "  Each: address, symbol+offset, disassembly, the registers it changed\n"
+	  "  (new values), memory it read ([addr]:size->value) or wrote (<-value).\n"
+	  "  Syscalls are stepped over (at most MS blocked, default 5000); signals\n"
+	  "  are delivered to the thread.\n"
+	  "  --until COND  step until COND holds (at most --count, default 1000000):\n"
+	  "                REG OP VALUE        rip == 0x401136, rax != 0\n"
+	  "                memN(ADDR) OP VALUE N = 8/16/32/64: mem32(0x404028) != 0\n"
+	  "                left FUNC           the thread left function FUNC (a\n"
+	  "                                    return or jump out; its calls do not count)\n"
+	  "                OP: == != < > <= >= (unsigned); numbers decimal or 0x...\n"
+	  "  --record FILE write the instructions to FILE (docs/step-format.md) for\n"
+	  "                argus step-diff / argus flag --normal; prints a summary\n" },
 	{ "lldb-init", cmd_lldb_init, "make lldb load the Argus plugin at start (~/.lldbinit)",
 	  "argus lldb-init [--file LLDBINIT] [--plugin SO] [--print | --remove]\n"
 	  "  Adds `plugin load .../libargus-lldb.so` to LLDBINIT (default ~/.lldbinit\n"
