@@ -161,6 +161,12 @@ static const struct argus_command commands[] = {
 	  "                OP: == != < > <= >= (unsigned); numbers decimal or 0x...\n"
 	  "  --record FILE write the instructions to FILE (docs/step-format.md) for\n"
 	  "                argus step-diff / argus flag --normal; prints a summary\n" },
+	{ "step-diff", cmd_step_diff, "where two step recordings (normal, hang) first differ",
+	  "argus step-diff A B [--json]\n"
+	  "  A: a recording of the normal case, B: of the hang (argus step --record).\n"
+	  "  Aligns them by control flow (same function+offset) and prints the first\n"
+	  "  divergence: the branch, where each went, its condition's inputs on each\n"
+	  "  side (registers, memory: address and value) and the loop around it.\n" },
 	{ "lldb-init", cmd_lldb_init, "make lldb load the Argus plugin at start (~/.lldbinit)",
 	  "argus lldb-init [--file LLDBINIT] [--plugin SO] [--print | --remove]\n"
 	  "  Adds `plugin load .../libargus-lldb.so` to LLDBINIT (default ~/.lldbinit\n"
