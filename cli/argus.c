@@ -167,6 +167,18 @@ static const struct argus_command commands[] = {
 	  "  Aligns them by control flow (same function+offset) and prints the first\n"
 	  "  divergence: the branch, where each went, its condition's inputs on each\n"
 	  "  side (registers, memory: address and value) and the loop around it.\n" },
+	{ "flag", cmd_flag, "find the data flag a spinning thread waits for",
+	  "argus flag --pid PID [--tid TID] [--normal FILE] [--json] [--record FILE]\n"
+	  "           [--max N] [--timeout SEC] [--syscall-timeout MS]\n"
+	  "  Steps the spinning thread (a yield loop, a sleep-retry loop, a busy spin)\n"
+	  "  for a few turns of its loop (at most N instructions, default 200000, or\n"
+	  "  SEC seconds, default 10), leaves it running, and prints the flag: the\n"
+	  "  memory its loop's exit test reads that the thread itself never writes:\n"
+	  "  address, size, symbol (or mapping+offset for heap and stack), the value\n"
+	  "  seen, and the instruction that reads it.  Then watch it: argus watch.\n"
+	  "  --normal FILE  a recording of the same code when it did not hang: the\n"
+	  "                 flag is the memory read by the first divergent branch\n"
+	  "  --record FILE  keep this recording (docs/step-format.md)\n" },
 	{ "lldb-init", cmd_lldb_init, "make lldb load the Argus plugin at start (~/.lldbinit)",
 	  "argus lldb-init [--file LLDBINIT] [--plugin SO] [--print | --remove]\n"
 	  "  Adds `plugin load .../libargus-lldb.so` to LLDBINIT (default ~/.lldbinit\n"
