@@ -118,10 +118,14 @@ struct argus_step_insn {
  * The stepper
  */
 
-/* A stop as the backend reports it. */
+/* One step, as the engine asks for it and the backend reports it. */
 struct argus_step_stop {
-	int sig;                /* a signal other than the step's own trap
-				   that was delivered during the step, or 0 */
+	bool syscall;           /* in: the instruction is a syscall (ptrace
+				   steps it with PTRACE_SYSCALL: no trap flag
+				   left set while it blocks) */
+	int sig;                /* out: a signal other than the step's own
+				   trap that was delivered during the step,
+				   or 0 */
 };
 
 /*

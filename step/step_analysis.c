@@ -475,40 +475,27 @@ static int addr_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int argus_step_rec__diff(const struct argus_step_rec *a, const struct argus_step_rec *b,
-			 struct argus_step_diff *out)
+/* Anchor at the first instruction of a from a_from whose key b runs at or
+ * after b_from, then walk both while the keys agree. */
+static void align_from(const struct argus_step_rec *a, const struct argus_step_rec *b,
+		       const uint64_t *bset, size_t a_from, size_t b_from,
+		       struct argus_step_diff *out)
 {
-	size_t na, nb, i, j;
-	uint64_t *bset;
-	struct dtab t;
-	long *d;
-	size_t first;
-	int rc;
+	size_t na = argus_step_rec__count(a), nb = argus_step_rec__count(b), i, j = nb;
 
-	if (!a || !b || !out)
-		return -EINVAL;
 	memset(out, 0, sizeof(*out));
-	na = argus_step_rec__count(a);
-	nb = argus_step_rec__count(b);
-	if (!na || !nb)
-		return 0;
-	bset = malloc(nb * sizeof(*bset));
-	if (!bset)
-		return -ENOMEM;
-	for (j = 0; j < nb; j++)
-		bset[j] = code_key(b, j);
-	qsort(bset, nb, sizeof(*bset), addr_cmp);
-	for (i = 0; i < na; i++) {
+	for (i = a_from; i < na; i++) {
 		uint64_t x = code_key(a, i);
 
-		if (bsearch(&x, bset, nb, sizeof(*bset), addr_cmp))
+		if (!bsearch(&x, bset, nb, sizeof(*bset), addr_cmp))
+			continue;
+		for (j = b_from; j < nb && code_key(b, j) != x; j++)
+			;
+		if (j < nb)
 			break;
 	}
-	free(bset);
-	if (i == na)
-		return 0;
-	for (j = 0; code_key(b, j) != code_key(a, i); j++)
-		;
+	if (i >= na || j >= nb)
+		return;
 	out->aligned = true;
 	out->a_start = i;
 	out->b_start = j;
@@ -521,21 +508,67 @@ int argus_step_rec__diff(const struct argus_step_rec *a, const struct argus_step
 	out->b_at = j - 1;
 	out->a_next = i < na ? argus_step_rec__insn(a, i)->addr : 0;
 	out->b_next = j < nb ? argus_step_rec__insn(b, j)->addr : 0;
-	if (i == na || j == nb)
-		return 0;      /* one ended first: no divergence seen */
-	out->diverged = true;
+	out->diverged = i < na && j < nb;  /* else one ended first */
+}
+
+int argus_step_rec__diff(const struct argus_step_rec *a, const struct argus_step_rec *b,
+			 struct argus_step_diff *out)
+{
+	struct argus_step_diff next;
+	size_t na, nb, first;
+	uint64_t *bset;
+	struct dtab t;
+	long *d;
+	int rc;
+
+	if (!a || !b || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	na = argus_step_rec__count(a);
+	nb = argus_step_rec__count(b);
+	if (!na || !nb)
+		return 0;
+	bset = malloc(nb * sizeof(*bset));
+	if (!bset)
+		return -ENOMEM;
+	for (size_t j = 0; j < nb; j++)
+		bset[j] = code_key(b, j);
+	qsort(bset, nb, sizeof(*bset), addr_cmp);
 	rc = dtab_init(&t, 1024);
-	if (rc)
+	if (rc) {
+		free(bset);
 		return rc;
-	if (argus_step_rec__insn(a, out->a_at)->kind & ARGUS_STEP_K_JCC) {
+	}
+	align_from(a, b, bset, 0, 0, out);
+	/* A recording that starts just before the divergent branch has no
+	 * history to find its inputs in: the same branch is met again one
+	 * turn later (a loop), with its inputs recorded; try a few turns. */
+	for (int tries = 0; out->diverged && tries < 16; tries++) {
+		if (argus_step_rec__insn(a, out->a_at)->kind & ARGUS_STEP_K_JCC) {
+			out->na = inputs_at(a, &t, out->a_at, out->a_in, ARGUS_STEP_MAX_INPUTS);
+			out->nb = inputs_at(b, &t, out->b_at, out->b_in, ARGUS_STEP_MAX_INPUTS);
+			if (out->na < 0)
+				out->na = 0;
+			if (out->nb < 0)
+				out->nb = 0;
+			if (out->na && out->nb)
+				break;
+		}
+		align_from(a, b, bset, out->a_at + 1, out->b_at + 1, &next);
+		if (!next.diverged || code_key(a, next.a_at) != code_key(a, out->a_at))
+			break;
+		*out = next;
+	}
+	if (out->diverged && (argus_step_rec__insn(a, out->a_at)->kind & ARGUS_STEP_K_JCC)) {
 		out->na = inputs_at(a, &t, out->a_at, out->a_in, ARGUS_STEP_MAX_INPUTS);
 		out->nb = inputs_at(b, &t, out->b_at, out->b_in, ARGUS_STEP_MAX_INPUTS);
-		if (out->na < 0)
-			out->na = 0;
-		if (out->nb < 0)
-			out->nb = 0;
+		out->na = out->na < 0 ? 0 : out->na;
+		out->nb = out->nb < 0 ? 0 : out->nb;
 	}
 	dtab_free(&t);
+	free(bset);
+	if (!out->diverged)
+		return 0;
 	/* the loop around the divergence: the hang's side, else normal */
 	for (int side = 0; side < 2 && !out->have_loop; side++) {
 		const struct argus_step_rec *r = side ? a : b;

@@ -252,6 +252,8 @@ int argus_step__next(struct argus_stepper *s, struct argus_step_rec *rec,
 			m->valid |= ARGUS_STEP_MEM_HAVE_BEFORE;
 	}
 
+	memset(&stop, 0, sizeof(stop));
+	stop.syscall = e->d.syscall;
 	rc = s->b.step(s->b.ctx, &stop);
 	if (rc)
 		return rc;

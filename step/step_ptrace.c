@@ -13,12 +13,17 @@
  *     the handler's first instruction;
  *   - PTRACE_EVENT_STOP (a group-stop or our own interrupt): resumed;
  *   - exited or killed: -ESRCH.
- * A syscall instruction is single-stepped like any other: the trap comes
- * when it returns, however long it blocks.  That is why the wait polls
- * (WNOHANG, spinning briefly and then sleeping) with a time limit instead
- * of a blocking waitpid: a thread blocked for good in read() must not hang
- * argus.  On timeout the thread is left in its syscall; close interrupts
- * it (the kernel restarts the syscall when it resumes) and detaches.
+ * A syscall instruction is not single-stepped but run with PTRACE_SYSCALL
+ * to its exit stop (entry stop, exit stop: then rip is past it, as after a
+ * step).  A single step over a syscall would work too, but the trap flag
+ * would stay set while the call blocks, and a thread interrupted out of
+ * it then has a SIGTRAP queued (syscall_exit_work's single-step report)
+ * behind our interrupt stop: detached there, that SIGTRAP kills it.
+ * The wait polls (WNOHANG, spinning briefly and then sleeping) with a
+ * time limit instead of a blocking waitpid: a thread blocked for good in
+ * read() must not hang argus.  On timeout the thread is left in its
+ * syscall; close interrupts it (its exit stop comes, and the kernel
+ * restarts the call when it resumes) and detaches.
  *
  * PTRACE_DETACH clears the trap flag, so the thread runs on untraced.
  * Memory is read with process_vm_readv (one syscall, no stop needed).
@@ -108,12 +113,51 @@ static long pt_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 	return n < 0 ? -errno : n;
 }
 
+/* A syscall instruction: PTRACE_SYSCALL to its entry, then its exit. */
+static int pt_step_syscall(struct ptb *p, struct argus_step_stop *stop)
+{
+	int sig = 0, status, rc, phase = 0;
+
+	for (int tries = 0; tries < 64; tries++) {
+		if (ptrace(PTRACE_SYSCALL, p->tid, NULL, (void *)(long)sig))
+			return errno == ESRCH ? -ESRCH : -errno;
+		p->stopped = false;
+		sig = 0;
+		rc = wait_stop(p, p->timeout_ms, &status);
+		if (rc)
+			return rc;
+		if (status >> 16)            /* event stop: group-stop, interrupt */
+			continue;
+		if (WSTOPSIG(status) == (SIGTRAP | 0x80)) {
+			if (++phase == 2)
+				return 0;
+			continue;
+		}
+		if (WSTOPSIG(status) == SIGTRAP)
+			return 0;
+		/* a signal before the call was entered: deliver it as the
+		 * single-step path does (stop at the handler's entry) */
+		stop->sig = WSTOPSIG(status);
+		if (phase == 0) {
+			if (ptrace(PTRACE_SINGLESTEP, p->tid, NULL, (void *)(long)stop->sig))
+				return errno == ESRCH ? -ESRCH : -errno;
+			p->stopped = false;
+			rc = wait_stop(p, p->timeout_ms, &status);
+			return rc;
+		}
+		sig = stop->sig;
+	}
+	return -EAGAIN;
+}
+
 static int pt_step(void *ctx, struct argus_step_stop *stop)
 {
 	struct ptb *p = ctx;
 	int sig = 0, status, rc;
 
 	stop->sig = 0;
+	if (stop->syscall)
+		return pt_step_syscall(p, stop);
 	for (int tries = 0; tries < 64; tries++) {
 		if (ptrace(PTRACE_SINGLESTEP, p->tid, NULL, (void *)(long)sig))
 			return errno == ESRCH ? -ESRCH : -errno;
@@ -174,7 +218,9 @@ int step_ptrace__open(uint32_t pid, uint32_t tid, uint32_t timeout_ms,
 	p->pid = (pid_t)pid;
 	p->tid = (pid_t)tid;
 	p->timeout_ms = timeout_ms;
-	if (ptrace(PTRACE_SEIZE, p->tid, NULL, NULL)) {
+	/* TRACESYSGOOD: syscall stops are SIGTRAP|0x80, told apart from a
+	 * step's SIGTRAP */
+	if (ptrace(PTRACE_SEIZE, p->tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD)) {
 		rc = errno == EPERM && thread_of(pid, tid) ? -EBUSY : -errno;
 		/* EPERM on a live thread: already traced (a debugger), or
 		 * not allowed (yama, not root) */

@@ -515,7 +515,7 @@ struct argus_step_rec *argus_step_rec__parse(const void *buf, size_t len,
 	return r;
 }
 
-struct argus_step_rec *argus_step_rec__load(const char *path, struct argus_step_err *err)
+static struct argus_step_rec *load(const char *path, struct argus_step_err *err)
 {
 	struct argus_step_rec *r;
 	struct stat st;
@@ -555,6 +555,18 @@ struct argus_step_rec *argus_step_rec__load(const char *path, struct argus_step_
 	close(fd);
 	r = argus_step_rec__parse(buf, got, err);
 	free(buf);
+	return r;
+}
+
+struct argus_step_rec *argus_step_rec__load(const char *path, struct argus_step_err *err)
+{
+	struct argus_step_rec *r;
+
+	if (!path) {
+		errno = EINVAL;
+		return NULL;
+	}
+	r = load(path, err);
 	if (!r && err) {
 		/* name the file in the one line */
 		char m[sizeof(err->msg)];
