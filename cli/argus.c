@@ -146,7 +146,7 @@ static const struct argus_command commands[] = {
 	  "  --schema F         user schema (docs/schema.md); --no-split as for graph\n" },
 	{ "step", cmd_step, "single-step a thread of a running process; print or record it",
 	  "argus step --pid PID [--tid TID] [--count N | --until COND] [--record FILE] [--json]\n"
-	  "           [--syscall-timeout MS]\n"
+	  "           [--syscall-timeout MS] [--fast]\n"
 	  "  Stops thread TID (default: the main thread) with ptrace, executes N\n"
 	  "  instructions (default 100) one at a time, then detaches: it runs on.\n"
 	  "  Each: address, symbol+offset, disassembly, the registers it changed\n"
@@ -160,7 +160,12 @@ static const struct argus_command commands[] = {
 	  "                                    return or jump out; its calls do not count)\n"
 	  "                OP: == != < > <= >= (unsigned); numbers decimal or 0x...\n"
 	  "  --record FILE write the instructions to FILE (docs/step-format.md) for\n"
-	  "                argus step-diff / argus flag --normal; prints a summary\n" },
+	  "                argus step-diff / argus flag --normal; prints a summary\n"
+	  "  --fast        the thread steps itself through a SIGTRAP handler argus\n"
+	  "                puts in the process (several times faster, N instructions,\n"
+	  "                no --until): registers and memory addresses, no memory\n"
+	  "                values; the process's own SIGTRAP action is set aside\n"
+	  "                meanwhile (MS: how long it may take, default 5000)\n" },
 	{ "step-diff", cmd_step_diff, "where two step recordings (normal, hang) first differ",
 	  "argus step-diff A B [--json]\n"
 	  "  A: a recording of the normal case, B: of the hang (argus step --record).\n"

@@ -21,6 +21,63 @@
 
 #define CMD "step"
 
+/* --fast: the thread steps itself (argus_step__record_fast), then the
+ * recording is printed or saved as the ptrace path does. */
+static int step_fast(uint32_t pid, uint32_t tid, uint32_t count, uint32_t timeout,
+		     const char *record, bool json)
+{
+	struct argus_step_rec *rec = NULL;
+	struct argus_step_err err;
+	double run = 0;
+	size_t n;
+	int rc;
+
+	rc = argus_step__record_fast(pid, tid, count, timeout, &rec, &run);
+	if (rc == -ESRCH)
+		return cli_error(CMD, "no process %u (or thread %u), or it exited while recording", pid,
+				 tid ? tid : pid);
+	if (rc == -EBUSY || rc == -EPERM)
+		return cli_error(CMD, "cannot trace %u: already traced by a debugger, or not root",
+				 tid ? tid : pid);
+	if (rc)
+		return cli_error(CMD, "--fast recording failed: %s", strerror(-rc));
+	n = argus_step_rec__count(rec);
+	if (record && argus_step_rec__save(rec, record, &err)) {
+		argus_step_rec__free(rec);
+		return cli_error(CMD, "%s", err.msg);
+	}
+	if (json) {
+		printf("{");
+		if (!record) {
+			printf("\"insns\":[");
+			for (size_t i = 0; i < n; i++) {
+				if (i)
+					putchar(',');
+				step_cli_json_insn(rec, i);
+			}
+			printf("],");
+		}
+		printf("\"pid\":%u,\"tid\":%u,\"count\":%zu,\"stopped\":\"%s\",\"fast\":true,"
+		       "\"seconds\":%.6f,\"record\":", pid, tid ? tid : pid, n,
+		       n < count ? "timeout" : "count", run);
+		if (record)
+			argus_json_write_str(stdout, record);
+		else
+			printf("null");
+		printf("}\n");
+	} else {
+		if (!record)
+			for (size_t i = 0; i < n; i++)
+				step_cli_print_insn(rec, i);
+		printf("%s%zu instructions of thread %u (pid %u) in %.3f s, in process (--fast); stopped: %s%s%s\n",
+		       record ? "" : "# ", n, tid ? tid : pid, pid, run, n < count ? "timeout" : "count",
+		       record ? "; recorded to " : "", record ? cli_tstr(record) : "");
+	}
+	argus_step_rec__free(rec);
+	return n < count ? cli_error(CMD, "thread %u ran only %zu of %u instructions in %u ms", tid ? tid : pid,
+				     n, count, timeout) : 0;
+}
+
 int cmd_step(int argc, char **argv)
 {
 	uint32_t pid = 0, tid = 0, count = 0, timeout = 5000;
@@ -29,7 +86,7 @@ int cmd_step(int argc, char **argv)
 	struct argus_stepper *s = NULL;
 	struct argus_step_rec *rec = NULL;
 	struct argus_step_err err;
-	bool json = false;
+	bool json = false, fast = false;
 	char cerr[200];
 	size_t n = 0;
 	int rc = 0, status = 0;
@@ -41,6 +98,10 @@ int cmd_step(int argc, char **argv)
 
 		if (!strcmp(a, "--json")) {
 			json = true;
+			continue;
+		}
+		if (!strcmp(a, "--fast")) {
+			fast = true;
 			continue;
 		}
 		if (!strcmp(a, "--pid") || !strcmp(a, "--tid") || !strcmp(a, "--count") ||
@@ -68,6 +129,11 @@ int cmd_step(int argc, char **argv)
 	}
 	if (!count)
 		count = until ? 1000000 : 100;
+	if (fast) {
+		if (cond)
+			return cli_usage_error(CMD, "--fast records a --count of instructions; no --until");
+		return step_fast(pid, tid, count, timeout, record, json);
+	}
 
 	s = step_cli_open(CMD, pid, tid, timeout);
 	if (!s) {

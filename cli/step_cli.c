@@ -108,7 +108,8 @@ void step_cli_print_insn(const struct argus_step_rec *r, size_t i)
 			printf(" [0x%" PRIx64 "]:%u<-0x%" PRIx64, m->addr, m->size, m->after);
 		if (!(m->valid & (m->access & ARGUS_STEP_MEM_READ ? ARGUS_STEP_MEM_HAVE_BEFORE :
 								    ARGUS_STEP_MEM_HAVE_AFTER)))
-			printf(" [0x%" PRIx64 "]:%u unreadable", m->addr, m->size);
+			printf(" [0x%" PRIx64 "]:%u%s?", m->addr, m->size,
+			       m->access & ARGUS_STEP_MEM_READ ? "->" : "<-");
 	}
 	if (in->flags & ARGUS_STEP_F_RESTART)
 		printf(" (restarted syscall)");

@@ -188,6 +188,18 @@ int argus_step__read(struct argus_stepper *s, uint64_t addr, void *buf, size_t l
 int argus_step__next(struct argus_stepper *s, struct argus_step_rec *rec,
 		     struct argus_step_insn *out);
 
+/*
+ * Fast recording (step_inproc.c): the thread steps itself, through a
+ * SIGTRAP handler injected into the process, for count instructions (at
+ * most 4 M) or timeout_ms (0 = 10 s); ptrace only sets up and tears down.
+ * Registers only: memory operands get addresses, no values (valid = 0).
+ * *out is the recording; *run_s (may be NULL) the seconds the thread ran
+ * recording itself.  Returns 0, -ESRCH, -EBUSY (traced by another), -EIO
+ * (the injection failed), -EINVAL.
+ */
+int argus_step__record_fast(uint32_t pid, uint32_t tid, size_t count, uint32_t timeout_ms,
+			    struct argus_step_rec **out, double *run_s);
+
 /* Start a recording of this stepper's thread: pid, tid, registers now. */
 struct argus_step_rec *argus_step__new_rec(struct argus_stepper *s);
 
