@@ -116,7 +116,7 @@ static inline uint32_t add_event(struct argus_graph *g, uint32_t thr, uint32_t s
 				 const struct argus_gevent *ge)
 {
 	struct tstate *s = TSTATE(g, thr);
-	uint32_t evid = gev_store(g, &s->last_ev, ge);
+	uint32_t evid = gev_store(g, &s->last_ev, thr, ge);
 
 	if (evid == ARGUS_NONE)
 		return ARGUS_NONE;
@@ -139,7 +139,7 @@ static inline uint32_t add_event(struct argus_graph *g, uint32_t thr, uint32_t s
 /* Store an event that belongs to no thread. */
 static int store_idle(struct argus_graph *g, const struct argus_gevent *ge)
 {
-	return gev_store(g, &g->b->idle_last, ge) == ARGUS_NONE ? -ENOMEM : 0;
+	return gev_store(g, &g->b->idle_last, ARGUS_NONE, ge) == ARGUS_NONE ? -ENOMEM : 0;
 }
 
 /*
