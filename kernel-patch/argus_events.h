@@ -98,6 +98,8 @@ enum ae_obj_kind {
 	AE_OBJ_FILE = 8,     /* regular file / other inode: obj = dev<<32^ino */
 	AE_OBJ_SOCK = 9,     /* other socket family: obj = own inode */
 	AE_OBJ_OTHER = 10,
+	AE_OBJ_FLAG = 11,    /* never from BPF: the graph's name for a watched
+	                        address (AE_HWWATCH): obj = address, peer = pid */
 };
 
 /*
