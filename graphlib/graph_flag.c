@@ -27,8 +27,9 @@
  * A pure busy spin (no syscall at all) is invisible here: it has no spin
  * syscalls to recognize, and gets no edge.
  *
- * Cost: per write, the threads of the same process, and per such thread a
- * walk of its events from the segment at tw to L (bounded by
+ * Cost: the writes sorted by time; per write, a look back to the previous
+ * write of the same flag, the threads of the same process, and per such
+ * thread a walk of its events from the segment at tw to L (bounded by
  * LEAVE_MAX_NS).  Writes are few (a watched flag); a trace without
  * AE_HWWATCH events costs one pass over the thread table.
  */
@@ -78,7 +79,7 @@ static bool is_sys(const struct argus_gevent *e)
  * and in which segment (*leave_seg)?  False when it was not spinning or
  * did not leave in time.
  */
-static bool spin_leave(const struct argus_graph *g, uint32_t r, uint64_t tw,
+static bool spin_leave(const struct argus_graph *g, uint32_t r, uint64_t tw, bool armed,
 		       uint64_t *leave_ts, uint32_t *leave_seg)
 {
 	uint32_t s = seg_at(g, r, tw), e;
@@ -110,7 +111,7 @@ static bool spin_leave(const struct argus_graph *g, uint32_t r, uint64_t tw,
 			return false;   /* blocked in a real wait, not spinning */
 		asleep = true;
 	}
-	bool before = asleep || (!other && last_spin && tw - last_spin <= SPIN_GAP_NS);
+	bool before = armed || asleep || (!other && last_spin && tw - last_spin <= SPIN_GAP_NS);
 	bool first = true;
 
 	/* the first thing after tw that is not the spin */
@@ -172,9 +173,24 @@ static int cand_cmp(const void *a, const void *b)
 	return x->tw < y->tw ? -1 : x->tw > y->tw;
 }
 
+/* One watched write. */
+struct wr {
+	uint64_t ts;
+	uint32_t thr;           /* writer's thread index */
+	uint32_t obj;           /* the flag (AE_OBJ_FLAG object: address, pid) */
+	uint32_t src;           /* writer's segment at ts */
+};
+
+static int wr_cmp(const void *a, const void *b)
+{
+	const struct wr *x = a, *y = b;
+
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
 int gflag_edges(struct argus_graph *g)
 {
-	struct gvec cv = { 0 };
+	struct gvec cv = { 0 }, wv = { 0 };
 	int added = 0;
 
 	for (uint32_t t = 0; t < g->thr.n; t++) {
@@ -183,32 +199,49 @@ int gflag_edges(struct argus_graph *g)
 		for (uint32_t e = wt->first_event; e != ARGUS_NONE;
 		     e = argus_graph__thread_next_event(g, t, e)) {
 			const struct argus_gevent *ev = &EVS(g)[e];
-			const struct argus_object *o;
 			uint32_t src;
+			struct wr *w;
 
-			if (ev->type != AE_HWWATCH)
+			if (ev->type != AE_HWWATCH || !ev->obj ||
+			    (src = seg_at(g, t, ev->ts)) == ARGUS_NONE)
 				continue;
-			o = argus_graph__object(g, ev->obj);
-			src = seg_at(g, t, ev->ts);
-			if (!o || src == ARGUS_NONE)
-				continue;
-			for (uint32_t r = 0; r < g->thr.n; r++) {
-				const struct argus_thread *rt = &THRS(g)[r];
-				uint64_t tl;
-				uint32_t dst;
-				struct cand *c;
+			if (!(w = gvec_push(&wv, sizeof(*w))))
+				goto nomem;
+			*w = (struct wr){ .ts = ev->ts, .thr = t, .obj = ev->obj, .src = src };
+		}
+	}
+	qsort(wv.p, wv.n, sizeof(struct wr), wr_cmp);
+	for (uint32_t i = 0; i < wv.n; i++) {
+		const struct wr *w = &GV(wv, struct wr)[i];
+		const struct argus_thread *wt = &THRS(g)[w->thr];
+		const struct argus_object *o = argus_graph__object(g, w->obj);
+		uint32_t armed = ARGUS_NONE;
 
-				if (r == t || rt->pid != wt->pid || rt->kernel || rt->tid == wt->tid ||
-				    !spin_leave(g, r, ev->ts, &tl, &dst))
-					continue;
-				c = gvec_push(&cv, sizeof(*c));
-				if (!c) {
-					gvec_free(&cv);
-					return -ENOMEM;
-				}
-				*c = (struct cand){ .src = src, .dst = dst, .tw = ev->ts, .tl = tl,
-						    .addr = o->obj, .reader = r };
-			}
+		/* The write before this one to the same flag, by another
+		 * thread that has not waited since: that thread cleared the
+		 * flag and is waiting for it (rule 2b). */
+		for (uint32_t j = i; j-- > 0;) {
+			const struct wr *p = &GV(wv, struct wr)[j];
+
+			if (p->obj != w->obj)
+				continue;
+			if (p->thr != w->thr && seg_at(g, p->thr, w->ts) == p->src)
+				armed = p->thr;
+			break;
+		}
+		for (uint32_t r = 0; r < g->thr.n; r++) {
+			const struct argus_thread *rt = &THRS(g)[r];
+			uint64_t tl;
+			uint32_t dst;
+			struct cand *c;
+
+			if (r == w->thr || rt->pid != wt->pid || rt->kernel || rt->tid == wt->tid ||
+			    !spin_leave(g, r, w->ts, r == armed, &tl, &dst))
+				continue;
+			if (!(c = gvec_push(&cv, sizeof(*c))))
+				goto nomem;
+			*c = (struct cand){ .src = w->src, .dst = dst, .tw = w->ts, .tl = tl,
+					    .addr = o ? o->obj : 0, .reader = r };
 		}
 	}
 	/* the last write before each (reader, leave) released it: sorted by
@@ -224,5 +257,10 @@ int gflag_edges(struct argus_graph *g)
 		added++;
 	}
 	gvec_free(&cv);
+	gvec_free(&wv);
 	return added;
+nomem:
+	gvec_free(&cv);
+	gvec_free(&wv);
+	return -ENOMEM;
 }

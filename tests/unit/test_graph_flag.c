@@ -201,8 +201,61 @@ out:
 	scenario_end();
 }
 
+/*
+ * The reader cleared the flag itself, sent its request and was preempted
+ * before its loop; the writer set the flag meanwhile; the reader never
+ * yields and goes back to poll: the write released it (rule 2b).  A
+ * second clear-and-set where the reader blocks in read() between its
+ * clear and the write is no edge: it was not waiting for the flag.
+ */
+static void TEST_reader_that_cleared_the_flag_and_never_spun_gets_the_edge(void)
+{
+	const struct argus_edge *e[8];
+
+	begin();
+	task(100, 100, "ui");
+	task(101, 100, "writer");
+	run(AT(0), 0, 100);
+	hw_write(AT(10), 0, 100, 0);
+	leave(AT(20), 0, 100, SYS_write, 12, 3, AE_OBJ_UNIX, 0x10, 0x11);
+	tg_ok(argus_tracegen__preempt(tg, AT(30), 0, 100, 100, 101, 100), "preempt", AT(30));
+	hw_write(AT(40), 0, 101, 1);
+	enter(AT(45), 0, 101, SYS_read, 3, 0);
+	block(AT(50), 0, 101, SYS_read, 3, AE_OBJ_UNIX, 0x10, 0x11);
+	run(AT(50), 0, 100);
+	enter(AT(60), 0, 100, SYS_poll, 0, 1);
+	block(AT(70), 0, 100, SYS_poll, ~0ull, AE_OBJ_NONE, 0, 0);
+	/* second round: ui clears, then blocks in read (not a flag wait) */
+	wake(AT(1000), 1, 0, 100);
+	run(AT(1000), 0, 100);
+	hw_write(AT(1010), 0, 100, 0);
+	enter(AT(1020), 0, 100, SYS_read, 4, 0);
+	block(AT(1030), 0, 100, SYS_read, 4, AE_OBJ_PIPE, 0x44, 0);
+	wake(AT(1100), 1, 0, 101);
+	run(AT(1100), 1, 101);
+	hw_write(AT(1110), 1, 101, 1);
+	enter(AT(1120), 1, 101, SYS_read, 3, 0);
+	block(AT(1130), 1, 101, SYS_read, 3, AE_OBJ_UNIX, 0x10, 0x11);
+	wake(AT(1200), 1, 0, 100);
+	run(AT(1200), 0, 100);
+	enter(AT(1210), 0, 100, SYS_poll, 0, 1);
+	block(AT(1220), 0, 100, SYS_poll, ~0ull, AE_OBJ_NONE, 0, 0);
+	if (!finish())
+		goto out;
+	CHECK_EQ(flag_edges(e, 8), 1);
+	if (flag_edges(e, 8) != 1)
+		goto out;
+	CHECK_EQ(e[0]->src, seg(101, 0));
+	CHECK_EQ(e[0]->dst, seg(100, 0));
+	CHECK_EQ(e[0]->src_ts, AT(40));
+	CHECK_EQ(e[0]->dst_ts, AT(60));
+out:
+	scenario_end();
+}
+
 int main(void)
 {
+	RUN(TEST_reader_that_cleared_the_flag_and_never_spun_gets_the_edge);
 	RUN(TEST_write_to_a_yield_spinner_is_an_edge_to_its_leaving_segment);
 	RUN(TEST_write_during_a_retry_sleep_links_to_the_segment_after_it);
 	RUN(TEST_no_edge_to_a_thread_not_spinning_or_in_another_process);
