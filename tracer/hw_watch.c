@@ -24,7 +24,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -152,7 +151,7 @@ static int arm_thread(struct argus_hw_watch *w, struct watch *x, uint32_t tid,
 	}
 	lfd = bpf_link_create(w->prog_fd, pfd, BPF_PERF_EVENT, NULL);
 	if (lfd < 0) {
-		e = lfd < 0 && lfd != -1 ? lfd : -errno;
+		e = -errno;     /* libbpf 1.x: errno is set, lfd is -errno */
 		snprintf(err, errlen, "attaching the watch program to thread %u: %s", tid,
 			 strerror(-e));
 		close(pfd);
@@ -163,6 +162,24 @@ static int arm_thread(struct argus_hw_watch *w, struct watch *x, uint32_t tid,
 	t->perf_fd = pfd;
 	t->link_fd = lfd;
 	return 0;
+}
+
+/* The Tgid of task `tid` (/proc/TID/status), or -errno. */
+static int tgid_of(uint32_t tid)
+{
+	char path[64], line[256];
+	FILE *f;
+	int tgid = -ESRCH;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -ESRCH;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
 }
 
 int argus_hw_watch__add(struct argus_hw_watch *w, uint32_t pid, uint64_t addr,
@@ -188,13 +205,22 @@ int argus_hw_watch__add(struct argus_hw_watch *w, uint32_t pid, uint64_t addr,
 		snprintf(err, errlen, "no process 0");
 		return -ESRCH;
 	}
+	/* the BPF map is keyed by (tgid, address): one watch per address */
 	for (uint32_t i = 0; i < w->n; i++)
-		if (w->w[i].info.pid == pid && w->w[i].info.addr == addr &&
-		    w->w[i].info.len == len) {
+		if (w->w[i].info.pid == pid && w->w[i].info.addr == addr) {
 			snprintf(err, errlen, "process %u address 0x%" PRIx64 " is already watched (id %u)",
 				 pid, addr, w->w[i].info.id);
 			return -EEXIST;
 		}
+	if ((e = tgid_of(pid)) != (int)pid) {
+		if (e > 0)
+			snprintf(err, errlen, "%u is a thread of process %d: watch the process (--pid %d)",
+				 pid, e, e);
+		else
+			snprintf(err, errlen, "no process %u", pid);
+		return e > 0 ? -EINVAL : -ESRCH;
+	}
+	e = 0;
 	snprintf(path, sizeof(path), "/proc/%u/task", pid);
 	d = opendir(path);
 	if (!d) {

@@ -47,8 +47,9 @@ void argus_hw_watch__free(struct argus_hw_watch *w);
 
 /* Arm a write watch on every thread of pid.  0 and *id, or -errno with
  * one line in err: -EINVAL (length not 1/2/4/8, address not aligned or
- * 0), -ESRCH (no such process), -ENOSPC (a thread has no debug register
- * left: x86 has 4 per thread), -EEXIST (the same watch is armed), or what
+ * 0, pid is a thread and not a process), -ESRCH (no such process),
+ * -ENOSPC (a thread has no debug register left: x86 has 4 per thread),
+ * -EEXIST (that address of pid is already watched), or what
  * perf_event_open / the BPF link said.  All or nothing: on failure no
  * thread keeps an event of this watch. */
 int argus_hw_watch__add(struct argus_hw_watch *w, uint32_t pid, uint64_t addr,

@@ -3,7 +3,8 @@
 # exit, and arms nothing then:
 #   - no collector running (before `argus start`);
 #   - an address not aligned to --len, a --len not in 1/2/4/8;
-#   - a pid that names no process (a child that was reaped);
+#   - a pid that names no process (a child that was reaped), and a
+#     thread's id instead of its process's;
 #   - a 5th watch on the same thread (x86 has 4 debug registers): the
 #     first 4 arm, the 5th is refused by the kernel (ENOSPC) and says so;
 #   - the same watch twice; removing an id that does not exist.
@@ -33,6 +34,17 @@ sh -c 'exit 0' &
 DEAD=$!
 wait "$DEAD"
 expect_clean_error "no process $DEAD\$" "$ARGUS" watch --pid "$DEAD" --addr "$ADDR"
+/usr/bin/python3 -c 'import threading, time
+threading.Thread(target=time.sleep, args=(30,), daemon=True).start(); time.sleep(30)' &
+PY=$!
+E2E_PIDS+=("$PY")
+for _ in $(seq 1 100); do [ "$(ls "/proc/$PY/task" 2>/dev/null | wc -l)" -ge 2 ] && break; sleep 0.05; done
+TH=$(ls "/proc/$PY/task" | grep -vx "$PY" | head -n 1)
+[ -n "$TH" ] || fail "the python helper started no thread"
+expect_clean_error "$TH is a thread of process $PY: watch the process \(--pid $PY\)" \
+	"$ARGUS" watch --pid "$TH" --addr "$ADDR"
+kill "$PY"
+wait "$PY" 2>/dev/null
 "$ARGUS" watch --list >"$T/list0" 2>&1
 grep -q "no watches armed" "$T/list0" || fail "a refused watch was armed" "$T/list0"
 
