@@ -396,6 +396,14 @@ int gsplit_batching(struct argus_graph *g);
 /* graph_csr.c: intra edges, adjacency and the per-thread index. */
 int gcsr_build(struct argus_graph *g, bool add_intra);
 
+/* graph_flag.c: DATAFLAG edges from the AE_HWWATCH writes (after the
+ * first gcsr_build).  Returns the edges added (>= 0) or -errno. */
+int gflag_edges(struct argus_graph *g);
+/* A syscall a spin loop makes while it waits for a flag: sched_yield and
+ * the sleeps (nanosleep, clock_nanosleep, pause-like select/poll with no
+ * fds are not counted). */
+bool gflag_spin_nr(long nr);
+
 /* diag_locks.c: what the sys_enter event of flock/fcntl keeps in its val,
  * the packed lock request (argus_lock__pack), 0 when it is none. */
 uint64_t glock_enter_val(int64_t nr, const uint64_t *args);
