@@ -38,6 +38,8 @@ static const struct argus_command commands[] = {
 	  "  --raw  the collector's own KEY=VALUE lines, for scripts\n" },
 	{ "mark", cmd_mark, "add a user annotation to the trace",
 	  "argus mark TEXT...\n" },
+	{ "watch", cmd_watch, "hardware write watchpoints on a data flag, into the trace",
+	  CMD_WATCH_USAGE },
 	{ "save", cmd_save, "snapshot the ring into a trace file",
 	  "argus save [--last DURATION] -o FILE [--force]\n"
 	  "  DURATION like 30s, 5m, 1500ms (default: everything in the ring)\n"
