@@ -937,11 +937,15 @@ void argus_collector__status(struct argus_collector *c,
 	c->st.oldest_ts = c->hist_head < c->nhist ? c->hist[c->hist_head].min_ts : 0;
 	c->st.unwound = stack_capture__unwound(c->stacks);
 	c->st.unwind_memo_hits = stack_capture__memo_hits(c->stacks);
-	c->st.cpu_seconds = cpu_seconds() - c->cpu_at_start;
+	/* the unwind helper's CPU is the collector's too */
+	c->st.cpu_seconds = cpu_seconds() - c->cpu_at_start +
+			    stack_capture__helper_cpu(c->stacks);
 	c->st.files_skipped = argus_guard__get(ARGUS_GUARD_FILE_SKIPPED);
 	c->st.elf_over_budget = argus_guard__get(ARGUS_GUARD_OVER_BUDGET);
 	c->st.unwinds_cut = argus_guard__get(ARGUS_GUARD_UNWIND_CUT);
 	c->st.maps_dropped = argus_guard__get(ARGUS_GUARD_MAPS_DROPPED);
+	stack_capture__helper(c->stacks, &c->st.unwind_helper_restarts,
+			      &c->st.unwind_helper_pid);
 	*st = c->st;
 }
 

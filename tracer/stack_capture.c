@@ -25,6 +25,7 @@
 #include "elf_guard.h"
 #include "proc_maps.h"
 #include "unwind.h"
+#include "unwind_helper.h"
 
 #define PROC_SLOTS 1024           /* power of two */
 #define REREAD_NS (100ull * 1000 * 1000)
@@ -63,6 +64,10 @@ struct retired {
 
 struct stack_capture {
 	bool unwind;
+	/* one of the two: the helper's client (the default), or, with
+	 * ARGUS_UNWIND_INPROCESS=1 in the environment (to measure what the
+	 * helper costs), libdwfl in this very process as before */
+	struct argus_unwind_client *client;
 	struct argus_unwinder *unwinder;
 	struct proc_entry slots[PROC_SLOTS];
 	uint32_t used;
@@ -89,8 +94,13 @@ struct stack_capture *stack_capture__new(bool unwind)
 		return NULL;
 	sc->unwind = unwind;
 	if (unwind) {
-		sc->unwinder = argus_unwinder__new();
-		if (!sc->unwinder) {
+		const char *inproc = getenv("ARGUS_UNWIND_INPROCESS");
+
+		if (inproc && !strcmp(inproc, "1"))
+			sc->unwinder = argus_unwinder__new();
+		else
+			sc->client = argus_unwind_client__new();
+		if (!sc->unwinder && !sc->client) {
 			free(sc);
 			return NULL;
 		}
@@ -161,6 +171,7 @@ void stack_capture__chunk_cut(struct stack_capture *sc)
 	/* once a chunk (a second or so): a few fstat()s */
 	if (sc->unwinder)
 		argus_unwinder__drop_deleted(sc->unwinder);
+	argus_unwind_client__chunk_cut(sc->client);
 }
 
 void stack_capture__free(struct stack_capture *sc)
@@ -171,6 +182,7 @@ void stack_capture__free(struct stack_capture *sc)
 	free(sc->ret);
 	clear_all(sc);
 	argus_unwinder__free(sc->unwinder);
+	argus_unwind_client__free(sc->client);
 	free(sc);
 }
 
@@ -326,7 +338,13 @@ int stack_capture__resolve(struct stack_capture *sc, uint32_t pid, uint64_t ts,
 	 * the stack came along, unwind with CFI and keep the deeper answer. */
 	if (sc->unwind && e && e->nmaps && us->copy_len && us->ip && us->sp) {
 		uint64_t dw[64];
-		int m = argus_unwinder__unwind(sc->unwinder, pid, e->maps, e->nmaps,
+		/* a helper that failed leaves m < 0: the frame-pointer frames
+		 * stand */
+		int m = sc->client ?
+			argus_unwind_client__unwind(sc->client, pid, e->maps, e->nmaps,
+						    us->ip, us->sp, us->bp, copy,
+						    us->copy_len, dw, max < 64 ? max : 64) :
+			argus_unwinder__unwind(sc->unwinder, pid, e->maps, e->nmaps,
 					       us->ip, us->sp, us->bp, copy,
 					       us->copy_len, dw,
 					       max < 64 ? max : 64);
@@ -396,13 +414,30 @@ void stack_capture__maps(struct stack_capture *sc, uint32_t pid,
 
 uint64_t stack_capture__memo_hits(const struct stack_capture *sc)
 {
+	struct argus_unwind_client_stats cs;
 	struct argus_unwinder_stats st;
 
 	argus_unwinder__stats(sc->unwinder, &st);
-	return st.memo_hits;
+	argus_unwind_client__stats(sc->client, &cs);
+	return st.memo_hits + cs.memo_hits;
+}
+
+void stack_capture__helper(const struct stack_capture *sc, uint64_t *restarts,
+			   int *pid)
+{
+	struct argus_unwind_client_stats cs;
+
+	argus_unwind_client__stats(sc->client, &cs);
+	*restarts = cs.restarts;
+	*pid = cs.pid;
 }
 
 uint64_t stack_capture__unwound(const struct stack_capture *sc)
 {
 	return sc->unwound;
+}
+
+double stack_capture__helper_cpu(const struct stack_capture *sc)
+{
+	return argus_unwind_client__cpu_seconds(sc->client);
 }
