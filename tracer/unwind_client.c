@@ -157,7 +157,22 @@ static int spawn(struct argus_unwind_client *c)
 		return e;
 	}
 	if (pid == 0) {
+		char env[64];
+		char *const argv[] = { (char *)"argus-unwind", NULL };
+		char *const envp[] = { env, NULL };
+
 		close(sv[0]);
+		/* A fresh image of our own binary (unwind_helper.c's
+		 * constructor takes over before main): the helper gets its own
+		 * address layout, and no copy of argusd's heap (held events,
+		 * names, paths) for a hostile file to find.  The socket is fd 3
+		 * there.  If the exec fails, the forked image serves. */
+		/* (dup2 onto itself keeps SOCK_CLOEXEC: cleared explicitly) */
+		if (dup2(sv[1], 3) == 3 && !fcntl(3, F_SETFD, 0)) {
+			snprintf(env, sizeof(env), "ARGUS_UNWIND_HELPER=%u,%u",
+				 (unsigned)c->uid, (unsigned)c->gid);
+			execve("/proc/self/exe", argv, envp);
+		}
 		argus_unwind_helper__main(sv[1], c->uid, c->gid);
 	}
 	close(sv[1]);

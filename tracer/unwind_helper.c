@@ -27,6 +27,7 @@
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -507,4 +508,19 @@ void argus_unwind_helper__main(int sock, uid_t uid, gid_t gid)
 		if (err)
 			_exit(125);
 	}
+}
+
+/*
+ * The helper's entry in a fresh exec of argusd's (or argus's) own binary
+ * (unwind_client.c's spawn()): before main, when the environment says so,
+ * with the socket at fd 3.  The environment holds nothing else.
+ */
+__attribute__((constructor)) static void helper_entry(void)
+{
+	const char *e = getenv("ARGUS_UNWIND_HELPER");
+	unsigned uid, gid;
+
+	if (!e || sscanf(e, "%u,%u", &uid, &gid) != 2)
+		return;
+	argus_unwind_helper__main(HL_SOCK, (uid_t)uid, (gid_t)gid);
 }

@@ -6,7 +6,9 @@
  * unwind their stacks, and any user chooses those bytes.  libelf/libdw are
  * large C parsers: a bug in them on a hostile file must not crash, hang
  * or take over root's always-on daemon.  So the parsing runs in a helper
- * process (the "unwind helper"), forked by the collector at start:
+ * process (the "unwind helper"), forked by the collector at start and
+ * exec'd as a fresh image of the same binary (/proc/self/exe; the
+ * constructor in unwind_helper.c takes over before main):
  *
  *   argusd (root)                          helper (nobody, sandboxed)
  *   -------------                          --------------------------

@@ -158,6 +158,8 @@ static void test_repeated_stack_is_answered_by_the_memo(struct argus_unwind_clie
 static void test_helper_is_unprivileged_and_filtered(struct argus_unwind_client *c)
 {
 	struct argus_unwind_client_stats st;
+	char path[64], cmd[64] = "";
+	FILE *f;
 
 	argus_unwind_client__stats(c, &st);
 	CHECK(st.pid > 0);
@@ -167,6 +169,15 @@ static void test_helper_is_unprivileged_and_filtered(struct argus_unwind_client 
 	}
 	CHECK_EQ(status_field(st.pid, "NoNewPrivs"), 1);
 	CHECK_EQ(status_field(st.pid, "Seccomp"), 2);   /* filter mode */
+	/* a fresh exec (argv[0] "argus-unwind"), not a copy of our heap */
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)st.pid);
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK(fgets(cmd, sizeof(cmd), f) != NULL);
+		CHECK(!strcmp(cmd, "argus-unwind"));
+		fclose(f);
+	}
 }
 
 /* Killed while idle: noticed at the next request, counted, replaced
