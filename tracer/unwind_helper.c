@@ -25,6 +25,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -35,10 +36,15 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HL_SOCK 3               /* the socket's fd in the helper */
 #define HL_LAYOUTS 8            /* = unwind.c's UW_SLOTS */
+/* files asked for per layout: the unwinder caches 256 (unwind.c's
+ * UW_FILES), a session cannot use more; so at most that many fds wait in
+ * a layout, and RLIMIT_NOFILE covers cache + one layout + one message */
+#define HL_NEED_MAX 256
 /* the largest answer: NEED_FILES for every mapping of a process */
 #define HL_OBUF (64 + ARGUS_PROC_MAPS_MAX * sizeof(uint32_t))
 
@@ -60,6 +66,7 @@ struct helper {
 	uint8_t *obuf;          /* one answer */
 	int rfds[UWP_FDS_MAX];  /* fds received with the last header */
 	int nrfds;
+	uint64_t trim_ns;       /* CLOCK_MONOTONIC of the last malloc_trim() */
 };
 
 /* ---- the sandbox ---------------------------------------------------- */
@@ -169,8 +176,8 @@ static void sandbox(uid_t uid, gid_t gid)
 	set_limit(RLIMIT_FSIZE, 0);
 	set_limit(RLIMIT_NPROC, 0);
 	set_limit(RLIMIT_CORE, 0);
-	/* 256 cached files + one FILES message + the socket */
-	set_limit(RLIMIT_NOFILE, 512);
+	/* 256 cached files + 256 waiting in a layout + one FILES message */
+	set_limit(RLIMIT_NOFILE, 1024);
 	if (install_seccomp())
 		_exit(122);
 }
@@ -361,7 +368,7 @@ static int on_layout(struct helper *h, const uint8_t *p, size_t len)
 	need = malloc((l->nmaps ? l->nmaps : 1) * sizeof(*need));
 	if (!need)
 		return -ENOMEM;
-	nneed = argus_unwinder__missing(h->u, l->maps, l->nmaps, need, l->nmaps);
+	nneed = argus_unwinder__missing(h->u, l->maps, l->nmaps, need, HL_NEED_MAX);
 	answer(h, UWP_NEED_FILES, need, nneed * sizeof(*need));
 	free(need);
 	return 0;
@@ -405,6 +412,24 @@ static int on_files(struct helper *h, const uint8_t *p, size_t len)
 	return 0;
 }
 
+/* As stack_capture.c does in argusd: the layouts of processes with huge
+ * maps come and go, and glibc keeps the holes they leave resident; give
+ * the free pages back every HL_TRIM_NS at most (at a chunk cut). */
+#define HL_TRIM_NS (10ull * 1000 * 1000 * 1000)
+
+static void trim_heap(struct helper *h)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (now - h->trim_ns < HL_TRIM_NS)
+		return;
+	h->trim_ns = now;
+	malloc_trim(0);
+}
+
 static int on_unwind(struct helper *h, const uint8_t *p, size_t len)
 {
 	struct {
@@ -415,7 +440,7 @@ static int on_unwind(struct helper *h, const uint8_t *p, size_t len)
 	const struct uw_read_log *log;
 	struct uwp_unwind q;
 	struct hl_layout *l;
-	uint32_t need[ARGUS_PROC_MAPS_MAX];
+	uint32_t need[HL_NEED_MAX];
 	size_t nneed, body;
 	int n;
 
@@ -425,16 +450,17 @@ static int on_unwind(struct helper *h, const uint8_t *p, size_t len)
 	if (q.copy_len > UWP_COPY_MAX || len != sizeof(q) + q.copy_len ||
 	    q.max < 1 || q.max > UWP_FRAMES_MAX)
 		return -EPROTO;
-	if (q.flags & UWP_F_CUT)
+	if (q.flags & UWP_F_CUT) {
 		argus_unwinder__drop_deleted(h->u);
+		trim_heap(h);
+	}
 	if (!(l = layout_find(h, q.layout))) {
 		answer(h, UWP_NEED_LAYOUT, NULL, 0);
 		return 0;
 	}
 	h->cur = l;
 	/* the unwinder let the session go and some of its files since */
-	nneed = argus_unwinder__missing(h->u, l->maps, l->nmaps, need,
-					ARGUS_PROC_MAPS_MAX);
+	nneed = argus_unwinder__missing(h->u, l->maps, l->nmaps, need, HL_NEED_MAX);
 	if (nneed) {
 		answer(h, UWP_NEED_FILES, need, nneed * sizeof(*need));
 		return 0;

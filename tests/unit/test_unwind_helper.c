@@ -180,6 +180,20 @@ static void test_helper_is_unprivileged_and_filtered(struct argus_unwind_client 
 	}
 }
 
+/* A chunk cut rides on the next request: the helper closes deleted
+ * files and trims its heap (madvise, brk), all inside its filter. */
+static void test_chunk_cut_runs_inside_the_sandbox(struct argus_unwind_client *c)
+{
+	struct argus_unwind_client_stats st;
+	uint64_t ips[MAX_FRAMES];
+
+	argus_unwind_client__chunk_cut(c);
+	CHECK_EQ(unwind(c, ips, MAX_FRAMES - 4), fx.nwant);
+	argus_unwind_client__stats(c, &st);
+	CHECK_EQ(st.restarts, 0);
+	CHECK(st.pid > 0);
+}
+
 /* Killed while idle: noticed at the next request, counted, replaced
  * after the backoff; the stacks come back. */
 static void test_killed_helper_is_restarted(struct argus_unwind_client *c)
@@ -249,6 +263,7 @@ int main(void)
 		RUN_C(test_helper_gives_the_in_process_stack);
 		RUN_C(test_repeated_stack_is_answered_by_the_memo);
 		RUN_C(test_helper_is_unprivileged_and_filtered);
+		RUN_C(test_chunk_cut_runs_inside_the_sandbox);
 		RUN_C(test_killed_helper_is_restarted);
 		RUN_C(test_hung_helper_times_out_and_is_killed);
 	}
