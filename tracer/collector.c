@@ -327,6 +327,12 @@ static int take_record(struct argus_collector *c, const void *rec, size_t size)
 
 	if (size < sizeof(*h) || h->size > size || h->type >= AE_TYPE_MAX)
 		return 0; /* malformed: cannot come from our programs; skip */
+	/* The unwind helper's activity is the collector's own, untraced as
+	 * self_tgid is in the kernel; its pid changes when it is restarted,
+	 * so it is dropped here.  Else its samples were unwound by itself,
+	 * and its requests and answers filled the trace. */
+	if (h->pid && h->pid == stack_capture__helper_pid(c->stacks))
+		return 0;
 	size = h->size;
 	if (c->opts.tap)
 		c->opts.tap(c->opts.tap_ctx, rec, size);

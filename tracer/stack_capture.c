@@ -487,3 +487,8 @@ double stack_capture__helper_cpu(const struct stack_capture *sc)
 {
 	return argus_unwind_client__cpu_seconds(sc->client);
 }
+
+uint32_t stack_capture__helper_pid(const struct stack_capture *sc)
+{
+	return argus_unwind_client__pid(sc->client);
+}

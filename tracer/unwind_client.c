@@ -607,6 +607,11 @@ void argus_unwind_client__stats(const struct argus_unwind_client *c,
 		st->pid = c->pid;
 }
 
+uint32_t argus_unwind_client__pid(const struct argus_unwind_client *c)
+{
+	return c && c->pid > 0 ? (uint32_t)c->pid : 0;
+}
+
 double argus_unwind_client__cpu_seconds(const struct argus_unwind_client *c)
 {
 	char path[64], buf[512], *p;

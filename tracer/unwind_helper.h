@@ -104,6 +104,8 @@ struct argus_unwind_client_stats {
 };
 void argus_unwind_client__stats(const struct argus_unwind_client *c,
 				struct argus_unwind_client_stats *st);
+/* The running helper's pid (0: none), cheap enough for every record. */
+uint32_t argus_unwind_client__pid(const struct argus_unwind_client *c);
 /* CPU time of the helpers, the running one and those reaped: part of the
  * collector's own cost. */
 double argus_unwind_client__cpu_seconds(const struct argus_unwind_client *c);
