@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -58,6 +59,7 @@ struct cl_layout {
 
 struct argus_unwind_client {
 	pid_t pid;              /* the helper, 0 = none */
+	int cpu;                /* the CPU the helper is pinned to, -1 none */
 	int sock;               /* -1 = none */
 	uid_t uid;
 	gid_t gid;
@@ -179,6 +181,7 @@ static int spawn(struct argus_unwind_client *c)
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	c->sock = sv[0];
 	c->pid = pid;
+	c->cpu = -1;
 	return 0;
 }
 
@@ -223,6 +226,26 @@ static int wait_fd(int fd, short ev, uint64_t deadline)
 	    ((p.revents & POLLHUP) && !(p.revents & POLLIN)))
 		return -EPIPE;
 	return 0;
+}
+
+/*
+ * Keep the helper on the CPU we run on.  It only runs while we wait for
+ * it, so that CPU is free then; and waking a process on the other, idle,
+ * vCPU is an IPI and an idle exit: on this VM a round trip cost 45 us of
+ * CPU across CPUs and 14 us on one (bench/bench_unwind.c).  Re-pinned
+ * only when we have moved (sched_getcpu() is a vDSO call).
+ */
+static void follow_cpu(struct argus_unwind_client *c)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t set;
+
+	if (cpu < 0 || cpu == c->cpu || cpu >= CPU_SETSIZE)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (!sched_setaffinity(c->pid, sizeof(set), &set))
+		c->cpu = cpu;
 }
 
 /* Send header + body (+ fds on the first byte) before the deadline. */
@@ -279,45 +302,46 @@ static int send_msg(struct argus_unwind_client *c, uint32_t type,
 	return 0;
 }
 
-static int recv_all(struct argus_unwind_client *c, void *p, size_t len,
-		    uint64_t deadline)
-{
-	size_t got = 0;
-	int err;
-
-	while (got < len) {
-		ssize_t r = recv(c->sock, (char *)p + got, len - got, MSG_DONTWAIT);
-
-		if (r == 0)
-			return -EPIPE;
-		if (r < 0) {
-			if (errno != EAGAIN && errno != EINTR)
-				return -EPIPE;
-			if ((err = wait_fd(c->sock, POLLIN, deadline)))
-				return err;
-			continue;
-		}
-		got += (size_t)r;
-	}
-	return 0;
-}
-
-/* One answer into c->rbuf; its type and body length (after the counters,
- * which are added to argusd's own here). */
+/*
+ * One answer into c->rbuf (its body moved to the start); its type and
+ * body length, after the counters, which are added to argusd's own here.
+ * The helper answers each message once and says nothing unasked, so what
+ * the socket holds is at most this one answer: it is read with as few
+ * recv() calls as it arrives in, and a byte more is a protocol error.
+ * The answer is not there right after a request: poll() first.
+ */
 static int recv_answer(struct argus_unwind_client *c, uint32_t *type,
 		       size_t *len, uint64_t deadline)
 {
 	struct uwp_counters k;
 	struct uwp_hdr hd;
+	size_t have = 0, need = sizeof(hd);
 	int err;
 
-	if ((err = recv_all(c, &hd, sizeof(hd), deadline)))
-		return err;
-	if (hd.len < sizeof(k) || hd.len > CL_ANSWER_MAX)
+	while (have < need) {
+		ssize_t r;
+
+		if ((err = wait_fd(c->sock, POLLIN, deadline)))
+			return err;
+		r = recv(c->sock, c->rbuf + have, CL_ANSWER_MAX - have, MSG_DONTWAIT);
+		if (r == 0)
+			return -EPIPE;
+		if (r < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				return -EPIPE;
+			continue;
+		}
+		have += (size_t)r;
+		if (need == sizeof(hd) && have >= sizeof(hd)) {
+			memcpy(&hd, c->rbuf, sizeof(hd));
+			if (hd.len < sizeof(k) || hd.len > CL_ANSWER_MAX - sizeof(hd))
+				return -EPROTO;
+			need = sizeof(hd) + hd.len;
+		}
+	}
+	if (have != need)
 		return -EPROTO;
-	if ((err = recv_all(c, c->rbuf, hd.len, deadline)))
-		return err;
-	memcpy(&k, c->rbuf, sizeof(k));
+	memcpy(&k, c->rbuf + sizeof(hd), sizeof(k));
 	/* untrusted too: only growth, and not absurd growth, is counted */
 	if (k.over_budget > c->seen.over_budget && k.over_budget - c->seen.over_budget < (1u << 20))
 		argus_guard__count(ARGUS_GUARD_OVER_BUDGET, k.over_budget - c->seen.over_budget);
@@ -326,7 +350,7 @@ static int recv_answer(struct argus_unwind_client *c, uint32_t *type,
 	c->seen = k;
 	*type = hd.type;
 	*len = hd.len - sizeof(k);
-	memmove(c->rbuf, c->rbuf + sizeof(k), *len);
+	memmove(c->rbuf, c->rbuf + sizeof(hd) + sizeof(k), *len);
 	return 0;
 }
 
@@ -430,7 +454,7 @@ static int send_files(struct argus_unwind_client *c, uint32_t pid,
 	want = malloc((n ? n : 1) * sizeof(*want));
 	if (!want)
 		return -ENOMEM;
-	memcpy(want, c->rbuf, n * sizeof(*want));
+	memcpy(want, c->rbuf, n * sizeof(*want));   /* rbuf is reused below */
 	do {
 		struct { struct uwp_files f; uint32_t idx[UWP_FDS_MAX]; } m = { 0 };
 		int fds[UWP_FDS_MAX];
@@ -455,6 +479,16 @@ static int send_files(struct argus_unwind_client *c, uint32_t pid,
 		c->st.fds_sent += m.f.n;
 		for (uint32_t k = 0; k < m.f.n; k++)
 			close(fds[k]);
+		/* one message in flight at a time: the helper acknowledges a
+		 * batch that is not the last (so its reads never span two) */
+		if (!err && !m.f.last) {
+			uint32_t type;
+			size_t alen;
+
+			err = recv_answer(c, &type, &alen, deadline);
+			if (!err && (type != UWP_MORE || alen))
+				err = -EPROTO;
+		}
 	} while (!err && i < n);
 	free(want);
 	return err;
@@ -535,6 +569,7 @@ int argus_unwind_client__unwind(struct argus_unwind_client *c, uint32_t pid,
 	}
 	if (ensure_helper(c))
 		return -EAGAIN;
+	follow_cpu(c);
 	deadline = mono_ns() + ARGUS_UNWIND_HELPER_TIMEOUT_MS * 1000000ull;
 	q = (struct uwp_unwind){ l->id, ip, sp, bp, pid, (uint32_t)max,
 				 (uint32_t)copy_len, c->cut ? UWP_F_CUT : 0 };

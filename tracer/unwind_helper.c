@@ -62,7 +62,8 @@ struct helper {
 	struct hl_layout lay[HL_LAYOUTS];
 	struct hl_layout *cur;  /* the layout being prepared or unwound */
 	uint64_t clock;
-	uint8_t *buf;           /* one message's payload */
+	uint8_t *ibuf;          /* one message, header and payload */
+	uint8_t *buf;           /* its payload, in ibuf */
 	uint8_t *obuf;          /* one answer */
 	int rfds[UWP_FDS_MAX];  /* fds received with the last header */
 	int nrfds;
@@ -192,41 +193,70 @@ static void close_rfds(struct helper *h)
 	h->nrfds = 0;
 }
 
-/* Read exactly len bytes; fds that come along are kept in h->rfds. */
-static int recv_all(struct helper *h, void *p, size_t len)
+/* One recvmsg() of up to len bytes at p, *got advanced; fds that come
+ * along are kept in h->rfds. */
+static int recv_some(struct helper *h, uint8_t *p, size_t len, size_t *got)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * UWP_FDS_MAX)];
 		struct cmsghdr align;
 	} cb;
-	size_t got = 0;
+	struct iovec iov = { p, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cb.buf,
+			     .msg_controllen = sizeof(cb.buf) };
+	ssize_t r;
 
-	while (got < len) {
-		struct iovec iov = { (char *)p + got, len - got };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-				     .msg_control = cb.buf,
-				     .msg_controllen = sizeof(cb.buf) };
-		ssize_t r = recvmsg(HL_SOCK, &mh, MSG_CMSG_CLOEXEC);
+	if (!len)
+		return -EPROTO;
+	r = recvmsg(HL_SOCK, &mh, MSG_CMSG_CLOEXEC);
+	if (r <= 0 || (mh.msg_flags & MSG_CTRUNC))
+		return -EPIPE;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 
-		if (r <= 0 || (mh.msg_flags & MSG_CTRUNC))
-			return -EPIPE;
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-				continue;
-			size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int fd;
 
-			for (size_t i = 0; i < n; i++) {
-				int fd;
-
-				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
-				if (h->nrfds < UWP_FDS_MAX)
-					h->rfds[h->nrfds++] = fd;
-				else
-					close(fd);
-			}
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			if (h->nrfds < UWP_FDS_MAX)
+				h->rfds[h->nrfds++] = fd;
+			else
+				close(fd);
 		}
-		got += (size_t)r;
 	}
+	*got += (size_t)r;
+	return 0;
+}
+
+/*
+ * One message: its header into *hd, its payload at h->buf.  argusd sends
+ * the next message only after this one's answer, so the socket holds at
+ * most this message: it is read in as few recvmsg() calls as it came in
+ * (usually one), into h->ibuf, and a byte more ends the helper.
+ */
+static int recv_msg(struct helper *h, struct uwp_hdr *hd)
+{
+	size_t have = 0, need = sizeof(*hd);
+
+	while (have < need) {
+		size_t got = have;
+
+		if (recv_some(h, h->ibuf + have, sizeof(*hd) + UWP_MSG_MAX - have, &got))
+			return -EPIPE;
+		have = got;
+		if (need == sizeof(*hd) && have >= sizeof(*hd)) {
+			memcpy(hd, h->ibuf, sizeof(*hd));
+			if (hd->len > UWP_MSG_MAX)
+				return -EPROTO;
+			need = sizeof(*hd) + hd->len;
+		}
+	}
+	if (have != need)
+		return -EPROTO;
+	h->buf = h->ibuf + sizeof(*hd);
 	return 0;
 }
 
@@ -398,8 +428,10 @@ static int on_files(struct helper *h, const uint8_t *p, size_t len)
 		h->rfds[i] = -1;
 	}
 	h->nrfds = 0;
-	if (!hd.last)
+	if (!hd.last) {
+		answer(h, UWP_MORE, NULL, 0);
 		return 0;
+	}
 	argus_unwinder__prepare(h->u, l->pid, l->maps, l->nmaps);
 	/* what the unwinder did not take (not an x86_64 ELF, over the
 	 * limits) is closed now */
@@ -510,10 +542,10 @@ void argus_unwind_helper__main(int sock, uid_t uid, gid_t gid)
 		close(fd);
 	fcntl(HL_SOCK, F_SETFD, 0);
 	elf_version(EV_CURRENT);
-	h.buf = malloc(UWP_MSG_MAX);
+	h.ibuf = malloc(sizeof(struct uwp_hdr) + UWP_MSG_MAX);
 	h.obuf = malloc(HL_OBUF);
 	h.u = argus_unwinder__new_opts(&uo);
-	if (!h.buf || !h.obuf || !h.u)
+	if (!h.ibuf || !h.obuf || !h.u)
 		_exit(124);
 	sandbox(uid, gid);
 
@@ -521,8 +553,7 @@ void argus_unwind_helper__main(int sock, uid_t uid, gid_t gid)
 		struct uwp_hdr hd;
 		int err = 0;
 
-		if (recv_all(&h, &hd, sizeof(hd)) || hd.len > UWP_MSG_MAX ||
-		    recv_all(&h, h.buf, hd.len))
+		if (recv_msg(&h, &hd))
 			_exit(0);
 		switch (hd.type) {
 		case UWP_UNWIND: err = on_unwind(&h, h.buf, hd.len); break;

@@ -4,7 +4,10 @@
  * (unwind_helper.h), over a SOCK_STREAM unix socketpair.
  *
  * Every message is a struct uwp_hdr followed by hdr.len payload bytes,
- * host byte order (both ends are one binary on one machine).  A FILES
+ * host byte order (both ends are one binary on one machine).  Every
+ * message gets exactly one answer before the next is sent, so a reader
+ * never finds two messages in the socket (the FILES batches before the
+ * last are answered UWP_MORE).  A FILES
  * message carries its fds as SCM_RIGHTS on its first byte, and is sent
  * with at most UWP_FDS_MAX fds so that its whole header fits one skb.
  *
@@ -15,7 +18,7 @@
  *   UWP_LAYOUT  uwp_layout + uwp_map[n]     UWP_NEED_FILES  uint32 idx[n]
  *               + paths (NUL-terminated)
  *   UWP_FILES   uwp_files + uint32 idx[n]   UWP_LAYOUT_OK  (after the last)
- *               + n fds
+ *               + n fds                     UWP_MORE (before the last)
  *
  * Each answer starts with struct uwp_counters: the helper's guard
  * counters (elf_guard.h) since it started, which argusd adds to its own.
@@ -33,6 +36,7 @@ enum uwp_type {
 	UWP_NEED_LAYOUT,
 	UWP_NEED_FILES,
 	UWP_LAYOUT_OK,
+	UWP_MORE,               /* a FILES batch that was not the last: send on */
 };
 
 #define UWP_MSG_MAX (2u << 20)      /* a LAYOUT: <= 2048 maps + 256 KiB paths */

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -180,6 +182,77 @@ static void test_helper_is_unprivileged_and_filtered(struct argus_unwind_client 
 	}
 }
 
+/* A process with more files than one FILES message carries (64): 150
+ * copies of busy_nofp mapped below the fixture's own maps (fewer than the
+ * unwinder's 256 cached files: past that, in-process or not, the files
+ * mapped highest, libc's among them, go unreported).  The batches are
+ * acknowledged one by one, and the unwind is the fixture's. */
+#define MANY_FILES 150
+static void test_layout_with_more_files_than_one_message(struct argus_unwind_client *c)
+{
+	struct argus_unwind_client_stats st0, st;
+	const struct argus_proc_map *self = NULL;
+	struct argus_proc_map *m;
+	char dir[] = "/tmp/argus-test-helper-XXXXXX", (*paths)[64];
+	static char img[1 << 22];
+	uint64_t ips[MAX_FRAMES];
+	ssize_t len = -1;
+	int fd, made = 0, n;
+
+	for (size_t i = 0; i < fx.nmaps; i++)
+		if (!strcmp(fx.maps[i].path, BUSY_NOFP_PATH))
+			self = &fx.maps[i];
+	fd = open(BUSY_NOFP_PATH, O_RDONLY);
+	if (fd >= 0) {
+		len = read(fd, img, sizeof(img));
+		close(fd);
+	}
+	m = calloc(fx.nmaps + MANY_FILES, sizeof(*m));
+	paths = calloc(MANY_FILES, sizeof(*paths));
+	CHECK(self && len > 0 && len < (ssize_t)sizeof(img) && m && paths);
+	if (!self || len <= 0 || len >= (ssize_t)sizeof(img) || !m || !paths ||
+	    !mkdtemp(dir))
+		goto out;
+	for (; made < MANY_FILES; made++) {
+		struct argus_proc_map *x = &m[made];
+		struct stat sb;
+
+		snprintf(paths[made], sizeof(paths[made]), "%s/%d", dir, made);
+		fd = open(paths[made], O_WRONLY | O_CREAT | O_EXCL, 0600);
+		if (fd < 0 || write(fd, img, (size_t)len) != len || fstat(fd, &sb)) {
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		close(fd);
+		*x = *self;
+		/* below every real mapping, in address order */
+		x->start = 0x100000000000ull + (uint64_t)made * 0x1000000ull;
+		x->end = x->start + (self->end - self->start);
+		x->dev = sb.st_dev;
+		x->inode = sb.st_ino;
+		x->path = paths[made];
+	}
+	CHECK_EQ(made, MANY_FILES);
+	memcpy(m + made, fx.maps, fx.nmaps * sizeof(*m));
+	argus_unwind_client__stats(c, &st0);
+	n = argus_unwind_client__unwind(c, (uint32_t)fx.pid, m, fx.nmaps + made,
+					fx.rec.ip, fx.rec.sp, fx.rec.bp, fx.copy,
+					fx.rec.len, ips, MAX_FRAMES);
+	argus_unwind_client__stats(c, &st);
+	CHECK_EQ(n, fx.nwant);
+	CHECK(n == fx.nwant && !memcmp(ips, fx.want, n * sizeof(ips[0])));
+	CHECK_EQ(st.restarts, 0);
+	CHECK(st.fds_sent - st0.fds_sent > 128);  /* three batches */
+	rmdir(dir);
+out:
+	for (int i = 0; paths && i < made; i++)
+		unlink(paths[i]);
+	rmdir(dir);
+	free(paths);
+	free(m);
+}
+
 /* A chunk cut rides on the next request: the helper closes deleted
  * files and trims its heap (madvise, brk), all inside its filter. */
 static void test_chunk_cut_runs_inside_the_sandbox(struct argus_unwind_client *c)
@@ -263,6 +336,7 @@ int main(void)
 		RUN_C(test_helper_gives_the_in_process_stack);
 		RUN_C(test_repeated_stack_is_answered_by_the_memo);
 		RUN_C(test_helper_is_unprivileged_and_filtered);
+		RUN_C(test_layout_with_more_files_than_one_message);
 		RUN_C(test_chunk_cut_runs_inside_the_sandbox);
 		RUN_C(test_killed_helper_is_restarted);
 		RUN_C(test_hung_helper_times_out_and_is_killed);
