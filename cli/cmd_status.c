@@ -99,5 +99,9 @@ int cmd_status(int argc, char **argv)
 	       " over the caps\n",
 	       get(resp, "files_skipped"), get(resp, "elf_over_budget"), get(resp, "unwinds_cut"),
 	       get(resp, "maps_dropped"));
+	if (strstr(resp, "unwind_helper_pid="))
+		printf("unwinder   helper pid %.0f (unprivileged, sandboxed), %.0f restarts"
+		       " after a crash, hang or limit\n",
+		       get(resp, "unwind_helper_pid"), get(resp, "unwind_helper_restarts"));
 	return 0;
 }

@@ -274,6 +274,9 @@ static void print_status(struct argus_collector *c, FILE *out)
 	fprintf(out, "elf_over_budget=%llu\n", (unsigned long long)st.elf_over_budget);
 	fprintf(out, "unwinds_cut=%llu\n", (unsigned long long)st.unwinds_cut);
 	fprintf(out, "maps_dropped=%llu\n", (unsigned long long)st.maps_dropped);
+	fprintf(out, "unwind_helper_pid=%d\n", st.unwind_helper_pid);
+	fprintf(out, "unwind_helper_restarts=%llu\n",
+		(unsigned long long)st.unwind_helper_restarts);
 }
 
 static int handle(void *ctx, const char *req, int peer_pid, FILE *out)

@@ -327,6 +327,12 @@ static int take_record(struct argus_collector *c, const void *rec, size_t size)
 
 	if (size < sizeof(*h) || h->size > size || h->type >= AE_TYPE_MAX)
 		return 0; /* malformed: cannot come from our programs; skip */
+	/* The unwind helper's activity is the collector's own, untraced as
+	 * self_tgid is in the kernel; its pid changes when it is restarted,
+	 * so it is dropped here.  Else its samples were unwound by itself,
+	 * and its requests and answers filled the trace. */
+	if (h->pid && h->pid == stack_capture__helper_pid(c->stacks))
+		return 0;
 	size = h->size;
 	if (c->opts.tap)
 		c->opts.tap(c->opts.tap_ctx, rec, size);
@@ -949,11 +955,15 @@ void argus_collector__status(struct argus_collector *c,
 	c->st.oldest_ts = c->hist_head < c->nhist ? c->hist[c->hist_head].min_ts : 0;
 	c->st.unwound = stack_capture__unwound(c->stacks);
 	c->st.unwind_memo_hits = stack_capture__memo_hits(c->stacks);
-	c->st.cpu_seconds = cpu_seconds() - c->cpu_at_start;
+	/* the unwind helper's CPU is the collector's too */
+	c->st.cpu_seconds = cpu_seconds() - c->cpu_at_start +
+			    stack_capture__helper_cpu(c->stacks);
 	c->st.files_skipped = argus_guard__get(ARGUS_GUARD_FILE_SKIPPED);
 	c->st.elf_over_budget = argus_guard__get(ARGUS_GUARD_OVER_BUDGET);
 	c->st.unwinds_cut = argus_guard__get(ARGUS_GUARD_UNWIND_CUT);
 	c->st.maps_dropped = argus_guard__get(ARGUS_GUARD_MAPS_DROPPED);
+	stack_capture__helper(c->stacks, &c->st.unwind_helper_restarts,
+			      &c->st.unwind_helper_pid);
 	*st = c->st;
 }
 

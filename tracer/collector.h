@@ -50,7 +50,8 @@ struct argus_collector_status {
 	uint64_t ring_fill;      /* bytes of the ring holding live chunks */
 	uint64_t oldest_ts;      /* oldest event still in the ring (approx.) */
 	uint64_t newest_ts;
-	double cpu_seconds;      /* this process's CPU time since start_ns (the
+	double cpu_seconds;      /* this process's CPU time (and its unwind
+	                            helper's) since start_ns (the
 	                            BPF load before it is not counted) */
 	uint64_t unwound;        /* stacks recovered by DWARF unwinding */
 	uint64_t unwind_memo_hits; /* of the unwinds asked for, those answered
@@ -61,6 +62,9 @@ struct argus_collector_status {
 	uint64_t elf_over_budget; /* ELF headers past the byte limits */
 	uint64_t unwinds_cut;    /* unwinds stopped by their time budget */
 	uint64_t maps_dropped;   /* mappings over the per-process/global caps */
+	uint64_t unwind_helper_restarts; /* unwind helpers killed (crash, hang,
+				    limit) and started again (unwind_helper.h) */
+	int unwind_helper_pid;   /* the running helper, 0 if none */
 	uint32_t ncpus;
 	uint64_t lost_cpu[256];
 };

@@ -19,12 +19,15 @@
 #include "stack_capture.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "elf_guard.h"
 #include "proc_maps.h"
 #include "unwind.h"
+#include "unwind_helper.h"
 
 #define PROC_SLOTS 1024           /* power of two */
 #define REREAD_NS (100ull * 1000 * 1000)
@@ -63,6 +66,10 @@ struct retired {
 
 struct stack_capture {
 	bool unwind;
+	/* one of the two: the helper's client (the default), or, with
+	 * ARGUS_UNWIND_INPROCESS=1 in the environment (to measure what the
+	 * helper costs), libdwfl in this very process as before */
+	struct argus_unwind_client *client;
 	struct argus_unwinder *unwinder;
 	struct proc_entry slots[PROC_SLOTS];
 	uint32_t used;
@@ -70,6 +77,10 @@ struct stack_capture {
 	struct retired *ret;          /* oldest first */
 	size_t nret, ret_cap;
 	uint64_t bytes;               /* of every maps array held, with paths */
+	uint64_t freed;               /* bytes of maps (and big read buffers)
+	                                 freed since the last malloc_trim() */
+	uint64_t trim_ns;             /* CLOCK_MONOTONIC of the last trim */
+	uint64_t trims;
 };
 
 static uint64_t maps_bytes(const struct argus_proc_map *maps, size_t n)
@@ -89,8 +100,13 @@ struct stack_capture *stack_capture__new(bool unwind)
 		return NULL;
 	sc->unwind = unwind;
 	if (unwind) {
-		sc->unwinder = argus_unwinder__new();
-		if (!sc->unwinder) {
+		const char *inproc = getenv("ARGUS_UNWIND_INPROCESS");
+
+		if (inproc && !strcmp(inproc, "1"))
+			sc->unwinder = argus_unwinder__new();
+		else
+			sc->client = argus_unwind_client__new();
+		if (!sc->unwinder && !sc->client) {
 			free(sc);
 			return NULL;
 		}
@@ -101,6 +117,7 @@ struct stack_capture *stack_capture__new(bool unwind)
 static void clear_entry(struct stack_capture *sc, struct proc_entry *e)
 {
 	sc->bytes -= maps_bytes(e->maps, e->nmaps);
+	sc->freed += maps_bytes(e->maps, e->nmaps);
 	argus_proc_maps__free(e->maps, e->nmaps);
 	memset(e, 0, sizeof(*e));
 }
@@ -119,6 +136,7 @@ static void retired_drop(struct stack_capture *sc, size_t n)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		sc->bytes -= maps_bytes(sc->ret[i].maps, sc->ret[i].nmaps);
+		sc->freed += maps_bytes(sc->ret[i].maps, sc->ret[i].nmaps);
 		argus_proc_maps__free(sc->ret[i].maps, sc->ret[i].nmaps);
 	}
 	memmove(sc->ret, sc->ret + n, (sc->nret - n) * sizeof(*sc->ret));
@@ -149,6 +167,40 @@ static void retire(struct stack_capture *sc, struct proc_entry *e)
 	sc->ret[sc->nret++] = (struct retired){ e->pid, 0, e->map_ts, e->maps, e->nmaps };
 }
 
+/*
+ * The slow RSS rise under a flood of processes with huge maps (issue 16)
+ * was glibc's heap holding memory that was free: each such process's
+ * maps (a read buffer grown to 4 MiB, up to 2,048 entries and 256 KiB of
+ * paths) are freed at each re-read (every 2 s while it hits the caps) and
+ * two chunks after its exit, between allocations that
+ * live on (events held back, the chunk being built), and glibc returns
+ * only the top of the heap to the kernel.  The holes stayed resident:
+ * after 4 minutes of the flood, 11.5 MB of a 23.5 MB rise was free heap.
+ * So when at least TRIM_FREED bytes of maps were freed, at most every
+ * TRIM_NS, malloc_trim() gives the free pages back (MADV_DONTNEED on
+ * every free page of every arena: 2-5 ms on a 37 MB heap with 5,000
+ * holes, so under 0.05% of a CPU at most).
+ */
+#define TRIM_FREED (8ull << 20)
+#define TRIM_NS (10ull * 1000 * 1000 * 1000)
+
+static void trim_heap(struct stack_capture *sc)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	if (sc->freed < TRIM_FREED)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (now - sc->trim_ns < TRIM_NS)
+		return;
+	malloc_trim(0);
+	sc->trim_ns = now;
+	sc->freed = 0;
+	sc->trims++;
+}
+
 void stack_capture__chunk_cut(struct stack_capture *sc)
 {
 	size_t n = 0;
@@ -158,9 +210,11 @@ void stack_capture__chunk_cut(struct stack_capture *sc)
 	while (n < sc->nret && sc->ret[n].age >= RETIRED_CUTS)
 		n++;
 	retired_drop(sc, n);
+	trim_heap(sc);
 	/* once a chunk (a second or so): a few fstat()s */
 	if (sc->unwinder)
 		argus_unwinder__drop_deleted(sc->unwinder);
+	argus_unwind_client__chunk_cut(sc->client);
 }
 
 void stack_capture__free(struct stack_capture *sc)
@@ -171,6 +225,7 @@ void stack_capture__free(struct stack_capture *sc)
 	free(sc->ret);
 	clear_all(sc);
 	argus_unwinder__free(sc->unwinder);
+	argus_unwind_client__free(sc->client);
 	free(sc);
 }
 
@@ -235,7 +290,10 @@ static void read_maps(struct stack_capture *sc, struct proc_entry *e, uint64_t t
 
 	if (argus_proc_maps__read_capped(e->pid, &maps, &n, &capped))
 		return; /* gone: keep what we had */
+	/* a capped read grew its buffer to ARGUS_PROC_MAPS_READ_MAX */
+	sc->freed += capped ? ARGUS_PROC_MAPS_READ_MAX : 0;
 	sc->bytes -= maps_bytes(e->maps, e->nmaps);
+	sc->freed += maps_bytes(e->maps, e->nmaps);
 	argus_proc_maps__free(e->maps, e->nmaps);
 	e->maps = NULL;
 	e->nmaps = 0;
@@ -326,7 +384,13 @@ int stack_capture__resolve(struct stack_capture *sc, uint32_t pid, uint64_t ts,
 	 * the stack came along, unwind with CFI and keep the deeper answer. */
 	if (sc->unwind && e && e->nmaps && us->copy_len && us->ip && us->sp) {
 		uint64_t dw[64];
-		int m = argus_unwinder__unwind(sc->unwinder, pid, e->maps, e->nmaps,
+		/* a helper that failed leaves m < 0: the frame-pointer frames
+		 * stand */
+		int m = sc->client ?
+			argus_unwind_client__unwind(sc->client, pid, e->maps, e->nmaps,
+						    us->ip, us->sp, us->bp, copy,
+						    us->copy_len, dw, max < 64 ? max : 64) :
+			argus_unwinder__unwind(sc->unwinder, pid, e->maps, e->nmaps,
 					       us->ip, us->sp, us->bp, copy,
 					       us->copy_len, dw,
 					       max < 64 ? max : 64);
@@ -396,13 +460,35 @@ void stack_capture__maps(struct stack_capture *sc, uint32_t pid,
 
 uint64_t stack_capture__memo_hits(const struct stack_capture *sc)
 {
+	struct argus_unwind_client_stats cs;
 	struct argus_unwinder_stats st;
 
 	argus_unwinder__stats(sc->unwinder, &st);
-	return st.memo_hits;
+	argus_unwind_client__stats(sc->client, &cs);
+	return st.memo_hits + cs.memo_hits;
+}
+
+void stack_capture__helper(const struct stack_capture *sc, uint64_t *restarts,
+			   int *pid)
+{
+	struct argus_unwind_client_stats cs;
+
+	argus_unwind_client__stats(sc->client, &cs);
+	*restarts = cs.restarts;
+	*pid = cs.pid;
 }
 
 uint64_t stack_capture__unwound(const struct stack_capture *sc)
 {
 	return sc->unwound;
+}
+
+double stack_capture__helper_cpu(const struct stack_capture *sc)
+{
+	return argus_unwind_client__cpu_seconds(sc->client);
+}
+
+uint32_t stack_capture__helper_pid(const struct stack_capture *sc)
+{
+	return argus_unwind_client__pid(sc->client);
 }

@@ -54,4 +54,12 @@ void stack_capture__maps(struct stack_capture *sc, uint32_t pid,
 uint64_t stack_capture__unwound(const struct stack_capture *sc);
 /* Unwinds answered from the unwinder's memo (unwind_memo.h). */
 uint64_t stack_capture__memo_hits(const struct stack_capture *sc);
+/* The unwind helper (unwind_helper.h): helpers killed and restarted, and
+ * the pid of the one running now (0: none, or unwinding in-process). */
+void stack_capture__helper(const struct stack_capture *sc, uint64_t *restarts,
+			   int *pid);
+/* The running helper's pid, 0 if none: the collector does not trace it. */
+uint32_t stack_capture__helper_pid(const struct stack_capture *sc);
+/* CPU seconds the helper processes used (unwind_helper.h). */
+double stack_capture__helper_cpu(const struct stack_capture *sc);
 #endif

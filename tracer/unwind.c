@@ -87,6 +87,7 @@ struct uw_file {
  * file entry (valid while file->gen == file_gen) for uw_find_debuginfo. */
 struct uw_mod {
 	Elf *elf;
+	bool no_debuginfo;      /* the unwinder's opts.no_debuginfo */
 	struct uw_file *file;
 	uint64_t file_gen;
 };
@@ -110,6 +111,8 @@ struct argus_unwinder {
 	struct argus_unwinder_stats st;
 	struct uw_memo *memo;   /* NULL: unwind every time */
 	struct uw_read_log log;
+	bool log_valid;         /* log holds the last unwind's words */
+	struct argus_unwinder_opts opts;
 };
 
 /* Collects frames from dwfl_getthread_frames(). */
@@ -260,7 +263,8 @@ static struct uw_file *get_file(struct argus_unwinder *u, uint32_t pid,
 	/* open before evicting: a process that has exited cannot be opened
 	 * through, and a good cached file must not go for nothing (try again
 	 * for the next process) */
-	fd = argus_proc_map__open(pid, m);
+	fd = u->opts.open_file ? u->opts.open_file(u->opts.open_ctx, pid, m)
+			       : argus_proc_map__open(pid, m);
 	if (fd < 0)
 		return NULL;
 	/* checked before eviction too: a file over the limits is no reason to
@@ -375,6 +379,7 @@ static void report_maps(struct argus_unwinder *u, struct uw_slot *sl,
 		um->elf = elf_begin(-1, ELF_C_READ, f->elf);
 		um->file = f;
 		um->file_gen = f->gen;
+		um->no_debuginfo = u->opts.no_debuginfo;
 		f->pins++;
 		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
 		*ud = um;
@@ -412,7 +417,7 @@ static int uw_find_debuginfo(Dwfl_Module *mod, void **userdata,
 	struct uw_file *f = um && um->file->gen == um->file_gen ? um->file : NULL;
 	int fd;
 
-	if (f && f->no_debuginfo)
+	if ((f && f->no_debuginfo) || (um && um->no_debuginfo))
 		return -1;
 	/* only root's /usr/lib/debug, by build-id: .gnu_debuglink names
 	 * come from the user's file (elf_guard.h) */
@@ -614,17 +619,74 @@ static void keep_control_words(struct uw_read_log *log, const struct uw_out *o)
 	log->n = k;
 }
 
-struct argus_unwinder *argus_unwinder__new(void)
+struct argus_unwinder *argus_unwinder__new_opts(const struct argus_unwinder_opts *opts)
 {
 	struct argus_unwinder *u = calloc(1, sizeof(*u));
 
-	if (u && !(u->memo = uw_memo_new())) {
+	if (u && opts)
+		memcpy(&u->opts, opts, opts->sz < sizeof(u->opts) ? opts->sz
+								   : sizeof(u->opts));
+	if (u)
+		u->opts.sz = sizeof(u->opts);
+	if (u && !u->opts.no_memo && !(u->memo = uw_memo_new())) {
 		free(u);
 		u = NULL;
 	}
 	if (!u)
 		errno = ENOMEM;
 	return u;
+}
+
+struct argus_unwinder *argus_unwinder__new(void)
+{
+	return argus_unwinder__new_opts(NULL);
+}
+
+size_t argus_unwinder__missing(struct argus_unwinder *u,
+			       const struct argus_proc_map *maps, size_t nmaps,
+			       uint32_t *idx, size_t max)
+{
+	size_t n = 0;
+
+	for (int i = 0; u && i < UW_SLOTS; i++)
+		if (slot_fits(&u->slot[i], maps, nmaps))
+			return 0;
+	for (size_t i = 0; u && i < nmaps && n < max; i++) {
+		const struct argus_proc_map *m = &maps[i];
+		bool vdso = m->flags & ARGUS_PROC_MAP_VDSO, have = false;
+
+		for (int j = 0; j < UW_FILES && !have; j++) {
+			const struct uw_file *f = &u->file[j];
+
+			have = f->used && f->vdso == vdso && f->dev == m->dev &&
+			       f->inode == m->inode;
+		}
+		/* one file mapped several times is asked for once */
+		for (size_t k = 0; k < n && !have; k++)
+			have = maps[idx[k]].dev == m->dev &&
+			       maps[idx[k]].inode == m->inode &&
+			       !(maps[idx[k]].flags & ARGUS_PROC_MAP_VDSO) == !vdso;
+		if (!have)
+			idx[n++] = (uint32_t)i;
+	}
+	return n;
+}
+
+int argus_unwinder__prepare(struct argus_unwinder *u, uint32_t pid,
+			    const struct argus_proc_map *maps, size_t nmaps)
+{
+	if (!u || (nmaps && !maps))
+		return -EINVAL;
+	return get_slot(u, pid, maps, nmaps) ? 0 : -ENOMEM;
+}
+
+bool argus_unwinder__last_reads(const struct argus_unwinder *u,
+				const struct uw_read_log **log)
+{
+	if (!u || !u->log_valid)
+		return false;
+	*log = &u->log;
+	return true;
 }
 
 void argus_unwinder__free(struct argus_unwinder *u)
@@ -652,6 +714,7 @@ int argus_unwinder__unwind(struct argus_unwinder *u, uint32_t pid,
 
 	if (!u || !ips || max < 1 || (nmaps && !maps))
 		return -EINVAL;
+	u->log_valid = false;
 	ips[0] = ip;
 	if (max == 1 || !sp)
 		return 1;
@@ -662,7 +725,8 @@ int argus_unwinder__unwind(struct argus_unwinder *u, uint32_t pid,
 		return 1;
 	key = (struct uw_memo_key){ sl->id, ip, sp, bp,
 				    copy ? (uint32_t)copy_len : 0, (uint32_t)max };
-	if (copy_len <= UINT32_MAX && (n = uw_memo_find(u->memo, &key, copy, ips))) {
+	if (copy_len <= UINT32_MAX && u->memo &&
+	    (n = uw_memo_find(u->memo, &key, copy, ips))) {
 		u->st.memo_hits++;
 		return n;
 	}
@@ -674,7 +738,7 @@ int argus_unwinder__unwind(struct argus_unwinder *u, uint32_t pid,
 	sl->s.tid = pid ? pid : 1;
 	u->log.n = 0;
 	u->log.overflow = false;
-	sl->s.log = u->memo ? &u->log : NULL;
+	sl->s.log = &u->log;
 	/* Errors only end the walk early: whatever was collected stands. */
 	o.deadline_ns = mono_ns() + UW_TIME_BUDGET_NS;
 	dwfl_getthread_frames(sl->dwfl, sl->s.tid, frame_cb, &o);
@@ -683,9 +747,11 @@ int argus_unwinder__unwind(struct argus_unwinder *u, uint32_t pid,
 	sl->s.copy = NULL;
 	sl->s.log = NULL;
 	u->st.unwinds++;
-	if (copy_len <= UINT32_MAX && u->memo && !u->log.overflow && !o.cut) {
+	if (copy_len <= UINT32_MAX && !u->log.overflow && !o.cut) {
 		keep_control_words(&u->log, &o);
-		uw_memo_store(u->memo, &key, &u->log, ips, o.n);
+		u->log_valid = true;
+		if (u->memo)
+			uw_memo_store(u->memo, &key, &u->log, ips, o.n);
 	}
 	return o.n;
 }

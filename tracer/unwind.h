@@ -29,6 +29,7 @@
 #ifndef ARGUS_UNWIND_H
 #define ARGUS_UNWIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,25 @@ struct argus_unwinder;
 
 /* NULL with errno set on failure. */
 struct argus_unwinder *argus_unwinder__new(void);
+
+/*
+ * How an unwinder gets the file behind a mapping.  The default opens it
+ * itself (argus_proc_map__open(pid, m)); the unwind helper
+ * (unwind_helper.h), which may not open anything, hands out the fds
+ * argusd sent it.  open_file returns an fd the unwinder then owns, or
+ * -errno.  no_memo: do not memoize (the helper's client memoizes, so that
+ * a memo hit costs no round trip).  no_debuginfo: never look for a
+ * separate debug file (the helper may not open /usr/lib/debug: its
+ * files without .eh_frame unwind as far as their own CFI goes).
+ */
+struct argus_unwinder_opts {
+	size_t sz;              /* sizeof(struct argus_unwinder_opts) */
+	int (*open_file)(void *ctx, uint32_t pid, const struct argus_proc_map *m);
+	void *open_ctx;
+	bool no_memo;
+	bool no_debuginfo;
+};
+struct argus_unwinder *argus_unwinder__new_opts(const struct argus_unwinder_opts *opts);
 void argus_unwinder__free(struct argus_unwinder *u);
 
 /*
@@ -59,6 +79,33 @@ int argus_unwinder__unwind(struct argus_unwinder *u, uint32_t pid,
 			   uint64_t ip, uint64_t sp, uint64_t bp,
 			   const uint8_t *copy, size_t copy_len,
 			   uint64_t *ips, int max);
+
+/*
+ * The mappings of maps[0..nmaps) whose file the unwinder has not cached
+ * (by (dev, inode), "[vdso]" apart): their indexes go to idx[] (at most
+ * max), one per file.  A session for these maps would open them.
+ * Returns how many; 0 when a session for this exact layout exists.
+ */
+size_t argus_unwinder__missing(struct argus_unwinder *u,
+			       const struct argus_proc_map *maps, size_t nmaps,
+			       uint32_t *idx, size_t max);
+
+/*
+ * Build (or touch) the session for these maps now, opening what it
+ * lacks through opts.open_file.  0 or -ENOMEM.
+ */
+int argus_unwinder__prepare(struct argus_unwinder *u, uint32_t pid,
+			    const struct argus_proc_map *maps, size_t nmaps);
+
+/*
+ * After an unwind that ran libdwfl: the stack words its frames depend on
+ * (unwind_memo.h's read log, already reduced), so that a memo outside the
+ * unwinder can remember it.  false when the last call was not memoizable
+ * (answered from the memo, cut by the time budget, or it read too much).
+ */
+struct uw_read_log;
+bool argus_unwinder__last_reads(const struct argus_unwinder *u,
+				const struct uw_read_log **log);
 
 /* What the caches saved: Dwfl sessions built (one per new maps layout)
  * and files opened (once per (dev, inode) while it stays cached). */

@@ -16,3 +16,13 @@ target_compile_definitions(test_symbols PRIVATE
   BUSY_NOFP_PATH="$<TARGET_FILE:busy_nofp>")
 add_dependencies(test_symbols busy_nofp)
 add_test(NAME test_symbols COMMAND test_symbols)
+
+# test_unwind_helper: the same sample unwound through the sandboxed helper
+# process (tracer/unwind_helper.h), which is killed and stopped on purpose.
+add_executable(test_unwind_helper ${CMAKE_CURRENT_LIST_DIR}/test_unwind_helper.c)
+target_link_libraries(test_unwind_helper PRIVATE argus_symbols)
+target_compile_definitions(test_unwind_helper PRIVATE
+  BUSY_NOFP_PATH="$<TARGET_FILE:busy_nofp>")
+add_dependencies(test_unwind_helper busy_nofp)
+add_test(NAME test_unwind_helper COMMAND test_unwind_helper)
+set_tests_properties(test_unwind_helper PROPERTIES TIMEOUT 60)
