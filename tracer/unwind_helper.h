@@ -33,10 +33,11 @@
  * RLIMIT_NOFILE, RLIMIT_FSIZE 0, RLIMIT_NPROC 0, RLIMIT_CORE 0, then a
  * seccomp filter that allows read/write/recvmsg/sendmsg on its socket
  * only, pread64/lseek, close, fstat, fcntl F_GETFD/F_GETFL,
- * non-executable mmap/mprotect, munmap/mremap/brk/madvise, clock_gettime
- * and exit; anything else kills it.  It opens nothing: the fds come from
- * argusd, already checked (so it does not look for separate debug files
- * in /usr/lib/debug either: files without .eh_frame are rare).
+ * non-executable mmap/mprotect, munmap/mremap/brk/madvise, clock_gettime,
+ * getrandom and exit; anything else kills it (the audit log, dmesg,
+ * names the call).  It opens nothing: the fds come from argusd, already
+ * checked (so it does not look for separate debug files in /usr/lib/debug
+ * either: files without .eh_frame are rare).
  *
  * Everything it answers is untrusted: sizes and counts are checked,
  * frames bounded, and the words it says the frames depend on are checked
