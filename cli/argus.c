@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "step_cli.h"
 #include "argus_graph.h"
 #include "control.h"
 #include "trace_format.h"
@@ -37,6 +38,8 @@ static const struct argus_command commands[] = {
 	  "  --raw  the collector's own KEY=VALUE lines, for scripts\n" },
 	{ "mark", cmd_mark, "add a user annotation to the trace",
 	  "argus mark TEXT...\n" },
+	{ "watch", cmd_watch, "hardware write watchpoints on a data flag, into the trace",
+	  CMD_WATCH_USAGE },
 	{ "save", cmd_save, "snapshot the ring into a trace file",
 	  "argus save [--last DURATION] -o FILE [--force]\n"
 	  "  DURATION like 30s, 5m, 1500ms (default: everything in the ring)\n"
@@ -143,6 +146,46 @@ static const struct argus_command commands[] = {
 	  "  --pid PID          only these processes (repeatable, at most 64)\n"
 	  "  --kernel           also kernel threads (left out by default)\n"
 	  "  --schema F         user schema (docs/schema.md); --no-split as for graph\n" },
+	{ "step", cmd_step, "single-step a thread of a running process; print or record it",
+	  "argus step --pid PID [--tid TID] [--count N | --until COND] [--record FILE] [--json]\n"
+	  "           [--syscall-timeout MS] [--fast]\n"
+	  "  Stops thread TID (default: the main thread) with ptrace, executes N\n"
+	  "  instructions (default 100) one at a time, then detaches: it runs on.\n"
+	  "  Each: address, symbol+offset, disassembly, the registers it changed\n"
+	  "  (new values), memory it read ([addr]:size->value) or wrote (<-value).\n"
+	  "  Syscalls are stepped over (at most MS blocked, default 5000); signals\n"
+	  "  are delivered to the thread.\n"
+	  "  --until COND  step until COND holds (at most --count, default 1000000):\n"
+	  "                REG OP VALUE        rip == 0x401136, rax != 0\n"
+	  "                memN(ADDR) OP VALUE N = 8/16/32/64: mem32(0x404028) != 0\n"
+	  "                left FUNC           the thread left function FUNC (a\n"
+	  "                                    return or jump out; its calls do not count)\n"
+	  "                OP: == != < > <= >= (unsigned); numbers decimal or 0x...\n"
+	  "  --record FILE write the instructions to FILE (docs/step-format.md) for\n"
+	  "                argus step-diff / argus flag --normal; prints a summary\n"
+	  "  --fast        the thread steps itself through a SIGTRAP handler argus\n"
+	  "                puts in the process (several times faster, N instructions,\n"
+	  "                no --until): registers and memory addresses, no memory\n"
+	  "                values; the process's own SIGTRAP action is set aside\n"
+	  "                meanwhile (MS: how long it may take, default 5000)\n" },
+	{ "step-diff", cmd_step_diff, "where two step recordings (normal, hang) first differ",
+	  "argus step-diff A B [--json]\n"
+	  "  A: a recording of the normal case, B: of the hang (argus step --record).\n"
+	  "  Aligns them by control flow (same function+offset) and prints the first\n"
+	  "  divergence: the branch, where each went, its condition's inputs on each\n"
+	  "  side (registers, memory: address and value) and the loop around it.\n" },
+	{ "flag", cmd_flag, "find the data flag a spinning thread waits for",
+	  "argus flag --pid PID [--tid TID] [--normal FILE] [--json] [--record FILE]\n"
+	  "           [--max N] [--timeout SEC] [--syscall-timeout MS]\n"
+	  "  Steps the spinning thread (a yield loop, a sleep-retry loop, a busy spin)\n"
+	  "  for a few turns of its loop (at most N instructions, default 200000, or\n"
+	  "  SEC seconds, default 10), leaves it running, and prints the flag: the\n"
+	  "  memory its loop's exit test reads that the thread itself never writes:\n"
+	  "  address, size, symbol (or mapping+offset for heap and stack), the value\n"
+	  "  seen, and the instruction that reads it.  Then watch it: argus watch.\n"
+	  "  --normal FILE  a recording of the same code when it did not hang: the\n"
+	  "                 flag is the memory read by the first divergent branch\n"
+	  "  --record FILE  keep this recording (docs/step-format.md)\n" },
 	{ "lldb-init", cmd_lldb_init, "make lldb load the Argus plugin at start (~/.lldbinit)",
 	  "argus lldb-init [--file LLDBINIT] [--plugin SO] [--print | --remove]\n"
 	  "  Adds `plugin load .../libargus-lldb.so` to LLDBINIT (default ~/.lldbinit\n"

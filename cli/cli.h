@@ -21,6 +21,20 @@ int cmd_start(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_mark(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
+#define CMD_WATCH_USAGE \
+	"argus watch --pid PID --addr ADDR [--len N]\n" \
+	"argus watch --list\n" \
+	"argus watch --remove ID | --remove --pid PID | --remove --all\n" \
+	"  Arms a hardware write watchpoint (x86: 4 debug registers per thread)\n" \
+	"  on every thread of PID, and on the threads it creates later.  Each\n" \
+	"  write becomes a `hwwatch` event in the running collector's trace\n" \
+	"  (tid, time, ip, address, new value, user stack); the graph turns\n" \
+	"  them into `dataflag` edges.  Find ADDR with `argus flag --pid PID`.\n" \
+	"  --addr ADDR  hex (0x...) or decimal, aligned to N\n" \
+	"  --len N      1, 2, 4 or 8 bytes (default 4)\n" \
+	"  Watches of a process are removed when it exits or execs.\n"
+
 int cmd_save(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);

@@ -200,6 +200,20 @@ static void verdict(struct graph_cli_ctx *c, const struct argus_diagnosis *d, ch
 			 d->kind == ARGUS_KIND_YIELD ?
 			 " (a loop of yields or short sleeps: it polls a flag another thread"
 			 " should set; watch that flag to find who is late)" : "");
+	} else if (d->nchain && d->flag_writer) {
+		const struct argus_culprit *k = &d->chain[0];
+
+		if (k->tid == d->flag_writer)
+			snprintf(buf, len, "%s (%u) in process %s was %s instead of setting the flag"
+				 " 0x%" PRIx64 " %s (%u) spun on", diag_cli_comm(c, k->tid), k->tid,
+				 diag_cli_process(c, k->tid), argus_hang_kind_str(k->kind), d->flag_addr,
+				 diag_cli_comm(c, d->hang.tid), d->hang.tid);
+		else
+			snprintf(buf, len, "%s (%u) in process %s was %s while %s (%u), which sets the flag"
+				 " 0x%" PRIx64 " %s (%u) spun on, waited for it",
+				 diag_cli_comm(c, k->tid), k->tid, diag_cli_process(c, k->tid),
+				 argus_hang_kind_str(k->kind), diag_cli_comm(c, d->flag_writer),
+				 d->flag_writer, d->flag_addr, diag_cli_comm(c, d->hang.tid), d->hang.tid);
 	} else if (d->nchain) {
 		const struct argus_culprit *k = &d->chain[0];
 
@@ -246,8 +260,14 @@ static void print_report(struct graph_cli_ctx *c, const struct argus_diagnosis *
 	}
 	printf("\n          (%s; %u hang%s: argus hangs lists them)\n", p->picked[0] ? p->picked :
 	       "the hang asked for", nhangs, nhangs == 1 ? "" : "s");
-	if (d->kind == ARGUS_KIND_BLOCKED) {
-		if (d->normal_seg != ARGUS_NONE)
+	if (d->flag_writer)
+		printf("flag      0x%" PRIx64 ": in normal runs %s (%u) wrote it and released the spin"
+		       " (dataflag edge, segment #%u); followed from there\n", d->flag_addr,
+		       diag_cli_comm(c, d->flag_writer), d->flag_writer, d->normal_seg);
+	if (d->kind == ARGUS_KIND_BLOCKED || d->flag_writer) {
+		if (d->flag_writer)
+			;
+		else if (d->normal_seg != ARGUS_NONE)
 			printf("normal    segment #%u, the best of %s%u similar segments of the same thread%s\n",
 			       d->normal_seg, d->nsimilar >= 64 ? "the first " : "", d->nsimilar,
 			       d->normal_relaxed ? " (none waited on this very object: matched on its kind)"
@@ -281,6 +301,11 @@ static void print_report(struct graph_cli_ctx *c, const struct argus_diagnosis *
 		print_culprit(c, &d->chain[i], i == 0 ? "culprit" : "then");
 	verdict(c, d, v, sizeof(v));
 	printf("verdict   %s\n", v);
+	if (d->flag_hint)
+		printf("next      it spins on a flag whose writes the trace does not have: find the flag"
+		       " with\n          `argus flag --pid %u --tid %u`, watch it with `argus watch --pid %u"
+		       " --addr ADDR`,\n          then save and diagnose the next hang: its writer is"
+		       " followed (docs/user-guide.md)\n", d->hang.pid, d->hang.tid, d->hang.pid);
 	if (shallow_waits(c, d))
 		printf("note      the waits' stacks above stop early: without --wait-stacks the collector"
 		       " follows frame pointers,\n          which Debian's libraries do not keep;"
@@ -331,6 +356,21 @@ static void print_json(struct graph_cli_ctx *c, const struct argus_diagnosis *d,
 	printf("],\"cycle\":%s,\"timeout_ns\":%" PRIu64 ",\"verdict\":", d->cycle ? "true" : "false",
 	       d->timeout_ns);
 	diag_cli_json_str(v);
+	printf(",\"flag\":");
+	if (d->flag_writer)
+		printf("{\"addr\":%" PRIu64 ",\"writer_tid\":%u,\"writer_comm\":", d->flag_addr,
+		       d->flag_writer);
+	if (d->flag_writer) {
+		diag_cli_json_str(diag_cli_comm_raw(c, d->flag_writer));
+		printf(",\"normal_segment\":%u,\"edge\":%u}", d->normal_seg, d->flag_edge);
+	} else {
+		printf("null");
+	}
+	printf(",\"next_steps\":[");
+	if (d->flag_hint)
+		printf("\"argus flag --pid %u --tid %u\",\"argus watch --pid %u --addr ADDR\"",
+		       d->hang.pid, d->hang.tid, d->hang.pid);
+	printf("]");
 	printf(",\"inspected\":%u,\"vertices\":%u,\"picked\":", d->inspected,
 	       argus_graph__nsegments(c->g));
 	diag_cli_json_str(picked);

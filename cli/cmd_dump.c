@@ -170,6 +170,15 @@ static void print_event(const struct argus_trace *t, const struct argus_event *e
 	case AE_LOST:
 		printf(" count=%" PRIu64, f[ARGUS_F_LOST_COUNT]);
 		break;
+	case AE_HWWATCH:
+		printf(" addr=%#" PRIx64 " len=%" PRIu64 " value=", f[ARGUS_F_HW_ADDR],
+		       f[ARGUS_F_HW_LEN]);
+		if (f[ARGUS_F_HW_VALUE_OK])
+			printf("%#" PRIx64, f[ARGUS_F_HW_VALUE]);
+		else
+			printf("?");
+		printf(" ip=%#" PRIx64 " watch=%" PRIu64, f[ARGUS_F_HW_IP], f[ARGUS_F_HW_ID]);
+		break;
 	}
 	putchar('\n');
 }

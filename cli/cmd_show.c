@@ -129,6 +129,13 @@ static void event_str(struct graph_cli_ctx *c, const struct argus_gevent *ev, bo
 	case AE_WAKEUP_NEW:
 		n += (size_t)snprintf(buf + n, len - n, " child %" PRId64, ev->val);
 		break;
+	case AE_HWWATCH: {      /* a watched flag's write (argus watch) */
+		const struct argus_object *f = argus_graph__object(c->g, ev->obj);
+
+		n += (size_t)snprintf(buf + n, len - n, " flag %#" PRIx64 " = %#" PRIx64,
+				      f ? f->obj : 0, (uint64_t)ev->val);
+		break;
+	}
 	case AE_EXIT:
 		n += (size_t)snprintf(buf + n, len - n, " code %" PRId64, ev->val);
 		break;

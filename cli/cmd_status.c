@@ -90,6 +90,9 @@ int cmd_status(int argc, char **argv)
 	} else if (strstr(resp, "watch=off")) {
 		printf("hangs      not watched (argus start --no-watch-interactive, no --watch)\n");
 	}
+	if (strstr(resp, "\nhw_watches="))
+		printf("flag watch %.0f armed (argus watch --list), %.0f writes recorded\n",
+		       get(resp, "hw_watches"), get(resp, "hw_watch_hits"));
 	/* what other users' files and processes could not make it do */
 	printf("refused    %.0f files (not a regular file, or not the one mapped), %.0f ELF files"
 	       " over the size limits, %.0f unwinds cut at their time budget, %.0f mappings"

@@ -175,6 +175,9 @@ enum argus_culprit_rule {
 	ARGUS_RULE_HANDOFF,     /* was handed work just before the wait */
 	ARGUS_RULE_LOCK,        /* holds the file lock the thread wants */
 	ARGUS_RULE_MUTEX,       /* owns the mutex the thread waits on (live) */
+	ARGUS_RULE_DATAFLAG,    /* reached through the flag a spinning thread
+	                           waits on: the flag's writer, or who the
+	                           writer waits for (diag_flag.c) */
 };
 const char *argus_culprit_rule_str(unsigned rule);
 
@@ -217,6 +220,14 @@ struct argus_diagnosis {
 	uint32_t inspected;     /* nodes the user had to look at */
 	uint32_t choices;       /* places where the slice had to choose */
 	uint32_t choice_seg[ARGUS_DIAG_MAX_PATH]; /* ...those segments */
+	/* The data-flag flow (yield hangs, diag_flag.c). */
+	uint32_t flag_writer;   /* tid of the flag's writer followed, 0 none */
+	uint32_t flag_edge;     /* the normal run's dataflag edge it came by
+	                           (valid when flag_writer) */
+	uint64_t flag_addr;     /* the flag's address (valid when flag_writer) */
+	uint8_t flag_hint;      /* 1: a yield hang and no flag writes to follow:
+	                           the report says to run `argus flag`, then
+	                           `argus watch` */
 };
 
 /* Which processes hold an IPC object open now, on the live system the

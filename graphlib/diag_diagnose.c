@@ -3,7 +3,8 @@
  * diag_diagnose.c - from a hang to the culprit and the culprit's culprit.
  *
  *   1. classify the UI thread over the hang (diag_hangs.c): busy and
- *      yield stop here, the UI thread itself is the culprit;
+ *      yield stop here, the UI thread itself is the culprit, except a
+ *      yield loop whose flag writes are in the trace (diag_flag.c);
  *   2. blocked: H = the UI segment whose wait covers most of the hang.
  *      Find N, the best similar segment of the same thread outside the
  *      hang (diag_similar.c), i.e. the same request that went well;
@@ -33,6 +34,10 @@ int diag_similar(const struct argus_graph *g, uint32_t seg, uint64_t ex_from,
 		 uint64_t ex_to, struct argus_similar *out, uint32_t max, bool exact);
 
 #define MAX_SIMILAR 64
+
+bool diag_flag_follow(const struct argus_graph *g, const struct argus_diag_opts *o,
+		      struct argus_diagnosis *d, const struct argus_activity *a,
+		      uint32_t depth);
 
 static uint32_t seg_tid(const struct argus_graph *g, uint32_t s)
 {
@@ -497,7 +502,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 const char *argus_culprit_rule_str(unsigned rule)
 {
 	static const char *const n[] = { "self", "normal-path", "waker", "peer-holder",
-					 "handoff", "lock-holder", "mutex-owner" };
+					 "handoff", "lock-holder", "mutex-owner", "dataflag" };
 
 	return rule < sizeof(n) / sizeof(n[0]) ? n[rule] : NULL;
 }
@@ -533,6 +538,10 @@ int argus_diag__diagnose(const struct argus_graph *g,
 		d->inspected += d->nchain > 0;
 		return 0;
 	}
+	/* A spin on a data flag with its writes in the trace: its writer
+	 * (diag_flag.c); without them, the report says how to get them. */
+	if (a.kind == ARGUS_KIND_YIELD && diag_flag_follow(g, o, d, &a, depth))
+		return 0;
 	if (a.kind != ARGUS_KIND_BLOCKED || a.wait_seg == ARGUS_NONE) {
 		/* busy or yield: the UI thread is its own culprit */
 		struct argus_culprit *k = &d->chain[d->nchain++];

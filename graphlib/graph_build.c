@@ -116,7 +116,7 @@ static inline uint32_t add_event(struct argus_graph *g, uint32_t thr, uint32_t s
 				 const struct argus_gevent *ge)
 {
 	struct tstate *s = TSTATE(g, thr);
-	uint32_t evid = gev_store(g, &s->last_ev, ge);
+	uint32_t evid = gev_store(g, &s->last_ev, thr, ge);
 
 	if (evid == ARGUS_NONE)
 		return ARGUS_NONE;
@@ -139,7 +139,7 @@ static inline uint32_t add_event(struct argus_graph *g, uint32_t thr, uint32_t s
 /* Store an event that belongs to no thread. */
 static int store_idle(struct argus_graph *g, const struct argus_gevent *ge)
 {
-	return gev_store(g, &g->b->idle_last, ge) == ARGUS_NONE ? -ENOMEM : 0;
+	return gev_store(g, &g->b->idle_last, ARGUS_NONE, ge) == ARGUS_NONE ? -ENOMEM : 0;
 }
 
 /*
@@ -395,6 +395,14 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 		e->stack = ev->stack;
 		attach(g, ev, e, &rc);
 		return rc;
+	case AE_HWWATCH:        /* a write to a watched flag (graph_flag.c) */
+		e->val = (int64_t)ev->f[ARGUS_F_HW_VALUE];
+		e->nr = (int16_t)ev->f[ARGUS_F_HW_LEN];
+		e->obj = gobj_intern(g, AE_OBJ_FLAG, ev->f[ARGUS_F_HW_ADDR], ev->pid);
+		if (!e->obj)
+			return -ENOMEM;
+		attach(g, ev, e, &rc);
+		return rc;
 	case AE_MARK: {
 		uint32_t *m;
 
@@ -578,6 +586,12 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 			if (SEGX_IS_MULTI(g, i))
 				SEGS(g)[i].flags |= ARGUS_SEG_F_MULTI;
 	if ((rc = gcsr_build(g, true)))
+		goto fail;
+	/* data-flag edges need the per-thread segment index just built; they
+	 * are few, so the adjacency is rebuilt once more when there are any */
+	if ((rc = gflag_edges(g)) > 0)
+		rc = gcsr_build(g, false);
+	if (rc < 0)
 		goto fail;
 	for (uint32_t i = 0; i < g->thr.n; i++)
 		gthread_names(g, i);

@@ -146,7 +146,7 @@ void gseg_close(struct argus_graph *g, uint32_t thr, uint64_t ts,
 /* A new block of event slots, linked after the chain's last event `last`
  * (ARGUS_NONE: it starts a chain).  Returns its first slot, ARGUS_NONE on
  * ENOMEM.  Its slots are zeroed: unused ones read as AE_NONE. */
-uint32_t gev_new_block(struct argus_graph *g, uint32_t last)
+uint32_t gev_new_block(struct argus_graph *g, uint32_t last, uint32_t thr)
 {
 	struct evblk *b = gvec_push(&g->blk, sizeof(*b));
 	uint32_t id;
@@ -156,6 +156,7 @@ uint32_t gev_new_block(struct argus_graph *g, uint32_t last)
 	id = g->ev.n - EVBLK;
 	b->next = ARGUS_NONE;
 	b->pos = 0;
+	b->thr = thr;
 	if (last != ARGUS_NONE) {
 		struct evblk *pb = &BLKS(g)[last >> EVBLK_SHIFT];
 

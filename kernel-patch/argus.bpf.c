@@ -30,7 +30,9 @@
  *               a user-stack tail) are built before bpf_ringbuf_output().
  *               Slot 0: sched_switch (runs with irqs off, cannot nest);
  *               slot 1: the sampler (hardirq), so a sample can never
- *               scribble over a half-built switch record.
+ *               scribble over a half-built switch record; slot 2: the
+ *               watchpoint program (a debug trap, which the sampler's
+ *               hardirq may interrupt).
  *   timers    - LRU_HASH hrtimer address -> tid of the user task that armed
  *               it, so EXPIRE/CANCEL are recorded only for timers that user
  *               code armed (the kernel's own timers are most of the volume).
@@ -170,7 +172,7 @@ struct scratch {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 3);
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch SEC(".maps");
@@ -182,6 +184,15 @@ struct {
 	__type(key, __u32);    /* tgid */
 	__type(value, __u64);  /* its leader's start_time: a reused tgid is a new process */
 } woken SEC(".maps");
+
+/* `argus watch`'s watches (struct ae_hw_key -> ae_hw_val), written by
+ * tracer/hw_watch.c. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, AE_HW_MAX_WATCHES);
+	__type(key, struct ae_hw_key);
+	__type(value, struct ae_hw_val);
+} hw_watches SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -1398,6 +1409,80 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	}
 	e = (void *)buf;
 	fill_hdr(&e->h, AE_SAMPLE, 0, cur_ctx());
+	size = add_ustack(buf, sizeof(*e), ip, sp, bp, sample_copy);
+	e->h.size = size;
+	output(buf, size);
+	return 0;
+}
+
+/* ---- hardware watchpoints ---------------------------------------------- */
+/*
+ * Attached by tracer/hw_watch.c to PERF_TYPE_BREAKPOINT (HW_BREAKPOINT_W)
+ * events, one per thread of a watched process.  Runs from the debug trap
+ * (#DB) that follows the write: the write is done, so the watched bytes
+ * hold the new value.  ctx->regs are user registers when the writer was
+ * in user mode; when the kernel wrote to the user address (a syscall
+ * filling a buffer) they are kernel ones and the user registers are the
+ * task's entry frame, as for the sampler.
+ *
+ * Verified on this machine's kernel (6.18): a perf_event program runs on
+ * breakpoint events, and the inherited copies of the event in threads
+ * cloned later run it too.  Quirk: the link's bpf_cookie cannot carry the
+ * watch: once the watched thread clones, bpf_get_attach_cookie() on its
+ * own (parent) event reads 0 while the child's copy keeps the value.  So
+ * the watch is looked up by (tgid, breakpoint address) in hw_watches,
+ * which also drops hits in a forked child process that inherited the
+ * event (its tgid is not the watched one).
+ */
+SEC("perf_event")
+int on_watch(struct bpf_perf_event_data *ctx)
+{
+	__u64 pt = bpf_get_current_pid_tgid();
+	struct ae_hw_key key = {};
+	struct ae_hw_val *wv;
+	struct ae_hwwatch *e;
+	__u64 ip, sp, bp, addr, v = 0;
+	__u32 size, len;
+	__u8 *buf;
+
+	/* data->addr of a breakpoint sample is the breakpoint's address
+	 * (perf_bp_event() inits the sample with bp_addr); a ctx load, spelt
+	 * in asm for the same reason as CTX_REG */
+	asm volatile("%0 = *(u64 *)(%1 + %2)" : "=r"(addr) : "r"(ctx),
+		     "i"(__builtin_offsetof(struct bpf_perf_event_data, addr)));
+	key.pid = pt >> 32;
+	key.addr = addr;
+	wv = bpf_map_lookup_elem(&hw_watches, &key);
+	if (!wv)
+		return 0;
+	len = wv->len;
+	buf = scratch_buf(2);
+	if (!buf)
+		return 0;
+	if (CTX_REG(ctx, cs) & 3) {
+		ip = CTX_REG(ctx, ip);
+		sp = CTX_REG(ctx, sp);
+		bp = CTX_REG(ctx, bp);
+	} else {
+		struct pt_regs *r = user_regs();
+
+		ip = r->ip;
+		sp = r->sp;
+		bp = r->bp;
+	}
+	e = (void *)buf;
+	fill_hdr(&e->h, AE_HWWATCH, 0, AE_CTX_TASK);
+	e->addr = addr;
+	e->ip = ip;
+	e->len = len;
+	e->watch_id = wv->watch_id;
+	e->pad = 0;
+	if (len > 8)
+		len = 8;
+	if (len == 0)
+		len = 1;
+	e->value_ok = !bpf_probe_read_user(&v, len, (void *)addr);
+	e->value = e->value_ok ? v : 0;
 	size = add_ustack(buf, sizeof(*e), ip, sp, bp, sample_copy);
 	e->h.size = size;
 	output(buf, size);

@@ -68,6 +68,9 @@ enum ae_type {
 	AE_WQ_END = 19,
 	/* stacks */
 	AE_SAMPLE = 20,     /* CPU sampler (perf_event program) + ae_ustack */
+	/* data flags */
+	AE_HWWATCH = 21,    /* a write hit a hardware watchpoint (`argus
+	                       watch`; perf_event program) + ae_ustack */
 	/* records produced in user space, never by BPF */
 	AE_MARK = 32,       /* `argus mark TEXT` */
 	AE_LOST = 33,       /* lost-record counter for a CPU */
@@ -95,6 +98,8 @@ enum ae_obj_kind {
 	AE_OBJ_FILE = 8,     /* regular file / other inode: obj = dev<<32^ino */
 	AE_OBJ_SOCK = 9,     /* other socket family: obj = own inode */
 	AE_OBJ_OTHER = 10,
+	AE_OBJ_FLAG = 11,    /* never from BPF: the graph's name for a watched
+	                        address (AE_HWWATCH): obj = address, peer = pid */
 };
 
 /*
@@ -266,6 +271,41 @@ struct ae_sample {
 	struct ae_hdr h;
 	/* struct ae_ustack tail follows */
 };
+
+/*
+ * AE_HWWATCH: one write to a watched address (tracer/hw_watch.c arms a
+ * PERF_TYPE_BREAKPOINT / HW_BREAKPOINT_W event per thread of the watched
+ * process, with this program attached).  x86 debug traps fire *after* the
+ * writing instruction, so ip is the instruction after the write and value
+ * is what the write left in memory.  h is the writing task; h.ctx is
+ * AE_CTX_TASK: the write is the task's own even when the trap is taken
+ * while the kernel writes to user memory (copy_to_user).
+ */
+struct ae_hwwatch {
+	struct ae_hdr h;
+	__u64 addr;         /* the watched address */
+	__u64 value;        /* the len bytes at addr after the write,
+	                       little-endian, zero-extended */
+	__u64 ip;           /* user ip after the writing instruction */
+	__u32 len;          /* 1, 2, 4 or 8 */
+	__u32 watch_id;     /* `argus watch --list` id */
+	__u32 value_ok;     /* 0: the bytes could not be read (value 0) */
+	__u32 pad;
+	/* struct ae_ustack tail follows */
+};
+/* The watches map (argus.bpf.c): which (process, address) is watched.
+ * Kept by tracer/hw_watch.c; a hit whose (tgid, bp address) is not in it
+ * (a forked child that inherited the event) is dropped. */
+struct ae_hw_key {
+	__u32 pid;          /* tgid */
+	__u32 pad;          /* 0 */
+	__u64 addr;
+};
+struct ae_hw_val {
+	__u32 watch_id;
+	__u32 len;
+};
+#define AE_HW_MAX_WATCHES 256
 
 /* Settings the loader writes into .rodata before load. */
 #define AE_SYSCALL_WORDS 8  /* bitmap of 512 syscall numbers */

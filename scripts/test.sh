@@ -23,7 +23,7 @@ BUILD_DIR=$top/build-fuzz bash "$top/scripts/build.sh" -DARGUS_FUZZ=ON \
 status=0
 echo "== every test under ASan+UBSan"
 (cd "$top/build-asan" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure) || status=1
-echo "== fuzzing the trace reader (60 s), the schema (30 s) and the ELF/unwind path (30 s), tests/fuzz"
+echo "== fuzzing the readers (tests/fuzz: trace 60 s; schema, step recording and ELF/unwind path 30 s each)"
 (cd "$top/build-fuzz" && ctest --output-on-failure -R "^fuzz_") || status=1
 echo "== full suite"
 (cd "$top/build" && ctest --output-on-failure) || status=1

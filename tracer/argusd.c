@@ -2,7 +2,8 @@
  *
  * Loads the BPF programs, drains them into a bounded file ring
  * (DIR/ring.argus, default 2 GiB) and answers the control socket
- * (control.h): status, mark TEXT, flush, stop.  `argus start` runs it with
+ * (control.h): status, mark TEXT, flush, stop, watch ... (hw_watch.h).
+ * `argus start` runs it with
  * --ready-fd so it can report success or the exact failure; run by hand it
  * stays in the foreground.
  *
@@ -27,6 +28,7 @@
 #include "display_clients.h"
 #include "hang_keep.h"
 #include "hang_watch.h"
+#include "hw_watch.h"
 #include "safe_file.h"
 #include "trace_format.h"
 #include "units.h"
@@ -201,12 +203,17 @@ static void watch_tick(struct watch *wt, struct argus_collector *c, uint64_t t_d
 	argus_hang_keeper__run(wt->keeper, now, argus_collector__path(c));
 }
 
+/* `argus watch`'s hardware watchpoints (hw_watch.h); NULL until the
+ * collector has loaded the program. */
+static struct argus_hw_watch *hw_watches;
+
 static void tap_record(void *ctx, const void *rec, size_t size)
 {
 	struct watch *wt = ctx;
 
 	if (wt->w)
 		argus_hang_watch__record(wt->w, rec, size);
+	argus_hw_watch__record(hw_watches, rec, size);
 }
 
 static void print_watch_status(const struct watch *wt, FILE *out)
@@ -281,7 +288,16 @@ static int handle(void *ctx, const char *req, int peer_pid, FILE *out)
 	if (!strcmp(req, "status")) {
 		print_status(c, out);
 		print_watch_status(dm->wt, out);
+		fprintf(out, "hw_watches=%u\nhw_watch_hits=%llu\n", argus_hw_watch__count(hw_watches),
+			(unsigned long long)argus_hw_watch__hits(hw_watches));
 		return 0;
+	}
+	if (!strncmp(req, "watch ", 6)) {
+		if (!hw_watches) {
+			fprintf(out, "error: watch: out of memory\n");
+			return -ENOMEM;
+		}
+		return argus_hw_watch__request(hw_watches, req + 6, out);
 	}
 	if (!strncmp(req, "mark ", 5)) {
 		err = argus_collector__mark(c, (uint32_t)peer_pid, 0, req + 5);
@@ -493,6 +509,8 @@ int main(int argc, char **argv)
 		unlink(sock);
 		return 1;
 	}
+	hw_watches = argus_hw_watch__new(argus_probe__watch_prog_fd(argus_collector__probe(c)),
+					 argus_probe__watch_map_fd(argus_collector__probe(c)));
 	/* the live hang watch: after the BPF programs are attached, so a
 	 * process found in /proc now is seen by the records from here on */
 	if (nwatches || interactive) {
@@ -596,6 +614,7 @@ watch_fail:
 	argus_hang_keeper__free(wt.keeper, 5000); /* `argus stop` waits 10 s */
 	argus_hang_watch__free(wt.w);
 	argus_display_scan__free(wt.display);
+	argus_hw_watch__free(hw_watches);
 	free(watches);
 	argus_collector__free(c); /* final flush */
 	close(lfd);

@@ -665,6 +665,16 @@ int argus_probe__ncpus(const struct argus_probe *p)
 	return p->ncpus;
 }
 
+int argus_probe__watch_prog_fd(const struct argus_probe *p)
+{
+	return bpf_program__fd(p->skel->progs.on_watch);
+}
+
+int argus_probe__watch_map_fd(const struct argus_probe *p)
+{
+	return bpf_map__fd(p->skel->maps.hw_watches);
+}
+
 void argus_probe__close(struct argus_probe *p)
 {
 	int i;

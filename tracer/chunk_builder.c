@@ -81,6 +81,8 @@ static const struct type_schema builtin_schema[AE_TYPE_MAX] = {
 	[AE_WQ_START] = { "wq_start", 2, 0, 0 },
 	[AE_WQ_END] = { "wq_end", 2, 0, 0 },
 	[AE_SAMPLE] = { "sample", 0, 0, ARGUS_SCHEMA_STACK },
+	/* addr, value, len, watch id, ip, value_ok */
+	[AE_HWWATCH] = { "hwwatch", 6, 0, ARGUS_SCHEMA_STACK },
 	[AE_MARK] = { "mark", 0, 0, ARGUS_SCHEMA_STR },
 	/* count */
 	[AE_LOST] = { "lost", 1, 0, 0 },
@@ -113,6 +115,7 @@ const char *argus_obj_kind_str(uint64_t kind)
 		[AE_OBJ_EVENTFD] = "eventfd", [AE_OBJ_TIMERFD] = "timerfd",
 		[AE_OBJ_EPOLL] = "epoll", [AE_OBJ_FILE] = "file",
 		[AE_OBJ_SOCK] = "sock", [AE_OBJ_OTHER] = "other",
+		[AE_OBJ_FLAG] = "flag",
 	};
 	return kind < sizeof(n) / sizeof(n[0]) ? n[kind] : "?";
 }

@@ -483,6 +483,18 @@ static int take_record(struct argus_collector *c, const void *rec, size_t size)
 		attach_stack(c, p, (const uint8_t *)rec + sizeof(*r), size - sizeof(*r));
 		break;
 	}
+	case AE_HWWATCH: {
+		const struct ae_hwwatch *r = rec;
+		NEED(*r);
+		p->ev.f[ARGUS_F_HW_ADDR] = r->addr;
+		p->ev.f[ARGUS_F_HW_VALUE] = r->value;
+		p->ev.f[ARGUS_F_HW_LEN] = r->len;
+		p->ev.f[ARGUS_F_HW_ID] = r->watch_id;
+		p->ev.f[ARGUS_F_HW_IP] = r->ip;
+		p->ev.f[ARGUS_F_HW_VALUE_OK] = r->value_ok;
+		attach_stack(c, p, (const uint8_t *)rec + sizeof(*r), size - sizeof(*r));
+		break;
+	}
 	default:
 		break;
 	}
@@ -953,6 +965,11 @@ void argus_collector__status(struct argus_collector *c,
 	stack_capture__helper(c->stacks, &c->st.unwind_helper_restarts,
 			      &c->st.unwind_helper_pid);
 	*st = c->st;
+}
+
+struct argus_probe *argus_collector__probe(struct argus_collector *c)
+{
+	return c->probe;
 }
 
 const char *argus_collector__path(const struct argus_collector *c)

@@ -89,6 +89,8 @@ bool argus_collector__behind(const struct argus_collector *c);
 void argus_collector__status(struct argus_collector *c,
 			     struct argus_collector_status *st);
 const char *argus_collector__path(const struct argus_collector *c);
+/* The loaded probe (NULL after __finish): for hw_watch.c's program fd. */
+struct argus_probe *argus_collector__probe(struct argus_collector *c);
 /* Flushes, then frees.  Accepts NULL. */
 void argus_collector__free(struct argus_collector *c);
 

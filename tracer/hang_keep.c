@@ -588,7 +588,7 @@ static void child_fail(int sfd, struct argus_hang_keeper *k, const char *fmt, ..
 static void child_main(struct argus_hang_keeper *k, int snapfd, int sfd,
 		       const char *ring, uint64_t from_ns)
 {
-	char snap_path[64], snap_name[256], full[4400], tmp[256], out[256], errf[256], json[256];
+	char snap_name[256], full[4400], tmp[256], out[256], errf[256], json[256];
 	struct argus_error err = { 0 };
 	char *diag = NULL, *diag_raw = NULL, *derr = NULL;
 	uint64_t diag_at = 0;
@@ -597,10 +597,13 @@ static void child_main(struct argus_hang_keeper *k, int snapfd, int sfd,
 	if (setpriority(PRIO_PROCESS, 0, 19)) {
 		/* only nicer; cannot fail for root */
 	}
-	snprintf(snap_path, sizeof(snap_path), "/proc/self/fd/%d", snapfd);
 	snprintf(snap_name, sizeof(snap_name), "%s.argus", k->name);
 	snprintf(full, sizeof(full), "%s/%s", k->dir, snap_name);
-	rc = argus_trace__save(ring, snap_path, from_ns, NULL, &err);
+	/* By its path, not /proc/self/fd/N: the saver refuses to write
+	 * through a symlink (safe_file.h), and the file the parent created
+	 * O_EXCL (root's, 0600, one link, in root's 0700 directory) is one it
+	 * reuses.  snapfd only held the name until now. */
+	rc = argus_trace__save(ring, full, from_ns, NULL, &err);
 	close(snapfd);
 	if (rc)
 		child_fail(sfd, k, "cannot save %s: %s", full, err.msg);

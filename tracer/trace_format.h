@@ -162,6 +162,11 @@ enum {
 /* AE_WQ_*: f[0] = work, f[1] = function */
 #define ARGUS_F_WQ_WORK 0
 #define ARGUS_F_WQ_FUNCTION 1
+enum {
+	/* AE_HWWATCH: stack = the writer's user stack */
+	ARGUS_F_HW_ADDR = 0, ARGUS_F_HW_VALUE, ARGUS_F_HW_LEN, ARGUS_F_HW_ID,
+	ARGUS_F_HW_IP, ARGUS_F_HW_VALUE_OK,
+};
 /* AE_SAMPLE: stack only.  AE_MARK: str = text.  AE_LOST: f[0] = count. */
 #define ARGUS_F_LOST_COUNT 0
 

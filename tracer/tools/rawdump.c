@@ -91,6 +91,7 @@ static const char *type_name(unsigned t)
 		[AE_SOFTIRQ_ENTRY] = "SOFTIRQ_ENTRY",
 		[AE_SOFTIRQ_EXIT] = "SOFTIRQ_EXIT", [AE_WQ_START] = "WQ_START",
 		[AE_WQ_END] = "WQ_END", [AE_SAMPLE] = "SAMPLE",
+		[AE_HWWATCH] = "HWWATCH",
 	};
 	return t < sizeof(n) / sizeof(n[0]) && n[t] ? n[t] : "UNKNOWN";
 }
@@ -253,6 +254,17 @@ static int on_rec(void *ctx, const void *rec, size_t size)
 		const struct ae_sample *e = rec;
 
 		NEED(*e);
+		if (print_ustack(e + 1, size - sizeof(*e)))
+			goto bad;
+		break;
+	}
+	case AE_HWWATCH: {
+		const struct ae_hwwatch *e = rec;
+
+		NEED(*e);
+		printf(" addr=%llx value=%llx len=%u watch=%u ip=%llx",
+		       (unsigned long long)e->addr, (unsigned long long)e->value, e->len,
+		       e->watch_id, (unsigned long long)e->ip);
 		if (print_ustack(e + 1, size - sizeof(*e)))
 			goto bad;
 		break;

@@ -1,0 +1,252 @@
+/* cmd_flag.c - `argus flag --pid PID [--tid TID] [--normal FILE] [--json]`:
+ * the data flag a spinning thread waits for (BRIEF §1 "Data-flag flow").
+ *
+ * The thread is single-stepped (step/) until its loop has come round
+ * ITERATIONS times (a yield loop, a sleep-retry loop: the sleep is stepped
+ * through, a pure spin), at most --max instructions or --timeout seconds,
+ * then left running.  The flag is then read off the recording:
+ *   without --normal: the loop's exit branch whose condition reads memory
+ *                     the thread never writes (argus_step_rec__find_flag);
+ *   with --normal F:  the first divergence from F, a recording of the same
+ *                     code when it did not hang (argus step --record), and
+ *                     the memory its branch reads (argus_step_diff__flag);
+ *                     the loop's own exit branch if they do not diverge.
+ * The flag's name: a symbol (a global), else its mapping and offset
+ * ("[heap]+0x2a0", "[stack]+0x1f8c").  Next step: argus watch on it. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "argus_graph.h"
+#include "cli.h"
+#include "step_cli.h"
+
+#define CMD "flag"
+#define ITERATIONS 4        /* loop turns to see before judging */
+#define CHECK_EVERY 256     /* instructions between loop checks */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct flag_opts {
+	uint32_t pid, tid, max, timeout_s, syscall_ms;
+	const char *normal, *record;
+	bool json;
+};
+
+static int parse(int argc, char **argv, struct flag_opts *o)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		uint32_t *dst = NULL;
+
+		if (!strcmp(a, "--json")) {
+			o->json = true;
+			continue;
+		}
+		if (!strcmp(a, "--pid"))
+			dst = &o->pid;
+		else if (!strcmp(a, "--tid"))
+			dst = &o->tid;
+		else if (!strcmp(a, "--max"))
+			dst = &o->max;
+		else if (!strcmp(a, "--timeout"))
+			dst = &o->timeout_s;
+		else if (!strcmp(a, "--syscall-timeout"))
+			dst = &o->syscall_ms;
+		if (dst) {
+			if (step_cli_u32(CMD, a, v, dst))
+				return -1;
+			i++;
+			continue;
+		}
+		if (!strcmp(a, "--normal") || !strcmp(a, "--record")) {
+			if (!v) {
+				cli_usage_error(CMD, "%s needs a file", a);
+				return -1;
+			}
+			*(a[2] == 'n' ? &o->normal : &o->record) = v;
+			i++;
+			continue;
+		}
+		cli_usage_error(CMD, "unknown argument %s", cli_tstr(a));
+		return -1;
+	}
+	if (!o->pid) {
+		cli_usage_error(CMD, "--pid PID is required");
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_flag(int argc, char **argv)
+{
+	struct flag_opts o = { .max = 200000, .timeout_s = 10, .syscall_ms = 5000 };
+	struct argus_step_rec *rec = NULL, *normal = NULL;
+	struct argus_stepper *s = NULL;
+	struct argus_step_flag f;
+	struct argus_step_loop loop;
+	struct argus_step_err err;
+	struct argus_step_diff d;
+	const char *method = "loop";
+	char sym[256] = "", map[256] = "", where[300], bwhere[300];
+	uint64_t sym_off = 0, map_off = 0;
+	bool have_sym = false, have_map;
+	uint32_t tid;
+	double deadline;
+	size_t n = 0;
+	int rc = 0, st = 0;
+
+	if (cli_wants_help(argc, argv))
+		return cli_help(CMD);
+	if (parse(argc, argv, &o))
+		return 2;
+	tid = o.tid ? o.tid : o.pid;
+	if (o.normal && !(normal = argus_step_rec__load(o.normal, &err)))
+		return cli_error(CMD, "--normal %s", cli_tstr(err.msg));
+
+	s = step_cli_open(CMD, o.pid, o.tid, o.syscall_ms);
+	if (!s) {
+		rc = 1;
+		goto out;
+	}
+	rec = argus_step__new_rec(s);
+	if (!rec) {
+		rc = cli_error(CMD, "out of memory");
+		goto out;
+	}
+	step_cli_catch_signals();
+	deadline = now_s() + o.timeout_s;
+	while (n < o.max && !step_cli_interrupted) {
+		st = argus_step__next(s, rec, NULL);
+		if (st)
+			break;
+		n++;
+		if (n % CHECK_EVERY == 0) {
+			if (!argus_step_rec__loop(rec, &loop) && loop.iterations >= ITERATIONS)
+				break;
+			if (now_s() > deadline)
+				break;
+		}
+	}
+	if (st == -ESRCH) {
+		rc = cli_error(CMD, "thread %u exited while being stepped (after %zu instructions)", tid, n);
+		goto out;
+	}
+	if (st == -ETIMEDOUT) {
+		rc = cli_error(CMD, "thread %u is not spinning: it stayed in one syscall for more than"
+			       " %u ms (a blocking wait: see argus diagnose)", tid, o.syscall_ms);
+		goto out;
+	}
+	if (st) {
+		rc = cli_error(CMD, "stepping thread %u failed after %zu instructions: %s", tid, n,
+			       strerror(-st));
+		goto out;
+	}
+	if (step_cli_interrupted) {
+		rc = cli_error(CMD, "interrupted after %zu instructions; thread %u detached", n, tid);
+		goto out;
+	}
+
+	st = -ENOENT;
+	if (normal) {
+		rc = argus_step_rec__diff(normal, rec, &d);
+		if (!rc && d.diverged) {
+			st = argus_step_diff__flag(rec, &d, &f);
+			if (!st)
+				method = "diff";
+		}
+		rc = 0;
+	}
+	if (st)
+		st = argus_step_rec__find_flag(rec, &f);
+	if (st == -ENOENT) {
+		rc = cli_error(CMD, "thread %u is not spinning: no loop in its %zu instructions", tid, n);
+		goto out;
+	}
+	if (st == -ENODATA) {
+		const struct argus_step_insn *h = NULL;
+
+		for (size_t i = 0; i < n && !h; i++)
+			if (argus_step_rec__insn(rec, i)->addr == f.loop.head)
+				h = argus_step_rec__insn(rec, i);
+		rc = cli_error(CMD, "thread %u loops (head %s) but no exit of the loop tests memory that"
+			       " another thread or process could set: not a flag spin", tid,
+			       h ? step_cli_where(rec, h, where, sizeof(where)) : "?");
+		goto out;
+	}
+	if (st) {
+		rc = cli_error(CMD, "%s", strerror(-st));
+		goto out;
+	}
+	if (argus_step__symbolize(s, f.addr, sym, sizeof(sym), &sym_off, &have_sym) || !have_sym)
+		have_sym = false;
+	have_map = !argus_step__mapping(s, f.addr, map, sizeof(map), &map_off);
+	argus_step__close(s);   /* the thread runs on */
+	s = NULL;
+	if (o.record && argus_step_rec__save(rec, o.record, &err)) {
+		rc = cli_error(CMD, "%s", cli_tstr(err.msg));
+		goto out;
+	}
+
+	{
+		const struct argus_step_insn *ri = argus_step_rec__insn(rec, f.insn_index);
+		const struct argus_step_insn *bi = argus_step_rec__insn(rec, f.branch_index);
+
+		step_cli_where(rec, ri, where, sizeof(where));
+		step_cli_where(rec, bi, bwhere, sizeof(bwhere));
+		if (o.json) {
+			printf("{\"flag\":{\"addr\":%" PRIu64 ",\"size\":%u,\"symbol\":", f.addr, f.size);
+			if (have_sym)
+				argus_json_write_str(stdout, sym);
+			else
+				printf("null");
+			printf(",\"symbol_offset\":%" PRIu64 ",\"mapping\":", have_sym ? sym_off : 0);
+			if (have_map)
+				argus_json_write_str(stdout, map);
+			else
+				printf("null");
+			printf(",\"offset\":%" PRIu64 ",\"value\":%" PRIu64 ",\"insn\":{\"addr\":%" PRIu64
+			       ",\"text\":", map_off, f.value, ri->addr);
+			argus_json_write_str(stdout, ri->text);
+			printf(",\"where\":");
+			argus_json_write_str(stdout, where);
+			printf("}},\"branch\":{\"addr\":%" PRIu64 ",\"text\":", bi->addr);
+			argus_json_write_str(stdout, bi->text);
+			printf(",\"where\":");
+			argus_json_write_str(stdout, bwhere);
+			printf("},\"loop\":");
+			step_cli_json_loop(&f.loop);
+			printf(",\"method\":\"%s\",\"pid\":%u,\"tid\":%u,\"instructions\":%zu}\n", method,
+			       o.pid, tid, n);
+		} else {
+			printf("flag 0x%" PRIx64 " (%u bytes) = %" PRIu64 "  ", f.addr, f.size, f.value);
+			if (have_sym)
+				printf("%s+0x%" PRIx64 " ", cli_tstr(sym), sym_off);
+			if (have_map)
+				printf("(%s+0x%" PRIx64 ")", cli_tstr(map), map_off);
+			printf("\n  read by    0x%" PRIx64 " %s  %s\n", ri->addr, where, ri->text);
+			printf("  exit test  0x%" PRIx64 " %s  %s\n", bi->addr, bwhere, bi->text);
+			printf("  loop       head 0x%" PRIx64 ", body 0x%" PRIx64 "..0x%" PRIx64
+			       ", %u iterations in %zu instructions (%s)\n", f.loop.head, f.loop.body_lo,
+			       f.loop.body_hi, f.loop.iterations, n,
+			       !strcmp(method, "diff") ? "found by the diff with --normal" :
+			       "found by the loop's exit branch");
+			printf("next: argus watch --pid %u --addr 0x%" PRIx64 " --len %u\n", o.pid, f.addr,
+			       f.size);
+		}
+	}
+out:
+	argus_step__close(s);
+	argus_step_rec__free(rec);
+	argus_step_rec__free(normal);
+	return rc;
+}

@@ -1,0 +1,242 @@
+/* cmd_step.c - `argus step --pid PID [--tid TID] [--count N | --until COND]
+ * [--record FILE] [--json]`: single-step one thread of a running process
+ * (step/argus_step.h), print or record each instruction, then detach and
+ * leave it running.
+ *
+ * Without --until, N instructions (default 100).  With --until, until the
+ * condition holds after a step, at most --count (default 1,000,000).  A
+ * syscall is stepped over however long it blocks, up to --syscall-timeout
+ * (ms, default 5000).  Ctrl-C stops stepping and detaches.  With --record
+ * the instructions go to FILE (docs/step-format.md) and a summary is
+ * printed instead of each instruction. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "argus_graph.h"
+#include "cli.h"
+#include "step_cli.h"
+
+#define CMD "step"
+
+/* --fast: the thread steps itself (argus_step__record_fast), then the
+ * recording is printed or saved as the ptrace path does. */
+static int step_fast(uint32_t pid, uint32_t tid, uint32_t count, uint32_t timeout,
+		     const char *record, bool json)
+{
+	struct argus_step_rec *rec = NULL;
+	struct argus_step_err err;
+	double run = 0;
+	size_t n;
+	int rc;
+
+	rc = argus_step__record_fast(pid, tid, count, timeout, &rec, &run);
+	if (rc == -ESRCH)
+		return cli_error(CMD, "no process %u (or thread %u), or it exited while recording", pid,
+				 tid ? tid : pid);
+	if (rc == -EBUSY || rc == -EPERM)
+		return cli_error(CMD, "cannot trace %u: already traced by a debugger, or not root",
+				 tid ? tid : pid);
+	if (rc)
+		return cli_error(CMD, "--fast recording failed: %s", strerror(-rc));
+	n = argus_step_rec__count(rec);
+	if (record && argus_step_rec__save(rec, record, &err)) {
+		argus_step_rec__free(rec);
+		return cli_error(CMD, "%s", err.msg);
+	}
+	if (json) {
+		printf("{");
+		if (!record) {
+			printf("\"insns\":[");
+			for (size_t i = 0; i < n; i++) {
+				if (i)
+					putchar(',');
+				step_cli_json_insn(rec, i);
+			}
+			printf("],");
+		}
+		printf("\"pid\":%u,\"tid\":%u,\"count\":%zu,\"stopped\":\"%s\",\"fast\":true,"
+		       "\"seconds\":%.6f,\"record\":", pid, tid ? tid : pid, n,
+		       n < count ? "timeout" : "count", run);
+		if (record)
+			argus_json_write_str(stdout, record);
+		else
+			printf("null");
+		printf("}\n");
+	} else {
+		if (!record)
+			for (size_t i = 0; i < n; i++)
+				step_cli_print_insn(rec, i);
+		printf("%s%zu instructions of thread %u (pid %u) in %.3f s, in process (--fast); stopped: %s%s%s\n",
+		       record ? "" : "# ", n, tid ? tid : pid, pid, run, n < count ? "timeout" : "count",
+		       record ? "; recorded to " : "", record ? cli_tstr(record) : "");
+	}
+	argus_step_rec__free(rec);
+	return n < count ? cli_error(CMD, "thread %u ran only %zu of %u instructions in %u ms", tid ? tid : pid,
+				     n, count, timeout) : 0;
+}
+
+int cmd_step(int argc, char **argv)
+{
+	uint32_t pid = 0, tid = 0, count = 0, timeout = 5000;
+	const char *until = NULL, *record = NULL, *stopped = "count";
+	struct argus_step_cond *cond = NULL;
+	struct argus_stepper *s = NULL;
+	struct argus_step_rec *rec = NULL;
+	struct argus_step_err err;
+	bool json = false, fast = false;
+	char cerr[200];
+	size_t n = 0;
+	int rc = 0, status = 0;
+
+	if (cli_wants_help(argc, argv))
+		return cli_help(CMD);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--json")) {
+			json = true;
+			continue;
+		}
+		if (!strcmp(a, "--fast")) {
+			fast = true;
+			continue;
+		}
+		if (!strcmp(a, "--pid") || !strcmp(a, "--tid") || !strcmp(a, "--count") ||
+		    !strcmp(a, "--syscall-timeout")) {
+			uint32_t *dst = a[2] == 'p' ? &pid : a[2] == 't' ? &tid : a[2] == 'c' ? &count : &timeout;
+
+			if (step_cli_u32(CMD, a, v, dst))
+				return 2;
+			i++;
+		} else if (!strcmp(a, "--until") || !strcmp(a, "--record")) {
+			if (!v)
+				return cli_usage_error(CMD, "%s needs a value", a);
+			*(a[2] == 'u' ? &until : &record) = v;
+			i++;
+		} else {
+			return cli_usage_error(CMD, "unknown argument %s", cli_tstr(a));
+		}
+	}
+	if (!pid)
+		return cli_usage_error(CMD, "--pid PID is required");
+	if (until) {
+		cond = argus_step_cond__parse(until, cerr, sizeof(cerr));
+		if (!cond)
+			return cli_usage_error(CMD, "--until '%s': %s", cli_tstr(until), cerr);
+	}
+	if (!count)
+		count = until ? 1000000 : 100;
+	if (fast) {
+		if (cond)
+			return cli_usage_error(CMD, "--fast records a --count of instructions; no --until");
+		return step_fast(pid, tid, count, timeout, record, json);
+	}
+
+	s = step_cli_open(CMD, pid, tid, timeout);
+	if (!s) {
+		argus_step_cond__free(cond);
+		return 1;
+	}
+	rec = argus_step__new_rec(s);
+	if (!rec) {
+		rc = cli_error(CMD, "out of memory");
+		goto out;
+	}
+	step_cli_catch_signals();
+	if (cond)
+		argus_step_cond__eval(cond, s, NULL);  /* arms "left FUNC" */
+	if (json && !record)
+		printf("{\"insns\":[");
+	while (n < count) {
+		struct argus_step_insn in;
+
+		if (step_cli_interrupted) {
+			stopped = "interrupted";
+			break;
+		}
+		status = argus_step__next(s, rec, &in);
+		if (status == -ESRCH) {
+			stopped = "exited";
+			break;
+		}
+		if (status == -ETIMEDOUT) {
+			stopped = "syscall-timeout";
+			break;
+		}
+		if (status) {
+			stopped = "error";
+			break;
+		}
+		if (!record) {
+			if (json) {
+				if (n)
+					putchar(',');
+				step_cli_json_insn(rec, n);
+			} else {
+				step_cli_print_insn(rec, n);
+			}
+		}
+		n++;
+		if (cond) {
+			int c = argus_step_cond__eval(cond, s, &in);
+
+			if (c > 0) {
+				stopped = "until";
+				break;
+			}
+			if (c < 0) {
+				stopped = "until-unreadable";
+				status = c;
+				break;
+			}
+		}
+	}
+	if (json && !record)
+		printf("],");
+	else if (json)
+		printf("{");
+	argus_step__close(s);  /* detach now: the thread runs on */
+	s = NULL;
+
+	if (record && argus_step_rec__save(rec, record, &err)) {
+		if (json)
+			printf("\"error\":");
+		rc = cli_error(CMD, "%s", err.msg);
+		if (json) {
+			argus_json_write_str(stdout, err.msg);
+			printf("}\n");
+		}
+		goto out;
+	}
+	if (json) {
+		printf("\"pid\":%u,\"tid\":%u,\"count\":%zu,\"stopped\":\"%s\",\"record\":", pid,
+		       tid ? tid : pid, n, stopped);
+		if (record)
+			argus_json_write_str(stdout, record);
+		else
+			printf("null");
+		printf("}\n");
+	} else {
+		printf("%s%zu instructions of thread %u (pid %u); stopped: %s%s%s\n", record ? "" : "# ",
+		       n, tid ? tid : pid, pid, stopped, record ? "; recorded to " : "",
+		       record ? cli_tstr(record) : "");
+	}
+	if (cond && !strcmp(stopped, "count"))
+		rc = cli_error(CMD, "--until '%s' did not hold within %u instructions (--count)",
+			       cli_tstr(until), count);
+	else if (!strcmp(stopped, "exited"))
+		rc = cli_error(CMD, "thread %u exited after %zu instructions", tid ? tid : pid, n);
+	else if (!strcmp(stopped, "syscall-timeout"))
+		rc = cli_error(CMD, "thread %u stayed in a syscall longer than %u ms (--syscall-timeout);"
+			       " detached, it is still in it", tid ? tid : pid, timeout);
+	else if (!strcmp(stopped, "error") || !strcmp(stopped, "until-unreadable"))
+		rc = cli_error(CMD, "stopped after %zu instructions: %s", n, strerror(-status));
+out:
+	argus_step__close(s);
+	argus_step_rec__free(rec);
+	argus_step_cond__free(cond);
+	return rc;
+}

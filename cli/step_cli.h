@@ -1,0 +1,39 @@
+/* step_cli.h - shared by `argus step`, `argus step-diff` and `argus flag`
+ * (cmd_step.c, cmd_step_diff.c, cmd_flag.c): opening a thread with errors
+ * a user can act on, and printing instructions, inputs and loops. */
+#ifndef ARGUS_STEP_CLI_H
+#define ARGUS_STEP_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "argus_step.h"
+
+int cmd_step(int argc, char **argv);
+int cmd_step_diff(int argc, char **argv);
+int cmd_flag(int argc, char **argv);
+
+/* Parse a pid/tid/count: a positive decimal number.  -1 on error (printed). */
+int step_cli_u32(const char *cmd, const char *opt, const char *val, uint32_t *out);
+
+/* argus_step__open_pid() with one error line on failure (NULL). */
+struct argus_stepper *step_cli_open(const char *cmd, uint32_t pid, uint32_t tid,
+				    uint32_t syscall_timeout_ms);
+
+/* Set by SIGINT/SIGTERM while stepping (the handlers are installed by
+ * step_cli_catch_signals): the loops stop and detach cleanly. */
+extern volatile int step_cli_interrupted;
+void step_cli_catch_signals(void);
+
+/* "wait_for_display_flag+0x1c" or "0x55..." */
+const char *step_cli_where(const struct argus_step_rec *r, const struct argus_step_insn *in,
+			   char *buf, size_t len);
+/* One instruction as text: index, address, symbol, disassembly, changed
+ * registers and memory operands. */
+void step_cli_print_insn(const struct argus_step_rec *r, size_t i);
+/* One instruction as a JSON object. */
+void step_cli_json_insn(const struct argus_step_rec *r, size_t i);
+void step_cli_json_input(const struct argus_step_input *in);
+void step_cli_json_loop(const struct argus_step_loop *l);
+
+#endif

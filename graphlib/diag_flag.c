@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * diag_flag.c - the data-flag flow of the diagnosis (BRIEF §1, step 4;
+ * docs/diagnosis.md "Yield hangs: the data flag").
+ *
+ * A thread that spins (`while (!flag) sched_yield();`) waits for a
+ * write, not for a wake-up, so the blocked-wait flow has nothing to
+ * follow.  With the flag watched (`argus watch`), the graph has DATAFLAG
+ * edges: writer's segment -> the spinner's segment that left the loop
+ * (graph_flag.c).  Then:
+ *
+ *   1. N = the dataflag edge into the hung thread from a normal run (its
+ *      destination outside the hang), the closest one before the hang
+ *      (else the closest after): in normal runs, this writer's write
+ *      released the spinner;
+ *   2. W = N's writer.  During the hang it did not write (or wrote late):
+ *      what it was doing instead is judged over the hang's window
+ *      (argus_diag__activity).  If W was blocked, its own wake-up path is
+ *      followed as for a blocked wait: the thread X whose edge woke W's
+ *      writing segment in that normal run is the culprit (W only relays:
+ *      it sets the flag when it is woken), judged over the window, and a
+ *      blocked X gets the blocked-wait flow for its own culprits
+ *      (culprits_culprit).  Busy, spinning, or never woken by anyone
+ *      else, W itself is the culprit;
+ *   3. the path is the hung thread's normal segment, W's writing segment
+ *      (by the dataflag edge), then X's (by the edge that woke W).  The
+ *      culprit's rule is "dataflag".
+ *
+ * No dataflag edge into the thread: nothing to follow; the caller names
+ * the thread itself (rule "self") and the report says which commands get
+ * the writes (flag_hint): `argus flag`, then `argus watch`.
+ */
+#include "argus_diag.h"
+#include "graph_internal.h"
+
+bool diag_flag_follow(const struct argus_graph *g, const struct argus_diag_opts *o,
+		      struct argus_diagnosis *d, const struct argus_activity *a,
+		      uint32_t depth);
+
+static uint32_t seg_tid(const struct argus_graph *g, uint32_t s)
+{
+	return THRS(g)[SEGS(g)[s].thread].tid;
+}
+
+/* The normal run's dataflag edge into thread tid (see the top). */
+static uint32_t normal_flag_edge(const struct argus_graph *g, uint32_t tid, uint64_t from,
+				 uint64_t to)
+{
+	uint32_t before = ARGUS_NONE, after = ARGUS_NONE;
+
+	for (uint32_t i = 0; i < argus_graph__nedges(g); i++) {
+		const struct argus_edge *e = &EDGES(g)[i];
+
+		if (e->type != ARGUS_EDGE_DATAFLAG || seg_tid(g, e->dst) != tid ||
+		    seg_tid(g, e->src) == tid)
+			continue;
+		if (e->dst_ts < from) {
+			if (before == ARGUS_NONE || e->dst_ts > EDGES(g)[before].dst_ts)
+				before = i;
+		} else if (e->dst_ts > to) {
+			if (after == ARGUS_NONE || e->dst_ts < EDGES(g)[after].dst_ts)
+				after = i;
+		}
+	}
+	return before != ARGUS_NONE ? before : after;
+}
+
+/* k = thread tid judged over [from, to] (activity a); normal_seg: where
+ * it normally did its part. */
+static void set_culprit(const struct argus_graph *g, struct argus_culprit *k, uint32_t tid,
+			const struct argus_activity *a, uint32_t normal_seg, uint64_t from,
+			uint64_t to)
+{
+	memset(k, 0, sizeof(*k));
+	k->tid = tid;
+	k->pid = THRS(g)[argus_graph__thread_by_tid(g, tid)].pid;
+	k->kind = a->kind;
+	k->seg = a->kind == ARGUS_KIND_BLOCKED && a->wait_seg != ARGUS_NONE ? a->wait_seg
+		 : a->busy_seg != ARGUS_NONE ? a->busy_seg : argus_graph__segment_at(g, tid, from);
+	k->normal_seg = normal_seg;
+	k->from = from;
+	k->to = to;
+	k->wait_nr = -1;
+	if (a->kind == ARGUS_KIND_BLOCKED && a->wait_seg != ARGUS_NONE) {
+		k->wait_ns = a->wait_ns;
+		k->wait_nr = SEGS(g)[a->wait_seg].wait_nr;
+		k->stack = SEGS(g)[a->wait_seg].wait_stack;
+	}
+}
+
+/*
+ * The culprit c was blocked too: its own culprits, by the blocked-wait
+ * flow on c over the same window (argus_diag__diagnose, one level less
+ * deep), appended to the chain.  The chain stops before the spinning
+ * thread or the writer: the spinner's request was sent before it began
+ * to spin (that is what the spin waits on), so a culprit that waits for
+ * the spinner's *next* request is no circular wait, and saying so would
+ * send the user the wrong way.
+ */
+static void culprits_culprit(const struct argus_graph *g, const struct argus_diag_opts *o,
+			     struct argus_diagnosis *d, uint32_t c, uint32_t w, uint32_t depth)
+{
+	struct argus_diag_opts so = *o;
+	struct argus_diagnosis *sub = calloc(1, sizeof(*sub));
+	struct argus_hang ch = { .tid = c, .pid = d->chain[0].pid, .start = d->hang.start,
+				 .end = d->hang.end, .ongoing = d->hang.ongoing };
+
+	if (!sub)
+		return;
+	ch.seg = argus_graph__segment_at(g, c, d->hang.start);
+	so.sz = sizeof(so);
+	so.depth = depth - 1;
+	if (!argus_diag__diagnose(g, &ch, &so, sub)) {
+		for (uint32_t i = 0; i < sub->nchain && d->nchain < ARGUS_DIAG_MAX_CHAIN; i++) {
+			if (sub->chain[i].tid == d->hang.tid || sub->chain[i].tid == w ||
+			    sub->chain[i].tid == c)
+				break;
+			d->chain[d->nchain++] = sub->chain[i];
+		}
+		d->timeout_ns = sub->timeout_ns;
+		d->timeout_tid = sub->timeout_tid;
+		d->inspected += sub->inspected > 1 ? sub->inspected - 1 : 0;
+	}
+	free(sub);
+}
+
+bool diag_flag_follow(const struct argus_graph *g, const struct argus_diag_opts *o,
+		      struct argus_diagnosis *d, const struct argus_activity *a,
+		      uint32_t depth)
+{
+	const struct argus_edge *n;
+	uint32_t ne, w, wthr, np = 0, we, x, c;
+	struct argus_activity wa, ca;
+
+	ne = normal_flag_edge(g, d->hang.tid, d->hang.start, d->hang.end);
+	if (ne == ARGUS_NONE) {
+		d->flag_hint = 1;
+		return false;
+	}
+	n = &EDGES(g)[ne];
+	w = seg_tid(g, n->src);
+	wthr = argus_graph__thread_by_tid(g, w);
+	if (wthr == ARGUS_NONE || argus_diag__activity(g, w, d->hang.start, d->hang.end, &wa))
+		return false;
+	d->flag_writer = w;
+	d->flag_edge = ne;
+	d->flag_addr = n->obj;
+	d->hang_seg = a->busy_seg != ARGUS_NONE ? a->busy_seg : d->hang.seg;
+	d->normal_seg = n->dst;
+	d->nsimilar = 1;
+	d->inspected = 2;       /* the hang, the normal run that got the flag */
+	d->path[np++] = (struct argus_step){ .seg = n->dst, .edge = ARGUS_NONE };
+	d->path[np++] = (struct argus_step){ .seg = n->src, .edge = ne, .choices = 1 };
+
+	/* who woke the writer before it wrote, in that normal run */
+	we = argus_diag__waker_edge(g, n->src);
+	x = we != ARGUS_NONE ? EDGES(g)[we].src : ARGUS_NONE;
+	c = x != ARGUS_NONE ? seg_tid(g, x) : 0;
+	if (wa.kind == ARGUS_KIND_BLOCKED && x != ARGUS_NONE && c != w && c != d->hang.tid &&
+	    argus_graph__thread_by_tid(g, c) != ARGUS_NONE &&
+	    !argus_diag__activity(g, c, d->hang.start, d->hang.end, &ca)) {
+		/* W waited: the thread that normally wakes it is the culprit */
+		d->path[np++] = (struct argus_step){ .seg = x, .edge = we, .choices = 1 };
+		set_culprit(g, &d->chain[0], c, &ca, x, d->hang.start, d->hang.end);
+		d->nchain = 1;
+		d->inspected += 2;      /* the writer's normal segment, the culprit */
+		if (ca.kind == ARGUS_KIND_BLOCKED && depth > 1)
+			culprits_culprit(g, o, d, c, w, depth);
+	} else {
+		/* W itself did something else instead of writing */
+		set_culprit(g, &d->chain[0], w, &wa, n->src, d->hang.start, d->hang.end);
+		d->nchain = 1;
+		d->inspected++;
+	}
+	d->chain[0].rule = ARGUS_RULE_DATAFLAG;
+	d->npath = np;
+	return true;
+}

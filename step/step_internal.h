@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * step_internal.h - what the step library's files share and do not
+ * publish: the fully decoded instruction (capstone detail boiled down to
+ * what the engine and the analysis use), register mapping, symbols.
+ */
+#ifndef ARGUS_STEP_INTERNAL_H
+#define ARGUS_STEP_INTERNAL_H
+
+#include "argus_step.h"
+
+#define STEP_MAX_REGACC 20
+
+/* A memory operand as encoded: the engine computes its address from the
+ * registers before the instruction. */
+struct step_memop {
+	uint16_t seg, base, index;  /* capstone X86_REG_*, 0 = none */
+	int32_t scale;
+	int64_t disp;
+	uint16_t size;              /* bytes */
+	uint8_t access;             /* ARGUS_STEP_MEM_* */
+	/* implicit stack slot (push/pop/call/ret): address is rsp + disp
+	 * before the instruction */
+	bool stack;
+};
+
+struct step_decoded {
+	struct argus_step_insn proto;   /* addr, len, bytes, text, kind, target */
+	uint8_t nmemop;
+	struct step_memop memop[ARGUS_STEP_MAX_MEM];
+	/* registers read and written (explicit and implicit), as
+	 * enum argus_step_reg of the full register; 0xff-free */
+	uint8_t nrd, nwr;
+	uint8_t rd[STEP_MAX_REGACC], wr[STEP_MAX_REGACC];
+	/* registers read to compute a memory address (not data inputs) */
+	uint8_t naddr;
+	uint8_t addr_rd[STEP_MAX_REGACC];
+	bool syscall;
+};
+
+/* Decode one instruction with capstone detail.  0 or -EINVAL. */
+int step_decode_full(const uint8_t *bytes, size_t len, uint64_t addr,
+		     struct step_decoded *out);
+
+/* enum argus_step_reg holding capstone register csreg (eax -> RAX), or -1
+ * for registers outside user_regs_struct (xmm, ...). */
+int step_cs_reg_full(unsigned csreg);
+/* The value of capstone register csreg (sub-registers extracted); ok=false
+ * when it is not one we have. */
+uint64_t step_cs_reg_value(const struct argus_step_regs *r, unsigned csreg, bool *ok);
+
+/* Effective address of op, given the registers before the instruction and
+ * its length (rip-relative operands count from the next instruction). */
+uint64_t step_memop_addr(const struct step_memop *op, const struct argus_step_regs *r,
+			 uint64_t insn_addr, unsigned insn_len);
+
+/* Symbols of a live process: all of /proc/PID/maps (data too). */
+struct step_syms;
+struct step_syms *step_syms__new(uint32_t pid);
+void step_syms__free(struct step_syms *ss);
+/* code: look for a function (else any symbol).  See argus_step__symbolize. */
+int step_syms__lookup(struct step_syms *ss, uint64_t addr, bool code, char *name,
+		      size_t len, uint64_t *off, bool *is_symbol);
+
+int step_syms__mapping(struct step_syms *ss, uint64_t addr, char *name, size_t len,
+		       uint64_t *off);
+
+/* The ptrace backend (step_ptrace.c). */
+int step_ptrace__open(uint32_t pid, uint32_t tid, uint32_t timeout_ms,
+		      struct argus_step_backend *out);
+
+/* The function containing addr in the stepped process (cached with the
+ * decoded instruction), NULL if unknown. */
+const char *step_engine__func(struct argus_stepper *s, uint64_t addr);
+
+/* Replay: registers before each instruction, kept every STEP_RC_EVERY. */
+#define STEP_RC_EVERY 256
+
+#endif /* ARGUS_STEP_INTERNAL_H */
