@@ -58,6 +58,7 @@
 #ifndef ARGUS_UNWIND_HELPER_H
 #define ARGUS_UNWIND_HELPER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -105,8 +106,12 @@ struct argus_unwind_client_stats {
 };
 void argus_unwind_client__stats(const struct argus_unwind_client *c,
 				struct argus_unwind_client_stats *st);
-/* The running helper's pid (0: none), cheap enough for every record. */
+/* The running helper's pid (0: none). */
 uint32_t argus_unwind_client__pid(const struct argus_unwind_client *c);
+/* pid is the running helper's or one of the last few dropped (their last
+ * records may still be queued): cheap enough for every record. */
+bool argus_unwind_client__is_helper(const struct argus_unwind_client *c,
+				    uint32_t pid);
 /* CPU time of the helpers, the running one and those reaped: part of the
  * collector's own cost. */
 double argus_unwind_client__cpu_seconds(const struct argus_unwind_client *c);
