@@ -99,9 +99,14 @@ int cmd_status(int argc, char **argv)
 	       " over the caps\n",
 	       get(resp, "files_skipped"), get(resp, "elf_over_budget"), get(resp, "unwinds_cut"),
 	       get(resp, "maps_dropped"));
-	if (strstr(resp, "unwind_helper_pid="))
+	/* no helper now: --no-unwind, ARGUS_UNWIND_INPROCESS=1, or waiting to
+	 * restart one that failed */
+	if (strstr(resp, "unwind_helper_pid=") && get(resp, "unwind_helper_pid") > 0)
 		printf("unwinder   helper pid %.0f (unprivileged, sandboxed), %.0f restarts"
 		       " after a crash, hang or limit\n",
 		       get(resp, "unwind_helper_pid"), get(resp, "unwind_helper_restarts"));
+	else if (strstr(resp, "unwind_helper_pid="))
+		printf("unwinder   no helper running now, %.0f restarts after a crash, hang"
+		       " or limit\n", get(resp, "unwind_helper_restarts"));
 	return 0;
 }

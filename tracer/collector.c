@@ -331,7 +331,7 @@ static int take_record(struct argus_collector *c, const void *rec, size_t size)
 	 * self_tgid is in the kernel; its pid changes when it is restarted,
 	 * so it is dropped here.  Else its samples were unwound by itself,
 	 * and its requests and answers filled the trace. */
-	if (h->pid && h->pid == stack_capture__helper_pid(c->stacks))
+	if (stack_capture__is_helper(c->stacks, h->pid))
 		return 0;
 	size = h->size;
 	if (c->opts.tap)

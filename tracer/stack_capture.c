@@ -488,7 +488,7 @@ double stack_capture__helper_cpu(const struct stack_capture *sc)
 	return argus_unwind_client__cpu_seconds(sc->client);
 }
 
-uint32_t stack_capture__helper_pid(const struct stack_capture *sc)
+bool stack_capture__is_helper(const struct stack_capture *sc, uint32_t pid)
 {
-	return argus_unwind_client__pid(sc->client);
+	return argus_unwind_client__is_helper(sc->client, pid);
 }

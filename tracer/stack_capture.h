@@ -58,8 +58,9 @@ uint64_t stack_capture__memo_hits(const struct stack_capture *sc);
  * the pid of the one running now (0: none, or unwinding in-process). */
 void stack_capture__helper(const struct stack_capture *sc, uint64_t *restarts,
 			   int *pid);
-/* The running helper's pid, 0 if none: the collector does not trace it. */
-uint32_t stack_capture__helper_pid(const struct stack_capture *sc);
+/* pid is an unwind helper's (running, or just dropped): the collector
+ * does not trace it. */
+bool stack_capture__is_helper(const struct stack_capture *sc, uint32_t pid);
 /* CPU seconds the helper processes used (unwind_helper.h). */
 double stack_capture__helper_cpu(const struct stack_capture *sc);
 #endif

@@ -74,6 +74,8 @@ struct argus_unwind_client {
 	uint8_t *sbuf;          /* one LAYOUT */
 	pid_t zombies[CL_ZOMBIES]; /* killed, not reaped yet */
 	double dead_cpu_s;      /* CPU of the helpers reaped so far */
+	pid_t gone[4];          /* the last helpers dropped: records of theirs
+				   may still be on their way to the drain */
 	struct argus_unwind_client_stats st;
 };
 
@@ -125,6 +127,10 @@ static void drop_helper(struct argus_unwind_client *c)
 			}
 			c->zombies[i] = c->pid;
 		}
+	}
+	if (c->pid > 0) {
+		memmove(c->gone + 1, c->gone, sizeof(c->gone) - sizeof(c->gone[0]));
+		c->gone[0] = c->pid;
 	}
 	c->pid = 0;
 	memset(&c->seen, 0, sizeof(c->seen));
@@ -645,6 +651,19 @@ void argus_unwind_client__stats(const struct argus_unwind_client *c,
 uint32_t argus_unwind_client__pid(const struct argus_unwind_client *c)
 {
 	return c && c->pid > 0 ? (uint32_t)c->pid : 0;
+}
+
+bool argus_unwind_client__is_helper(const struct argus_unwind_client *c,
+				    uint32_t pid)
+{
+	if (!c || !pid)
+		return false;
+	if ((pid_t)pid == c->pid)
+		return true;
+	for (size_t i = 0; i < sizeof(c->gone) / sizeof(c->gone[0]); i++)
+		if ((pid_t)pid == c->gone[i])
+			return true;
+	return false;
 }
 
 double argus_unwind_client__cpu_seconds(const struct argus_unwind_client *c)

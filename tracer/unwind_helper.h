@@ -33,10 +33,11 @@
  * RLIMIT_NOFILE, RLIMIT_FSIZE 0, RLIMIT_NPROC 0, RLIMIT_CORE 0, then a
  * seccomp filter that allows read/write/recvmsg/sendmsg on its socket
  * only, pread64/lseek, close, fstat, fcntl F_GETFD/F_GETFL,
- * non-executable mmap/mprotect, munmap/mremap/brk/madvise, clock_gettime
- * and exit; anything else kills it.  It opens nothing: the fds come from
- * argusd, already checked (so it does not look for separate debug files
- * in /usr/lib/debug either: files without .eh_frame are rare).
+ * non-executable mmap/mprotect, munmap/mremap/brk/madvise, clock_gettime,
+ * getrandom and exit; anything else kills it (the audit log, dmesg,
+ * names the call).  It opens nothing: the fds come from argusd, already
+ * checked (so it does not look for separate debug files in /usr/lib/debug
+ * either: files without .eh_frame are rare).
  *
  * Everything it answers is untrusted: sizes and counts are checked,
  * frames bounded, and the words it says the frames depend on are checked
@@ -57,6 +58,7 @@
 #ifndef ARGUS_UNWIND_HELPER_H
 #define ARGUS_UNWIND_HELPER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -104,8 +106,12 @@ struct argus_unwind_client_stats {
 };
 void argus_unwind_client__stats(const struct argus_unwind_client *c,
 				struct argus_unwind_client_stats *st);
-/* The running helper's pid (0: none), cheap enough for every record. */
+/* The running helper's pid (0: none). */
 uint32_t argus_unwind_client__pid(const struct argus_unwind_client *c);
+/* pid is the running helper's or one of the last few dropped (their last
+ * records may still be queued): cheap enough for every record. */
+bool argus_unwind_client__is_helper(const struct argus_unwind_client *c,
+				    uint32_t pid);
 /* CPU time of the helpers, the running one and those reaped: part of the
  * collector's own cost. */
 double argus_unwind_client__cpu_seconds(const struct argus_unwind_client *c);

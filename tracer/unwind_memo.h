@@ -17,8 +17,9 @@
  *
  * Threads that block at the same place over and over (an event loop's
  * poll, a worker's futex) hit; an unwind that read more than
- * UW_MEMO_READS words is not remembered.  Direct-mapped, a collision
- * replaces.  Not thread-safe (the unwinder's lock covers it).
+ * UW_MEMO_READS words is not remembered.  Two-way set-associative (a
+ * store replaces the way used less recently).  Not thread-safe (the
+ * unwinder's lock covers it).
  */
 #ifndef ARGUS_UNWIND_MEMO_H
 #define ARGUS_UNWIND_MEMO_H

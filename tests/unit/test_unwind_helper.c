@@ -152,7 +152,7 @@ static void test_repeated_stack_is_answered_by_the_memo(struct argus_unwind_clie
 	n = unwind(c, ips, MAX_FRAMES);
 	argus_unwind_client__stats(c, &st);
 	CHECK_EQ(n, fx.nwant);
-	CHECK_EQ(ips[n - 1], fx.want[fx.nwant - 1]);
+	CHECK(n == fx.nwant && ips[n - 1] == fx.want[fx.nwant - 1]);
 	CHECK_EQ(st.memo_hits, st0.memo_hits + 1);
 	CHECK_EQ(st.unwinds, st0.unwinds);
 }
@@ -276,6 +276,9 @@ static void test_killed_helper_is_restarted(struct argus_unwind_client *c)
 	int n = 0;
 
 	argus_unwind_client__stats(c, &st);
+	CHECK(st.pid > 0);
+	if (st.pid <= 0)        /* kill(0) would hit our process group */
+		return;
 	CHECK_EQ(kill(st.pid, SIGSEGV), 0);
 	usleep(50 * 1000);
 	/* another frame count: not the memo's entry */
@@ -304,6 +307,9 @@ static void test_hung_helper_times_out_and_is_killed(struct argus_unwind_client 
 
 	argus_unwind_client__stats(c, &st);
 	hung = st.pid;
+	CHECK(hung > 0);
+	if (hung <= 0)
+		return;
 	CHECK_EQ(kill(hung, SIGSTOP), 0);
 	t0 = now_ms();
 	n = unwind(c, ips, MAX_FRAMES - 2);
