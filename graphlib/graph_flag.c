@@ -210,7 +210,8 @@ int gflag_edges(struct argus_graph *g)
 			*w = (struct wr){ .ts = ev->ts, .thr = t, .obj = ev->obj, .src = src };
 		}
 	}
-	qsort(wv.p, wv.n, sizeof(struct wr), wr_cmp);
+	if (wv.n)        /* qsort(NULL, 0) is undefined (UBSan) */
+		qsort(wv.p, wv.n, sizeof(struct wr), wr_cmp);
 	for (uint32_t i = 0; i < wv.n; i++) {
 		const struct wr *w = &GV(wv, struct wr)[i];
 		const struct argus_thread *wt = &THRS(g)[w->thr];
@@ -246,7 +247,8 @@ int gflag_edges(struct argus_graph *g)
 	}
 	/* the last write before each (reader, leave) released it: sorted by
 	 * (reader, leave, write time), that is the last of each run */
-	qsort(cv.p, cv.n, sizeof(struct cand), cand_cmp);
+	if (cv.n)
+		qsort(cv.p, cv.n, sizeof(struct cand), cand_cmp);
 	for (uint32_t i = 0; i < cv.n; i++) {
 		const struct cand *c = &GV(cv, struct cand)[i], *d = c + 1;
 
