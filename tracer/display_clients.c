@@ -126,7 +126,12 @@ static int dump_clients(struct ivec *clients)
 			rc = -errno;
 			goto out;
 		}
+		/* NLMSG_OK compares the header's __u32 length with an int len
+		 * (netlink(3) says int): clang's -Wsign-compare flags the macro */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-compare"
 		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+#pragma GCC diagnostic pop
 			struct unix_diag_msg *m = NLMSG_DATA(h);
 			struct rtattr *a;
 			const char *name = NULL;
