@@ -28,29 +28,7 @@
 #include <unistd.h>
 
 #include "trace_format.h"
-
-/* argus_error__set()'s twin: this file is linked into the symbolizer,
- * which must not pull in the trace reader (tests stub it). */
-__attribute__((format(printf, 5, 6)))
-static int set_err(struct argus_error *err, const char *path, int code,
-		   uint64_t offset, const char *fmt, ...)
-{
-	va_list ap;
-	int n = 0;
-
-	if (!err)
-		return code;
-	err->code = code;
-	err->offset = offset;
-	if (path)
-		n = snprintf(err->msg, sizeof(err->msg), "%s: ", path);
-	if (n < 0 || (size_t)n >= sizeof(err->msg))
-		n = 0;
-	va_start(ap, fmt);
-	vsnprintf(err->msg + n, sizeof(err->msg) - (size_t)n, fmt, ap);
-	va_end(ap);
-	return code;
-}
+#include "trace_internal.h"
 
 /* Could argus have made this file?  Ours, one link, nobody else may read
  * or write it (so nobody else holds it open from when they could). */
@@ -70,15 +48,15 @@ static const char *kind_of(mode_t m)
 static int refuse(const char *path, const struct stat *st, struct argus_error *err)
 {
 	if (S_ISDIR(st->st_mode))
-		return set_err(err, path, -EISDIR, 0,
+		return argus_error__set(err, path, -EISDIR, 0,
 					"is a directory; give a file name");
 	if (S_ISREG(st->st_mode))
-		return set_err(err, path, -EEXIST, 0,
+		return argus_error__set(err, path, -EEXIST, 0,
 					"exists and argus did not create it (owner uid %u, mode %04o, %u link%s):"
 					" remove it",
 					(unsigned)st->st_uid, (unsigned)(st->st_mode & 07777),
 					(unsigned)st->st_nlink, st->st_nlink == 1 ? "" : "s");
-	return set_err(err, path, -EEXIST, 0,
+	return argus_error__set(err, path, -EEXIST, 0,
 				"exists and is %s: remove it", kind_of(st->st_mode));
 }
 
@@ -87,10 +65,10 @@ int argus_out__check(const char *path, unsigned flags, struct argus_error *err)
 	struct stat st;
 
 	if (!path || !*path)
-		return set_err(err, path, -EINVAL, 0, "no file name");
+		return argus_error__set(err, path, -EINVAL, 0, "no file name");
 	if (lstat(path, &st))
 		return errno == ENOENT ? 0 :
-		       set_err(err, path, -errno, 0, "cannot check: %s", strerror(errno));
+		       argus_error__set(err, path, -errno, 0, "cannot check: %s", strerror(errno));
 	if (S_ISDIR(st.st_mode) || (!ours(&st) && !(flags & ARGUS_OUT_FORCE)))
 		return refuse(path, &st, err);
 	return 0;
@@ -103,13 +81,13 @@ int argus_out__open(const char *path, unsigned flags, struct argus_error *err)
 	int fd, rc;
 
 	if (!path || !*path)
-		return set_err(err, path, -EINVAL, 0, "no file name");
+		return argus_error__set(err, path, -EINVAL, 0, "no file name");
 	for (int tries = 0; tries < 3; tries++) {
 		fd = open(path, oflags | O_CREAT | O_EXCL, 0600);
 		if (fd >= 0)
 			goto created;
 		if (errno != EEXIST)
-			return set_err(err, path, -errno, 0, "cannot create: %s",
+			return argus_error__set(err, path, -errno, 0, "cannot create: %s",
 						strerror(errno));
 		/* Something is there.  O_NONBLOCK: a FIFO must not block us;
 		 * O_NOFOLLOW: a symlink fails with ELOOP and is looked at with
@@ -119,7 +97,7 @@ int argus_out__open(const char *path, unsigned flags, struct argus_error *err)
 			if (fstat(fd, &st)) {
 				rc = -errno;
 				close(fd);
-				return set_err(err, path, rc, 0, "cannot stat: %s",
+				return argus_error__set(err, path, rc, 0, "cannot stat: %s",
 							strerror(-rc));
 			}
 			if (ours(&st)) {
@@ -128,7 +106,7 @@ int argus_out__open(const char *path, unsigned flags, struct argus_error *err)
 				if (ftruncate(fd, 0)) {
 					rc = -errno;
 					close(fd);
-					return set_err(err, path, rc, 0,
+					return argus_error__set(err, path, rc, 0,
 								"cannot truncate: %s", strerror(-rc));
 				}
 				goto opened;
@@ -137,7 +115,7 @@ int argus_out__open(const char *path, unsigned flags, struct argus_error *err)
 		} else if (lstat(path, &st)) {
 			if (errno == ENOENT)
 				continue;       /* gone meanwhile: create again */
-			return set_err(err, path, -errno, 0, "cannot check: %s",
+			return argus_error__set(err, path, -errno, 0, "cannot check: %s",
 						strerror(errno));
 		}
 		if (S_ISDIR(st.st_mode) || !(flags & ARGUS_OUT_FORCE))
@@ -146,10 +124,10 @@ int argus_out__open(const char *path, unsigned flags, struct argus_error *err)
 		 * and O_EXCL above makes a new file of ours or fails again if
 		 * someone raced a new one in */
 		if (unlink(path) && errno != ENOENT)
-			return set_err(err, path, -errno, 0, "cannot replace: %s",
+			return argus_error__set(err, path, -errno, 0, "cannot replace: %s",
 						strerror(errno));
 	}
-	return set_err(err, path, -EEXIST, 0,
+	return argus_error__set(err, path, -EEXIST, 0,
 				"keeps being recreated while argus replaces it; giving up");
 created:
 	/* Our umask may have taken bits away, never added any; but a
@@ -158,7 +136,7 @@ created:
 		rc = -errno;
 		close(fd);
 		unlink(path);
-		return set_err(err, path, rc, 0, "cannot chmod: %s", strerror(-rc));
+		return argus_error__set(err, path, rc, 0, "cannot chmod: %s", strerror(-rc));
 	}
 opened:
 	return fd;
@@ -171,16 +149,16 @@ static int check_dir(const char *path, bool last, struct argus_error *err)
 	struct stat st;
 
 	if (lstat(path, &st))
-		return set_err(err, path, -errno, 0, "cannot check: %s", strerror(errno));
+		return argus_error__set(err, path, -errno, 0, "cannot check: %s", strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return set_err(err, path, -ENOTDIR, 0, "is not a directory");
+		return argus_error__set(err, path, -ENOTDIR, 0, "is not a directory");
 	if (st.st_uid != 0)
-		return set_err(err, path, -EPERM, 0,
+		return argus_error__set(err, path, -EPERM, 0,
 					"is owned by uid %u, not root: the collector keeps root's trace"
 					" only in directories that only root can change (chown root %s)",
 					(unsigned)st.st_uid, path);
 	if ((st.st_mode & 022) && (last || !(st.st_mode & S_ISVTX)))
-		return set_err(err, path, -EPERM, 0,
+		return argus_error__set(err, path, -EPERM, 0,
 					"is writable by group or others (mode %04o): the collector keeps"
 					" root's trace only in directories that only root can change"
 					" (chmod go-w %s)",
@@ -195,11 +173,11 @@ int argus_dir__check_private(const char *dir, char *real, size_t real_len,
 	int rc;
 
 	if (!dir || !real || !real_len)
-		return set_err(err, dir, -EINVAL, 0, "bad arguments");
+		return argus_error__set(err, dir, -EINVAL, 0, "bad arguments");
 	if (!realpath(dir, buf))
-		return set_err(err, dir, -errno, 0, "cannot resolve: %s", strerror(errno));
+		return argus_error__set(err, dir, -errno, 0, "cannot resolve: %s", strerror(errno));
 	if (strlen(buf) >= real_len)
-		return set_err(err, dir, -ENAMETOOLONG, 0, "path too long");
+		return argus_error__set(err, dir, -ENAMETOOLONG, 0, "path too long");
 	strcpy(real, buf);
 	/* from the directory itself up to "/" */
 	for (bool last = true;; last = false) {

@@ -54,26 +54,6 @@
 #include <libdeflate.h>
 #endif
 
-int argus_error__set(struct argus_error *err, const char *path, int code,
-		     uint64_t offset, const char *fmt, ...)
-{
-	va_list ap;
-	int n = 0;
-
-	if (!err)
-		return code;
-	err->code = code;
-	err->offset = offset;
-	if (path)
-		n = snprintf(err->msg, sizeof(err->msg), "%s: ", path);
-	if (n < 0 || (size_t)n >= sizeof(err->msg))
-		n = 0;
-	va_start(ap, fmt);
-	vsnprintf(err->msg + n, sizeof(err->msg) - (size_t)n, fmt, ap);
-	va_end(ap);
-	return code;
-}
-
 /* ---------------------------------------------------------------------
  * Arena: bump allocation in blocks that never move.
  */
