@@ -1375,6 +1375,29 @@ int BPF_PROG(on_wq_end, struct work_struct *work, work_func_t function)
 	v_;								\
 })
 
+/* The user registers at a perf event (the sampler, a watchpoint hit):
+ * ctx's own when the CPU was in user mode, else the task's entry frame.
+ * The verifier wants perf_event ctx loads as single 8-byte loads at a
+ * constant offset from the unmodified ctx register; clang likes to fold
+ * the offsets into a derived pointer, so CTX_REG spells them in asm.  cs
+ * is loaded as its whole 8-byte slot (a u16 in a union since FRED, an
+ * unsigned long before). */
+static __always_inline void ctx_user_regs(struct bpf_perf_event_data *ctx, __u64 *ip,
+					  __u64 *sp, __u64 *bp)
+{
+	if (CTX_REG(ctx, cs) & 3) {
+		*ip = CTX_REG(ctx, ip);
+		*sp = CTX_REG(ctx, sp);
+		*bp = CTX_REG(ctx, bp);
+	} else {
+		struct pt_regs *r = user_regs();
+
+		*ip = r->ip;
+		*sp = r->sp;
+		*bp = r->bp;
+	}
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -1391,22 +1414,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	buf = scratch_buf(1);
 	if (!buf)
 		return 0;
-	/* The verifier wants perf_event ctx loads as single 8-byte loads at a
-	 * constant offset from the unmodified ctx register; clang likes to
-	 * fold the offsets into a derived pointer, so spell them in asm.
-	 * cs is loaded as its whole 8-byte slot (a u16 in a union since FRED,
-	 * an unsigned long before). */
-	if (CTX_REG(ctx, cs) & 3) {
-		ip = CTX_REG(ctx, ip);
-		sp = CTX_REG(ctx, sp);
-		bp = CTX_REG(ctx, bp);
-	} else {
-		struct pt_regs *r = user_regs();
-
-		ip = r->ip;
-		sp = r->sp;
-		bp = r->bp;
-	}
+	ctx_user_regs(ctx, &ip, &sp, &bp);
 	e = (void *)buf;
 	fill_hdr(&e->h, AE_SAMPLE, 0, cur_ctx());
 	size = add_ustack(buf, sizeof(*e), ip, sp, bp, sample_copy);
@@ -1459,17 +1467,7 @@ int on_watch(struct bpf_perf_event_data *ctx)
 	buf = scratch_buf(2);
 	if (!buf)
 		return 0;
-	if (CTX_REG(ctx, cs) & 3) {
-		ip = CTX_REG(ctx, ip);
-		sp = CTX_REG(ctx, sp);
-		bp = CTX_REG(ctx, bp);
-	} else {
-		struct pt_regs *r = user_regs();
-
-		ip = r->ip;
-		sp = r->sp;
-		bp = r->bp;
-	}
+	ctx_user_regs(ctx, &ip, &sp, &bp);
 	e = (void *)buf;
 	fill_hdr(&e->h, AE_HWWATCH, 0, AE_CTX_TASK);
 	e->addr = addr;
