@@ -612,11 +612,14 @@ watch_fail:
 	}
 	/* a save under way finishes (bounded); hangs not yet saved are not */
 	argus_hang_keeper__free(wt.keeper, 5000); /* `argus stop` waits 10 s */
+	wt.keeper = NULL;
+	/* The final flush still drains the ring buffer through tap_record,
+	 * so the watchers it feeds are freed after it, not before. */
+	argus_collector__free(c);
 	argus_hang_watch__free(wt.w);
 	argus_display_scan__free(wt.display);
 	argus_hw_watch__free(hw_watches);
 	free(watches);
-	argus_collector__free(c); /* final flush */
 	close(lfd);
 	unlink(sock);
 	unlink(pidfile);
