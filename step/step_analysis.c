@@ -17,12 +17,19 @@
  * branch reads (eflags for a jcc); an instruction writing one of them
  * feeds the branch: its memory reads are inputs, and the registers it
  * reads as data (not those that only form an address) are followed in
- * turn, for at most FEED_MAX instructions within SCAN_MAX back.
+ * turn, for at most FEED_MAX instructions within SCAN_MAX back.  Memory a
+ * feeder reads that the thread itself wrote within that window is a slot
+ * the value passed through, not an input: the last earlier instruction
+ * that wrote it feeds the branch.  Unoptimized code (-O0, what a debug
+ * build runs) passes every value through a stack slot:
+ *   mov eax, [display_done]; mov [rbp-0x1c], eax; mov eax, [rbp-0x1c];
+ *   test eax, eax; jne out
  *
  * The flag: of the loop's exit branches (taken the same way every time,
  * the other way leading out of the loop's address range), the one whose
  * inputs read memory this thread never writes in the recording; memory
- * away from the stack first.  A loop that reads a deadline or counter it
+ * whose value never changed in the recording first (a clock changes),
+ * then memory away from the stack.  A loop that reads a deadline or counter it
  * writes itself (`*timed_out = now >= end`) is ruled out that way.
  */
 #include <errno.h>
@@ -33,7 +40,8 @@
 
 #define SCAN_MAX 512
 #define SEEN_MAX 256      /* distinct branches of the loop's frame judged */
-#define FEED_MAX 8
+#define FEED_MAX 16
+#define SLOT_MAX 8        /* stack slots followed at once */
 #define STACK_NEAR (8u << 20)   /* within 8 MiB of rsp: stack memory */
 
 /* --- decoded instructions by address ---------------------------------- */
@@ -228,12 +236,28 @@ static bool self_written(const struct argus_step_rec *r, uint64_t addr, uint16_t
 	return false;
 }
 
+/* Whether an instruction in [from, j) wrote memory overlapping addr. */
+static bool written_since(const struct argus_step_rec *r, size_t j, size_t from, uint64_t addr,
+			  uint16_t size)
+{
+	while (j-- > from) {
+		const struct argus_step_insn *in = argus_step_rec__insn(r, j);
+
+		for (unsigned k = 0; k < in->nmem; k++)
+			if ((in->mem[k].access & ARGUS_STEP_MEM_WRITE) &&
+			    in->mem[k].addr < addr + size && addr < in->mem[k].addr + in->mem[k].size)
+				return true;
+	}
+	return false;
+}
+
 static int inputs_at(const struct argus_step_rec *r, struct dtab *t, size_t i,
 		     struct argus_step_input *out, size_t max)
 {
 	const struct step_decoded *bd = dget(t, argus_step_rec__insn(r, i));
 	struct argus_step_input mem[ARGUS_STEP_MAX_INPUTS], reg[ARGUS_STEP_MAX_INPUTS];
-	size_t nm = 0, nr = 0, feeders = 0, setter = SIZE_MAX;
+	struct slot { uint64_t addr; uint16_t size; } slots[SLOT_MAX];
+	size_t nm = 0, nr = 0, feeders = 0, setter = SIZE_MAX, nslots = 0;
 	uint32_t need = 0;
 	int n = 0;
 
@@ -241,14 +265,29 @@ static int inputs_at(const struct argus_step_rec *r, struct dtab *t, size_t i,
 		return -EINVAL;
 	for (unsigned k = 0; k < bd->nrd; k++)
 		need |= 1u << bd->rd[k];
-	for (size_t j = i; j-- > 0 && need && i - j <= SCAN_MAX && feeders < FEED_MAX;) {
+	for (size_t j = i; j-- > 0 && (need || nslots) && i - j <= SCAN_MAX && feeders < FEED_MAX;) {
 		const struct argus_step_insn *in = argus_step_rec__insn(r, j);
 		const struct step_decoded *dd = dget(t, in);
 		uint32_t w = 0, data = 0, addr = 0;
+		bool wrote_slot = false;
 
 		for (unsigned k = 0; k < dd->nwr; k++)
 			w |= 1u << dd->wr[k];
-		if (!(w & need))
+		/* a write to a stack slot the branch's value passed through */
+		for (unsigned k = 0; k < in->nmem; k++) {
+			const struct argus_step_mem *m = &in->mem[k];
+
+			if (!(m->access & ARGUS_STEP_MEM_WRITE))
+				continue;
+			for (size_t q = 0; q < nslots; q++)
+				if (m->addr < slots[q].addr + slots[q].size &&
+				    slots[q].addr < m->addr + m->size) {
+					slots[q] = slots[--nslots];
+					wrote_slot = true;
+					break;
+				}
+		}
+		if (!(w & need) && !wrote_slot)
 			continue;
 		feeders++;
 		need &= ~w;
@@ -269,9 +308,24 @@ static int inputs_at(const struct argus_step_rec *r, struct dtab *t, size_t i,
 		}
 		for (unsigned k = 0; k < in->nmem && nm < ARGUS_STEP_MAX_INPUTS; k++) {
 			const struct argus_step_mem *m = &in->mem[k];
+			bool implicit;
 
-			if (!(m->access & ARGUS_STEP_MEM_READ) || dd->memop[k].stack)
+			if (!(m->access & ARGUS_STEP_MEM_READ))
 				continue;
+			implicit = k < dd->nmemop && dd->memop[k].stack;
+			/* a slot this thread stored the value in moments ago
+			 * (a spill, an -O0 local, push/pop) passes it on; it is
+			 * listed (self-written) unless push/pop's */
+			if (implicit || written_since(r, j, i > SCAN_MAX ? i - SCAN_MAX : 0, m->addr,
+						      m->size)) {
+				if (nslots < SLOT_MAX) {
+					slots[nslots].addr = m->addr;
+					slots[nslots].size = m->size;
+					nslots++;
+				}
+				if (implicit)
+					continue;
+			}
 			mem[nm].is_mem = true;
 			mem[nm].addr = m->addr;
 			mem[nm].size = m->size;
@@ -332,10 +386,39 @@ static bool on_stack(const struct argus_step_rec *r, size_t at, uint64_t addr)
 	return addr + STACK_NEAR > sp && addr < sp + STACK_NEAR;
 }
 
-/* Best memory input of ins[0..n): not written by the thread, off the
- * stack first.  -1 if none. */
-static int pick_input(const struct argus_step_rec *r, const struct argus_step_input *ins, int n,
-		      int *score)
+/* Whether every read of [addr, addr+size) in the recording saw the same
+ * value.  A flag being waited for has not changed yet; a clock the loop
+ * times itself with (the vDSO's data page behind clock_gettime) has. */
+static bool reads_constant(const struct argus_step_rec *r, uint64_t addr, uint16_t size)
+{
+	size_t n = argus_step_rec__count(r);
+	bool seen = false;
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct argus_step_insn *in = argus_step_rec__insn(r, i);
+
+		for (unsigned k = 0; k < in->nmem; k++) {
+			const struct argus_step_mem *m = &in->mem[k];
+
+			if (!(m->access & ARGUS_STEP_MEM_READ) || m->addr != addr || m->size != size ||
+			    !(m->valid & ARGUS_STEP_MEM_HAVE_BEFORE))
+				continue;
+			if (seen && m->before != v)
+				return false;
+			seen = true;
+			v = m->before;
+		}
+	}
+	return true;
+}
+
+/* Best memory input of ins[0..n) of the branch at index branch: not
+ * written by the thread; one whose value stayed the same first, then one
+ * off the stack, then one read by the branch's own frame (not by a callee
+ * such as the vDSO's clock_gettime).  -1 if none. */
+static int pick_input(const struct argus_step_rec *r, const long *d, size_t branch,
+		      const struct argus_step_input *ins, int n, int *score)
 {
 	int best = -1, bs = 0;
 
@@ -344,7 +427,13 @@ static int pick_input(const struct argus_step_rec *r, const struct argus_step_in
 
 		if (!ins[k].is_mem || ins[k].self_written)
 			continue;
-		s = on_stack(r, ins[k].at, ins[k].addr) ? 1 : 2;
+		s = 1;
+		if (reads_constant(r, ins[k].addr, ins[k].size))
+			s += 4;
+		if (!on_stack(r, ins[k].at, ins[k].addr))
+			s += 2;
+		if (d[ins[k].at] == d[branch])
+			s += 1;
 		if (s > bs) {
 			bs = s;
 			best = k;
@@ -434,7 +523,7 @@ int argus_step_rec__find_flag(const struct argus_step_rec *r, struct argus_step_
 		if (!other || (other >= loop.body_lo && other <= loop.body_hi))
 			continue;
 		m = inputs_at(r, &t, last, ins, ARGUS_STEP_MAX_INPUTS);
-		k = pick_input(r, ins, m, &score);
+		k = pick_input(r, d, last, ins, m, &score);
 		if (k < 0 || score <= best_score)
 			continue;
 		best_score = score;
@@ -586,6 +675,7 @@ int argus_step_rec__diff(const struct argus_step_rec *a, const struct argus_step
 int argus_step_diff__flag(const struct argus_step_rec *b, const struct argus_step_diff *d,
 			  struct argus_step_flag *out)
 {
+	long *depth;
 	int k, score;
 
 	if (!b || !d || !out)
@@ -593,7 +683,11 @@ int argus_step_diff__flag(const struct argus_step_rec *b, const struct argus_ste
 	memset(out, 0, sizeof(*out));
 	if (!d->diverged)
 		return -ENOENT;
-	k = pick_input(b, d->b_in, d->nb, &score);
+	depth = depths(b);
+	if (!depth)
+		return -ENOMEM;
+	k = pick_input(b, depth, d->b_at, d->b_in, d->nb, &score);
+	free(depth);
 	if (k < 0)
 		return -ENODATA;
 	fill_flag(b, &d->b_in[k], d->b_at, out);

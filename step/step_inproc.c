@@ -118,17 +118,26 @@ static long inject(pid_t tid, const struct user_regs_struct *saved, uint64_t sc,
 	r.rdi = a0; r.rsi = a1; r.rdx = a2; r.r10 = a3; r.r8 = a4; r.r9 = a5;
 	r.rip = sc;
 	r.eflags &= ~TF;
-	if (ptrace(PTRACE_SETREGS, tid, NULL, &r) || ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL))
+	if (ptrace(PTRACE_SETREGS, tid, NULL, &r))
 		return -errno;
-	if (waitpid(tid, &st, __WALL) != tid)
-		return -errno;
-	if (!WIFSTOPPED(st))
-		return -ESRCH;
-	if (WSTOPSIG(st) != SIGTRAP)   /* a signal came first: give up */
-		return -EINTR;
-	if (ptrace(PTRACE_GETREGS, tid, NULL, &r))
-		return -errno;
-	return (long)r.rax;
+	/* A SIGTRAP the thread's own trap flag queued before we attached
+	 * stops it before the syscall ran (rip still at sc): that trap is
+	 * ours, so drop it (step with signal 0) and step again. */
+	for (int tries = 0; tries < 8; tries++) {
+		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL))
+			return -errno;
+		if (waitpid(tid, &st, __WALL) != tid)
+			return -errno;
+		if (!WIFSTOPPED(st))
+			return -ESRCH;
+		if (WSTOPSIG(st) != SIGTRAP)   /* a signal came first: give up */
+			return -EINTR;
+		if (ptrace(PTRACE_GETREGS, tid, NULL, &r))
+			return -errno;
+		if (r.rip != sc)
+			return (long)r.rax;
+	}
+	return -EINTR;
 }
 
 static int wr(pid_t pid, uint64_t addr, const void *buf, size_t len)

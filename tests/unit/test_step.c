@@ -224,6 +224,89 @@ static void test_flag_is_memory_not_written_by_the_thread(void)
 	argus_step_rec__free(r);
 }
 
+/*
+ * What -O0 code (a debug build) makes of the same spin: the flag's value
+ * passes through a stack slot before the test.
+ * 1000  mov eax, [rip+0xffa]     ; the flag at 0x2000
+ * 1006  mov [rbp-0x1c], eax      ; spilled to a local
+ * 1009  mov eax, [rbp-0x1c]      ; and read back
+ * 100c  test eax, eax
+ * 100e  jne 0x1020               ; exit when set
+ * 1010  pause
+ * 1012  jmp 0x1000
+ */
+static void test_flag_through_a_stack_slot(void)
+{
+	struct argus_step_regs start = { .r = { [ARGUS_REG_RIP] = 0x1000, [ARGUS_REG_RBP] = 0x7ff0,
+						[ARGUS_REG_RSP] = 0x7f00 } };
+	struct argus_step_rec *r = argus_step_rec__new(10, 11, &start);
+	struct argus_step_input in[ARGUS_STEP_MAX_INPUTS];
+	struct argus_step_flag f;
+	bool slot_listed = false;
+	int n;
+
+	for (int t = 0; t < 4; t++) {
+		add(r, 0x1000, "8b05fa0f0000", ARGUS_REG_RAX, 0,
+		    &(struct memop){ FLAG, 0, 0, ARGUS_STEP_MEM_READ });
+		add(r, 0x1006, "8945e4", -1, 0, &(struct memop){ 0x7fd4, 0, 0, ARGUS_STEP_MEM_WRITE });
+		add(r, 0x1009, "8b45e4", ARGUS_REG_RAX, 0,
+		    &(struct memop){ 0x7fd4, 0, 0, ARGUS_STEP_MEM_READ });
+		add(r, 0x100c, "85c0", ARGUS_REG_EFLAGS, 0x246, NULL);
+		add(r, 0x100e, "7510", -1, 0, NULL);
+		add(r, 0x1010, "f390", -1, 0, NULL);
+		add(r, 0x1012, "ebec", -1, 0, NULL);
+	}
+	CHECK_EQ(argus_step_rec__find_flag(r, &f), 0);
+	CHECK_EQ(f.addr, FLAG);
+	CHECK_EQ(f.insn_addr, 0x1000);
+	CHECK_EQ(f.branch_addr, 0x100e);
+	/* the slot is listed as what it is: memory the thread wrote */
+	n = argus_step_rec__branch_inputs(r, 4 * 7 - 3, in, ARGUS_STEP_MAX_INPUTS);
+	CHECK(n >= 2);
+	for (int k = 0; k < n; k++)
+		if (in[k].is_mem && in[k].addr == 0x7fd4)
+			slot_listed = in[k].self_written;
+	CHECK(slot_listed);
+	argus_step_rec__free(r);
+}
+
+/*
+ * Two exits off the stack: a clock the loop times itself with (0x3000,
+ * a new value every turn, like the vDSO's data page) comes first; the flag
+ * (0x2000, the same value every turn) second.  The flag is the one.
+ * 1000  mov eax, [rip+0x1ffa]    ; the clock at 0x3000
+ * 1006  test eax, eax
+ * 1008  je 0x1020
+ * 100a  mov eax, [rip+0xff0]     ; the flag at 0x2000
+ * 1010  test eax, eax
+ * 1012  jne 0x1020
+ * 1014  pause
+ * 1016  jmp 0x1000
+ */
+static void test_flag_is_not_a_changing_clock(void)
+{
+	struct argus_step_regs start = { .r = { [ARGUS_REG_RIP] = 0x1000, [ARGUS_REG_RSP] = 0x7f00 } };
+	struct argus_step_rec *r = argus_step_rec__new(10, 11, &start);
+	struct argus_step_flag f;
+
+	for (int t = 0; t < 4; t++) {
+		add(r, 0x1000, "8b05fa1f0000", ARGUS_REG_RAX, 1000 + t,
+		    &(struct memop){ 0x3000, 1000 + t, 0, ARGUS_STEP_MEM_READ });
+		add(r, 0x1006, "85c0", ARGUS_REG_EFLAGS, 0x202, NULL);
+		add(r, 0x1008, "7416", -1, 0, NULL);
+		add(r, 0x100a, "8b05f00f0000", ARGUS_REG_RAX, 0,
+		    &(struct memop){ FLAG, 0, 0, ARGUS_STEP_MEM_READ });
+		add(r, 0x1010, "85c0", ARGUS_REG_EFLAGS, 0x246, NULL);
+		add(r, 0x1012, "750c", -1, 0, NULL);
+		add(r, 0x1014, "f390", -1, 0, NULL);
+		add(r, 0x1016, "ebe8", -1, 0, NULL);
+	}
+	CHECK_EQ(argus_step_rec__find_flag(r, &f), 0);
+	CHECK_EQ(f.addr, FLAG);
+	CHECK_EQ(f.branch_addr, 0x1012);
+	argus_step_rec__free(r);
+}
+
 static void test_no_loop_no_flag(void)
 {
 	struct argus_step_regs start = {0};
@@ -384,6 +467,8 @@ int main(void)
 	RUN(test_reader_refuses_every_damage);
 	RUN(test_loop_of_a_spin);
 	RUN(test_flag_is_memory_not_written_by_the_thread);
+	RUN(test_flag_through_a_stack_slot);
+	RUN(test_flag_is_not_a_changing_clock);
 	RUN(test_no_loop_no_flag);
 	RUN(test_diff_finds_the_exit_branch);
 	RUN(test_until_grammar);
