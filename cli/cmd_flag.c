@@ -12,7 +12,11 @@
  *                     the memory its branch reads (argus_step_diff__flag);
  *                     the loop's own exit branch if they do not diverge.
  * The flag's name: a symbol (a global), else its mapping and offset
- * ("[heap]+0x2a0", "[stack]+0x1f8c").  Next step: argus watch on it. */
+ * ("[heap]+0x2a0", "[stack]+0x1f8c").  Next step: argus watch on it.
+ *
+ * Parse, open, run (step_cli.h): the CLI opens the thread with ptrace and
+ * leaves it running; the lldb plugin opens it through lldb, calls
+ * step_cli_flag_run, and the process stays stopped in lldb. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -36,14 +40,14 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-struct flag_opts {
-	uint32_t pid, tid, max, timeout_s, syscall_ms;
-	const char *normal, *record;
-	bool json;
-};
-
-static int parse(int argc, char **argv, struct flag_opts *o)
+int step_cli_flag_parse(int argc, char **argv, struct step_cli_flag_opts *o)
 {
+	struct argus_step_err err;
+
+	memset(o, 0, sizeof(*o));
+	o->max = 200000;
+	o->timeout_s = 10;
+	o->syscall_ms = 5000;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		uint32_t *dst = NULL;
@@ -64,34 +68,60 @@ static int parse(int argc, char **argv, struct flag_opts *o)
 			dst = &o->syscall_ms;
 		if (dst) {
 			if (step_cli_u32(CMD, a, v, dst))
-				return -1;
+				return 2;
 			i++;
 			continue;
 		}
 		if (!strcmp(a, "--normal") || !strcmp(a, "--record")) {
-			if (!v) {
-				cli_usage_error(CMD, "%s needs a file", a);
-				return -1;
-			}
+			if (!v)
+				return cli_usage_error(CMD, "%s needs a file", a);
 			*(a[2] == 'n' ? &o->normal : &o->record) = v;
 			i++;
 			continue;
 		}
-		cli_usage_error(CMD, "unknown argument %s", cli_tstr(a));
-		return -1;
+		return cli_usage_error(CMD, "unknown argument %s", cli_tstr(a));
 	}
-	if (!o->pid) {
-		cli_usage_error(CMD, "--pid PID is required");
-		return -1;
-	}
+	if (!o->pid)
+		return cli_usage_error(CMD, "--pid PID is required");
+	/* a bad --normal costs no stepping */
+	if (o->normal && !(o->normal_rec = argus_step_rec__load(o->normal, &err)))
+		return cli_error(CMD, "--normal %s", cli_tstr(err.msg));
 	return 0;
+}
+
+void step_cli_flag_opts_free(struct step_cli_flag_opts *o)
+{
+	argus_step_rec__free(o->normal_rec);
+	o->normal_rec = NULL;
 }
 
 int cmd_flag(int argc, char **argv)
 {
-	struct flag_opts o = { .max = 200000, .timeout_s = 10, .syscall_ms = 5000 };
-	struct argus_step_rec *rec = NULL, *normal = NULL;
-	struct argus_stepper *s = NULL;
+	struct step_cli_flag_opts o;
+	struct argus_stepper *s;
+	int rc;
+
+	if (cli_wants_help(argc, argv))
+		return cli_help(CMD);
+	rc = step_cli_flag_parse(argc, argv, &o);
+	if (rc)
+		return rc;
+	s = step_cli_open(CMD, o.pid, o.tid, o.syscall_ms);
+	if (!s) {
+		step_cli_flag_opts_free(&o);
+		return 1;
+	}
+	step_cli_catch_signals();   /* Ctrl-C: stop stepping, detach */
+	rc = step_cli_flag_run(s, &o);
+	step_cli_flag_opts_free(&o);
+	return rc;
+}
+
+int step_cli_flag_run(struct argus_stepper *s, const struct step_cli_flag_opts *opts)
+{
+	struct step_cli_flag_opts o = *opts;
+	const struct argus_step_rec *normal = o.normal_rec;
+	struct argus_step_rec *rec = NULL;
 	struct argus_step_flag f;
 	struct argus_step_loop loop;
 	struct argus_step_err err;
@@ -105,25 +135,12 @@ int cmd_flag(int argc, char **argv)
 	size_t n = 0;
 	int rc = 0, st = 0;
 
-	if (cli_wants_help(argc, argv))
-		return cli_help(CMD);
-	if (parse(argc, argv, &o))
-		return 2;
 	tid = o.tid ? o.tid : o.pid;
-	if (o.normal && !(normal = argus_step_rec__load(o.normal, &err)))
-		return cli_error(CMD, "--normal %s", cli_tstr(err.msg));
-
-	s = step_cli_open(CMD, o.pid, o.tid, o.syscall_ms);
-	if (!s) {
-		rc = 1;
-		goto out;
-	}
 	rec = argus_step__new_rec(s);
 	if (!rec) {
 		rc = cli_error(CMD, "out of memory");
 		goto out;
 	}
-	step_cli_catch_signals();
 	deadline = now_s() + o.timeout_s;
 	while (n < o.max && !step_cli_interrupted) {
 		st = argus_step__next(s, rec, NULL);
@@ -152,7 +169,8 @@ int cmd_flag(int argc, char **argv)
 		goto out;
 	}
 	if (step_cli_interrupted) {
-		rc = cli_error(CMD, "interrupted after %zu instructions; thread %u detached", n, tid);
+		rc = cli_error(CMD, "interrupted after %zu instructions; thread %u %s", n, tid,
+			       o.host ? "stopped" : "detached");
 		goto out;
 	}
 
@@ -190,7 +208,7 @@ int cmd_flag(int argc, char **argv)
 	if (argus_step__symbolize(s, f.addr, sym, sizeof(sym), &sym_off, &have_sym) || !have_sym)
 		have_sym = false;
 	have_map = !argus_step__mapping(s, f.addr, map, sizeof(map), &map_off);
-	argus_step__close(s);   /* the thread runs on */
+	argus_step__close(s);   /* ptrace: the thread runs on; lldb: stays stopped */
 	s = NULL;
 	if (o.record && argus_step_rec__save(rec, o.record, &err)) {
 		rc = cli_error(CMD, "%s", cli_tstr(err.msg));
@@ -247,6 +265,5 @@ int cmd_flag(int argc, char **argv)
 out:
 	argus_step__close(s);
 	argus_step_rec__free(rec);
-	argus_step_rec__free(normal);
 	return rc;
 }

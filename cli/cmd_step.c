@@ -8,7 +8,12 @@
  * syscall is stepped over however long it blocks, up to --syscall-timeout
  * (ms, default 5000).  Ctrl-C stops stepping and detaches.  With --record
  * the instructions go to FILE (docs/step-format.md) and a summary is
- * printed instead of each instruction. */
+ * printed instead of each instruction.
+ *
+ * Three parts (step_cli.h): parse, open the thread, run.  The CLI opens it
+ * with ptrace; the lldb plugin parses with step_cli_step_parse too, opens
+ * the thread through lldb (lldb-plugin/step_backend.cpp) and calls
+ * step_cli_step_run, so both print the same text and JSON. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -78,35 +83,27 @@ static int step_fast(uint32_t pid, uint32_t tid, uint32_t count, uint32_t timeou
 				     n, count, timeout) : 0;
 }
 
-int cmd_step(int argc, char **argv)
+int step_cli_step_parse(int argc, char **argv, struct step_cli_step_opts *o)
 {
-	uint32_t pid = 0, tid = 0, count = 0, timeout = 5000;
-	const char *until = NULL, *record = NULL, *stopped = "count";
-	struct argus_step_cond *cond = NULL;
-	struct argus_stepper *s = NULL;
-	struct argus_step_rec *rec = NULL;
-	struct argus_step_err err;
-	bool json = false, fast = false;
 	char cerr[200];
-	size_t n = 0;
-	int rc = 0, status = 0;
 
-	if (cli_wants_help(argc, argv))
-		return cli_help(CMD);
+	memset(o, 0, sizeof(*o));
+	o->timeout = 5000;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
 		if (!strcmp(a, "--json")) {
-			json = true;
+			o->json = true;
 			continue;
 		}
 		if (!strcmp(a, "--fast")) {
-			fast = true;
+			o->fast = true;
 			continue;
 		}
 		if (!strcmp(a, "--pid") || !strcmp(a, "--tid") || !strcmp(a, "--count") ||
 		    !strcmp(a, "--syscall-timeout")) {
-			uint32_t *dst = a[2] == 'p' ? &pid : a[2] == 't' ? &tid : a[2] == 'c' ? &count : &timeout;
+			uint32_t *dst = a[2] == 'p' ? &o->pid : a[2] == 't' ? &o->tid :
+					a[2] == 'c' ? &o->count : &o->timeout;
 
 			if (step_cli_u32(CMD, a, v, dst))
 				return 2;
@@ -114,38 +111,75 @@ int cmd_step(int argc, char **argv)
 		} else if (!strcmp(a, "--until") || !strcmp(a, "--record")) {
 			if (!v)
 				return cli_usage_error(CMD, "%s needs a value", a);
-			*(a[2] == 'u' ? &until : &record) = v;
+			*(a[2] == 'u' ? &o->until : &o->record) = v;
 			i++;
 		} else {
 			return cli_usage_error(CMD, "unknown argument %s", cli_tstr(a));
 		}
 	}
-	if (!pid)
+	if (!o->pid)
 		return cli_usage_error(CMD, "--pid PID is required");
-	if (until) {
-		cond = argus_step_cond__parse(until, cerr, sizeof(cerr));
-		if (!cond)
-			return cli_usage_error(CMD, "--until '%s': %s", cli_tstr(until), cerr);
+	if (o->until) {
+		o->cond = argus_step_cond__parse(o->until, cerr, sizeof(cerr));
+		if (!o->cond)
+			return cli_usage_error(CMD, "--until '%s': %s", cli_tstr(o->until), cerr);
 	}
-	if (!count)
-		count = until ? 1000000 : 100;
-	if (fast) {
-		if (cond)
-			return cli_usage_error(CMD, "--fast records a --count of instructions; no --until");
-		return step_fast(pid, tid, count, timeout, record, json);
+	if (o->fast && o->cond) {
+		step_cli_step_opts_free(o);
+		return cli_usage_error(CMD, "--fast records a --count of instructions; no --until");
 	}
+	if (!o->count)
+		o->count = o->until ? 1000000 : 100;
+	return 0;
+}
 
-	s = step_cli_open(CMD, pid, tid, timeout);
+void step_cli_step_opts_free(struct step_cli_step_opts *o)
+{
+	argus_step_cond__free(o->cond);
+	o->cond = NULL;
+}
+
+int cmd_step(int argc, char **argv)
+{
+	struct step_cli_step_opts o;
+	struct argus_stepper *s;
+	int rc;
+
+	if (cli_wants_help(argc, argv))
+		return cli_help(CMD);
+	rc = step_cli_step_parse(argc, argv, &o);
+	if (rc)
+		return rc;
+	if (o.fast)
+		return step_fast(o.pid, o.tid, o.count, o.timeout, o.record, o.json);
+	s = step_cli_open(CMD, o.pid, o.tid, o.timeout);
 	if (!s) {
-		argus_step_cond__free(cond);
+		step_cli_step_opts_free(&o);
 		return 1;
 	}
+	step_cli_catch_signals();   /* Ctrl-C: stop stepping, detach */
+	rc = step_cli_step_run(s, &o);
+	step_cli_step_opts_free(&o);
+	return rc;
+}
+
+int step_cli_step_run(struct argus_stepper *s, const struct step_cli_step_opts *o)
+{
+	const char *stopped = "count";
+	struct argus_step_cond *cond = o->cond;
+	struct argus_step_rec *rec = NULL;
+	struct argus_step_err err;
+	uint32_t pid = o->pid, tid = o->tid, count = o->count, timeout = o->timeout;
+	const char *until = o->until, *record = o->record;
+	bool json = o->json;
+	size_t n = 0;
+	int rc = 0, status = 0;
+
 	rec = argus_step__new_rec(s);
 	if (!rec) {
 		rc = cli_error(CMD, "out of memory");
 		goto out;
 	}
-	step_cli_catch_signals();
 	if (cond)
 		argus_step_cond__eval(cond, s, NULL);  /* arms "left FUNC" */
 	if (json && !record)
@@ -198,7 +232,7 @@ int cmd_step(int argc, char **argv)
 		printf("],");
 	else if (json)
 		printf("{");
-	argus_step__close(s);  /* detach now: the thread runs on */
+	argus_step__close(s);  /* ptrace: detach now, the thread runs on */
 	s = NULL;
 
 	if (record && argus_step_rec__save(rec, record, &err)) {
@@ -231,12 +265,12 @@ int cmd_step(int argc, char **argv)
 		rc = cli_error(CMD, "thread %u exited after %zu instructions", tid ? tid : pid, n);
 	else if (!strcmp(stopped, "syscall-timeout"))
 		rc = cli_error(CMD, "thread %u stayed in a syscall longer than %u ms (--syscall-timeout);"
-			       " detached, it is still in it", tid ? tid : pid, timeout);
+			       " %s", tid ? tid : pid, timeout, o->host ? "stopped in it: it restarts the"
+			       " call when the process continues" : "detached, it is still in it");
 	else if (!strcmp(stopped, "error") || !strcmp(stopped, "until-unreadable"))
 		rc = cli_error(CMD, "stopped after %zu instructions: %s", n, strerror(-status));
 out:
 	argus_step__close(s);
 	argus_step_rec__free(rec);
-	argus_step_cond__free(cond);
 	return rc;
 }

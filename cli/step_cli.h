@@ -13,6 +13,43 @@ int cmd_step(int argc, char **argv);
 int cmd_step_diff(int argc, char **argv);
 int cmd_flag(int argc, char **argv);
 
+/*
+ * `argus step` and `argus flag` in three parts: parse argv, open the
+ * thread, run.  The CLI opens the thread with ptrace (step_cli_open); a
+ * host that owns the process (the lldb plugin) parses with the same
+ * functions, opens the thread over its own backend
+ * (argus_step__open_backend) and calls the same run, so the text and the
+ * JSON are the same.  parse: 0, or the exit code after printing the error
+ * (2 usage, 1 a bad --normal file).  run: takes s and closes it (ptrace
+ * detaches: the thread runs on; lldb's backend leaves it stopped), prints
+ * the result, returns the exit code.
+ */
+struct step_cli_step_opts {
+	uint32_t pid, tid;          /* tid 0: pid */
+	uint32_t count;             /* instructions (default 100; 1,000,000
+				       with --until) */
+	uint32_t timeout;           /* --syscall-timeout, ms */
+	const char *until, *record; /* point into argv */
+	struct argus_step_cond *cond; /* parsed --until (owned) */
+	bool json, fast;
+	bool host;                  /* set by a host: the thread is stopped,
+				       not detached, after run (messages) */
+};
+int step_cli_step_parse(int argc, char **argv, struct step_cli_step_opts *o);
+int step_cli_step_run(struct argus_stepper *s, const struct step_cli_step_opts *o);
+void step_cli_step_opts_free(struct step_cli_step_opts *o);
+
+struct step_cli_flag_opts {
+	uint32_t pid, tid, max, timeout_s, syscall_ms;
+	const char *normal, *record;  /* point into argv */
+	struct argus_step_rec *normal_rec; /* --normal, loaded by parse (owned) */
+	bool json;
+	bool host;                  /* as in step_cli_step_opts */
+};
+int step_cli_flag_parse(int argc, char **argv, struct step_cli_flag_opts *o);
+int step_cli_flag_run(struct argus_stepper *s, const struct step_cli_flag_opts *o);
+void step_cli_flag_opts_free(struct step_cli_flag_opts *o);
+
 /* Parse a pid/tid/count: a positive decimal number.  -1 on error (printed). */
 int step_cli_u32(const char *cmd, const char *opt, const char *val, uint32_t *out);
 
