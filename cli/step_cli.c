@@ -117,6 +117,8 @@ void step_cli_print_insn(const struct argus_step_rec *r, size_t i)
 		printf(" (syscall)");
 	if (in->flags & ARGUS_STEP_F_SIGNAL)
 		printf(" (signal %u delivered)", in->sig);
+	if (in->flags & ARGUS_STEP_F_OVER)
+		printf(" (ran on to the callee's return: vDSO)");
 	putchar('\n');
 }
 
@@ -155,6 +157,8 @@ void step_cli_json_insn(const struct argus_step_rec *r, size_t i)
 	       in->flags & ARGUS_STEP_F_RESTART ? "true" : "false");
 	if (in->flags & ARGUS_STEP_F_SIGNAL)
 		printf(",\"signal\":%u", in->sig);
+	if (in->flags & ARGUS_STEP_F_OVER)
+		printf(",\"over\":true");
 	printf("}");
 }
 

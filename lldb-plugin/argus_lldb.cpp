@@ -46,6 +46,8 @@
 #include <lldb/API/LLDB.h>
 
 #include "cli_capture.h"
+#include "host_liblldb.h"
+#include "step_cmds.h"
 
 #ifndef ARGUS_LIB_TO_BIN
 #define ARGUS_LIB_TO_BIN "../bin"
@@ -531,7 +533,10 @@ void print_live(lldb::SBDebugger d, lldb::SBProcess proc, const std::string &rep
 // inlined functions and demangled names.  Other processes, or addresses
 // lldb cannot place in a section, go to the CLI's own symbolizer.
 struct LldbSymbols {
-	lldb::SBDebugger debugger;
+	// a pointer, set by PluginInitialize: a global SBDebugger would be
+	// constructed at dlopen, before liblldb is bound (host_liblldb.c);
+	// never freed, lldb unloads no plugin
+	lldb::SBDebugger *debugger = nullptr;
 	uint32_t frames = 0;     // frames lldb symbolized in the current command
 	uint32_t pid = 0;        // ... of this process
 };
@@ -540,7 +545,7 @@ LldbSymbols g_symbols;
 int lldb_symbolize(void *ctx, uint32_t pid, uint64_t ip, char *buf, size_t len)
 {
 	auto *s = static_cast<LldbSymbols *>(ctx);
-	lldb::SBTarget target = s->debugger.GetSelectedTarget();
+	lldb::SBTarget target = s->debugger->GetSelectedTarget();
 	lldb::SBProcess proc = target.IsValid() ? target.GetProcess() : lldb::SBProcess();
 	if (!process_alive(proc) || proc.GetProcessID() != pid)
 		return 1;
@@ -1020,6 +1025,20 @@ bool cmd_on_trace(const Subcommand &sc, lldb::SBDebugger, Args args, lldb::SBCom
 	return finish(result, run_cli_stacks(a, strcmp(sc.name, "export") && !has(a, "--json")), sc.syntax);
 }
 
+// step, flag, step-diff, watch: step_cmds.cpp (the thread is stepped
+// through lldb, with the CLI's own parser and output).
+bool cmd_stepping(const Subcommand &sc, lldb::SBDebugger d, Args args, lldb::SBCommandReturnObject &result)
+{
+	if (wants_help(args))
+		return help_of(sc, result);
+	argus_lldb::Run r = argus_lldb::stepping_command(d, sc.name, args);
+	CliResult c;
+	c.rc = r.rc;
+	c.out = std::move(r.out);
+	c.err = std::move(r.err);
+	return finish(result, c, sc.syntax);
+}
+
 const Subcommand kSubcommands[] = {
 	{"status", cmd_status, "Show the always-on collector's state: event rates, ring fill, lost events, CPU.",
 	 "argus status\n"},
@@ -1055,6 +1074,23 @@ const Subcommand kSubcommands[] = {
 	 "(--format dot; narrow it with --pid/--from/--to; argus diagnose --dot gives the diagnosis's "
 	 "own subgraph).",
 	 "argus export -o OUT [--format perfetto|dot] [--from SEC] [--to SEC] [--pid PID...] [--kernel]\n"},
+	{"step", cmd_stepping,
+	 "Single-step the selected thread (or --tid) of the stopped process through lldb, printing or "
+	 "recording each instruction: its registers changed, memory operands, symbol.  --until COND: "
+	 "'rip == ADDR', 'mem32(ADDR) != 0', 'left FUNC'.  The process stays stopped.",
+	 "argus step [--tid TID] [--count N | --until COND] [--record FILE] [--syscall-timeout MS] [--json]\n"},
+	{"flag", cmd_stepping,
+	 "Step the selected spinning thread (or --tid) through lldb until its loop has come round, and "
+	 "print the data flag it waits for: address, size, symbol, value, the instruction reading it.  "
+	 "Then: argus watch --addr ADDR.",
+	 "argus flag [--tid TID] [--normal FILE] [--record FILE] [--max N] [--timeout SEC] [--json]\n"},
+	{"step-diff", cmd_stepping, "Where two step recordings (normal, hang) first take different paths.",
+	 "argus step-diff A B [--json]\n"},
+	{"watch", cmd_stepping,
+	 "Hardware write watchpoints on a flag of the attached process (or --pid), armed by the running "
+	 "collector: each write becomes a trace event and a dataflag edge.",
+	 "argus watch --addr ADDR [--len N] [--pid PID] | --list | --remove ID | --remove --pid PID | "
+	 "--remove --all\n"},
 };
 
 class Command : public lldb::SBCommandPluginInterface {
@@ -1111,6 +1147,14 @@ int argus_lldb_plugin_instance;
 bool lldb::PluginInitialize(lldb::SBDebugger debugger)
 {
 	std::string self = object_of(reinterpret_cast<void *>(&lldb::PluginInitialize));
+	// A Python host loaded liblldb RTLD_LOCAL: make the one that called us
+	// global before the first SB call binds (host_liblldb.c).  Nothing to
+	// do, and no SB call made, when none is found: say so and refuse.
+	char lib_path[PATH_MAX] = "";
+	if (argus_lldb_host__promote(__builtin_return_address(0), lib_path, sizeof(lib_path))) {
+		fprintf(stderr, "argus: refusing to load: no liblldb in this process to bind the SB API to\n");
+		return false;
+	}
 	// The SB API is bound to the loading lldb's own liblldb (the plugin
 	// does not pull in one of its own: lldb-plugin/CMakeLists.txt), so
 	// this is the host's version, asked before any other SB call.
@@ -1118,7 +1162,7 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger)
 	if (!version || !strstr(version, kWantVersion)) {
 		std::string v = version ? version : "an unknown version";
 		v = v.substr(0, v.find('\n'));
-		std::string lib = object_of(reinterpret_cast<void *>(&lldb::SBDebugger::GetVersionString));
+		std::string lib = lib_path;
 		say(debugger,
 		    "argus: refusing to load: this plugin is built for LLDB 16, but this debugger is %s (%s); "
 		    "use lldb-16, or rebuild Argus against this LLDB\n",
@@ -1134,7 +1178,7 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger)
 		return false;
 	}
 	argus_capture_set_bin_dir(bin_dir_of(self).c_str());
-	g_symbols.debugger = debugger;
+	g_symbols.debugger = new lldb::SBDebugger(debugger);
 	argus_capture_set_symbolizer(lldb_symbolize, &g_symbols);
 
 	lldb::SBCommandInterpreter ci = debugger.GetCommandInterpreter();

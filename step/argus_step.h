@@ -86,6 +86,14 @@ struct argus_step_mem {
 #define ARGUS_STEP_F_SIGNAL 0x4   /* a signal (sig) came during this step
 				     and was delivered to the thread */
 #define ARGUS_STEP_F_NOBYTES 0x8  /* the code could not be read */
+#define ARGUS_STEP_F_OVER 0x10    /* the backend ran this instruction's callee
+				     to its return in one go (lldb: a call into
+				     the vDSO, whose time seqlock never settles
+				     when stepped slowly): the callee's own
+				     instructions are not recorded, and for
+				     call depth the step is not a call (a call
+				     that came back) or is a return (a jump
+				     into it, or a start inside it) */
 
 /* argus_step_insn.kind: derived from the bytes (not stored in files) */
 #define ARGUS_STEP_K_JCC 0x1      /* conditional branch (jcc, loop, jrcxz) */
@@ -126,6 +134,9 @@ struct argus_step_stop {
 	int sig;                /* out: a signal other than the step's own
 				   trap that was delivered during the step,
 				   or 0 */
+	bool over;              /* out: the step ran on to the return of the
+				   function the instruction entered, or that
+				   the thread was in (ARGUS_STEP_F_OVER) */
 };
 
 /*
@@ -152,6 +163,9 @@ struct argus_step_opts {
 	uint32_t syscall_timeout_ms;
 	/* Do not symbolize (faster; sym stays -1). */
 	bool no_symbols;
+	/* argus_step__open_backend: the id of the thread the backend steps,
+	 * for the recording's tid (0 = the pid).  __open_pid ignores it. */
+	uint32_t tid;
 };
 
 struct argus_stepper;
@@ -166,7 +180,8 @@ struct argus_step_rec;
 struct argus_stepper *argus_step__open_pid(uint32_t pid, uint32_t tid,
 					   const struct argus_step_opts *opts);
 /* Over a caller's backend (the stepper calls b->close at __close).  pid
- * (may be 0) is used only to symbolize from /proc/PID/maps. */
+ * (may be 0) is used only to symbolize from /proc/PID/maps, and with
+ * opts->tid as the recording's pid/tid. */
 struct argus_stepper *argus_step__open_backend(const struct argus_step_backend *b,
 					       uint32_t pid,
 					       const struct argus_step_opts *opts);

@@ -19,6 +19,7 @@
  * (ARGUS_STEP_F_RESTART).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,11 +101,16 @@ struct argus_stepper *argus_step__open_backend(const struct argus_step_backend *
 					       uint32_t pid,
 					       const struct argus_step_opts *opts)
 {
+	uint32_t tid = pid;
+
 	if (!b || b->sz < sizeof(*b) || !b->get_regs || !b->read_mem || !b->step) {
 		errno = EINVAL;
 		return NULL;
 	}
-	return stepper_new(b, pid, pid, opts);
+	/* opts->tid only if the caller's struct has the field */
+	if (opts && opts->sz >= offsetof(struct argus_step_opts, tid) + sizeof(opts->tid) && opts->tid)
+		tid = opts->tid;
+	return stepper_new(b, pid, tid, opts);
 }
 
 void argus_step__close(struct argus_stepper *s)
@@ -263,6 +269,10 @@ int argus_step__next(struct argus_stepper *s, struct argus_step_rec *rec,
 	if (stop.sig) {
 		in.flags |= ARGUS_STEP_F_SIGNAL;
 		in.sig = (uint8_t)stop.sig;
+	}
+	if (stop.over) {
+		in.flags |= ARGUS_STEP_F_OVER;
+		in.kind = step_over_kind(in.kind);
 	}
 	for (int r = 0; r < ARGUS_STEP_NREGS; r++) {
 		if (r == ARGUS_REG_RIP || after.r[r] == s->regs.r[r] ||

@@ -34,6 +34,6 @@
 #define STEP_REG_SIZE 9u
 #define STEP_MEM_SIZE 28u
 #define STEP_STRING_MAX 4096u
-#define STEP_FLAGS_KNOWN 0xfu  /* ARGUS_STEP_F_* */
+#define STEP_FLAGS_KNOWN 0x1fu /* ARGUS_STEP_F_* */
 
 #endif /* ARGUS_STEP_FORMAT_H */

@@ -73,6 +73,16 @@ int step_ptrace__open(uint32_t pid, uint32_t tid, uint32_t timeout_ms,
  * decoded instruction), NULL if unknown. */
 const char *step_engine__func(struct argus_stepper *s, uint64_t addr);
 
+/* The kind of an instruction recorded with ARGUS_STEP_F_OVER, for call
+ * depth: a call whose callee came back is no call; anything else that ran
+ * on to a return (a jump into the callee, a start inside it) returned. */
+static inline uint8_t step_over_kind(uint8_t kind)
+{
+	return kind & ARGUS_STEP_K_CALL ? (uint8_t)(kind & ~ARGUS_STEP_K_CALL)
+					: (uint8_t)((kind & ~(ARGUS_STEP_K_JMP | ARGUS_STEP_K_JCC)) |
+						    ARGUS_STEP_K_RET);
+}
+
 /* Replay: registers before each instruction, kept every STEP_RC_EVERY. */
 #define STEP_RC_EVERY 256
 

@@ -503,6 +503,8 @@ struct argus_step_rec *argus_step_rec__parse(const void *buf, size_t len,
 			rc = argus_step_decode(in.bytes, in.len, in.addr, &in);
 			if (rc == -EINVAL)
 				snprintf(in.text, sizeof(in.text), "(bad)");
+			else if (in.flags & ARGUS_STEP_F_OVER)
+				in.kind = step_over_kind(in.kind);
 		} else {
 			snprintf(in.text, sizeof(in.text), "(unreadable)");
 		}

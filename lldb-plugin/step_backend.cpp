@@ -1,0 +1,384 @@
+// step_backend.cpp - the step engine (step/) inside lldb: a struct
+// argus_step_backend whose registers, memory and single step come from
+// lldb, which owns the process (a second tracer's PTRACE_SEIZE would get
+// EPERM: lldb-server is the tracer).
+//
+//   get_regs  frame 0's "General Purpose Registers" set (the children's
+//             indices are looked up by name once per stepper).  lldb 16
+//             does not show three fields of user_regs_struct:
+//               orig_rax  from /proc/PID/task/TID/syscall: the number of
+//                         the syscall the thread is stopped in (the kernel
+//                         keeps it at the stop after a syscall instruction
+//                         too), -1 when it is not in one.  The engine needs
+//                         it to see a sleep it must restart;
+//               fs_base   the thread pointer: glibc's pthread_self() (fs:0x10
+//                         holds it) evaluated once per thread in the target
+//                         and cached, checked against the TCB's two self
+//                         pointers; 0 when it cannot be had.  fs: operands
+//                         (TLS, the stack guard) need it for their address;
+//               gs_base   0: x86-64 user space does not use gs.
+//   read_mem  SBProcess::ReadMemory (lldb hides its own breakpoint traps);
+//             a read that fails across a mapping's end is retried up to
+//             the page boundary, so the engine sees a short read.
+//   step      SBThread::StepInstruction(false): lldb single-steps the
+//             thread with the others stopped (lldb's own step-inst plan).
+//             A stop for a signal (lldb stops on it: SIGSEGV, or one the
+//             user set to stop) is reported in stop->sig and the step is
+//             repeated, so the signal is delivered as the thread would
+//             have had it and the instruction runs (or the handler's first
+//             one is where it lands, as with ptrace).  A syscall step is
+//             watched: past syscall_ms a watchdog thread interrupts the
+//             process (SendAsyncInterrupt, what lldb's Ctrl-C does); the
+//             thread is left stopped inside the call, which the kernel
+//             restarts when the process continues, and the step returns
+//             -ETIMEDOUT.
+//   close     nothing to undo: lldb keeps the process stopped.
+//
+// Everything runs on the thread that runs the lldb command, with the
+// debugger synchronous (the plugin's SyncGuard), so a step returns once
+// the thread has stopped again; only the watchdog runs beside it.
+
+#include "step_backend.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+extern "C" {   // argus_step.h is a C header without C++ guards
+#include "argus_step.h"
+}
+
+namespace argus_lldb {
+namespace {
+
+const int kSignalRetries = 4;     // signal stops before giving up on one step
+
+struct Backend {
+	lldb::SBProcess proc;
+	lldb::SBThread thread;
+	uint32_t pid = 0, tid = 0;
+	uint32_t syscall_ms = 5000;
+	// GPR set child index -> enum argus_step_reg, built at the first read
+	std::vector<std::pair<uint32_t, int>> map;
+	uint64_t fs_base = 0;
+	uint64_t vdso_lo = 0, vdso_hi = 0;   // [vdso] mapping, [lo, hi)
+
+	// the syscall watchdog
+	std::mutex m;
+	std::condition_variable cv;
+	std::thread dog;
+	bool armed = false;          // a syscall step is under way
+	bool quit = false;
+	bool fired = false;          // it interrupted this step
+	std::chrono::steady_clock::time_point deadline;
+
+	~Backend()
+	{
+		if (dog.joinable()) {
+			{
+				std::lock_guard<std::mutex> l(m);
+				quit = true;
+			}
+			cv.notify_all();
+			dog.join();
+		}
+	}
+
+	void watchdog()
+	{
+		std::unique_lock<std::mutex> l(m);
+		while (!quit) {
+			if (!armed) {
+				cv.wait(l);
+				continue;
+			}
+			if (cv.wait_until(l, deadline) == std::cv_status::timeout && armed && !fired &&
+			    std::chrono::steady_clock::now() >= deadline) {
+				fired = true;
+				// the command's thread is inside StepInstruction,
+				// waiting for the stop this brings
+				proc.SendAsyncInterrupt();
+			}
+		}
+	}
+};
+
+// The thread pointer of each thread seen, by pid and tid: evaluating an
+// expression costs a compile, and a thread's fs_base does not change.
+std::map<std::pair<uint32_t, uint32_t>, uint64_t> g_fs_base;
+
+// orig_rax as ptrace would give it: the first field of
+// /proc/PID/task/TID/syscall ("202 0x.. ...", "-1 sp pc", "running").
+uint64_t orig_rax(uint32_t pid, uint32_t tid)
+{
+	char path[64], buf[64] = "";
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/syscall", pid, tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return (uint64_t)-1;
+	bool ok = fgets(buf, sizeof(buf), f) != nullptr;
+	fclose(f);
+	char *end;
+	long nr = ok ? strtol(buf, &end, 10) : -1;
+	return ok && end != buf && nr >= 0 ? (uint64_t)nr : (uint64_t)-1;
+}
+
+int get_regs(void *ctx, struct argus_step_regs *out)
+{
+	Backend *b = static_cast<Backend *>(ctx);
+	lldb::SBFrame f = b->thread.GetFrameAtIndex(0);
+	if (!f.IsValid())
+		return -ESRCH;
+	lldb::SBValue gpr = f.GetRegisters().GetValueAtIndex(0);   // "General Purpose Registers"
+	if (!gpr.IsValid())
+		return -EIO;
+	if (b->map.empty()) {
+		uint32_t n = gpr.GetNumChildren();
+		for (uint32_t i = 0; i < n; i++) {
+			const char *name = gpr.GetChildAtIndex(i).GetName();
+			if (!name)
+				continue;
+			int r = !strcmp(name, "rflags") ? ARGUS_REG_EFLAGS : argus_step_reg__by_name(name);
+			if (r >= 0)
+				b->map.emplace_back(i, r);
+		}
+		if (b->map.size() < 17)    // rax..r15 and rip at least
+			return -EIO;
+	}
+	memset(out, 0, sizeof(*out));
+	for (auto &e : b->map) {
+		lldb::SBValue v = gpr.GetChildAtIndex(e.first);
+		bool ok = v.IsValid();
+		lldb::SBError err;
+		uint64_t val = ok ? v.GetValueAsUnsigned(err, 0) : 0;
+		if (!ok || err.Fail())
+			return -EIO;
+		out->r[e.second] = val;
+	}
+	out->r[ARGUS_REG_ORIG_RAX] = orig_rax(b->pid, b->tid);
+	out->r[ARGUS_REG_FS_BASE] = b->fs_base;
+	return 0;
+}
+
+long read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	Backend *b = static_cast<Backend *>(ctx);
+	lldb::SBError err;
+	size_t n = b->proc.ReadMemory(addr, buf, len, err);
+	if (n == 0 && len > 1) {
+		// across the end of a mapping: what lies before the page end
+		size_t head = 4096 - (addr & 4095);
+		if (head < len)
+			n = b->proc.ReadMemory(addr, buf, head, err);
+	}
+	return n ? (long)n : -EFAULT;
+}
+
+// The [vdso] mapping of the process, from /proc/PID/maps.
+void find_vdso(Backend *b)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof(path), "/proc/%u/maps", b->pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2) {
+			b->vdso_lo = lo;
+			b->vdso_hi = hi;
+			break;
+		}
+	}
+	fclose(f);
+}
+
+bool in_vdso(const Backend *b, uint64_t pc)
+{
+	return pc >= b->vdso_lo && pc < b->vdso_hi;
+}
+
+uint64_t pc_of(lldb::SBThread th, uint32_t frame)
+{
+	lldb::SBFrame f = th.GetFrameAtIndex(frame);
+	return f.IsValid() ? f.GetPC() : LLDB_INVALID_ADDRESS;
+}
+
+bool gone(lldb::SBProcess p)
+{
+	lldb::StateType s = p.GetState();
+	return s == lldb::eStateExited || s == lldb::eStateDetached || s == lldb::eStateInvalid ||
+	       s == lldb::eStateCrashed || s == lldb::eStateUnloaded;
+}
+
+// The vDSO's clock_gettime reads the kernel's time under a seqlock and
+// retries while the kernel updated it meanwhile.  The kernel does so every
+// tick (4 ms at HZ=250); stepped through lldb at about 1,000 instructions
+// a second, its 30-instruction read never fits between two ticks and the
+// thread would retry forever.  So the vDSO is never stepped: a step that
+// enters it (a call, or the PLT's jump to an IFUNC-resolved vDSO symbol)
+// or starts in it runs the thread on to the return address, with the
+// other threads still stopped (RunToAddress), and says so (stop->over).
+int run_out_of_vdso(Backend *b, uint64_t ret, struct argus_step_stop *stop)
+{
+	if (ret == LLDB_INVALID_ADDRESS || ret == 0)
+		return -EIO;
+	lldb::SBError err;
+	b->thread.RunToAddress(ret, err);
+	if (gone(b->proc) || !b->thread.IsValid())
+		return -ESRCH;
+	if (err.Fail() || pc_of(b->thread, 0) != ret)
+		return -EIO;
+	stop->over = true;
+	return 0;
+}
+
+int step(void *ctx, struct argus_step_stop *stop)
+{
+	Backend *b = static_cast<Backend *>(ctx);
+	stop->sig = 0;
+	stop->over = false;
+	if (b->vdso_hi && in_vdso(b, pc_of(b->thread, 0)))   // started inside: its caller's pc
+		return run_out_of_vdso(b, pc_of(b->thread, 1), stop);
+	if (stop->syscall) {
+		std::lock_guard<std::mutex> l(b->m);
+		if (!b->dog.joinable())
+			b->dog = std::thread(&Backend::watchdog, b);
+		b->deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(b->syscall_ms);
+		b->armed = true;
+		b->fired = false;
+	}
+	for (int tries = 0;; tries++) {
+		lldb::SBError err;
+		b->thread.StepInstruction(false, err);
+		bool fired = false;
+		if (stop->syscall) {
+			std::lock_guard<std::mutex> l(b->m);
+			fired = b->fired;
+			b->armed = false;
+		}
+		if (gone(b->proc) || !b->thread.IsValid())
+			return -ESRCH;
+		if (fired)
+			return -ETIMEDOUT;
+		if (err.Fail())
+			return -EIO;
+		if (b->thread.GetStopReason() != lldb::eStopReasonSignal) {
+			if (b->vdso_hi && in_vdso(b, pc_of(b->thread, 0))) {
+				// just entered it: the return address is on top of the stack
+				uint64_t sp = b->thread.GetFrameAtIndex(0).GetSP(), ret = 0;
+				if (read_mem(b, sp, &ret, sizeof(ret)) != sizeof(ret))
+					return -EIO;
+				return run_out_of_vdso(b, ret, stop);
+			}
+			return 0;
+		}
+		// lldb stopped for a signal before the instruction ran: step
+		// again, which hands the signal to the thread
+		stop->sig = (int)b->thread.GetStopReasonDataAtIndex(0);
+		if (tries + 1 >= kSignalRetries)
+			return 0;
+		if (stop->syscall) {
+			std::lock_guard<std::mutex> l(b->m);
+			b->armed = true;
+		}
+	}
+}
+
+void close_backend(void *ctx)
+{
+	delete static_cast<Backend *>(ctx);
+}
+
+// fs_base of the thread: pthread_self() (glibc: the TCB, which fs_base
+// points to), run in the target once per thread.  The TCB starts with two
+// pointers to itself (tcbhead_t.tcb, .self at +16): checked, so a value
+// that is not the thread pointer is not used.  0 when not had.
+uint64_t thread_pointer(lldb::SBProcess proc, lldb::SBThread th, uint32_t pid, uint32_t tid)
+{
+	auto key = std::make_pair(pid, tid);
+	auto it = g_fs_base.find(key);
+	if (it != g_fs_base.end())
+		return it->second;
+	lldb::SBExpressionOptions o;
+	o.SetTryAllThreads(false);        // only this thread runs, briefly
+	o.SetStopOthers(true);
+	o.SetTimeoutInMicroSeconds(2000000);
+	o.SetUnwindOnError(true);
+	o.SetIgnoreBreakpoints(true);
+	o.SetSuppressPersistentResult(true);
+	o.SetLanguage(lldb::eLanguageTypeC);
+	lldb::SBValue v = th.GetFrameAtIndex(0).EvaluateExpression("(unsigned long)pthread_self()", o);
+	uint64_t tp = 0;
+	if (v.IsValid() && v.GetError().Success()) {
+		uint64_t cand = v.GetValueAsUnsigned(0), self[3] = {0, 0, 0};
+		lldb::SBError err;
+		if (cand && proc.ReadMemory(cand, self, sizeof(self), err) == sizeof(self) && self[0] == cand &&
+		    self[2] == cand)
+			tp = cand;
+	}
+	g_fs_base[key] = tp;
+	return tp;
+}
+
+}  // namespace
+
+struct argus_stepper *open_stepper(lldb::SBProcess proc, uint32_t tid, uint32_t syscall_ms,
+				   std::string &err)
+{
+	uint32_t pid = (uint32_t)proc.GetProcessID();
+	lldb::SBThread th = proc.GetThreadByID(tid);
+	if (!th.IsValid()) {
+		err = "no thread " + std::to_string(tid) + " in process " + std::to_string(pid) +
+		      " (thread list shows its threads)";
+		return nullptr;
+	}
+	if (proc.GetState() != lldb::eStateStopped) {
+		err = std::string("process ") + std::to_string(pid) + " is " +
+		      lldb::SBDebugger::StateAsCString(proc.GetState()) +
+		      ", not stopped: stop it first (process interrupt)";
+		return nullptr;
+	}
+	Backend *b = new Backend;
+	b->proc = proc;
+	b->thread = th;
+	b->pid = pid;
+	b->tid = tid;
+	b->syscall_ms = syscall_ms ? syscall_ms : 5000;
+	b->fs_base = thread_pointer(proc, th, pid, tid);
+	find_vdso(b);
+
+	struct argus_step_backend be;
+	memset(&be, 0, sizeof(be));
+	be.sz = sizeof(be);
+	be.ctx = b;
+	be.get_regs = get_regs;
+	be.read_mem = read_mem;
+	be.step = step;
+	be.close = close_backend;
+	struct argus_step_opts o;
+	memset(&o, 0, sizeof(o));
+	o.sz = sizeof(o);
+	o.syscall_timeout_ms = b->syscall_ms;
+	o.tid = tid;
+	struct argus_stepper *s = argus_step__open_backend(&be, pid, &o);
+	if (!s) {
+		// the engine called close (b is freed) if it got that far
+		int e = errno;
+		err = std::string("cannot read the registers of thread ") + std::to_string(tid) +
+		      " through lldb: " + strerror(e);
+		return nullptr;
+	}
+	return s;
+}
+
+}  // namespace argus_lldb

@@ -1,0 +1,27 @@
+// step_backend.h - the step engine's backend over lldb (step_backend.cpp).
+#ifndef ARGUS_LLDB_STEP_BACKEND_H
+#define ARGUS_LLDB_STEP_BACKEND_H
+
+#include <stdint.h>
+
+#include <string>
+
+#include <lldb/API/LLDB.h>
+
+struct argus_stepper;
+
+namespace argus_lldb {
+
+// A stepper (step/argus_step.h) for thread tid of the stopped process
+// proc, driven through lldb: registers from its frame 0, memory through
+// SBProcess::ReadMemory, one step = SBThread::StepInstruction.  A syscall
+// that blocks longer than syscall_ms is interrupted (SBProcess::
+// SendAsyncInterrupt) and the step returns -ETIMEDOUT.  Closing it leaves
+// the process stopped, as lldb had it.  nullptr with err on failure.
+// Needs the debugger synchronous (SetAsync(false)) while it is used.
+struct argus_stepper *open_stepper(lldb::SBProcess proc, uint32_t tid, uint32_t syscall_ms,
+				   std::string &err);
+
+}  // namespace argus_lldb
+
+#endif
