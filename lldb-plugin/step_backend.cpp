@@ -69,6 +69,14 @@ struct Backend {
 	uint32_t syscall_ms = 5000;
 	// GPR set child index -> enum argus_step_reg, built at the first read
 	std::vector<std::pair<uint32_t, int>> map;
+	int child_of[ARGUS_STEP_NREGS];   // the reverse, -1 if lldb has none
+	// what the next get_regs must read (see get_regs)
+	struct argus_step_regs last;      // the registers read last
+	bool have_last = false;
+	bool next_full = true;
+	uint32_t next_writes = 0;         // argus_step_stop.writes of the step
+	bool after_syscall = true;        // orig_rax: /proc (at the start too)
+	unsigned since_full = 0;
 	uint64_t fs_base = 0;
 	uint64_t vdso_lo = 0, vdso_hi = 0;   // [vdso] mapping, [lo, hi)
 
@@ -132,40 +140,92 @@ uint64_t orig_rax(uint32_t pid, uint32_t tid)
 	return ok && end != buf && nr >= 0 ? (uint64_t)nr : (uint64_t)-1;
 }
 
+int read_reg(lldb::SBValue &gpr, uint32_t child, uint64_t *val)
+{
+	lldb::SBValue v = gpr.GetChildAtIndex(child);
+	lldb::SBError err;
+	if (!v.IsValid())
+		return -EIO;
+	*val = v.GetValueAsUnsigned(err, 0);
+	return err.Fail() ? -EIO : 0;
+}
+
+// Each register lldb does not have yet is one `p` packet to lldb-server
+// (its stop reply carries only rip, rsp and rbp), some 50 us: all of them
+// would make a step three times slower than lldb's own step-inst.  So
+// after a plain step only the registers the instruction writes (the
+// engine's decode: argus_step_stop.writes) and the three free ones are
+// read; everything is read at the start, after a signal, a vDSO run or an
+// instruction the decoder did not know, and every kFullEvery steps.
+const unsigned kFullEvery = 256;
+
 int get_regs(void *ctx, struct argus_step_regs *out)
 {
 	Backend *b = static_cast<Backend *>(ctx);
 	lldb::SBFrame f = b->thread.GetFrameAtIndex(0);
 	if (!f.IsValid())
 		return -ESRCH;
-	lldb::SBValue gpr = f.GetRegisters().GetValueAtIndex(0);   // "General Purpose Registers"
-	if (!gpr.IsValid())
-		return -EIO;
+	bool full = !b->have_last || b->next_full || b->next_writes == 0 || ++b->since_full >= kFullEvery;
+	lldb::SBValue gpr;
+	if (full || b->map.empty()) {
+		// the whole register set: costly to build, read only here
+		gpr = f.GetRegisters().GetValueAtIndex(0);   // "General Purpose Registers"
+		if (!gpr.IsValid())
+			return -EIO;
+	}
 	if (b->map.empty()) {
+		for (int &c : b->child_of)
+			c = -1;
 		uint32_t n = gpr.GetNumChildren();
 		for (uint32_t i = 0; i < n; i++) {
 			const char *name = gpr.GetChildAtIndex(i).GetName();
 			if (!name)
 				continue;
 			int r = !strcmp(name, "rflags") ? ARGUS_REG_EFLAGS : argus_step_reg__by_name(name);
-			if (r >= 0)
+			if (r >= 0 && b->child_of[r] < 0) {
 				b->map.emplace_back(i, r);
+				b->child_of[r] = (int)i;
+			}
 		}
-		if (b->map.size() < 17)    // rax..r15 and rip at least
+		if (b->map.size() < 17 || b->child_of[ARGUS_REG_RIP] < 0)   // rax..r15 and rip at least
 			return -EIO;
 	}
-	memset(out, 0, sizeof(*out));
-	for (auto &e : b->map) {
-		lldb::SBValue v = gpr.GetChildAtIndex(e.first);
-		bool ok = v.IsValid();
-		lldb::SBError err;
-		uint64_t val = ok ? v.GetValueAsUnsigned(err, 0) : 0;
-		if (!ok || err.Fail())
-			return -EIO;
-		out->r[e.second] = val;
+	if (full) {
+		memset(out, 0, sizeof(*out));
+		for (auto &e : b->map)
+			if (read_reg(gpr, e.first, &out->r[e.second]))
+				return -EIO;
+		b->since_full = 0;
+	} else {
+		// rip, rsp, rbp straight from the frame (no value objects),
+		// the others the instruction wrote by name
+		*out = b->last;
+		out->r[ARGUS_REG_RIP] = f.GetPC();
+		out->r[ARGUS_REG_RSP] = f.GetSP();
+		out->r[ARGUS_REG_RBP] = f.GetFP();
+		uint32_t want = b->next_writes &
+				~(1u << ARGUS_REG_RIP | 1u << ARGUS_REG_RSP | 1u << ARGUS_REG_RBP);
+		for (int r = 0; want && r < ARGUS_STEP_NREGS; r++) {
+			if (!(want & (1u << r)) || b->child_of[r] < 0)
+				continue;
+			lldb::SBValue v = f.FindRegister(r == ARGUS_REG_EFLAGS ? "rflags" : argus_step_reg__name(r));
+			lldb::SBError err;
+			if (!v.IsValid())
+				return -EIO;
+			out->r[r] = v.GetValueAsUnsigned(err, 0);
+			if (err.Fail())
+				return -EIO;
+		}
 	}
-	out->r[ARGUS_REG_ORIG_RAX] = orig_rax(b->pid, b->tid);
+	// orig_rax is -1 at a single-step stop (the trap is an exception,
+	// not a syscall entry) except right after a syscall and at the start
+	out->r[ARGUS_REG_ORIG_RAX] = b->after_syscall ? orig_rax(b->pid, b->tid) : (uint64_t)-1;
 	out->r[ARGUS_REG_FS_BASE] = b->fs_base;
+	out->r[ARGUS_REG_GS_BASE] = 0;
+	b->last = *out;
+	b->have_last = true;
+	b->next_full = false;
+	b->after_syscall = false;
 	return 0;
 }
 
@@ -242,12 +302,28 @@ int run_out_of_vdso(Backend *b, uint64_t ret, struct argus_step_stop *stop)
 	return 0;
 }
 
+int step_once(Backend *b, struct argus_step_stop *stop);
+
 int step(void *ctx, struct argus_step_stop *stop)
 {
 	Backend *b = static_cast<Backend *>(ctx);
 	stop->sig = 0;
 	stop->over = false;
-	if (b->vdso_hi && in_vdso(b, pc_of(b->thread, 0)))   // started inside: its caller's pc
+	// what get_regs reads next: anything else (a signal, a vDSO run, an
+	// error) sets next_full
+	b->next_writes = stop->writes;
+	b->after_syscall = stop->syscall;
+	b->next_full = true;
+	int rc = step_once(b, stop);
+	if (!rc && !stop->sig && !stop->over)
+		b->next_full = false;
+	return rc;
+}
+
+int step_once(Backend *b, struct argus_step_stop *stop)
+{
+	if (b->vdso_hi && in_vdso(b, b->have_last ? b->last.r[ARGUS_REG_RIP] : pc_of(b->thread, 0)))
+		// started inside: run to its caller's pc
 		return run_out_of_vdso(b, pc_of(b->thread, 1), stop);
 	if (stop->syscall) {
 		std::lock_guard<std::mutex> l(b->m);

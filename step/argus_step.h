@@ -131,6 +131,13 @@ struct argus_step_stop {
 	bool syscall;           /* in: the instruction is a syscall (ptrace
 				   steps it with PTRACE_SYSCALL: no trap flag
 				   left set while it blocks) */
+	uint32_t writes;        /* in: the registers the instruction writes
+				   as decoded (bit 1u << enum argus_step_reg),
+				   with the rip bit set when the set is known;
+				   0 when unknown.  A backend whose register
+				   reads are costly (lldb: one remote packet
+				   per register) may re-read only these (and
+				   rip) after the step */
 	int sig;                /* out: a signal other than the step's own
 				   trap that was delivered during the step,
 				   or 0 */

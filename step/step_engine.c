@@ -260,6 +260,13 @@ int argus_step__next(struct argus_stepper *s, struct argus_step_rec *rec,
 
 	memset(&stop, 0, sizeof(stop));
 	stop.syscall = e->d.syscall;
+	/* the registers it writes, when the decoder knows them all */
+	if (!(e->d.proto.flags & ARGUS_STEP_F_NOBYTES) && e->d.nwr < STEP_MAX_REGACC) {
+		stop.writes = 1u << ARGUS_REG_RIP;
+		for (unsigned k = 0; k < e->d.nwr; k++)
+			if (e->d.wr[k] < ARGUS_STEP_NREGS)
+				stop.writes |= 1u << e->d.wr[k];
+	}
 	rc = s->b.step(s->b.ctx, &stop);
 	if (rc)
 		return rc;
