@@ -5,6 +5,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang-14 clang llvm
       libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libdeflate-dev libbsd-dev
       libcapstone-dev lldb-16 liblldb-16-dev
+      python3-lldb-16   # `import lldb`: scripts/argus_flag.py, tests/e2e/python_flag.sh
       linux-perf rt-tests elfutils binutils trace-cmd
       xvfb x11-apps x11-utils xdotool   # the desktop mix of bench/desktop_mix.sh
       # real programs: tests/e2e/lock_records.sh and tests/e2e/real_*.sh

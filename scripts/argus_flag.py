@@ -1,0 +1,170 @@
+#!/usr/bin/python3
+"""argus_flag.py - the data flag a spinning thread waits for, found from
+Python through lldb (issue 13 §6, docs/lldb.md "From Python").
+
+usage: argus_flag.py --pid PID [--tid TID] [--json] [--normal FILE]
+                     [--max N] [--timeout SEC] [--plugin SO]
+
+It attaches to PID with lldb-16's Python API (`import lldb`), loads the
+Argus plugin into that debugger (`plugin load .../libargus-lldb.so`), runs
+`argus flag` on the thread (the main thread unless --tid: the one that
+spins), prints what the plugin printed (with --json: the JSON object, with
+"flag": {"addr", "size", "symbol", ...}), and detaches: the process runs on
+as before.  The stepping goes through lldb, as in an lldb session; nothing
+else traces the process meanwhile.
+
+  --plugin SO  the plugin; default $ARGUS_LLDB_PLUGIN, else the build tree's
+               (../build/lib from this script), else an install's ../lib
+  --normal, --max, --timeout: as `argus flag` (docs/step-format.md)
+
+Run as root (or as the process's user with kernel.yama.ptrace_scope=0).
+Exit status: 0 the flag was found, 1 an error (one line on stderr, from the
+plugin or from here), 2 bad arguments.  Needs python3-lldb-16 (Debian);
+run it with /usr/bin/python3, the interpreter that package is built for.
+"""
+import os
+import subprocess
+import sys
+
+PROG = "argus_flag.py"
+LLDB = "lldb-16"
+
+
+def die(msg, code=1):
+    print("%s: %s" % (PROG, msg), file=sys.stderr)
+    sys.exit(code)
+
+
+def usage_error(msg):
+    die(msg + " (usage: argus_flag.py --pid PID [--tid TID] [--json] [--normal FILE]"
+        " [--max N] [--timeout SEC] [--plugin SO])", 2)
+
+
+def parse(argv):
+    opts = {"pid": None, "tid": None, "json": False, "normal": None, "max": None,
+            "timeout": None, "plugin": None}
+    numeric = {"--pid": "pid", "--tid": "tid", "--max": "max", "--timeout": "timeout"}
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-h", "--help"):
+            print(__doc__.strip())
+            sys.exit(0)
+        if a == "--json":
+            opts["json"] = True
+            i += 1
+            continue
+        if a in numeric or a in ("--normal", "--plugin"):
+            if i + 1 >= len(argv):
+                usage_error("%s needs a value" % a)
+            v = argv[i + 1]
+            if a in numeric:
+                if not v.isdigit() or int(v) == 0:
+                    usage_error("%s %r: expected a positive number" % (a, v))
+                v = int(v)
+            opts[numeric.get(a, a[2:])] = v
+            i += 2
+            continue
+        usage_error("unknown argument %r" % a)
+    if opts["pid"] is None:
+        usage_error("--pid PID is required")
+    return opts
+
+
+def import_lldb():
+    """lldb-16's Python module: `lldb-16 -P` says where it is."""
+    # lldb finds lldb-server itself only inside the lldb binary
+    os.environ.setdefault("LLDB_DEBUGSERVER_PATH", "/usr/lib/llvm-16/bin/lldb-server")
+    try:
+        path = subprocess.run([LLDB, "-P"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError) as e:
+        die("cannot run `%s -P` to find lldb's Python module (%s): install lldb-16"
+            " and python3-lldb-16" % (LLDB, e))
+    sys.path.insert(0, path)
+    try:
+        import lldb
+    except ImportError as e:
+        die("cannot import lldb from %s (%s): install python3-lldb-16 and run this"
+            " script with /usr/bin/python3" % (path, e))
+    return lldb
+
+
+def find_plugin(given):
+    if given:
+        cands = [given]
+    elif os.environ.get("ARGUS_LLDB_PLUGIN"):
+        cands = [os.environ["ARGUS_LLDB_PLUGIN"]]
+    else:
+        here = os.path.dirname(os.path.realpath(__file__))
+        cands = [os.path.join(here, "..", "build", "lib", "libargus-lldb.so"),
+                 os.path.join(here, "..", "lib", "libargus-lldb.so")]
+    for c in cands:
+        if os.path.isfile(c):
+            return os.path.realpath(c)
+    die("no plugin at %s: build Argus first (scripts/build.sh) or give --plugin SO"
+        % " or ".join(cands))
+
+
+def quote(s):
+    """One word of an lldb command line."""
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def run(lldb, ci, command):
+    r = lldb.SBCommandReturnObject()
+    ci.HandleCommand(command, r)
+    return r.Succeeded(), r.GetOutput() or "", r.GetError() or ""
+
+
+def main():
+    opts = parse(sys.argv[1:])
+    pid = opts["pid"]
+    if not os.path.isdir("/proc/%d" % pid):
+        die("no process %d (it exited, or the pid is wrong)" % pid)
+    plugin = find_plugin(opts["plugin"])
+    lldb = import_lldb()
+
+    lldb.SBDebugger.Initialize()
+    # no ~/.lldbinit: a `plugin load` there would load the plugin first
+    dbg = lldb.SBDebugger.Create(False)
+    dbg.SetAsync(False)
+    process = None
+    code = 1
+    try:
+        target = dbg.CreateTarget("")
+        err = lldb.SBError()
+        process = target.AttachToProcessWithID(dbg.GetListener(), pid, err)
+        if err.Fail() or not process.IsValid():
+            die("cannot attach to process %d: %s (run as root; is another debugger"
+                " attached?)" % (pid, err.GetCString() or "unknown error"))
+        ci = dbg.GetCommandInterpreter()
+        ok, out, errtext = run(lldb, ci, "plugin load " + quote(plugin))
+        if not ok:
+            die("plugin load %s failed: %s" % (plugin, errtext.strip() or out.strip()))
+        cmd = "argus flag"
+        for key in ("tid", "max", "timeout"):
+            if opts[key] is not None:
+                cmd += " --%s %d" % (key, opts[key])
+        if opts["normal"]:
+            cmd += " --normal " + quote(os.path.abspath(opts["normal"]))
+        if opts["json"]:
+            cmd += " --json"
+        ok, out, errtext = run(lldb, ci, cmd)
+        sys.stdout.write(out)
+        if not ok:
+            # the plugin's message ("error: argus flag: ...") on one line
+            msg = errtext.strip().splitlines()
+            die(msg[0][7:] if msg and msg[0].startswith("error: ") else
+                (msg[0] if msg else "argus flag failed"))
+        code = 0
+    finally:
+        # the process runs on as it did before we attached
+        if process is not None and process.IsValid():
+            process.Detach()
+        lldb.SBDebugger.Destroy(dbg)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+#!/bin/bash
+# e2e: scripts/argus_flag.py, flag discovery from Python (issue 13 §6).
+# /usr/bin/python3 with Debian's python3-lldb-16 (`import lldb`) loads
+# liblldb privately (RTLD_LOCAL); the plugin must still load there and
+# step through that lldb.  On case study 3 (case_flag_spin) during its
+# hang:
+#   1. bad input: a pid that names no process, and a non-numeric pid,
+#      each give one error line and exit 1 / 2;
+#   2. `argus_flag.py --pid P --json` prints JSON naming display_done, at
+#      the address the app printed (FLAG_ADDR) and nm's address moved by
+#      the load bias, read in wait_for_display_flag by the UI thread;
+#   3. the script detached: the process is not traced, and ends normally.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+. "$(dirname "$0")/step_lib.sh"
+. "$(dirname "$0")/lldb_lib.sh"
+lldb_require
+SCRIPT=$(cd "$(dirname "$0")/../.." && pwd)/scripts/argus_flag.py
+[ -f "$SCRIPT" ] || fail "no $SCRIPT"
+export ARGUS_LLDB_PLUGIN=$PLUGIN
+"$PY" -c "import sys, subprocess; sys.path.insert(0, subprocess.check_output(['lldb-16', '-P'], text=True).strip()); import lldb" 2>"$T/import.err" ||
+	fail "/usr/bin/python3 cannot import lldb (python3-lldb-16, scripts/install-deps.sh)" "$T/import.err"
+
+# -- 1. bad input ----------------------------------------------------------
+true &    # a pid that just exited (a killed `sleep &` child could still be
+DEAD=$!   # bash, and run the EXIT trap of this script)
+wait "$DEAD"
+"$PY" "$SCRIPT" --pid "$DEAD" --json >"$T/dead.out" 2>"$T/dead.err"
+rc=$?
+[ $rc -eq 1 ] || fail "a dead pid: exit $rc, want 1" "$T/dead.err"
+[ "$(wc -l <"$T/dead.err")" = 1 ] && grep -q "^argus_flag.py: no process $DEAD" "$T/dead.err" ||
+	fail "a dead pid: not one clear error line" "$T/dead.err"
+[ -s "$T/dead.out" ] && fail "a dead pid printed on stdout" "$T/dead.out"
+"$PY" "$SCRIPT" --pid banana >/dev/null 2>"$T/bad.err"
+rc=$?
+[ $rc -eq 2 ] || fail "--pid banana: exit $rc, want 2" "$T/bad.err"
+grep -q "^argus_flag.py: --pid 'banana': expected a positive number" "$T/bad.err" || fail "--pid banana: no clear error" "$T/bad.err"
+
+# -- 2. the flag -----------------------------------------------------------
+start_app flag_spin
+sleep 1.6   # inside the 2.5 s spin, which starts about 1.05 s in
+kill -0 "$APP_PID" 2>/dev/null || fail "case_flag_spin exited early" "$APP_ERR"
+timeout -k 5 60 "$PY" "$SCRIPT" --pid "$APP_PID" --json >"$T/flag.json" 2>"$T/flag.err"
+rc=$?
+[ $rc -eq 0 ] || fail "argus_flag.py --pid $APP_PID exited $rc" "$T/flag.err"
+log "flag: $(cut -c1-300 "$T/flag.json")"
+"$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/flag.json" 2>/dev/null ||
+	fail "argus_flag.py --json did not print only JSON on stdout" "$T/flag.json"
+not_traced "$APP_PID"
+wait_app
+
+want=$(printf '%d' "$(kv FLAG_ADDR "$APP_OUT")")
+bias=$(( $(printf '%d' "$(kv SPIN_FUNCTION_ADDR "$APP_OUT")") - $(nm_addr "$APPS/case_flag_spin" wait_for_display_flag) ))
+from_nm=$(( bias + $(nm_addr "$APPS/case_flag_spin" display_done) ))
+[ "$want" = "$from_nm" ] || fail "ground truth disagrees: FLAG_ADDR $want, nm+bias $from_nm"
+[ "$(jget "$T/flag.json" 'j["flag"]["addr"]')" = "$want" ] || fail "flag addr is not FLAG_ADDR $want" "$T/flag.json"
+[ "$(jget "$T/flag.json" 'j["flag"]["symbol"]')" = display_done ] || fail "flag symbol is not display_done" "$T/flag.json"
+[ "$(jget "$T/flag.json" 'j["flag"]["value"]')" = 0 ] || fail "the spinning thread saw the flag set" "$T/flag.json"
+case $(jget "$T/flag.json" 'j["flag"]["insn"]["where"]') in
+wait_for_display_flag+*) ;;
+*) fail "the read is not in wait_for_display_flag" "$T/flag.json" ;;
+esac
+[ "$(jget "$T/flag.json" 'j["tid"]')" = "$(kv UI_TID "$APP_OUT")" ] || fail "the script did not step the UI thread" "$T/flag.json"
+pass "from Python (import lldb): display_done at $(printf '0x%x' "$want") (FLAG_ADDR, nm + bias), read in wait_for_display_flag; detached, the app ended normally"
