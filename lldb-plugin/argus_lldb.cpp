@@ -22,7 +22,11 @@
 //   - the live view: the hang's and culprits' threads of the attached
 //     process, matched to lldb's threads (index, name) with their current
 //     frames from lldb's unwinder.  Threads are only read: never stepped or
-//     resumed (a thread blocked in a syscall must not hang the debugger).
+//     resumed (a thread blocked in a syscall must not hang the debugger);
+//   - step, flag, step-diff, watch (step_cmds.cpp): the thread is stepped
+//     through lldb when the user asks, with the CLI's own step code;
+//   - loading in Python's lldb: the host's liblldb is made global first
+//     (host_liblldb.c).
 //
 // Errors go through the result object (SetError), so `lldb -b` exits
 // non-zero when an argus command fails.  Times are CLOCK_MONOTONIC ns;

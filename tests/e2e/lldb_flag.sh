@@ -7,6 +7,8 @@
 #   1. help argus lists step, flag, step-diff and watch; `argus flag` with
 #      no process, and a bad --until on an attached process, fail the
 #      batch run with one clear error (the second with the plugin's usage);
+#      `argus watch --addr` takes the attached pid (the CLI then checks
+#      the address);
 #   2. attached during the hang, `argus flag --json` names display_done:
 #      the address the app printed (FLAG_ADDR), equal to nm's address moved
 #      by the load bias from SPIN_FUNCTION_ADDR, read in
@@ -55,6 +57,12 @@ lldb_no_crash
 expect_in "$LLDB_OUT" "^error: argus step: --until 'rip ==': " "no clear error for a bad --until"
 expect_in "$LLDB_OUT" '^usage: argus step \[--tid TID\]' "the bad --until error has not the plugin's usage"
 grep -q '^(lldb) argus step --count 5' "$LLDB_OUT" && fail "lldb went on after the failed command" "$LLDB_OUT"
+# watch defaults to the attached process: the CLI's own checks of the
+# address come next (without --pid it would ask for one)
+lldb_run watch -p "$SLEEPER" -o "plugin load $PLUGIN" -o "argus watch --addr 0x1001 --len 4"
+lldb_no_crash
+[ "$LLDB_RC" -ne 0 ] || fail "argus watch of an unaligned address did not fail" "$LLDB_OUT"
+expect_in "$LLDB_OUT" '^error: argus watch: address 0x1001 is not aligned to --len 4' "argus watch in lldb did not check the address for the attached pid"
 kill -KILL "$SLEEPER"
 wait "$SLEEPER" 2>/dev/null
 log "bad --until: $(grep '^error:' "$LLDB_OUT")"
