@@ -27,9 +27,9 @@
 //             repeated, so the signal is delivered as the thread would
 //             have had it and the instruction runs (or the handler's first
 //             one is where it lands, as with ptrace).  A syscall step is
-//             watched: past syscall_ms a watchdog thread interrupts the
-//             process (SendAsyncInterrupt, what lldb's Ctrl-C does); the
-//             thread is left stopped inside the call, which the kernel
+//             watched: past syscall_ms a watchdog thread sends the thread a
+//             SIGSTOP, which lldb reports as a stop and does not pass on;
+//             the thread is left stopped inside the call, which the kernel
 //             restarts when the process continues, and the step returns
 //             -ETIMEDOUT.
 //   close     nothing to undo: lldb keeps the process stopped.
@@ -41,9 +41,12 @@
 #include "step_backend.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -113,8 +116,15 @@ struct Backend {
 			    std::chrono::steady_clock::now() >= deadline) {
 				fired = true;
 				// the command's thread is inside StepInstruction,
-				// waiting for the stop this brings
-				proc.SendAsyncInterrupt();
+				// waiting for the stop this brings: a SIGSTOP to
+				// the stepped thread alone.  Not SendAsyncInterrupt:
+				// lldb-server's own SIGSTOP then stays pending on
+				// the thread (the step's trap is reported first),
+				// and after detach it stops the whole process
+				// (measured: both threads left in state T).  Ours is
+				// taken at the syscall, reported as a SIGSTOP stop,
+				// and lldb does not pass SIGSTOP on (pass=false).
+				syscall(SYS_tgkill, (pid_t)pid, (pid_t)tid, SIGSTOP);
 			}
 		}
 	}
@@ -273,6 +283,22 @@ uint64_t pc_of(lldb::SBThread th, uint32_t frame)
 	return f.IsValid() ? f.GetPC() : LLDB_INVALID_ADDRESS;
 }
 
+// Is SIGSTOP pending on the thread (SigPnd of /proc/PID/task/TID/status)?
+bool sigstop_pending(uint32_t pid, uint32_t tid)
+{
+	char path[64], line[128];
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/status", pid, tid);
+	FILE *f = fopen(path, "r");
+	unsigned long long mask = 0;
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigPnd: %llx", &mask) == 1)
+			break;
+	fclose(f);
+	return mask & (1ull << (SIGSTOP - 1));
+}
+
 bool gone(lldb::SBProcess p)
 {
 	lldb::StateType s = p.GetState();
@@ -344,8 +370,20 @@ int step_once(Backend *b, struct argus_step_stop *stop)
 		}
 		if (gone(b->proc) || !b->thread.IsValid())
 			return -ESRCH;
-		if (fired)
-			return -ETIMEDOUT;
+		if (fired) {
+			if (b->thread.GetStopReason() == lldb::eStopReasonSignal &&
+			    b->thread.GetStopReasonDataAtIndex(0) == SIGSTOP)
+				return -ETIMEDOUT;   // stopped inside the call
+			// the call returned just before our SIGSTOP came: it is
+			// pending; one more step takes it before any instruction
+			// runs (a signal-delivery stop), so it cannot stop the
+			// process after detach
+			if (sigstop_pending(b->pid, b->tid)) {
+				lldb::SBError e2;
+				b->thread.StepInstruction(false, e2);
+			}
+			return err.Fail() ? -EIO : 0;
+		}
 		if (err.Fail())
 			return -EIO;
 		if (b->thread.GetStopReason() != lldb::eStopReasonSignal) {

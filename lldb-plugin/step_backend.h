@@ -15,8 +15,8 @@ namespace argus_lldb {
 // A stepper (step/argus_step.h) for thread tid of the stopped process
 // proc, driven through lldb: registers from its frame 0, memory through
 // SBProcess::ReadMemory, one step = SBThread::StepInstruction.  A syscall
-// that blocks longer than syscall_ms is interrupted (SBProcess::
-// SendAsyncInterrupt) and the step returns -ETIMEDOUT.  Closing it leaves
+// that blocks longer than syscall_ms is interrupted (a SIGSTOP to the
+// thread, which lldb does not pass on) and the step returns -ETIMEDOUT.  Closing it leaves
 // the process stopped, as lldb had it.  nullptr with err on failure.
 // Needs the debugger synchronous (SetAsync(false)) while it is used.
 struct argus_stepper *open_stepper(lldb::SBProcess proc, uint32_t tid, uint32_t syscall_ms,

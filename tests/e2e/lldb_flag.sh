@@ -18,8 +18,11 @@
 #   4. `argus step --until 'left wait_for_display_flag' --record F` ends by
 #      its condition (the spin times out; the thread returns), and
 #      `argus step-diff F F` reads the recording back;
-#   5. after detach the app ends normally (exit 0: no stray trap, no
-#      thread left stopped).
+#   5. `argus step --tid` on display_client, blocked in read() for the
+#      reply that never comes, ends by --syscall-timeout with a clear error
+#      instead of hanging lldb;
+#   6. after lldb detached the app ends normally (exit 0: no stray trap,
+#      no SIGSTOP left pending, no thread left stopped).
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 . "$(dirname "$0")/step_lib.sh"
@@ -73,14 +76,22 @@ start_app flag_spin
 # 1.05 s to 3.55 s after the start
 sleep 1.6
 kill -0 "$APP_PID" 2>/dev/null || fail "case_flag_spin exited early" "$APP_ERR"
+WORKER=$(grep -lx display_client /proc/"$APP_PID"/task/*/comm | head -n 1 | cut -d/ -f5)
+[ -n "$WORKER" ] || fail "no display_client thread in $APP_PID"
+# the last command fails by design (display_client waits in read() for a
+# reply that never comes): lldb -b stops there and detaches on exit
 lldb_run hang -p "$APP_PID" -o "plugin load $PLUGIN" \
 	-o "argus flag --json" -o "process status" \
 	-o "argus step --count 200 --json" \
 	-o "argus step --until 'left wait_for_display_flag' --record $T/until.stp --json" \
 	-o "argus step-diff $T/until.stp $T/until.stp --json" \
+	-o "argus step --tid $WORKER --count 5 --syscall-timeout 500" \
 	-o detach
 lldb_no_crash
-[ "$LLDB_RC" -eq 0 ] || fail "the argus commands failed in lldb (exit $LLDB_RC)" "$LLDB_OUT" 60
+[ "$LLDB_RC" -ne 0 ] || fail "a step of a thread blocked in read() did not fail" "$LLDB_OUT" 60
+expect_in "$LLDB_OUT" "^error: argus step: thread $WORKER stayed in a syscall longer than 500 ms \\(--syscall-timeout\\); stopped in it" \
+	"the blocked thread's step did not end by --syscall-timeout"
+[ "$(grep -c '^error:' "$LLDB_OUT")" = 1 ] || fail "an argus command before the last failed in lldb" "$LLDB_OUT" 60
 json_after "argus flag --json" "$T/flag.json"
 json_after "argus step --count 200 --json" "$T/step.json"
 json_after "argus step --until 'left wait_for_display_flag' --record $T/until.stp --json" "$T/until.json"
