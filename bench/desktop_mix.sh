@@ -75,11 +75,14 @@ run() { # mode rep -> appends "build busy" to $tmp/$mode
       sleep 1
       local c0 b0 w0 c1 b1 w1
       c0=$(daemon_ns "$dpid"); b0=$(bpf_ns); w0=$(date +%s.%N)
-      "${wl[@]}" >"$out" 2>/dev/null
-      c1=$(daemon_ns "$dpid"); b1=$(bpf_ns); w1=$(date +%s.%N)
-      # the live hang watch was on: how many threads it watched (the X
-      # clients, as display servers' clients)
+      "${wl[@]}" >"$out" 2>/dev/null &
+      local wlpid=$!
+      # the live hang watch was on: how many threads it watched midway
+      # (the X clients, as display servers' clients)
+      sleep 4
       "$argus_bin" status 2>/dev/null | awk '$1 == "watching" { print $2; exit }' >>"$tmp/dwatch"
+      wait "$wlpid"
+      c1=$(daemon_ns "$dpid"); b1=$(bpf_ns); w1=$(date +%s.%N)
       "$argus_bin" stop >/dev/null 2>&1
       sysctl -q kernel.bpf_stats_enabled=0
       awk -v c0="$c0" -v c1="$c1" -v b0="$b0" -v b1="$b1" -v w0="$w0" -v w1="$w1" \
@@ -128,7 +131,7 @@ if [ -s "$tmp/dstats" ]; then
   dshare=$(awk -v n="$(nproc)" '{ if ($3 > 0) print 100 * ($1 + $2) / ($3 * n) }' "$tmp/dstats" | median)
   echo "| always-on argusd, steady state: (argusd + BPF) / (wall x $(nproc) CPUs) | | $(printf '%.2f' "${dshare:-0}")% (BPF $(col 2 "$tmp/dstats") s, argusd $(col 1 "$tmp/dstats") s per $(col 3 "$tmp/dstats") s) | | |"
   echo "argusd steady state, every run (argusd s, BPF s, wall s): $(tr '\n' ';' <"$tmp/dstats")"
-  echo "argusd's live hang watch, threads watched at the end of each run: $(tr '\n' ' ' <"$tmp/dwatch" 2>/dev/null)"
+  echo "argusd's live hang watch, threads watched 4 s into each run: $(tr '\n' ' ' <"$tmp/dwatch" 2>/dev/null)"
 fi
 [ -s "$tmp/astats" ] || exit 0
 echo
