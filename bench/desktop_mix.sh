@@ -45,6 +45,9 @@ bpf_ns() {
     END { printf "%d\n", t }'
 }
 
+# every per-mode result file exists, so a mode left out reads as empty
+touch "$tmp"/{astats,aspan,asize,abpf,pstats,tstats,dstats,dwatch}
+
 run() { # mode rep -> appends "build busy" to $tmp/$mode
   local mode=$1 out=$tmp/out.$1
   wait_quiet "${ARGUS_BENCH_QUIET_S:-10}" || true
@@ -72,7 +75,13 @@ run() { # mode rep -> appends "build busy" to $tmp/$mode
       sleep 1
       local c0 b0 w0 c1 b1 w1
       c0=$(daemon_ns "$dpid"); b0=$(bpf_ns); w0=$(date +%s.%N)
-      "${wl[@]}" >"$out" 2>/dev/null
+      "${wl[@]}" >"$out" 2>/dev/null &
+      local wlpid=$!
+      # the live hang watch was on: how many threads it watched midway
+      # (the X clients, as display servers' clients)
+      sleep 4
+      "$argus_bin" status 2>/dev/null | awk '$1 == "watching" { print $2; exit }' >>"$tmp/dwatch"
+      wait "$wlpid"
       c1=$(daemon_ns "$dpid"); b1=$(bpf_ns); w1=$(date +%s.%N)
       "$argus_bin" stop >/dev/null 2>&1
       sysctl -q kernel.bpf_stats_enabled=0
@@ -108,7 +117,7 @@ echo "| | bare | argus record | perf record -a | trace-cmd record |"
 echo "|---|---|---|---|---|"
 echo "| build wall time | ${b[bare]} s | $(cell argus "${b[argus]}" "${b[bare]}") | $(cell perf "${b[perf]}" "${b[bare]}") | $(cell tracecmd "${b[tracecmd]}" "${b[bare]}") |"
 echo "| machine CPU during the build | ${c[bare]} s | $(cell argus "${c[argus]}" "${c[bare]}") | $(cell perf "${c[perf]}" "${c[bare]}") | $(cell tracecmd "${c[tracecmd]}" "${c[bare]}") |"
-ev=$(col 1 "$tmp/astats"); bpe=$(col 2 "$tmp/astats"); lost=$(awk '{s+=$3} END {print s+0}' "$tmp/astats"); acpu=$(col 4 "$tmp/astats")
+ev=$(col 1 "$tmp/astats" 2>/dev/null); bpe=$(col 2 "$tmp/astats"); lost=$(awk '{s+=$3} END {print s+0}' "$tmp/astats"); acpu=$(col 4 "$tmp/astats")
 rate=$(awk '{ if ($2 > 0) print $1 / $2 }' "$tmp/aspan" | median)
 bps=$(paste "$tmp/asize" "$tmp/aspan" | awk '{ if ($3 > 0) print $1 / $3 }' | median)
 pn=$(col 1 "$tmp/pstats"); psz=$(col 2 "$tmp/pstats")
@@ -116,12 +125,15 @@ pn=$(col 1 "$tmp/pstats"); psz=$(col 2 "$tmp/pstats")
 # time plus its BPF programs' run time, over the recording's wall time x CPUs
 share=$(paste "$tmp/abpf" "$tmp/astats" | awk -v n="$(nproc)" '{ if ($2 > 0) print 100 * ($1 + $6) / ($2 * n) }' | median)
 bpf=$(awk '{print $1}' "$tmp/abpf" | median)
-echo "| argus's own CPU (collector + BPF programs) / (wall x $(nproc) CPUs) | | $(printf '%.2f' "${share:-0}")% (BPF $bpf s, collector $(col 4 "$tmp/astats") s per run) | | |"
+[ -s "$tmp/astats" ] &&
+  echo "| argus's own CPU (collector + BPF programs) / (wall x $(nproc) CPUs) | | $(printf '%.2f' "${share:-0}")% (BPF $bpf s, collector $(col 4 "$tmp/astats") s per run) | | |"
 if [ -s "$tmp/dstats" ]; then
   dshare=$(awk -v n="$(nproc)" '{ if ($3 > 0) print 100 * ($1 + $2) / ($3 * n) }' "$tmp/dstats" | median)
   echo "| always-on argusd, steady state: (argusd + BPF) / (wall x $(nproc) CPUs) | | $(printf '%.2f' "${dshare:-0}")% (BPF $(col 2 "$tmp/dstats") s, argusd $(col 1 "$tmp/dstats") s per $(col 3 "$tmp/dstats") s) | | |"
   echo "argusd steady state, every run (argusd s, BPF s, wall s): $(tr '\n' ';' <"$tmp/dstats")"
+  echo "argusd's live hang watch, threads watched 4 s into each run: $(tr '\n' ' ' <"$tmp/dwatch" 2>/dev/null)"
 fi
+[ -s "$tmp/astats" ] || exit 0
 echo
 echo "argus: $ev events per run (median), $(printf '%.0f' "${rate:-0}") events/s, $bpe bytes/event, $lost lost in all runs, collector CPU $acpu s per run"
 awk -v bps="${bps:-0}" 'BEGIN { if (bps > 0) printf "argus: %.1f KiB/s on disk -> a 2 GiB ring holds %.0f minutes (%.1f hours) of this mix\n", bps / 1024, 2^31 / bps / 60, 2^31 / bps / 3600 }'

@@ -339,11 +339,19 @@ struct argus_chunk_info {
 size_t argus_trace__nchunks(const struct argus_trace *t);
 int argus_trace__chunk(const struct argus_trace *t, size_t i,
 		       struct argus_chunk_info *info);
+/* Whether chunk i decodes in full (sections, strings, stacks, tasks, maps
+ * and every event), as __next() would decode it: 0 yes; 1 it changed
+ * since open (a live ring moved on); -EBADMSG it is corrupt although its
+ * crc is good (counted in the stats' chunks_corrupt, with where and why);
+ * other -errno.  Not during an iteration: it reuses the decode buffer. */
+int argus_trace__chunk_check(struct argus_trace *t, size_t i);
 
 /* Copy the raw chunks whose max_ts >= from_ts into a new snapshot file,
- * without re-encoding.  Returns 0 or -errno (*err says why).  src_stats
- * (may be NULL) gets the source's stats at open, e.g. how many corrupt
- * ring chunks were skipped. */
+ * without re-encoding; a chunk is copied only if it decodes in full
+ * (__chunk_check), so the snapshot never holds one the reader refuses.
+ * Returns 0 or -errno (*err says why).  src_stats (may be NULL) gets the
+ * source's stats, e.g. how many corrupt chunks were skipped (at open, or
+ * because they did not decode). */
 int argus_trace__save(const char *src_path, const char *dst_path,
 		      uint64_t from_ts, struct argus_trace_stats *src_stats,
 		      struct argus_error *err);

@@ -2016,6 +2016,31 @@ int argus_trace__chunk(const struct argus_trace *t, size_t i,
 	return 0;
 }
 
+int argus_trace__chunk_check(struct argus_trace *t, size_t i)
+{
+	struct chunk *c;
+	int rc;
+
+	if (!t)
+		return -EINVAL;
+	if (i >= t->nchunks)
+		return -ENOENT;
+	c = &t->chunks[i];
+	if (c->state != CH_GOOD)
+		return 1;
+	/* load_chunk decodes into evbuf: what an iteration was handing out
+	 * is gone (hence "not during an iteration") */
+	rc = load_chunk(t, c);
+	t->nev = t->pos = 0;
+	if (rc == 1 || (rc == -EBADMSG && t->ring && chunk_changed(t, c)))
+		return 1;
+	if (rc == -EBADMSG) {
+		skip_corrupt(t, c, t->why);
+		t->stats.chunks--;
+	}
+	return rc;
+}
+
 void argus_trace__close(struct argus_trace *t)
 {
 	if (!t)

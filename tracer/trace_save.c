@@ -11,6 +11,8 @@
  * The source may be written while we copy (the ring moves on): each chunk
  * is copied to a private buffer and its header and payload crc checked on
  * that copy; a chunk that changed since open is skipped, never half-saved.
+ * A chunk is also decoded in full first (argus_trace__chunk_check): one
+ * with a good crc that does not decode is skipped and counted as corrupt.
  *
  * The destination is created as safe_file.h says (O_EXCL|O_NOFOLLOW,
  * 0600; what argus did not create is replaced only with ARGUS_OUT_FORCE).
@@ -51,8 +53,6 @@ int argus_trace__save_to(const char *src_path, const char *dst_path,
 	t = argus_trace__open(src_path, err);
 	if (!t)
 		return -errno;
-	if (src_stats)
-		*src_stats = *argus_trace__stats(t);
 	if (!stat(src_path, &a) && !stat(dst_path, &b) && a.st_dev == b.st_dev &&
 	    a.st_ino == b.st_ino) {
 		rc = argus_error__set(err, dst_path, -EINVAL, 0,
@@ -90,6 +90,11 @@ int argus_trace__save_to(const char *src_path, const char *dst_path,
 		    !argus_crc_ok(h.payload_crc, copy + ARGUS_CHUNK_HEADER_SIZE,
 				  h.payload_len))
 			continue;
+		/* A good crc only says the bytes are the ones written: a
+		 * chunk that does not decode (a writer's bug, a crafted
+		 * file) stays out, or the whole snapshot would be refused. */
+		if (argus_trace__chunk_check(t, i))
+			continue;
 		h.seq = ++seq;
 		argus_chunk_header_seal(&h);
 		memcpy(copy, &h, sizeof(h));
@@ -108,6 +113,8 @@ int argus_trace__save_to(const char *src_path, const char *dst_path,
 				 strerror(-rc));
 		goto fail;
 	}
+	if (src_stats)
+		*src_stats = *argus_trace__stats(t);
 	argus_ring__close(r);
 	argus_trace__close(t);
 	free(copy);

@@ -16,7 +16,10 @@ P=$!
 E2E_PIDS+=("$P")
 # The hang click is input 7 of 9, 150 ms apart: the spin runs from about
 # 1.05 s to 3.55 s after start.
-sleep 1.6
+# the hang click is input 7 of 9, 150 ms apart: 1.05..3.55 s; inputs 8
+# and 9, whose flag writes the watch must see, come at 3.85 and 4.0 s, so
+# argus flag starts as soon as the spin does, not after a fixed sleep
+wait_spinning "$P"
 timeout -k 5 30 "$ARGUS" flag --pid "$P" --json >"$T/flag.json" 2>"$T/flag.err" ||
 	fail "argus flag --pid $P failed" "$T/flag.err"
 log "flag: $(cat "$T/flag.json")"

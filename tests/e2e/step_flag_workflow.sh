@@ -18,7 +18,10 @@ start_collector --dir "$T/ring" --size 256M --no-watch-interactive
 "$APPS/case_flag_spin" >"$T/app.out" 2>"$T/app.err" &
 P=$!
 E2E_PIDS+=("$P")
-sleep 1.6     # the hang click is input 7 of 9, 150 ms apart: 1.05..3.55 s
+# the hang click is input 7 of 9, 150 ms apart: 1.05..3.55 s; inputs 8
+# and 9, whose flag writes the watch must see, come at 3.85 and 4.0 s, so
+# argus flag starts as soon as the spin does, not after a fixed sleep
+wait_spinning "$P"
 timeout -k 5 30 "$ARGUS" flag --pid "$P" --json >"$T/flag.json" 2>"$T/flag.err" ||
 	fail "argus flag --pid $P failed" "$T/flag.err"
 ADDR=$(printf '0x%x' "$(jget "$T/flag.json" 'j["flag"]["addr"]')")
@@ -36,6 +39,13 @@ OUT=$T/app.out
 	fail "argus diagnose --json failed" "$T/d.err"
 "$ARGUS" diagnose "$T/s.argus" --pid "$(kv UI_PID)" >"$T/d.txt" 2>&1 </dev/null || true
 log "$(grep -E '^(flag|culprit|verdict)' "$T/d.txt" | sed 's/^/  /')"
+# evidence for a failure below: the flag writes the watch recorded, with the
+# spinning thread's syscalls around them (the dataflag edge needs the main
+# thread in its yield loop when display_client's write lands)
+"$ARGUS" dump "$T/s.argus" 2>/dev/null | grep -E "hwwatch|sched_yield" |
+	grep -B3 -A3 hwwatch >"$T/writes.txt" || true
+grep -q hwwatch "$T/writes.txt" || fail "the saved trace has no write of the watched flag" "$T/d.txt"
+cat "$T/writes.txt" >>"$T/d.txt"
 [ "$(jget "$T/d.json" 'j["hang"]["kind"]')" = yield ] || fail "the hang is not a yield hang" "$T/d.txt"
 [ "$(jget "$T/d.json" 'j["culprit"]["comm"]')" = "$(kv CULPRIT_COMM)" ] ||
 	fail "the culprit is not $(kv CULPRIT_COMM)" "$T/d.txt"

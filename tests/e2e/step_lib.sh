@@ -8,6 +8,9 @@
 #                            `j` (j["flag"]["addr"]); None prints "null"
 #   nm_addr BIN SYMBOL       the symbol's value from nm, in decimal
 #   not_traced PID           the process has no tracer now (TracerPid 0)
+#   wait_spinning PID [TID]  wait (at most 8 s) until the thread has been
+#                            runnable for 100 ms on end: a spin began (an
+#                            app idle in its loop sleeps between inputs)
 
 PY=/usr/bin/python3
 
@@ -44,6 +47,23 @@ not_traced() {
 	local tp
 	tp=$(awk '/^TracerPid:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
 	[ "$tp" = 0 ] || fail "process $1 is still traced (TracerPid $tp) after argus detached"
+}
+
+wait_spinning() {
+	local stat=/proc/$1/task/${2:-$1}/stat run=0 st
+	for _ in $(seq 400); do
+		# field 3 (after the comm in parentheses): R running or runnable
+		st=$(sed 's/.*) //' "$stat" 2>/dev/null | cut -d' ' -f1)
+		[ -n "$st" ] || fail "thread ${2:-$1} of process $1 is gone before it spun"
+		if [ "$st" = R ]; then
+			run=$((run + 1))
+			[ $run -ge 5 ] && return 0
+		else
+			run=0
+		fi
+		sleep 0.02
+	done
+	fail "thread ${2:-$1} of process $1 did not spin within 8 s"
 }
 
 # stop_app: kill the app started last and reap it.

@@ -915,6 +915,64 @@ static void test_corrupt_middle_chunk_of_a_ring_is_skipped_and_counted(void)
 	}
 }
 
+/* A chunk whose crc is good but whose payload does not decode (a writer's
+ * bug, a crafted file): argus save leaves it out and counts it, so the
+ * snapshot reads back whole instead of being refused at that chunk. */
+static void test_save_skips_a_chunk_with_a_good_crc_that_does_not_decode(void)
+{
+	const char *path = tpath("ring-undecodable.argus");
+	const char *dst = tpath("ring-undecodable-saved.argus");
+	struct argus_trace_stats src = { 0 };
+	struct argus_error err = { 0 };
+	struct argus_chunk_header h;
+	struct argus_trace *t;
+	struct argus_event ev;
+	struct sim s;
+	unsigned nev[256];
+	uint64_t seen[4] = { 0 };
+	uint8_t *pl;
+	int fd, rc;
+
+	write_ring(path, &s, nev, 3);
+	/* chunk 2 claims one event more than its streams hold, and is
+	 * resealed: the damage passes every crc */
+	fd = open(path, O_RDWR);
+	CHECK_EQ(pread(fd, &h, sizeof(h), (off_t)s.at[1]), (ssize_t)sizeof(h));
+	pl = malloc(h.payload_len);
+	CHECK_EQ(pread(fd, pl, h.payload_len, (off_t)(s.at[1] + ARGUS_CHUNK_HEADER_SIZE)),
+		 (ssize_t)h.payload_len);
+	CHECK_EQ(h.payload_crc, (uint32_t)crc32(0, pl, h.payload_len));
+	h.nevents++;
+	h.header_crc = (uint32_t)crc32(0, (const Bytef *)&h, 60);
+	CHECK_EQ(pwrite(fd, &h, sizeof(h), (off_t)s.at[1]), (ssize_t)sizeof(h));
+	close(fd);
+	free(pl);
+	t = argus_trace__open(path, &err);
+	CHECK(t != NULL);
+	if (!t)
+		return;
+	CHECK_EQ(argus_trace__stats(t)->chunks, 3);   /* every crc is good */
+	argus_trace__close(t);
+
+	CHECK_EQ(argus_trace__save(path, dst, 0, &src, &err), 0);
+	CHECK_EQ(src.chunks_corrupt, 1);
+	CHECK_EQ(src.corrupt_offset, s.at[1]);
+	CHECK(!strncmp(src.corrupt_why, "chunk seq 2: ", 13));
+	t = argus_trace__open(dst, &err);
+	CHECK(t != NULL);
+	if (!t)
+		return;
+	CHECK_EQ(argus_trace__stats(t)->chunks, 2);
+	while ((rc = argus_trace__next(t, &ev, &err)) > 0)
+		if (ev.f[0] >= 1 && ev.f[0] <= 3)
+			seen[ev.f[0]]++;
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(seen[1], nev[0]);
+	CHECK_EQ(seen[2], 0);
+	CHECK_EQ(seen[3], nev[2]);
+	argus_trace__close(t);
+}
+
 /* In a snapshot (written once, then synced) the same damage is an error
  * that says where. */
 static void test_corrupt_middle_chunk_of_a_snapshot_is_an_error(void)
@@ -1472,6 +1530,7 @@ int main(void)
 	RUN(test_crash_with_a_torn_payload_counts_one_incomplete_chunk);
 	RUN(test_ring_truncated_mid_chunk_loses_only_that_chunk);
 	RUN(test_corrupt_middle_chunk_of_a_ring_is_skipped_and_counted);
+	RUN(test_save_skips_a_chunk_with_a_good_crc_that_does_not_decode);
 	RUN(test_corrupt_middle_chunk_of_a_snapshot_is_an_error);
 	RUN(test_reading_a_live_ring_skips_chunks_overwritten_meanwhile);
 	RUN(test_corrupt_snapshot_payload_names_the_offset);
