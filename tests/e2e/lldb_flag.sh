@@ -73,8 +73,8 @@ log "bad --until: $(grep '^error:' "$LLDB_OUT")"
 # -- 2..4. during the hang -----------------------------------------------------
 start_app flag_spin
 # the hang click is input 7 of 9, 150 ms apart: the spin runs from about
-# 1.05 s to 3.55 s after the start
-sleep 1.6
+# 1.05 s to 3.55 s after the start; attach once it has begun
+wait_spinning "$APP_PID"
 kill -0 "$APP_PID" 2>/dev/null || fail "case_flag_spin exited early" "$APP_ERR"
 WORKER=$(grep -lx display_client /proc/"$APP_PID"/task/*/comm | head -n 1 | cut -d/ -f5)
 [ -n "$WORKER" ] || fail "no display_client thread in $APP_PID"

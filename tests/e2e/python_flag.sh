@@ -38,7 +38,9 @@ grep -q "^argus_flag.py: --pid 'banana': expected a positive number" "$T/bad.err
 
 # -- 2. the flag -----------------------------------------------------------
 start_app flag_spin
-sleep 1.6   # inside the 2.5 s spin, which starts about 1.05 s in
+# the hang click is input 7 of 9, 150 ms apart: the spin runs from about
+# 1.05 s to 3.55 s after the start; attach once it has begun
+wait_spinning "$APP_PID"
 kill -0 "$APP_PID" 2>/dev/null || fail "case_flag_spin exited early" "$APP_ERR"
 timeout -k 5 60 "$PY" "$SCRIPT" --pid "$APP_PID" --json >"$T/flag.json" 2>"$T/flag.err"
 rc=$?
