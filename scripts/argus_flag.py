@@ -3,7 +3,7 @@
 Python through lldb (issue 13 §6, docs/lldb.md "From Python").
 
 usage: argus_flag.py --pid PID [--tid TID] [--json] [--normal FILE]
-                     [--max N] [--timeout SEC] [--plugin SO]
+                     [--max N] [--timeout SEC] [--plugin SO] [--watch]
 
 It attaches to PID with lldb-16's Python API (`import lldb`), loads the
 Argus plugin into that debugger (`plugin load .../libargus-lldb.so`), runs
@@ -16,12 +16,18 @@ else traces the process meanwhile.
   --plugin SO  the plugin; default $ARGUS_LLDB_PLUGIN, else the build tree's
                (../build/lib from this script), else an install's ../lib
   --normal, --max, --timeout: as `argus flag` (docs/step-format.md)
+  --watch      then, before detaching, `argus watch` the flag (the
+               collector must run: `argus start`): its writes go into the
+               trace from before the thread runs on, so the next hang's
+               diagnosis follows the flag to its writer (docs/user-guide.md).
+               argus watch's line goes to stderr.
 
 Run as root (or as the process's user with kernel.yama.ptrace_scope=0).
 Exit status: 0 the flag was found, 1 an error (one line on stderr, from the
 plugin or from here), 2 bad arguments.  Needs python3-lldb-16 (Debian);
 run it with /usr/bin/python3, the interpreter that package is built for.
 """
+import json
 import os
 import subprocess
 import sys
@@ -37,12 +43,12 @@ def die(msg, code=1):
 
 def usage_error(msg):
     die(msg + " (usage: argus_flag.py --pid PID [--tid TID] [--json] [--normal FILE]"
-        " [--max N] [--timeout SEC] [--plugin SO])", 2)
+        " [--max N] [--timeout SEC] [--plugin SO] [--watch])", 2)
 
 
 def parse(argv):
     opts = {"pid": None, "tid": None, "json": False, "normal": None, "max": None,
-            "timeout": None, "plugin": None}
+            "timeout": None, "plugin": None, "watch": False}
     numeric = {"--pid": "pid", "--tid": "tid", "--max": "max", "--timeout": "timeout"}
     i = 0
     while i < len(argv):
@@ -50,8 +56,8 @@ def parse(argv):
         if a in ("-h", "--help"):
             print(__doc__.strip())
             sys.exit(0)
-        if a == "--json":
-            opts["json"] = True
+        if a in ("--json", "--watch"):
+            opts[a[2:]] = True
             i += 1
             continue
         if a in numeric or a in ("--normal", "--plugin"):
@@ -148,15 +154,31 @@ def main():
                 cmd += " --%s %d" % (key, opts[key])
         if opts["normal"]:
             cmd += " --normal " + quote(os.path.abspath(opts["normal"]))
-        if opts["json"]:
-            cmd += " --json"
+        if opts["json"] or opts["watch"]:
+            cmd += " --json"     # --watch reads the address from it
         ok, out, errtext = run(lldb, ci, cmd)
-        sys.stdout.write(out)
         if not ok:
             # the plugin's message ("error: argus flag: ...") on one line
             msg = errtext.strip().splitlines()
             die(msg[0][7:] if msg and msg[0].startswith("error: ") else
                 (msg[0] if msg else "argus flag failed"))
+        if opts["watch"]:
+            try:
+                flag = json.loads(out)["flag"]
+                addr, size = int(flag["addr"]), int(flag["size"])
+            except (ValueError, KeyError, TypeError) as e:
+                die("argus flag's JSON has no flag address and size (%s)" % e)
+            if not opts["json"]:
+                sym = flag.get("symbol") or flag.get("mapping") or "?"
+                out = "argus flag: 0x%x (%d bytes, %s)\n" % (addr, size, sym)
+        sys.stdout.write(out)
+        if opts["watch"]:
+            ok, wout, errtext = run(lldb, ci, "argus watch --addr 0x%x --len %d" % (addr, size))
+            if not ok:
+                msg = errtext.strip().splitlines()
+                die(msg[0][7:] if msg and msg[0].startswith("error: ") else
+                    (msg[0] if msg else "argus watch failed"))
+            sys.stderr.write(wout)
         code = 0
     finally:
         # the process runs on as it did before we attached

@@ -9,7 +9,10 @@
 #   2. `argus_flag.py --pid P --json` prints JSON naming display_done, at
 #      the address the app printed (FLAG_ADDR) and nm's address moved by
 #      the load bias, read in wait_for_display_flag by the UI thread;
-#   3. the script detached: the process is not traced, and ends normally.
+#   3. the script detached: the process is not traced, and ends normally;
+#   4. the workflow from Python, with a collector: `--watch` arms the
+#      watch before detaching, and the saved trace's diagnosis names
+#      display_server (the app's CULPRIT_COMM) by the dataflag rule.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 . "$(dirname "$0")/step_lib.sh"
@@ -63,4 +66,31 @@ wait_for_display_flag+*) ;;
 *) fail "the read is not in wait_for_display_flag" "$T/flag.json" ;;
 esac
 [ "$(jget "$T/flag.json" 'j["tid"]')" = "$(kv UI_TID "$APP_OUT")" ] || fail "the script did not step the UI thread" "$T/flag.json"
-pass "from Python (import lldb): display_done at $(printf '0x%x' "$want") (FLAG_ADDR, nm + bias), read in wait_for_display_flag; detached, the app ended normally"
+log "from Python (import lldb): display_done at $(printf '0x%x' "$want") (FLAG_ADDR, nm + bias), read in wait_for_display_flag; detached, the app ended normally"
+
+# -- 4. the workflow ---------------------------------------------------------
+# The documented workflow from Python: with the collector running,
+# --watch arms `argus watch` on the flag before the script detaches; the
+# normal runs after the hang write it; save; diagnose names the app's
+# culprit (display_server) through the flag (rule dataflag).
+start_collector --dir "$T/ring" --size 256M --no-watch-interactive
+start_app flag_spin
+wait_spinning "$APP_PID"
+timeout -k 5 60 "$PY" "$SCRIPT" --pid "$APP_PID" --watch >"$T/wflag.out" 2>"$T/wflag.err" ||
+	fail "argus_flag.py --pid $APP_PID --watch failed" "$T/wflag.err"
+log "$(cat "$T/wflag.out") / $(grep '^argus: watch' "$T/wflag.err")"
+grep -q "^argus flag: 0x[0-9a-f]* (4 bytes, display_done)$" "$T/wflag.out" ||
+	fail "--watch without --json: no 'argus flag: ADDR (4 bytes, display_done)' line" "$T/wflag.out"
+grep -q "^argus: watch [0-9]* armed: process $APP_PID, " "$T/wflag.err" ||
+	fail "--watch did not arm a watch on process $APP_PID" "$T/wflag.err"
+not_traced "$APP_PID"
+wait_app
+"$ARGUS" save -o "$T/s.argus" >"$T/save.out" 2>"$T/save.err" || fail "argus save failed" "$T/save.err"
+"$ARGUS" diagnose "$T/s.argus" --pid "$(kv UI_PID "$APP_OUT")" --json >"$T/d.json" 2>"$T/d.err" ||
+	fail "argus diagnose --json failed" "$T/d.err"
+[ "$(jget "$T/d.json" 'j["culprit"]["comm"]')" = "$(kv CULPRIT_COMM "$APP_OUT")" ] ||
+	fail "the culprit is not $(kv CULPRIT_COMM "$APP_OUT")" "$T/d.json"
+[ "$(jget "$T/d.json" 'j["culprit"]["rule"]')" = dataflag ] || fail "the culprit's rule is not dataflag" "$T/d.json"
+[ "$(jget "$T/d.json" 'j["flag"]["addr"]')" = "$(( $(kv FLAG_ADDR "$APP_OUT") ))" ] ||
+	fail "the diagnosis' flag is not FLAG_ADDR" "$T/d.json"
+pass "from Python: the flag (display_done, FLAG_ADDR), then --watch, save, diagnose: culprit $(kv CULPRIT_COMM "$APP_OUT") by the dataflag rule"
