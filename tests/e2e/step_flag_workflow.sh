@@ -10,6 +10,21 @@
 #      now has;
 #   4. argus save, argus diagnose --json: the culprit is display_server,
 #      by the dataflag rule, and the flag is the app's FLAG_ADDR.
+# Two attempts, each a whole run with its own collector and temp dir; the
+# first one's failure stays in the output.  Why: about 1 run in 30 here the
+# diagnosis has no dataflag edge.  Only two normal clicks follow the watch,
+# and a click whose reply lands before the UI thread's first sched_yield
+# (it was preempted right after its send) is a spin that never spun, which
+# graph_flag.c cannot tell from a thread that does not read the flag
+# (diagnosis limit; a wrong edge would be worse).  The first failure's
+# writes and yields are in its evidence.
+if [ -z "${E2E_WORKFLOW_ATTEMPT:-}" ]; then
+	for attempt in 1 2; do
+		E2E_WORKFLOW_ATTEMPT=$attempt bash "$0" "$@" && exit 0
+		echo "[step_flag_workflow] attempt $attempt failed (output above)"
+	done
+	exit 1
+fi
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/step_lib.sh"
 e2e_init "$1"
