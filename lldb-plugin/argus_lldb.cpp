@@ -193,34 +193,9 @@ bool g_loaded;
 
 // ---- running the CLI ---------------------------------------------------
 
-struct CliResult {
-	int rc = 1;
-	std::string out, err;
-};
-
-// Calls fn(argv) with its output captured.  rc -1: the capture itself
-// could not be set up (fn was not called).
-CliResult capture(argus_capture_fn fn, const Args &full)
-{
-	std::vector<char *> argv;
-	for (auto &a : full)
-		argv.push_back(const_cast<char *>(a.c_str()));
-	argv.push_back(nullptr);
-
-	CliResult r;
-	argus_capture cap;
-	int e = argus_capture__run(fn, (int)full.size(), argv.data(), &cap);
-	if (e) {
-		r.rc = -1;
-		r.err = std::string("argus: cannot capture the CLI's output: ") + strerror(-e);
-		return r;
-	}
-	r.rc = cap.rc;
-	r.out = cap.out;
-	r.err = cap.err;
-	argus_capture__free(&cap);
-	return r;
-}
+// What a command run in process printed, and its status (step_cmds.h).
+using CliResult = argus_lldb::Run;
+using argus_lldb::capture;
 
 // Runs `argus ARGS...` in process.
 CliResult run_cli(const Args &args)
@@ -1035,12 +1010,7 @@ bool cmd_stepping(const Subcommand &sc, lldb::SBDebugger d, Args args, lldb::SBC
 {
 	if (wants_help(args))
 		return help_of(sc, result);
-	argus_lldb::Run r = argus_lldb::stepping_command(d, sc.name, args);
-	CliResult c;
-	c.rc = r.rc;
-	c.out = std::move(r.out);
-	c.err = std::move(r.err);
-	return finish(result, c, sc.syntax);
+	return finish(result, argus_lldb::stepping_command(d, sc.name, args), sc.syntax);
 }
 
 const Subcommand kSubcommands[] = {

@@ -29,11 +29,8 @@
 #include "step_capture.h"
 
 namespace argus_lldb {
-namespace {
 
-using Args = std::vector<std::string>;
-
-Run capture(argus_capture_fn fn, const Args &full)
+Run capture(argus_capture_fn fn, const std::vector<std::string> &full)
 {
 	std::vector<char *> argv;
 	for (auto &a : full)
@@ -43,6 +40,7 @@ Run capture(argus_capture_fn fn, const Args &full)
 	argus_capture cap;
 	int e = argus_capture__run(fn, (int)full.size(), argv.data(), &cap);
 	if (e) {
+		r.rc = -1;
 		r.err = std::string("argus: cannot capture the CLI's output: ") + strerror(-e);
 		return r;
 	}
@@ -52,6 +50,10 @@ Run capture(argus_capture_fn fn, const Args &full)
 	argus_capture__free(&cap);
 	return r;
 }
+
+namespace {
+
+using Args = std::vector<std::string>;
 
 Run cli(const char *name, const Args &args)
 {

@@ -9,12 +9,19 @@
 
 #include <lldb/API/LLDB.h>
 
+#include "cli_capture.h"
+
 namespace argus_lldb {
 
 struct Run {
-	int rc = 1;               // 0 ok, 1 error, 2 usage (as the CLI)
+	int rc = 1;               // 0 ok, 1 error, 2 usage (as the CLI); -1 the
+	                          // capture itself could not be set up
 	std::string out, err;     // stdout (the report, or the JSON), stderr
 };
+
+// Calls fn(argv) in process with its stdout and stderr captured
+// (cli_capture.h); every command of the plugin runs the CLI through this.
+Run capture(argus_capture_fn fn, const std::vector<std::string> &argv);
 
 // name: "step", "flag", "step-diff" or "watch"; args: the words after it.
 Run stepping_command(lldb::SBDebugger d, const char *name, const std::vector<std::string> &args);
