@@ -35,6 +35,7 @@
  * shell waits for every command it runs).
  */
 #include <sys/syscall.h>
+#include <stdlib.h>
 
 #include "argus_diag.h"
 #include "graph_internal.h"
@@ -74,57 +75,27 @@ const char *argus_hang_kind_str(unsigned kind)
 /* ---- the thread's waits and their shape ------------------------------- */
 
 /* One blocking wait of a thread: from its switch-out to the switch-in
- * after the wake-up. */
+ * after the wake-up.  Its shape comes from the segments' SHAPE_* bytes
+ * (graph_internal.h), filled while the graph was built: no event is read. */
 struct twait {
 	uint64_t from, to;      /* ns; to = the end of the trace when ongoing */
 	uint32_t seg;           /* the segment the wait ends */
+	uint32_t si;            /* that segment's place in the thread's list */
 	int32_t nr;             /* syscall blocked in, -1 unknown */
-	int64_t nfds;           /* poll/ppoll: fds watched, -1 unknown */
-	uint64_t out_obj;       /* the connection of the last output before
-	                           it (0 for a pipe: any pipe answers) */
-	uint32_t nout;          /* outputs on connections before it */
 	uint8_t ongoing;        /* nobody has ended it (or a debugger did) */
+	uint8_t many_fds;       /* poll/ppoll on two or more fds */
+	uint8_t out_new;        /* an output on a connection since the previous
+	                           wait (in the segments that lead to it) */
 	uint8_t out;            /* an output on a connection since the last
 	                           idle wait (a request is outstanding) */
 	uint8_t reply;          /* the first connection op after it is an
-	                           input on that connection */
+	                           input on the connection written last */
+	uint8_t exit1;          /* SHAPE_EXIT1_* of the first syscall exit after it */
+	uint8_t call_new;       /* a return (not a restart) since the previous
+	                           wait: no earlier wait is in its call */
 	uint8_t timed_out;      /* a futex wait that ended by its timeout */
 	uint8_t idle;           /* judged an idle wait */
 };
-
-enum { OP_NONE, OP_IN, OP_OUT };
-
-/* An operation on a connection: input, output or none.  *key is the
- * object's identity (a pipe's both ends share it, a socket's own inode
- * or endpoint for the socket calls). */
-static int conn_op(const struct argus_graph *g, const struct argus_gevent *ev,
-		   uint64_t *key, uint32_t *kind)
-{
-	const struct argus_object *o;
-	long nr = ev->nr;
-	int op;
-
-	if (ev->type != AE_SYS_EXIT || !ev->obj)
-		return OP_NONE;
-	if (nr == SYS_read || nr == SYS_readv || nr == SYS_recvfrom || nr == SYS_recvmsg ||
-	    nr == SYS_recvmmsg)
-		op = ev->val > 0 ? OP_IN : OP_NONE;
-	else if (nr == SYS_write || nr == SYS_writev || nr == SYS_sendto ||
-		 nr == SYS_sendmsg || nr == SYS_sendmmsg)
-		op = ev->val > 0 ? OP_OUT : OP_NONE;
-	else if (nr == SYS_connect)     /* asking a server to accept us */
-		op = ev->val == 0 || ev->val == -EINPROGRESS ? OP_OUT : OP_NONE;
-	else
-		op = OP_NONE;
-	if (op == OP_NONE || !(o = argus_graph__object(g, ev->obj)))
-		return OP_NONE;
-	if (o->kind != AE_OBJ_PIPE && o->kind != AE_OBJ_UNIX && o->kind != AE_OBJ_TCP &&
-	    o->kind != AE_OBJ_UDP && o->kind != AE_OBJ_SOCK)
-		return OP_NONE;
-	*key = o->obj;
-	*kind = o->kind;
-	return op;
-}
 
 /* A wait whose next segment is a debugger's (or SIGSTOP's) stop that
  * nobody woke: the app's wait has not ended. */
@@ -134,36 +105,55 @@ static bool stopped_next(const struct argus_graph *g, uint32_t next)
 	       argus_diag__waker_edge(g, next) == ARGUS_NONE;
 }
 
-/* The state of the waits pass over one thread's events (struct twait's
- * shape fields are filled as the events go by). */
+/* The waits of one thread. */
 struct wpass {
 	struct gvec waits;      /* struct twait, time-ordered */
-	uint32_t wi, pend, xpend, out_kind, nout;
-	uint64_t out_key;
-	int64_t nfds;
 };
 
-/* The thread's waits, from its segments, before the events are fed. */
+/* The thread's waits and their shape, from its segments in time order:
+ * each segment's SHAPE_* byte settles what the waits before it were
+ * waiting for (the first connection op and the first syscall exit after
+ * a wait) and adds to the waits after it (poll's fd count, outputs). */
 static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *p)
 {
 	const uint32_t *v;
 	uint32_t n = argus_graph__thread_segments(g, thr, &v);
-	struct twait *w;
+	uint32_t reply_from = 0, exit_from = 0;
+	unsigned run_exit1 = SHAPE_EXIT1_NONE;
+	bool many = false, run_out = false;
 
 	memset(p, 0, sizeof(*p));
-	p->nfds = -1;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct argus_segment *s = &SEGS(g)[v[i]];
+		uint8_t b = SHAPES(g)[v[i]];
+		struct twait *w = p->waits.p;
 
+		if (b & SHAPE_CONN)
+			for (; reply_from < p->waits.n; reply_from++)
+				w[reply_from].reply = (b & SHAPE_CONN1_REPLY) && !w[reply_from].ongoing;
+		if (SHAPE_EXIT1(b)) {
+			for (; exit_from < p->waits.n; exit_from++) {
+				w[exit_from].exit1 = SHAPE_EXIT1(b);
+				w[exit_from].timed_out = w[exit_from].nr == SYS_futex &&
+							 SHAPE_EXIT1(b) == SHAPE_EXIT1_TIMEDOUT;
+			}
+			if (run_exit1 == SHAPE_EXIT1_NONE)
+				run_exit1 = SHAPE_EXIT1(b);
+		}
+		if (b & SHAPE_POLL)
+			many = b & SHAPE_POLL_MANY;
+		run_out |= !!(b & SHAPE_OUT);
 		if (s->end_reason != ARGUS_END_WAIT || (s->flags & ARGUS_SEG_F_STOPPED))
 			continue;
 		if (!(w = gvec_push(&p->waits, sizeof(*w))))
 			return -ENOMEM;
-		memset(w, 0, sizeof(*w));
 		w->from = s->end;
 		w->seg = v[i];
+		w->si = i;
 		w->nr = s->wait_nr;
-		w->nfds = -1;
+		w->many_fds = (w->nr == SYS_poll || w->nr == SYS_ppoll) && many;
+		w->out_new = run_out;
+		w->call_new = run_exit1 == SHAPE_EXIT1_PLAIN || run_exit1 == SHAPE_EXIT1_TIMEDOUT;
 		if (i + 1 < n) {
 			w->to = SEGS(g)[v[i + 1]].start;
 			w->ongoing = stopped_next(g, v[i + 1]);
@@ -171,69 +161,24 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 			w->to = g->st.max_ts > w->from ? g->st.max_ts : w->from;
 			w->ongoing = 1;
 		}
+		run_out = false;
+		run_exit1 = SHAPE_EXIT1_NONE;
 	}
 	return 0;
 }
 
-/* One event of the thread, in its order: the last connection operation
- * before each wait, the first after it, and poll's fd count. */
-static void waits_feed(const struct argus_graph *g, struct wpass *p,
-		       const struct argus_gevent *ev)
-{
-	struct twait *w = p->waits.p;
-	uint32_t nw = p->waits.n, kind;
-	uint64_t key;
-	int op;
-
-	if (ev->ctx != AE_CTX_TASK)
-		return;
-	for (; p->wi < nw && w[p->wi].from <= ev->ts; p->wi++) {
-		w[p->wi].nout = p->nout;
-		w[p->wi].out_obj = p->out_kind == AE_OBJ_PIPE ? 0 : p->out_key;
-		if (w[p->wi].nr == SYS_poll || w[p->wi].nr == SYS_ppoll)
-			w[p->wi].nfds = p->nfds;
-	}
-	if (ev->type == AE_SYS_ENTER && (ev->nr == SYS_poll || ev->nr == SYS_ppoll))
-		p->nfds = ev->val;
-	/* the call a wait was in returns with the first exit after it */
-	if (ev->type == AE_SYS_EXIT) {
-		for (; p->xpend < p->wi && w[p->xpend].to <= ev->ts; p->xpend++)
-			w[p->xpend].timed_out = w[p->xpend].nr == SYS_futex &&
-						ev->nr == SYS_futex && ev->val == -ETIMEDOUT;
-	}
-	if ((op = conn_op(g, ev, &key, &kind)) == OP_NONE)
-		return;
-	/* the first connection op after a wait tells a reply: input on
-	 * the connection the thread wrote to (any pipe for a pipe: a
-	 * request goes down one pipe and the reply comes up another) */
-	for (; p->pend < p->wi && w[p->pend].to <= ev->ts; p->pend++)
-		w[p->pend].reply = w[p->pend].nout && !w[p->pend].ongoing && op == OP_IN &&
-				   (w[p->pend].out_obj ? key == w[p->pend].out_obj :
-							 kind == AE_OBJ_PIPE);
-	if (op == OP_OUT) {
-		p->nout++;
-		p->out_key = key;
-		p->out_kind = kind;
-	}
-}
-
-/* After the last event: each wait's idle verdict.  Returns whether the
- * thread has an idle wait (a loop thread). */
+/* The waits' idle verdicts.  Returns whether the thread has an idle wait
+ * (a loop thread). */
 static bool waits_end(struct wpass *p, unsigned rule)
 {
 	struct twait *w = p->waits.p;
-	uint32_t nw = p->waits.n, idle_nout = 0;
-	bool polls = false, loop = false;
+	uint32_t nw = p->waits.n;
+	bool polls = false, loop = false, out = false;
 
-	for (; p->wi < nw; p->wi++) {
-		w[p->wi].nout = p->nout;
-		w[p->wi].out_obj = p->out_kind == AE_OBJ_PIPE ? 0 : p->out_key;
-		if (w[p->wi].nr == SYS_poll || w[p->wi].nr == SYS_ppoll)
-			w[p->wi].nfds = p->nfds;
-	}
 	for (uint32_t i = 0; i < nw && !polls; i++)
 		polls = loop_nr(w[i].nr);
 	for (uint32_t i = 0; i < nw; i++) {
+		out |= w[i].out_new;
 		/* a timed futex wait that times out, in a thread with no event
 		 * loop: a worker's periodic tick or timed wait for work, not a
 		 * wait on anyone.  (A loop thread's timed futex wait is a
@@ -245,13 +190,13 @@ static bool waits_end(struct wpass *p, unsigned rule)
 			 * something since it last sat in its idle wait (a
 			 * client library reads earlier answers before it
 			 * waits for the one it wants) */
-			w[i].out = w[i].nout > idle_nout;
-			if (rule == ARGUS_IDLE_POLL || epoll_nr(w[i].nr) || w[i].nfds >= 2)
+			w[i].out = out;
+			if (rule == ARGUS_IDLE_POLL || epoll_nr(w[i].nr) || w[i].many_fds)
 				w[i].idle = 1;
 			else    /* a request then its reply: a synchronous call */
 				w[i].idle = !(w[i].out && (w[i].ongoing || w[i].reply));
 			if (w[i].idle)
-				idle_nout = w[i].nout;
+				out = false;
 		}
 		loop |= w[i].idle;
 	}
@@ -320,7 +265,7 @@ static void loop_begin(const struct wpass *wp, struct lpass *lp)
 
 static int loop_feed(struct lpass *lp, const struct argus_gevent *ev)
 {
-	if (ev->ctx != AE_CTX_TASK)
+	if (ev->ctx != AE_CTX_TASK || (ev->type != AE_SYS_ENTER && ev->type != AE_SYS_EXIT))
 		return 0;
 	lp->last = ev->ts;
 	if (ev->type == AE_SYS_ENTER && (ev->nr == SYS_exit_group || ev->nr == SYS_exit))
@@ -376,6 +321,11 @@ static int loop_end(const struct argus_graph *g, uint32_t thr, struct lpass *lp)
 	uint64_t end = g->st.max_ts > lp->last ? g->st.max_ts : lp->last;
 	const uint32_t *v;
 	uint32_t n = argus_graph__thread_segments(g, thr, &v);
+
+	/* lp->last is the last syscall event's time; the thread's last
+	 * segment ends at or after its last event of any kind */
+	if (n && SEGS(g)[v[n - 1]].end > end)
+		end = SEGS(g)[v[n - 1]].end;
 
 	/* Stopped at the end (a debugger attached): the hang in progress
 	 * ends where the stop began, not at the end of the trace. */
@@ -519,9 +469,6 @@ static int thread_gaps(const struct argus_graph *g, uint32_t thr, unsigned rule,
 
 	if ((rc = waits_begin(g, thr, &wp)))
 		goto out;
-	for (gev_walk_start(g, t->first_event, t->nevents, &it); it.ev != ARGUS_NONE;
-	     gev_walk_next(g, &it))
-		waits_feed(g, &wp, &EVS(g)[it.ev]);
 	loop = waits_end(&wp, rule);
 	loop_begin(&wp, &lp);
 	if (loop)
@@ -573,86 +520,176 @@ static int thread_hangs(const struct argus_graph *g, uint32_t thr, unsigned rule
 }
 
 /*
- * Every thread of the machine at once.  A thread's events are in blocks
- * of 16 scattered among everyone else's, so walking thread after thread
- * misses the cache at every block (20x slower than a sequential read on a
- * 20 M-event trace).  Instead sweep the event array once in storage
- * order, handing each block to its thread's pass state (evblk.thr): a thread's
- * blocks are allocated in its own time order, so each thread still sees
- * its events in order.  Twice: the waits pass, then the loop pass for
- * the threads that turned out to have an idle wait.
+ * The loop pass of a loop thread over only the stretches that can hold a
+ * hang (the machine-wide list: every thread of a 20 M-event trace).
+ *
+ * A *sure visit* is a poll-family call that blocked once, in an idle
+ * wait, and returned: wait k is idle, a return (not a restart) came
+ * between wait k-1 and wait k, and the first syscall exit after wait k is
+ * a return that comes before wait k+1.  The loop pass counts it as a
+ * visit of the loop whatever else happens, so every interval it finds
+ * away from the loop lies between two consecutive sure visits A and B,
+ * within [A's wait end, B's wait start].  A stretch shorter than the
+ * threshold cannot hold a hang and is not read at all (unless the trace
+ * has marks, which make any interval a hang); the others are fed to
+ * loop_feed from A's return to B's return, as the whole-thread pass would
+ * have fed them.  Run on the same waits, both passes give the same hangs
+ * (test_hangs_sweep.c checks it).
+ */
+static bool sure_visit(const struct twait *w, uint32_t nw, uint32_t k)
+{
+	return loop_nr(w[k].nr) && w[k].idle && w[k].call_new &&
+	       (w[k].exit1 == SHAPE_EXIT1_PLAIN || w[k].exit1 == SHAPE_EXIT1_TIMEDOUT) &&
+	       (k + 1 == nw || w[k + 1].call_new);
+}
+
+/* Feed lp the thread's events from the segment after sure visit a's wait
+ * (a == ARGUS_NONE: from the thread's first segment, lp fresh) up to and
+ * including sure visit b's return (b == ARGUS_NONE: to the end). */
+static int loop_span(const struct argus_graph *g, const uint32_t *v, uint32_t n,
+		     const struct wpass *wp, struct lpass *lp, uint32_t a, uint32_t b)
+{
+	const struct twait *w = wp->waits.p;
+	uint32_t from = 0;
+	int rc = 0;
+
+	if (a != ARGUS_NONE) {
+		/* inside a's call, which returns in the next segment: as the
+		 * whole pass would be, but with no visit counted before */
+		lp->in_call = true;
+		lp->call_nr = w[a].nr;
+		lp->enter = w[a].from;
+		lp->wi = a;
+		lp->any = false;
+		lp->in_loop = false;
+		from = w[a].si + 1;
+	}
+	for (uint32_t i = from; i < n; i++) {
+		const struct argus_segment *s = &SEGS(g)[v[i]];
+		struct gev_walk it;
+
+		for (gev_walk_start(g, s->first_event, s->nevents, &it); it.ev != ARGUS_NONE;
+		     gev_walk_next(g, &it)) {
+			const struct argus_gevent *ev = &EVS(g)[it.ev];
+
+			if ((rc = loop_feed(lp, ev)))
+				return rc;
+			if (b != ARGUS_NONE && ev->type == AE_SYS_EXIT && ev->ctx == AE_CTX_TASK &&
+			    ev->nr == w[b].nr && ev->ts >= w[b].to)
+				return 0;       /* b's return: the span is done */
+		}
+	}
+	return 0;
+}
+
+/* The times of the trace's marks, sorted (a mark makes any interval
+ * around it a hang, however short). */
+struct mark_times {
+	uint64_t *ts;
+	uint32_t n;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int mark_times_get(const struct argus_graph *g, struct mark_times *m)
+{
+	m->n = g->marks.n;
+	m->ts = NULL;
+	if (!m->n)
+		return 0;
+	if (!(m->ts = malloc((size_t)m->n * sizeof(*m->ts))))
+		return -ENOMEM;
+	for (uint32_t k = 0; k < m->n; k++)
+		m->ts[k] = EVS(g)[GV(g->marks, uint32_t)[k]].ts;
+	qsort(m->ts, m->n, sizeof(*m->ts), cmp_u64);
+	return 0;
+}
+
+/* Is there a mark in [from, to]? */
+static bool mark_within(const struct mark_times *m, uint64_t from, uint64_t to)
+{
+	uint32_t lo = 0, hi = m->n;
+
+	while (lo < hi) {       /* the first mark at or after from */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (m->ts[mid] < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->n && m->ts[lo] <= to;
+}
+
+/* The loop pass of loop thread thr over its stretches that can hold a
+ * hang of thr_ns or more, or a mark; the intervals go to lp->gaps. */
+static int loop_spans(const struct argus_graph *g, uint32_t thr, const struct wpass *wp,
+		      struct lpass *lp, uint64_t thr_ns, const struct mark_times *marks)
+{
+	const struct twait *w = wp->waits.p;
+	uint32_t nw = wp->waits.n, a = ARGUS_NONE;
+	const uint32_t *v;
+	uint32_t n = argus_graph__thread_segments(g, thr, &v);
+	int rc;
+
+	if (!n)
+		return 0;
+	for (uint32_t k = 0; k < nw; k++) {
+		uint64_t since;
+
+		if (!sure_visit(w, nw, k))
+			continue;
+		since = a == ARGUS_NONE ? SEGS(g)[v[0]].start : w[a].to;
+		if ((w[k].from >= since + thr_ns || mark_within(marks, since, w[k].from)) &&
+		    (rc = loop_span(g, v, n, wp, lp, a, k)))
+			return rc;
+		a = k;
+	}
+	/* the tail always: the state at the end decides an ongoing hang */
+	return loop_span(g, v, n, wp, lp, a, ARGUS_NONE);
+}
+
+/*
+ * Every thread of the machine at once: the waits from the segments, and
+ * the loop pass only where a stretch is long enough (loop_spans).  Events
+ * are read for those stretches alone: a full sweep of the 20 M-event
+ * array, even in storage order, cost as much as a quarter of the build.
  */
 static int machine_hangs(const struct argus_graph *g, unsigned rule, uint64_t thr_ns,
 			 bool keep_deliberate, struct gvec *hangs)
 {
-	uint32_t nthr = g->thr.n, nblk = g->blk.n;
-	uint32_t *left = calloc(nthr ? nthr : 1, sizeof(uint32_t));
-	struct wpass *wp = calloc(nthr ? nthr : 1, sizeof(*wp));
-	struct lpass *lp = calloc(nthr ? nthr : 1, sizeof(*lp));
-	bool *loop = calloc(nthr ? nthr : 1, sizeof(bool));
-	bool *sel = calloc(nthr ? nthr : 1, sizeof(bool));
-	int rc = 0;
+	struct mark_times marks;
+	int rc = mark_times_get(g, &marks);
 
-	if (!left || !wp || !lp || !loop || !sel) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t thr = 0; thr < nthr && !rc; thr++) {
+	for (uint32_t thr = 0; thr < g->thr.n && !rc; thr++) {
 		const struct argus_thread *t = &THRS(g)[thr];
+		struct gvec gaps = { 0 };
+		struct wpass wp;
+		struct lpass lp;
+		bool loop;
 
 		if (t->kernel || !t->tid)
 			continue;
-		sel[thr] = true;
-		if ((rc = waits_begin(g, thr, &wp[thr])))
+		if ((rc = waits_begin(g, thr, &wp)))
 			break;
-		left[thr] = t->first_event == ARGUS_NONE ? 0 : t->nevents;
-	}
-	for (uint32_t b = 0; b < nblk && !rc; b++) {
-		uint32_t thr = BLKS(g)[b].thr;
-		const struct argus_gevent *ev = &EVS(g)[(size_t)b << EVBLK_SHIFT];
-
-		if (thr == ARGUS_NONE || !sel[thr])
-			continue;
-		for (uint32_t i = 0; i < EVBLK && left[thr]; i++, left[thr]--)
-			waits_feed(g, &wp[thr], &ev[i]);
-	}
-	for (uint32_t thr = 0; thr < nthr && !rc; thr++) {
-		if (!sel[thr])
-			continue;
-		loop[thr] = waits_end(&wp[thr], rule);
-		loop_begin(&wp[thr], &lp[thr]);
-		left[thr] = loop[thr] && THRS(g)[thr].first_event != ARGUS_NONE ?
-			THRS(g)[thr].nevents : 0;
-	}
-	for (uint32_t b = 0; b < nblk && !rc; b++) {
-		uint32_t thr = BLKS(g)[b].thr;
-		const struct argus_gevent *ev = &EVS(g)[(size_t)b << EVBLK_SHIFT];
-
-		if (thr == ARGUS_NONE || !loop[thr])
-			continue;
-		for (uint32_t i = 0; i < EVBLK && left[thr] && !rc; i++, left[thr]--)
-			rc = loop_feed(&lp[thr], &ev[i]);
-	}
-	for (uint32_t thr = 0; thr < nthr && !rc; thr++) {
-		struct gvec gaps = { 0 };
-
-		if (!sel[thr])
-			continue;
-		rc = thread_gaps_end(g, thr, &wp[thr], loop[thr], &lp[thr], thr_ns, &gaps);
+		loop = waits_end(&wp, rule);
+		loop_begin(&wp, &lp);
+		if (loop)
+			rc = loop_spans(g, thr, &wp, &lp, thr_ns, &marks);
+		if (!rc)
+			rc = thread_gaps_end(g, thr, &wp, loop, &lp, thr_ns, &gaps);
 		if (!rc)
 			rc = gaps_to_hangs(g, thr, &gaps, thr_ns, keep_deliberate, false, hangs);
 		gvec_free(&gaps);
+		gvec_free(&lp.gaps);
+		gvec_free(&wp.waits);
 	}
-out:
-	for (uint32_t thr = 0; wp && lp && thr < nthr; thr++) {
-		gvec_free(&wp[thr].waits);
-		gvec_free(&lp[thr].gaps);
-	}
-	free(left);
-	free(wp);
-	free(lp);
-	free(loop);
-	free(sel);
+	free(marks.ts);
 	return rc;
 }
 

@@ -357,6 +357,7 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 		if (thr != ARGUS_NONE) {
 			TSTATE(g, thr)->sys_nr = (int32_t)ev->f[ARGUS_F_SE_NR];
 			TSTATE(g, thr)->sys_arg0 = ev->f[ARGUS_F_SE_ARG0];
+			gseg_shape_sys(g, thr, e, 0, 0);
 		}
 		return rc;
 	case AE_SYS_EXIT:
@@ -370,6 +371,8 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 		if (rc || thr == ARGUS_NONE)
 			return rc;
 		TSTATE(g, thr)->sys_nr = -1;
+		gseg_shape_sys(g, thr, e, e->obj ? (uint32_t)ev->f[ARGUS_F_SX_OBJ_KIND] : 0,
+			       ev->f[ARGUS_F_SX_OBJ]);
 		return gmsg_sys_exit(g, ev, TSTATE(g, thr)->cur);
 	case AE_HRT_START:
 	case AE_HRT_EXPIRE:
@@ -475,7 +478,7 @@ static void fill_stats(struct argus_graph *g, uint64_t t0)
 			for (uint32_t c = 0; c < ts->ncpus && c < 256; c++)
 				st->lost += ts->cpu[c].lost;
 	}
-	st->mem_bytes = (uint64_t)g->seg.cap * sizeof(struct argus_segment) +
+	st->mem_bytes = (uint64_t)g->seg.cap * (sizeof(struct argus_segment) + 1) +
 		(uint64_t)g->edge.cap * sizeof(struct argus_edge) +
 		(uint64_t)g->ev.cap * sizeof(struct argus_gevent) +
 		(uint64_t)g->blk.cap * sizeof(struct evblk) +
@@ -598,6 +601,7 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 	build_free(g);
 	/* The arrays grew by doubling: give back the unused tail. */
 	gvec_shrink(&g->seg, sizeof(struct argus_segment));
+	gvec_shrink(&g->shape, 1);
 	gvec_shrink(&g->edge, sizeof(struct argus_edge));
 	gvec_shrink(&g->ev, sizeof(struct argus_gevent));
 	gvec_shrink(&g->blk, sizeof(struct evblk));
@@ -628,6 +632,7 @@ void argus_graph__free(struct argus_graph *g)
 		return;
 	build_free(g);
 	gvec_free(&g->seg);
+	gvec_free(&g->shape);
 	gvec_free(&g->edge);
 	gvec_free(&g->ev);
 	gvec_free(&g->blk);

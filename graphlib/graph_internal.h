@@ -192,11 +192,43 @@ struct argus_graph {
 	uint32_t *out_off, *out_ids;    /* CSR by source segment */
 	uint32_t *in_off, *in_ids;      /* CSR by destination segment */
 	uint32_t *thr_segs;             /* per-thread slices, time-ordered */
+	struct gvec shape;              /* uint8_t SHAPE_* per segment (below) */
 	bool csr_dirty;
 	struct gbuild *b;               /* only while building */
 };
 
+/*
+ * A segment's wait shape: what hang finding (diag_hangs.c) needs to know
+ * of a thread's syscalls, summed up per segment while the events are
+ * built (hot in the cache), so that it reads segments instead of sweeping
+ * 20 M events.  One byte per segment, parallel to g->seg.  A connection
+ * op is a read/recv (input, > 0 bytes), a write/send (output, > 0 bytes)
+ * or a connect (output) on a pipe or a socket.
+ *
+ * Invariant: a segment cut by the batching split (graph_split.c) keeps
+ * the byte of the whole segment on its first part (the original id, the
+ * earliest), and its later parts get 0.  No wait falls between the parts
+ * and every use reads a thread's segments in time order, accumulating
+ * between waits, so the sum over the parts is all that counts.
+ */
+#define SHAPE_POLL        0x01  /* a poll/ppoll entry */
+#define SHAPE_POLL_MANY   0x02  /* the last such entry watched >= 2 fds */
+#define SHAPE_OUT         0x04  /* an output on a connection */
+#define SHAPE_CONN        0x08  /* a connection op (input or output) */
+#define SHAPE_CONN1_REPLY 0x10  /* the first one was an input on the
+                                   connection the thread last wrote to (any
+                                   pipe after a write to a pipe), and the
+                                   thread had written before: a reply */
+#define SHAPE_EXIT1_SHIFT 5     /* its first syscall exit: */
+#define SHAPE_EXIT1_MASK  0x60
+#define SHAPE_EXIT1_NONE     0  /*   none */
+#define SHAPE_EXIT1_PLAIN    1  /*   a return */
+#define SHAPE_EXIT1_RESTART  2  /*   -ERESTART*: the call goes on */
+#define SHAPE_EXIT1_TIMEDOUT 3  /*   futex -ETIMEDOUT */
+#define SHAPE_EXIT1(b) (((b) & SHAPE_EXIT1_MASK) >> SHAPE_EXIT1_SHIFT)
+
 #define SEGS(g) GV((g)->seg, struct argus_segment)
+#define SHAPES(g) GV((g)->shape, uint8_t)
 #define EDGES(g) GV((g)->edge, struct argus_edge)
 #define EVS(g) GV((g)->ev, struct argus_gevent)
 #define THRS(g) GV((g)->thr, struct argus_thread)
@@ -293,6 +325,9 @@ struct tstate {
 	uint64_t pend_ts, pend_obj; /* pend_ts: when the source acted */
 	uint64_t pend_wake_ts;  /* when the waking itself was traced */
 	const char *comm, *process; /* names for the schema, NULL unknown */
+	/* The last output on a connection, for SHAPE_CONN1_REPLY. */
+	uint64_t out_key;       /* its object's identity */
+	uint32_t out_kind;      /* AE_OBJ_*, 0 none yet */
 };
 
 /* Per-segment scratch used while building (parallel to g->seg): the
@@ -337,6 +372,8 @@ uint32_t gthread_lookup(struct argus_graph *g, uint32_t tid, uint32_t pid);
 uint32_t gthread_new(struct argus_graph *g, uint32_t tid, uint32_t pid);
 uint32_t gseg_open(struct argus_graph *g, uint32_t thr, uint64_t ts,
 		   uint8_t reason);
+void gseg_shape_sys(struct argus_graph *g, uint32_t thr, const struct argus_gevent *ge,
+		    uint32_t obj_kind, uint64_t obj_key);
 void gseg_close(struct argus_graph *g, uint32_t thr, uint64_t ts,
 		uint8_t reason);
 uint32_t gev_new_block(struct argus_graph *g, uint32_t last, uint32_t thr);

@@ -7,8 +7,10 @@
  * thread's on-CPU time is accumulated into its open segment at each
  * switch-out (graph_build.c) and at close.
  */
+#include <errno.h>
 #include <fnmatch.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "graph_internal.h"
 #include "schema.h"
@@ -109,8 +111,9 @@ uint32_t gseg_open(struct argus_graph *g, uint32_t thr, uint64_t ts,
 	struct tstate *s = TSTATE(g, thr);
 	struct argus_segment *seg = gvec_push(&g->seg, sizeof(*seg));
 	struct segx *x = gvec_push(&g->b->sx, sizeof(*x));
+	uint8_t *shape = gvec_push(&g->shape, 1);
 
-	if (!seg || !x)
+	if (!seg || !x || !shape)
 		return ARGUS_NONE;
 	seg->start = seg->end = ts;
 	seg->thread = thr;
@@ -122,6 +125,60 @@ uint32_t gseg_open(struct argus_graph *g, uint32_t thr, uint64_t ts,
 	s->wake_edge = s->msg_edge = ARGUS_NONE;
 	s->cur = s->last_seg = g->seg.n - 1;
 	return s->cur;
+}
+
+static int conn_kind(uint32_t kind)
+{
+	return kind == AE_OBJ_PIPE || kind == AE_OBJ_UNIX || kind == AE_OBJ_TCP ||
+	       kind == AE_OBJ_UDP || kind == AE_OBJ_SOCK;
+}
+
+/* A syscall entry or exit ge of thread thr, in its open segment: its wait
+ * shape (SHAPE_*).  obj_kind and obj_key: the exit's object (0: none). */
+void gseg_shape_sys(struct argus_graph *g, uint32_t thr, const struct argus_gevent *ge,
+		    uint32_t obj_kind, uint64_t obj_key)
+{
+	struct tstate *s = TSTATE(g, thr);
+	uint8_t *b;
+	long nr = ge->nr;
+	bool in, out;
+
+	if (s->cur == ARGUS_NONE || ge->ctx != AE_CTX_TASK)
+		return;
+	b = &SHAPES(g)[s->cur];
+	if (ge->type == AE_SYS_ENTER) {
+		if (nr == SYS_poll || nr == SYS_ppoll)
+			*b = (*b & ~SHAPE_POLL_MANY) | SHAPE_POLL | (ge->val >= 2 ? SHAPE_POLL_MANY : 0);
+		return;
+	}
+	if (!SHAPE_EXIT1(*b)) {
+		unsigned k = ge->val <= -512 && ge->val >= -516 ? SHAPE_EXIT1_RESTART :
+			     nr == SYS_futex && ge->val == -ETIMEDOUT ? SHAPE_EXIT1_TIMEDOUT :
+			     SHAPE_EXIT1_PLAIN;
+		*b |= (uint8_t)(k << SHAPE_EXIT1_SHIFT);
+	}
+	if (!obj_kind || !conn_kind(obj_kind))
+		return;
+	in = (nr == SYS_read || nr == SYS_readv || nr == SYS_recvfrom || nr == SYS_recvmsg ||
+	      nr == SYS_recvmmsg) && ge->val > 0;
+	out = ((nr == SYS_write || nr == SYS_writev || nr == SYS_sendto || nr == SYS_sendmsg ||
+		nr == SYS_sendmmsg) && ge->val > 0) ||
+	      (nr == SYS_connect && (ge->val == 0 || ge->val == -EINPROGRESS));
+	if (!in && !out)
+		return;
+	if (!(*b & SHAPE_CONN)) {
+		/* a reply: input on the connection written last (a request
+		 * goes down one pipe and its reply comes up another) */
+		if (in && s->out_kind &&
+		    (s->out_kind == AE_OBJ_PIPE ? obj_kind == AE_OBJ_PIPE : obj_key == s->out_key))
+			*b |= SHAPE_CONN1_REPLY;
+		*b |= SHAPE_CONN;
+	}
+	if (out) {
+		*b |= SHAPE_OUT;
+		s->out_key = obj_key;
+		s->out_kind = obj_kind;
+	}
 }
 
 void gseg_close(struct argus_graph *g, uint32_t thr, uint64_t ts,

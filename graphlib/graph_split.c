@@ -74,7 +74,8 @@ static int cut_segment(struct argus_graph *g, uint32_t s, const uint64_t *cuts,
 	for (uint32_t i = 0; i < n; i++) {
 		struct argus_segment *p = gvec_push(&g->seg, sizeof(*p));
 
-		if (!p)
+		/* its wait shape stays on the first part (graph_internal.h) */
+		if (!p || !gvec_push(&g->shape, 1))
 			return -ENOMEM;
 		ids[i] = g->seg.n - 1;
 		p->start = cuts[i];
