@@ -25,9 +25,9 @@
  * libargus conventions: 0 or -errno, constructors return NULL and set
  * errno, free functions take NULL, nothing is printed: what `argus` would
  * print on stderr for a failed call is kept, argus_diag_query__error().
- * Not thread-safe across objects in a strong sense: calls are serialized
- * by a process-wide lock (the CLI's code has process-wide state: the host
- * symbolizer, cli_tstr's buffers, cli_err()).  Times: CLOCK_MONOTONIC ns;
+ * Calls, on any object, are serialized by a process-wide lock: the CLI's
+ * code has process-wide state (the host symbolizer, cli_tstr's buffers,
+ * cli_err()).  Times: CLOCK_MONOTONIC ns;
  * pid = process (thread group) id, tid = thread id. */
 #ifndef ARGUS_DIAG_QUERY_H
 #define ARGUS_DIAG_QUERY_H

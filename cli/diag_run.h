@@ -48,8 +48,9 @@ struct diag_run {
 	char picked[160];                /* which hang was taken, and why */
 	struct diag_choice choices[DIAG_RUN_MAX_CHOICES];
 	uint32_t nchoices;
-	/* d->chain[i]'s trace stack (none for a cycle entry: the report
-	 * shows none), symbolized once with diag_cli_stack_funcs */
+	/* d->chain[i]'s trace stack, symbolized once with
+	 * diag_cli_stack_funcs (the text report leaves out a cycle entry's,
+	 * --json shows it); not for --dot without DIAG_RUN_STACKS */
 	struct diag_run_stack stacks[ARGUS_DIAG_MAX_CHAIN];
 };
 
