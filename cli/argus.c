@@ -198,11 +198,28 @@ static const struct argus_command commands[] = {
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
+/* Where cli_error() and cli_usage_error() write: stderr, unless a host
+ * that runs the commands' code in process (cli/diag_query.c, for the lldb
+ * plugin) collects the messages itself. */
+static FILE *err_stream;
+
+FILE *cli_err(void)
+{
+	return err_stream ? err_stream : stderr;
+}
+
+void cli_set_err(FILE *f)
+{
+	err_stream = f;
+}
+
 static void vreport(const char *cmd, const char *fmt, va_list ap)
 {
-	fprintf(stderr, "argus %s: ", cmd);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	FILE *f = cli_err();
+
+	fprintf(f, "argus %s: ", cmd);
+	vfprintf(f, fmt, ap);
+	fputc('\n', f);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -214,7 +231,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(commands[i].name, cmd))
-			fprintf(stderr, "usage: %s", commands[i].usage);
+			fprintf(cli_err(), "usage: %s", commands[i].usage);
 	return 2;
 }
 

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* The whole CLI: argv[0] is "argus", argv[1] the subcommand.  main.c
  * calls it; so does the lldb plugin, in process. */
@@ -48,6 +49,12 @@ int cmd_slice(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_lldb_init(int argc, char **argv);
 
+/* The stream cli_error() and cli_usage_error() write to: stderr unless
+ * cli_set_err() gave another (NULL: stderr again).  Set by cli/diag_query.c
+ * for the length of one call, so that code run in process inside another
+ * program hands its messages back instead of printing them. */
+FILE *cli_err(void);
+void cli_set_err(FILE *f);
 /* Prints "argus NAME: <fmt>" to stderr; returns exit code 2 (usage) */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

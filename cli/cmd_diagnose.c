@@ -6,7 +6,10 @@
  * --mark TEXT, else the longest.  Where the slice has to choose between
  * two or more inter-thread edges, it asks on a TTY, takes the next
  * --pick answer otherwise, or applies the default (the edge that woke the
- * segment) and says which alternatives were not taken. */
+ * segment) and says which alternatives were not taken.
+ *
+ * The work is diag_run() (diag_run.h), printing to a FILE: the CLI prints
+ * to stdout, the structured API of diag_query.c into a memory stream. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 #include "argus_diag.h"
 #include "cli.h"
 #include "diag_cli.h"
+#include "diag_run.h"
 #include "graph_cli.h"
 #include "syscall_names.h"
 
@@ -24,9 +28,7 @@ struct pick_ctx {
 	struct diag_cli_opts *o;
 	uint32_t next;          /* next --pick answer */
 	bool tty;
-	char notes[2048];       /* alternatives not taken */
-	size_t len;
-	char picked[160];       /* which hang was taken, and why */
+	struct diag_run *run;   /* choices[]: the alternatives not taken */
 };
 
 static int pick(void *vctx, const struct argus_graph *g, uint32_t seg,
@@ -60,22 +62,26 @@ static int pick(void *vctx, const struct argus_graph *g, uint32_t seg,
 	/* default (the library's): the edge that woke it, else the latest;
 	 * note the others (once per segment: deeper levels may walk the same
 	 * one again) */
-	char tag[24];
+	struct diag_run *r = p->run;
+	bool seen = false;
 
-	snprintf(tag, sizeof(tag), "at #%u ", seg);
-	bool seen = strstr(p->notes, tag) != NULL;
+	for (uint32_t i = 0; i < r->nchoices; i++)
+		seen |= r->choices[i].seg == seg;
 	k = argus_diag__default_pick(g, ids, n);
-	for (uint32_t i = 0; i < n && p->len < sizeof(p->notes) - 128; i++) {
+	for (uint32_t i = 0; i < n && r->nchoices < DIAG_RUN_MAX_CHOICES; i++) {
 		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
 		const struct argus_thread *t =
 			argus_graph__thread(g, argus_graph__segment(g, e->src)->thread);
+		struct diag_choice *ch = &r->choices[r->nchoices];
 
 		if ((int)i == k || seen)
 			continue;
-		p->len += (size_t)snprintf(p->notes + p->len, sizeof(p->notes) - p->len,
-				"  at #%u not taken: %s from #%u %s %u/%u (--pick %u)\n", seg,
-				argus_edge_type_str(e->type), e->src, graph_cli_comm(g, t),
-				t->pid, t->tid, i + 1);
+		*ch = (struct diag_choice){ .seg = seg, .edge = ids[i], .pick = i + 1,
+					    .pid = t->pid, .tid = t->tid };
+		snprintf(ch->text, sizeof(ch->text), "  at #%u not taken: %s from #%u %s %u/%u (--pick %u)",
+			 seg, argus_edge_type_str(e->type), e->src, graph_cli_comm(g, t), t->pid,
+			 t->tid, i + 1);
+		r->nchoices++;
 	}
 	return k;
 }
@@ -91,44 +97,32 @@ static const char *sys_name(int nr)
 	return n ? n : "?";
 }
 
-static void print_frame(void *ctx, const char *f)
-{
-	printf("%s    %s\n", (const char *)ctx, f);
-}
 
-static void json_frame(void *ctx, const char *f)
+static void print_culprit(FILE *f, struct graph_cli_ctx *c, const struct argus_culprit *k,
+			  const struct diag_run_stack *st, const char *label)
 {
-	bool *first = ctx;
-
-	printf("%s", *first ? "" : ",");
-	*first = false;
-	diag_cli_json_str(f);
-}
-
-static void print_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k,
-			  const char *label)
-{
-	printf("%-10s", label);
-	diag_cli_print_thread_line(c, k->tid);
+	fprintf(f, "%-10s", label);
+	diag_cli_fprint_thread_line(f, c, k->tid);
 	if (k->cycle) {
-		printf(": already in the chain (a cycle)%s\n",
-		       k->holder ? HOLDER_NOTE : k->asked ? ASKED_NOTE : "");
+		fprintf(f, ": already in the chain (a cycle)%s\n",
+		        k->holder ? HOLDER_NOTE : k->asked ? ASKED_NOTE : "");
 		return;
 	}
-	printf(", %s", argus_hang_kind_str(k->kind));
+	fprintf(f, ", %s", argus_hang_kind_str(k->kind));
 	if (k->kind == ARGUS_KIND_BLOCKED && k->wait_nr >= 0)
-		printf(" in %s for %.1f ms of the %.1f ms window", sys_name(k->wait_nr),
-		       (double)k->wait_ns / 1e6, (double)(k->to - k->from) / 1e6);
+		fprintf(f, " in %s for %.1f ms of the %.1f ms window", sys_name(k->wait_nr),
+		        (double)k->wait_ns / 1e6, (double)(k->to - k->from) / 1e6);
 	if (k->seg == ARGUS_NONE)
-		printf(" (no segment in the window)");
+		fprintf(f, " (no segment in the window)");
 	else
-		printf(" (segment #%u", k->seg);
+		fprintf(f, " (segment #%u", k->seg);
 	if (k->normal_seg != ARGUS_NONE && !k->asked)
-		printf("%s%s woke the next thread in #%u", k->seg == ARGUS_NONE ? " (" : "; ",
-		       k->late ? "finally, late," : "normally", k->normal_seg);
-	printf("%s%s [rule: %s]\n", k->seg != ARGUS_NONE || (k->normal_seg != ARGUS_NONE && !k->asked) ? ")" : "",
-	       k->holder ? HOLDER_NOTE : k->asked ? ASKED_NOTE : "", argus_culprit_rule_str(k->rule));
-	diag_cli_stack(c, k->pid, k->to, k->stack, print_frame, "        ");
+		fprintf(f, "%s%s woke the next thread in #%u", k->seg == ARGUS_NONE ? " (" : "; ",
+		        k->late ? "finally, late," : "normally", k->normal_seg);
+	fprintf(f, "%s%s [rule: %s]\n", k->seg != ARGUS_NONE || (k->normal_seg != ARGUS_NONE && !k->asked) ? ")" : "",
+	        k->holder ? HOLDER_NOTE : k->asked ? ASKED_NOTE : "", argus_culprit_rule_str(k->rule));
+	for (uint32_t i = 0; i < st->n; i++)
+		fprintf(f, "            %s\n", st->f[i].text);
 }
 
 /* A blocked culprit's wait stack of 2 frames or fewer, in a trace whose
@@ -150,27 +144,29 @@ static bool shallow_waits(struct graph_cli_ctx *c, const struct argus_diagnosis 
 	return false;
 }
 
-static void json_culprit(struct graph_cli_ctx *c, const struct argus_culprit *k)
+static void json_culprit(FILE *f, struct graph_cli_ctx *c, const struct argus_culprit *k,
+			 const struct diag_run_stack *st)
 {
-	bool first = true;
-
-	printf("{\"pid\":%u,\"tid\":%u,\"comm\":", k->pid, k->tid);
-	diag_cli_json_str(diag_cli_comm_raw(c, k->tid));
-	printf(",\"process\":");
-	diag_cli_json_str(diag_cli_process_raw(c, k->tid));
-	printf(",\"rule\":\"%s\"", argus_culprit_rule_str(k->rule));
-	printf(",\"kind\":\"%s\",\"segment\":%u,\"normal_segment\":%d,\"late\":%s,\"cycle\":%s,\"holder\":%s,\"asked\":%s,"
-	       "\"window_ns\":[%" PRIu64 ",%" PRIu64 "]",
-	       argus_hang_kind_str(k->kind), k->seg,
-	       k->normal_seg == ARGUS_NONE ? -1 : (int)k->normal_seg, k->late ? "true" : "false",
-	       k->cycle ? "true" : "false", k->holder ? "true" : "false", k->asked ? "true" : "false",
-	       k->from, k->to);
+	fprintf(f, "{\"pid\":%u,\"tid\":%u,\"comm\":", k->pid, k->tid);
+	diag_cli_fjson_str(f, diag_cli_comm_raw(c, k->tid));
+	fprintf(f, ",\"process\":");
+	diag_cli_fjson_str(f, diag_cli_process_raw(c, k->tid));
+	fprintf(f, ",\"rule\":\"%s\"", argus_culprit_rule_str(k->rule));
+	fprintf(f, ",\"kind\":\"%s\",\"segment\":%u,\"normal_segment\":%d,\"late\":%s,\"cycle\":%s,\"holder\":%s,\"asked\":%s,"
+	        "\"window_ns\":[%" PRIu64 ",%" PRIu64 "]",
+	        argus_hang_kind_str(k->kind), k->seg,
+	        k->normal_seg == ARGUS_NONE ? -1 : (int)k->normal_seg, k->late ? "true" : "false",
+	        k->cycle ? "true" : "false", k->holder ? "true" : "false", k->asked ? "true" : "false",
+	        k->from, k->to);
 	if (k->kind == ARGUS_KIND_BLOCKED && k->wait_nr >= 0)
-		printf(",\"wait\":{\"syscall\":\"%s\",\"ns\":%" PRIu64 "}", sys_name(k->wait_nr),
-		       k->wait_ns);
-	printf(",\"stack\":[");
-	diag_cli_stack(c, k->pid, k->to, k->stack, json_frame, &first);
-	printf("]}");
+		fprintf(f, ",\"wait\":{\"syscall\":\"%s\",\"ns\":%" PRIu64 "}", sys_name(k->wait_nr),
+		        k->wait_ns);
+	fprintf(f, ",\"stack\":[");
+	for (uint32_t i = 0; i < st->n; i++) {
+		fprintf(f, "%s", i ? "," : "");
+		diag_cli_fjson_str(f, st->f[i].text);
+	}
+	fprintf(f, "]}");
 }
 
 /* "circular wait between A and B, broken by a 1500 ms timeout in A" */
@@ -226,26 +222,26 @@ static void verdict(struct graph_cli_ctx *c, const struct argus_diagnosis *d, ch
 	}
 }
 
-static void print_report(struct graph_cli_ctx *c, const struct argus_diagnosis *d,
-			 struct pick_ctx *p, uint32_t nhangs)
+static void print_report(FILE *f, struct graph_cli_ctx *c, const struct diag_run *r)
 {
+	const struct argus_diagnosis *d = r->d;
 	char v[1024];
 
-	printf("hang      ");
-	diag_cli_print_thread_line(c, d->hang.tid);
-	printf("\n          %s for %.1f ms%s; %s",
-	       d->hang.flags & ARGUS_HANG_F_LOOP ? "away from its event loop" :
-	       "no idle wait; stuck", (double)(d->hang.end - d->hang.start) / 1e6,
-	       d->hang.ongoing ? " (still at the end of the trace)" : "",
-	       argus_hang_kind_str(d->kind));
+	fprintf(f, "hang      ");
+	diag_cli_fprint_thread_line(f, c, d->hang.tid);
+	fprintf(f, "\n          %s for %.1f ms%s; %s",
+	        d->hang.flags & ARGUS_HANG_F_LOOP ? "away from its event loop" :
+	        "no idle wait; stuck", (double)(d->hang.end - d->hang.start) / 1e6,
+	        d->hang.ongoing ? " (still at the end of the trace)" : "",
+	        argus_hang_kind_str(d->kind));
 	if (d->hang_seg != ARGUS_NONE) {
 		const struct argus_segment *s = argus_graph__segment(c->g, d->hang_seg);
 
 		if (d->kind == ARGUS_KIND_BLOCKED) {
-			printf(" in segment #%u:", d->hang_seg);
-			graph_cli_print_wait(c->g, s);
+			fprintf(f, " in segment #%u:", d->hang_seg);
+			graph_cli_fprint_wait(f, c->g, s);
 		} else {
-			printf(" (segment #%u)", d->hang_seg);
+			fprintf(f, " (segment #%u)", d->hang_seg);
 		}
 	}
 	if (d->kind == ARGUS_KIND_BUSY) {
@@ -255,31 +251,31 @@ static void print_report(struct graph_cli_ctx *c, const struct argus_diagnosis *
 
 		if (!argus_diag__activity(c->g, d->hang.tid, d->hang.start, d->hang.end, &a) &&
 		    a.oncpu_ns * 10 < win * 8)
-			printf(", on CPU %.1f ms of it: runnable but preempted the rest (CPU contention)",
-			       (double)a.oncpu_ns / 1e6);
+			fprintf(f, ", on CPU %.1f ms of it: runnable but preempted the rest (CPU contention)",
+			        (double)a.oncpu_ns / 1e6);
 	}
-	printf("\n          (%s; %u hang%s: argus hangs lists them)\n", p->picked[0] ? p->picked :
-	       "the hang asked for", nhangs, nhangs == 1 ? "" : "s");
+	fprintf(f, "\n          (%s; %u hang%s: argus hangs lists them)\n", r->picked[0] ? r->picked :
+	        "the hang asked for", r->nhangs, r->nhangs == 1 ? "" : "s");
 	if (d->flag_writer)
-		printf("flag      0x%" PRIx64 ": in normal runs %s (%u) wrote it and released the spin"
-		       " (dataflag edge, segment #%u); followed from there\n", d->flag_addr,
-		       diag_cli_comm(c, d->flag_writer), d->flag_writer, d->normal_seg);
+		fprintf(f, "flag      0x%" PRIx64 ": in normal runs %s (%u) wrote it and released the spin"
+		        " (dataflag edge, segment #%u); followed from there\n", d->flag_addr,
+		        diag_cli_comm(c, d->flag_writer), d->flag_writer, d->normal_seg);
 	if (d->kind == ARGUS_KIND_BLOCKED || d->flag_writer) {
 		if (d->flag_writer)
 			;
 		else if (d->normal_seg != ARGUS_NONE)
-			printf("normal    segment #%u, the best of %s%u similar segments of the same thread%s\n",
-			       d->normal_seg, d->nsimilar >= 64 ? "the first " : "", d->nsimilar,
-			       d->normal_relaxed ? " (none waited on this very object: matched on its kind)"
-			       : "");
+			fprintf(f, "normal    segment #%u, the best of %s%u similar segments of the same thread%s\n",
+			        d->normal_seg, d->nsimilar >= 64 ? "the first " : "", d->nsimilar,
+			        d->normal_relaxed ? " (none waited on this very object: matched on its kind)"
+			        : "");
 		else if (d->nchain && (d->chain[0].asked || d->chain[0].holder))
-			printf("normal    none found (%u similar), and nobody has woken it: %s\n",
-			       d->nsimilar, d->chain[0].asked ? "the thread it handed work to just before"
-			       : "the process holding the other end of its wait");
+			fprintf(f, "normal    none found (%u similar), and nobody has woken it: %s\n",
+			        d->nsimilar, d->chain[0].asked ? "the thread it handed work to just before"
+			        : "the process holding the other end of its wait");
 		else
-			printf("normal    none found (%u similar); sliced from whoever woke it late\n",
-			       d->nsimilar);
-		printf("path      ");
+			fprintf(f, "normal    none found (%u similar); sliced from whoever woke it late\n",
+			        d->nsimilar);
+		fprintf(f, "path      ");
 		for (uint32_t i = 0; i < d->npath; i++) {
 			const struct argus_segment *s = argus_graph__segment(c->g, d->path[i].seg);
 			const struct argus_thread *t = argus_graph__thread(c->g, s->thread);
@@ -287,97 +283,98 @@ static void print_report(struct graph_cli_ctx *c, const struct argus_diagnosis *
 				argus_graph__edge(c->g, d->path[i].edge) : NULL;
 
 			if (i)
-				printf(i % 3 ? " " : "\n         ");
+				fprintf(f, i % 3 ? " " : "\n         ");
 			if (e)
-				printf("<-%s- ", argus_edge_type_str(e->type));
-			printf("#%u %s/%u", d->path[i].seg, graph_cli_comm(c->g, t), t->tid);
+				fprintf(f, "<-%s- ", argus_edge_type_str(e->type));
+			fprintf(f, "#%u %s/%u", d->path[i].seg, graph_cli_comm(c->g, t), t->tid);
 		}
-		printf("\n");
-		if (p->len)
-			printf("choices   default taken where two or more threads woke a segment:\n%s",
-			       p->notes);
+		fprintf(f, "\n");
+		if (r->nchoices)
+			fprintf(f, "choices   default taken where two or more threads woke a segment:\n");
+		for (uint32_t i = 0; i < r->nchoices; i++)
+			fprintf(f, "%s\n", r->choices[i].text);
 	}
 	for (uint32_t i = 0; i < d->nchain; i++)
-		print_culprit(c, &d->chain[i], i == 0 ? "culprit" : "then");
+		print_culprit(f, c, &d->chain[i], &r->stacks[i], i == 0 ? "culprit" : "then");
 	verdict(c, d, v, sizeof(v));
-	printf("verdict   %s\n", v);
+	fprintf(f, "verdict   %s\n", v);
 	if (d->flag_hint)
-		printf("next      it spins on a flag whose writes the trace does not have: find the flag"
-		       " with\n          `argus flag --pid %u --tid %u`, watch it with `argus watch --pid %u"
-		       " --addr ADDR`,\n          then save and diagnose the next hang: its writer is"
-		       " followed (docs/user-guide.md)\n", d->hang.pid, d->hang.tid, d->hang.pid);
+		fprintf(f, "next      it spins on a flag whose writes the trace does not have: find the flag"
+		        " with\n          `argus flag --pid %u --tid %u`, watch it with `argus watch --pid %u"
+		        " --addr ADDR`,\n          then save and diagnose the next hang: its writer is"
+		        " followed (docs/user-guide.md)\n", d->hang.pid, d->hang.tid, d->hang.pid);
 	if (shallow_waits(c, d))
-		printf("note      the waits' stacks above stop early: without --wait-stacks the collector"
-		       " follows frame pointers,\n          which Debian's libraries do not keep;"
-		       " `argus start --wait-stacks` (or record) shows their callers\n");
-	printf("inspected %u nodes of %u\n", d->inspected, argus_graph__nsegments(c->g));
+		fprintf(f, "note      the waits' stacks above stop early: without --wait-stacks the collector"
+		        " follows frame pointers,\n          which Debian's libraries do not keep;"
+		        " `argus start --wait-stacks` (or record) shows their callers\n");
+	fprintf(f, "inspected %u nodes of %u\n", d->inspected, argus_graph__nsegments(c->g));
 }
 
-static void print_json(struct graph_cli_ctx *c, const struct argus_diagnosis *d,
-		       const char *picked)
+static void print_json(FILE *f, struct graph_cli_ctx *c, const struct diag_run *r)
 {
+	const struct argus_diagnosis *d = r->d;
 	char v[1024];
 
-	printf("{\"hang\":");
-	diag_cli_json_hang(c, &d->hang, d->kind);
-	printf(",\"hang_segment\":%d,\"normal\":", d->hang_seg == ARGUS_NONE ? -1 : (int)d->hang_seg);
+	fprintf(f, "{\"hang\":");
+	diag_cli_fjson_hang(f, c, &d->hang, d->kind);
+	fprintf(f, ",\"hang_segment\":%d,\"normal\":", d->hang_seg == ARGUS_NONE ? -1 : (int)d->hang_seg);
 	if (d->normal_seg != ARGUS_NONE)
-		printf("{\"segment\":%u,\"candidates\":%u,\"match\":\"%s\"}", d->normal_seg,
-		       d->nsimilar, d->normal_relaxed ? "kind" : "object");
+		fprintf(f, "{\"segment\":%u,\"candidates\":%u,\"match\":\"%s\"}", d->normal_seg,
+		        d->nsimilar, d->normal_relaxed ? "kind" : "object");
 	else
-		printf("null");
-	printf(",\"path\":[");
+		fprintf(f, "null");
+	fprintf(f, ",\"path\":[");
 	for (uint32_t i = 0; i < d->npath; i++) {
 		const struct argus_segment *s = argus_graph__segment(c->g, d->path[i].seg);
 		const struct argus_thread *t = argus_graph__thread(c->g, s->thread);
 		const struct argus_edge *e = d->path[i].edge != ARGUS_NONE ?
 			argus_graph__edge(c->g, d->path[i].edge) : NULL;
 
-		printf("%s{\"segment\":%u,\"pid\":%u,\"tid\":%u,\"comm\":", i ? "," : "",
-		       d->path[i].seg, t->pid, t->tid);
-		diag_cli_json_str(graph_cli_comm_raw(c->g, t));
-		printf(",\"process\":");
-		diag_cli_json_str(graph_cli_process_raw(c->g, t));
-		printf(",\"edge\":%s%s%s,\"choices\":%u}", e ? "\"" : "",
-		       e ? argus_edge_type_str(e->type) : "null", e ? "\"" : "",
-		       d->path[i].choices);
+		fprintf(f, "%s{\"segment\":%u,\"pid\":%u,\"tid\":%u,\"comm\":", i ? "," : "",
+		        d->path[i].seg, t->pid, t->tid);
+		diag_cli_fjson_str(f, graph_cli_comm_raw(c->g, t));
+		fprintf(f, ",\"process\":");
+		diag_cli_fjson_str(f, graph_cli_process_raw(c->g, t));
+		fprintf(f, ",\"edge\":%s%s%s,\"choices\":%u}", e ? "\"" : "",
+		        e ? argus_edge_type_str(e->type) : "null", e ? "\"" : "",
+		        d->path[i].choices);
 	}
-	printf("],\"culprit\":");
+	fprintf(f, "],\"culprit\":");
 	if (d->nchain)
-		json_culprit(c, &d->chain[0]);
+		json_culprit(f, c, &d->chain[0], &r->stacks[0]);
 	else
-		printf("null");
-	printf(",\"chain\":[");
+		fprintf(f, "null");
+	fprintf(f, ",\"chain\":[");
 	for (uint32_t i = 1; i < d->nchain; i++) {
-		printf("%s", i > 1 ? "," : "");
-		json_culprit(c, &d->chain[i]);
+		fprintf(f, "%s", i > 1 ? "," : "");
+		json_culprit(f, c, &d->chain[i], &r->stacks[i]);
 	}
 	verdict(c, d, v, sizeof(v));
-	printf("],\"cycle\":%s,\"timeout_ns\":%" PRIu64 ",\"verdict\":", d->cycle ? "true" : "false",
-	       d->timeout_ns);
-	diag_cli_json_str(v);
-	printf(",\"flag\":");
+	fprintf(f, "],\"cycle\":%s,\"timeout_ns\":%" PRIu64 ",\"verdict\":", d->cycle ? "true" : "false",
+	        d->timeout_ns);
+	diag_cli_fjson_str(f, v);
+	fprintf(f, ",\"flag\":");
 	if (d->flag_writer)
-		printf("{\"addr\":%" PRIu64 ",\"writer_tid\":%u,\"writer_comm\":", d->flag_addr,
-		       d->flag_writer);
+		fprintf(f, "{\"addr\":%" PRIu64 ",\"writer_tid\":%u,\"writer_comm\":", d->flag_addr,
+		        d->flag_writer);
 	if (d->flag_writer) {
-		diag_cli_json_str(diag_cli_comm_raw(c, d->flag_writer));
-		printf(",\"normal_segment\":%u,\"edge\":%u}", d->normal_seg, d->flag_edge);
+		diag_cli_fjson_str(f, diag_cli_comm_raw(c, d->flag_writer));
+		fprintf(f, ",\"normal_segment\":%u,\"edge\":%u}", d->normal_seg, d->flag_edge);
 	} else {
-		printf("null");
+		fprintf(f, "null");
 	}
-	printf(",\"next_steps\":[");
+	fprintf(f, ",\"next_steps\":[");
 	if (d->flag_hint)
-		printf("\"argus flag --pid %u --tid %u\",\"argus watch --pid %u --addr ADDR\"",
-		       d->hang.pid, d->hang.tid, d->hang.pid);
-	printf("]");
-	printf(",\"inspected\":%u,\"vertices\":%u,\"picked\":", d->inspected,
-	       argus_graph__nsegments(c->g));
-	diag_cli_json_str(picked);
-	printf("}\n");
+		fprintf(f, "\"argus flag --pid %u --tid %u\",\"argus watch --pid %u --addr ADDR\"",
+		        d->hang.pid, d->hang.tid, d->hang.pid);
+	fprintf(f, "]");
+	fprintf(f, ",\"inspected\":%u,\"vertices\":%u,\"picked\":", d->inspected,
+	        argus_graph__nsegments(c->g));
+	diag_cli_fjson_str(f, r->picked);
+	fprintf(f, "}\n");
 }
 
-static void print_dot(struct graph_cli_ctx *c, const struct argus_diagnosis *d)
+static void print_dot(FILE *f, struct graph_cli_ctx *c, const struct argus_diagnosis *d)
 {
 	uint32_t v[ARGUS_DIAG_MAX_PATH + ARGUS_DIAG_MAX_CHAIN * 2 + 2], n = 0;
 
@@ -390,7 +387,7 @@ static void print_dot(struct graph_cli_ctx *c, const struct argus_diagnosis *d)
 	for (uint32_t i = 0; i < d->nchain; i++)
 		if (d->chain[i].seg != ARGUS_NONE)
 			v[n++] = d->chain[i].seg;
-	argus_graph__write_dot(c->g, v, n, stdout);
+	argus_graph__write_dot(c->g, v, n, f);
 }
 
 static int mutex_owner(void *ctx, uint32_t pid, uint64_t uaddr, uint32_t *tid)
@@ -399,109 +396,175 @@ static int mutex_owner(void *ctx, uint32_t pid, uint64_t uaddr, uint32_t *tid)
 	return diag_cli_mutex_owner(pid, uaddr, tid);
 }
 
-int cmd_diagnose(int argc, char **argv)
+/* Collects a stack's frames into a diag_run_stack (strdup'd). */
+static void keep_frame(void *ctx, const char *frame, const char *func)
 {
-	struct diag_cli_opts o;
-	struct graph_cli_ctx c;
+	struct diag_run_stack *st = ctx;
+	struct diag_frame *nf = realloc(st->f, (st->n + 1) * sizeof(*nf));
+
+	if (!nf)
+		return;
+	st->f = nf;
+	nf[st->n].text = strdup(frame);
+	nf[st->n].func = strdup(func);
+	if (!nf[st->n].text || !nf[st->n].func) {
+		free(nf[st->n].text);
+		free(nf[st->n].func);
+		return;
+	}
+	st->n++;
+}
+
+void diag_run_free(struct diag_run *run)
+{
+	if (!run)
+		return;
+	for (uint32_t i = 0; i < ARGUS_DIAG_MAX_CHAIN; i++) {
+		for (uint32_t j = 0; j < run->stacks[i].n; j++) {
+			free(run->stacks[i].f[j].text);
+			free(run->stacks[i].f[j].func);
+		}
+		free(run->stacks[i].f);
+	}
+	free(run->d);
+	memset(run, 0, sizeof(*run));
+}
+
+int diag_run(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argus_hang *pre,
+	     uint32_t npre, unsigned flags, FILE *out, struct diag_run *run)
+{
 	struct argus_hang *h = NULL, chosen;
-	struct argus_diagnosis *d = NULL;
 	struct pick_ctx pc = { 0 };
 	struct argus_diag_opts dopt = { .sz = sizeof(dopt) };
 	uint32_t n = 0, best = 0;
-	int rc;
+	int rc = 0;
 
-	if ((rc = diag_cli_parse("diagnose", argc, argv, &o, true)))
+	memset(run, 0, sizeof(*run));
+	if (pre) {
+		if (npre && !(h = malloc(npre * sizeof(*h))))
+			return cli_error("diagnose", "out of memory");
+		if (npre)
+			memcpy(h, pre, npre * sizeof(*h));
+		n = npre;
+	} else if ((rc = diag_cli_hangs(c, "diagnose", o, ARGUS_HANGS_THREAD, &h, &n))) {
 		return rc;
-	if ((rc = graph_cli_open(&c, "diagnose", &o.g)))
-		return rc;
-	if ((rc = diag_cli_hangs(&c, "diagnose", &o, ARGUS_HANGS_THREAD, &h, &n)))
-		goto out;
-	if (o.at_rel)
-		o.at_ns += argus_graph__stats(c.g)->min_ts;
+	}
+	if (o->at_rel) {
+		o->at_ns += argus_graph__stats(c->g)->min_ts;
+		o->at_rel = false;
+	}
 	/* which hang: --at, --mark, else the ongoing one, else the longest */
 	for (uint32_t i = 0; i < n; i++) {
-		const char *m = h[i].annotated ? argus_trace__string(c.t, h[i].mark) : NULL;
+		const char *m = h[i].annotated ? argus_trace__string(c->t, h[i].mark) : NULL;
 		uint64_t len = h[i].end - h[i].start, blen = h[best].end - h[best].start;
 
-		if (o.have_at ? (o.at_ns >= h[i].start && o.at_ns <= h[i].end) :
-		    o.mark ? (m && strstr(m, o.mark)) :
+		if (o->have_at ? (o->at_ns >= h[i].start && o->at_ns <= h[i].end) :
+		    o->mark ? (m && strstr(m, o->mark)) :
 		    (h[i].ongoing && !h[best].ongoing) ||
 		    (h[i].ongoing == h[best].ongoing && len > blen))
 			best = i;
 	}
-	if (n && o.have_at && !(o.at_ns >= h[best].start && o.at_ns <= h[best].end))
+	if (n && o->have_at && !(o->at_ns >= h[best].start && o->at_ns <= h[best].end))
 		n = 0;
-	if (!n && o.have_at) {
+	if (!n && o->have_at) {
 		/* --at always answers: whatever the thread was doing then */
-		struct argus_hang_opts ho = diag_cli_hang_opts(&o, ARGUS_HANGS_THREAD);
+		struct argus_hang_opts ho = diag_cli_hang_opts(o, ARGUS_HANGS_THREAD);
 
 		free(h);
 		if (!(h = malloc(sizeof(*h)))) {
 			rc = cli_error("diagnose", "out of memory");
 			goto out;
 		}
-		if (argus_diag__hang_at(c.g, o.tid ? o.tid : o.pid, o.at_ns, &ho, h)) {
+		if (argus_diag__hang_at(c->g, o->tid ? o->tid : o->pid, o->at_ns, &ho, h)) {
 			rc = cli_error("diagnose", "%s: thread %u did not exist at that time; see argus hangs",
-				       o.g.path, o.tid ? o.tid : o.pid);
+				       o->g.path, o->tid ? o->tid : o->pid);
 			goto out;
 		}
 		n = 1;
 		best = 0;
-		snprintf(pc.picked, sizeof(pc.picked), "what the thread did at the time asked (--at)%s",
+		snprintf(run->picked, sizeof(run->picked), "what the thread did at the time asked (--at)%s",
 			 h->flags & ARGUS_HANG_F_UNDER ? ", shorter than the threshold: not a hang" : "");
-	} else if (!n && !o.tid && !o.mark) {
+	} else if (!n && !o->tid && !o->mark) {
 		/* no hang of the main thread: the process's other threads */
 		free(h);
 		h = NULL;
-		if ((rc = diag_cli_hangs(&c, "diagnose", &o, ARGUS_HANGS_PROCESS, &h, &n)))
+		if ((rc = diag_cli_hangs(c, "diagnose", o, ARGUS_HANGS_PROCESS, &h, &n)))
 			goto out;
 		for (uint32_t i = 0; i < n; i++)
 			if (h[i].ongoing && !h[best].ongoing)
 				best = i;
 		if (n)
-			snprintf(pc.picked, sizeof(pc.picked), "the %s hang of thread %u (the main thread"
-				 " has none)", h[best].ongoing ? "ongoing" : "longest", h[best].tid);
-	} else if (n && !o.have_at && !o.mark) {
-		snprintf(pc.picked, sizeof(pc.picked), "the %s hang of the %s", h[best].ongoing ?
-			 "ongoing" : "longest", o.tid ? "thread" : "main thread");
+			snprintf(run->picked, sizeof(run->picked), "the %s hang of thread %u (the main"
+				 " thread has none)", h[best].ongoing ? "ongoing" : "longest", h[best].tid);
+	} else if (n && !o->have_at && !o->mark) {
+		snprintf(run->picked, sizeof(run->picked), "the %s hang of the %s", h[best].ongoing ?
+			 "ongoing" : "longest", o->tid ? "thread" : "main thread");
 	}
-	if (!n || (o.mark && !(h[best].annotated && strstr(argus_trace__string(c.t, h[best].mark) ?: "",
-						     o.mark)))) {
+	if (!n || (o->mark && !(h[best].annotated && strstr(argus_trace__string(c->t, h[best].mark) ?: "",
+						      o->mark)))) {
 		rc = cli_error("diagnose", "%s: no hang of %s %u%s (threshold %.0f ms); see argus hangs",
-			       o.g.path, o.tid ? "thread" : "process", o.tid ? o.tid : o.pid,
-			       o.mark ? " with that mark" : "",
-			       (double)o.threshold_ns / 1e6);
+			       o->g.path, o->tid ? "thread" : "process", o->tid ? o->tid : o->pid,
+			       o->mark ? " with that mark" : "",
+			       (double)o->threshold_ns / 1e6);
 		goto out;
 	}
 	chosen = h[best];
-	pc.c = &c;
-	pc.o = &o;
-	pc.tty = isatty(0) && isatty(1) && !o.json && !o.dot;
-	dopt.depth = o.depth;
+	run->nhangs = n;
+	pc.c = c;
+	pc.o = o;
+	pc.tty = flags & DIAG_RUN_TTY;
+	pc.run = run;
+	dopt.depth = o->depth;
 	dopt.pick = pick;
 	dopt.pick_ctx = &pc;
-	if (o.live) {
+	if (o->live) {
 		dopt.holders = diag_cli_proc_holders;
 		dopt.mutex_owner = mutex_owner;
 	}
-	d = calloc(1, sizeof(*d));
-	if (!d) {
+	run->d = calloc(1, sizeof(*run->d));
+	if (!run->d) {
 		rc = cli_error("diagnose", "out of memory");
 		goto out;
 	}
-	if ((rc = argus_diag__diagnose(c.g, &chosen, &dopt, d))) {
-		rc = cli_error("diagnose", "%s: diagnosis failed: %s", o.g.path, strerror(-rc));
+	if ((rc = argus_diag__diagnose(c->g, &chosen, &dopt, run->d))) {
+		rc = cli_error("diagnose", "%s: diagnosis failed: %s", o->g.path, strerror(-rc));
+		free(run->d);
+		run->d = NULL;
 		goto out;
 	}
-	if (o.json)
-		print_json(&c, d, pc.picked);
-	else if (o.dot)
-		print_dot(&c, d);
+	/* each stack symbolized once: the report, the JSON and the caller's
+	 * structs show the same frames */
+	if (!o->dot || (flags & DIAG_RUN_STACKS))
+		for (uint32_t i = 0; i < run->d->nchain; i++) {
+			const struct argus_culprit *k = &run->d->chain[i];
+
+			diag_cli_stack_funcs(c, k->pid, k->to, k->stack, keep_frame, &run->stacks[i]);
+		}
+	if (o->json)
+		print_json(out, c, run);
+	else if (o->dot)
+		print_dot(out, c, run->d);
 	else
-		print_report(&c, d, &pc, n);
+		print_report(out, c, run);
 out:
-	free(d);
 	free(h);
+	return rc;
+}
+
+int cmd_diagnose(int argc, char **argv)
+{
+	struct diag_cli_opts o;
+	struct graph_cli_ctx c;
+	struct diag_run run;
+	int rc;
+
+	if ((rc = diag_cli_parse("diagnose", argc, argv, &o, true)))
+		return rc;
+	if ((rc = graph_cli_open(&c, "diagnose", &o.g)))
+		return rc;
+	rc = diag_run(&c, &o, NULL, 0, isatty(0) && isatty(1) && !o.json && !o.dot ? DIAG_RUN_TTY : 0,
+		      stdout, &run);
+	diag_run_free(&run);
 	graph_cli_close(&c);
 	return rc;
 }

@@ -262,12 +262,17 @@ static double rel_s(struct graph_cli_ctx *c, uint64_t ts)
 	return ts >= t0 ? (double)(ts - t0) / 1e9 : 0.0;
 }
 
-void diag_cli_print_thread_line(struct graph_cli_ctx *c, uint32_t tid)
+void diag_cli_fprint_thread_line(FILE *f, struct graph_cli_ctx *c, uint32_t tid)
 {
 	const struct argus_thread *t = thread_of(c, tid);
 
-	printf("%s %u/%u (process %s)", diag_cli_comm(c, tid), t ? t->pid : 0, tid,
-	       diag_cli_process(c, tid));
+	fprintf(f, "%s %u/%u (process %s)", diag_cli_comm(c, tid), t ? t->pid : 0, tid,
+		diag_cli_process(c, tid));
+}
+
+void diag_cli_print_thread_line(struct graph_cli_ctx *c, uint32_t tid)
+{
+	diag_cli_fprint_thread_line(stdout, c, tid);
 }
 
 void diag_cli_print_hang(struct graph_cli_ctx *c, const struct argus_hang *h, uint32_t i,
@@ -290,33 +295,44 @@ void diag_cli_print_hang(struct graph_cli_ctx *c, const struct argus_hang *h, ui
 	printf("\n");
 }
 
+void diag_cli_fjson_str(FILE *f, const char *s)
+{
+	argus_json_write_str(f, s ? s : "");
+}
+
 void diag_cli_json_str(const char *s)
 {
-	argus_json_write_str(stdout, s ? s : "");
+	diag_cli_fjson_str(stdout, s);
+}
+
+void diag_cli_fjson_hang(FILE *f, struct graph_cli_ctx *c, const struct argus_hang *h,
+			 unsigned kind)
+{
+	fprintf(f, "{\"pid\":%u,\"tid\":%u,\"comm\":", h->pid, h->tid);
+	diag_cli_fjson_str(f, diag_cli_comm_raw(c, h->tid));
+	fprintf(f, ",\"process\":");
+	diag_cli_fjson_str(f, diag_cli_process_raw(c, h->tid));
+	fprintf(f, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+		",\"ongoing\":%s,\"annotated\":%s,\"segment\":%u",
+		h->start, h->end, h->end - h->start, h->ongoing ? "true" : "false",
+		h->annotated ? "true" : "false", h->seg);
+	fprintf(f, ",\"idle_loop\":%s,\"deliberate\":%s,\"dormant\":%s,\"under_threshold\":%s",
+		h->flags & ARGUS_HANG_F_LOOP ? "true" : "false",
+		h->flags & ARGUS_HANG_F_DELIBERATE ? "true" : "false",
+		h->flags & ARGUS_HANG_F_DORMANT ? "true" : "false",
+		h->flags & ARGUS_HANG_F_UNDER ? "true" : "false");
+	if (h->annotated) {
+		fprintf(f, ",\"mark\":");
+		diag_cli_fjson_str(f, argus_trace__string(c->t, h->mark));
+	}
+	if (kind)
+		fprintf(f, ",\"kind\":\"%s\"", argus_hang_kind_str(kind));
+	fprintf(f, "}");
 }
 
 void diag_cli_json_hang(struct graph_cli_ctx *c, const struct argus_hang *h, unsigned kind)
 {
-	printf("{\"pid\":%u,\"tid\":%u,\"comm\":", h->pid, h->tid);
-	diag_cli_json_str(diag_cli_comm_raw(c, h->tid));
-	printf(",\"process\":");
-	diag_cli_json_str(diag_cli_process_raw(c, h->tid));
-	printf(",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
-	       ",\"ongoing\":%s,\"annotated\":%s,\"segment\":%u",
-	       h->start, h->end, h->end - h->start, h->ongoing ? "true" : "false",
-	       h->annotated ? "true" : "false", h->seg);
-	printf(",\"idle_loop\":%s,\"deliberate\":%s,\"dormant\":%s,\"under_threshold\":%s",
-	       h->flags & ARGUS_HANG_F_LOOP ? "true" : "false",
-	       h->flags & ARGUS_HANG_F_DELIBERATE ? "true" : "false",
-	       h->flags & ARGUS_HANG_F_DORMANT ? "true" : "false",
-	       h->flags & ARGUS_HANG_F_UNDER ? "true" : "false");
-	if (h->annotated) {
-		printf(",\"mark\":");
-		diag_cli_json_str(argus_trace__string(c->t, h->mark));
-	}
-	if (kind)
-		printf(",\"kind\":\"%s\"", argus_hang_kind_str(kind));
-	printf("}");
+	diag_cli_fjson_hang(stdout, c, h, kind);
 }
 
 static diag_sym_fn host_sym;
@@ -328,8 +344,8 @@ void diag_cli_set_symbolizer(diag_sym_fn fn, void *ctx)
 	host_sym_ctx = ctx;
 }
 
-void diag_cli_stack(struct graph_cli_ctx *c, uint32_t pid, uint64_t ts, uint32_t stack,
-		    diag_frame_fn fn, void *ctx)
+void diag_cli_stack_funcs(struct graph_cli_ctx *c, uint32_t pid, uint64_t ts, uint32_t stack,
+			  diag_func_frame_fn fn, void *ctx)
 {
 	static struct argus_symbolizer *sym;
 	const uint64_t *ips;
@@ -341,18 +357,44 @@ void diag_cli_stack(struct graph_cli_ctx *c, uint32_t pid, uint64_t ts, uint32_t
 		sym = argus_symbolizer__new();   /* lives until exit: one CLI run */
 	for (uint32_t i = 0; i < nr; i++) {
 		struct argus_sym s;
-		char buf[512];
+		char buf[512], func[256] = "";
 		uint64_t ip = i ? ips[i] - 1 : ips[i];  /* return addresses */
 
-		if (host_sym && !host_sym(host_sym_ctx, pid, ip, buf, sizeof(buf)))
+		if (host_sym && !host_sym(host_sym_ctx, pid, ip, buf, sizeof(buf), func, sizeof(func))) {
 			buf[sizeof(buf) - 1] = 0;
-		else if (!sym || argus_symbolize_trace_ip(sym, c->t, pid, ts, ip, &s) == -EINVAL)
+			func[sizeof(func) - 1] = 0;
+		} else if (!sym || argus_symbolize_trace_ip(sym, c->t, pid, ts, ip, &s) == -EINVAL) {
 			snprintf(buf, sizeof(buf), "%#" PRIx64, ips[i]);
-		else
+			func[0] = 0;
+		} else {
 			argus_sym__format(&s, ip, buf, sizeof(buf));
-		/* symbol, source and file names come from another user's ELF */
-		fn(ctx, cli_tstr(buf));
+			snprintf(func, sizeof(func), "%s", s.func);
+		}
+		/* symbol, source and file names come from another user's ELF:
+		 * escaped for the terminal; the bare name is for comparing */
+		fn(ctx, cli_tstr(buf), func);
 	}
+}
+
+struct frame_only {
+	diag_frame_fn fn;
+	void *ctx;
+};
+
+static void frame_only(void *ctx, const char *frame, const char *func)
+{
+	struct frame_only *f = ctx;
+
+	(void)func;
+	f->fn(f->ctx, frame);
+}
+
+void diag_cli_stack(struct graph_cli_ctx *c, uint32_t pid, uint64_t ts, uint32_t stack,
+		    diag_frame_fn fn, void *ctx)
+{
+	struct frame_only f = { fn, ctx };
+
+	diag_cli_stack_funcs(c, pid, ts, stack, frame_only, &f);
 }
 
 /* ---- the segment commands (show, similar, slice, diff) ---------------- */

@@ -5,6 +5,7 @@
 #define ARGUS_DIAG_CLI_H
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "argus_diag.h"
 #include "graph_cli.h"
@@ -46,24 +47,37 @@ int diag_cli_hangs(struct graph_cli_ctx *c, const char *cmd, struct diag_cli_opt
 struct argus_hang_opts diag_cli_hang_opts(const struct diag_cli_opts *o, unsigned scope);
 
 void diag_cli_print_thread_line(struct graph_cli_ctx *c, uint32_t tid);
+void diag_cli_fprint_thread_line(FILE *f, struct graph_cli_ctx *c, uint32_t tid);
 void diag_cli_print_hang(struct graph_cli_ctx *c, const struct argus_hang *h, uint32_t i,
 			 bool who);
 void diag_cli_json_hang(struct graph_cli_ctx *c, const struct argus_hang *h, unsigned kind);
-/* JSON string (escaped, quoted) to stdout. */
+void diag_cli_fjson_hang(FILE *f, struct graph_cli_ctx *c, const struct argus_hang *h,
+			 unsigned kind);
+/* JSON string (escaped, quoted) to stdout, or to f. */
 void diag_cli_json_str(const char *s);
+void diag_cli_fjson_str(FILE *f, const char *s);
 /* A symbolizer that knows a process better than the trace does (the lldb
  * plugin: the attached process, through lldb's target and its debug
  * info).  fn gets the lookup address (a return address already moved back
  * into its call) and fills buf with one frame as argus_sym__format prints
- * it ("func+0x1a (file.c:42) [module]"), returning 0; non-zero leaves the
- * frame to the trace's symbolizer.  NULL fn: the trace's for everything. */
-typedef int (*diag_sym_fn)(void *ctx, uint32_t pid, uint64_t ip, char *buf, size_t len);
+ * it ("func+0x1a (file.c:42) [module]") and func with the function's name
+ * alone (as the frame names it: "" if none), returning 0; non-zero leaves
+ * the frame to the trace's symbolizer.  NULL fn: the trace's for
+ * everything. */
+typedef int (*diag_sym_fn)(void *ctx, uint32_t pid, uint64_t ip, char *buf, size_t len,
+			   char *func, size_t func_len);
 void diag_cli_set_symbolizer(diag_sym_fn fn, void *ctx);
 
-/* Symbolized frames of a trace stack, one per call: "func+off (file:line)". */
+/* Symbolized frames of a trace stack, one per call: "func+off (file:line)",
+ * escaped for a terminal (cli_tstr). */
 typedef void (*diag_frame_fn)(void *ctx, const char *frame);
 void diag_cli_stack(struct graph_cli_ctx *c, uint32_t pid, uint64_t ts, uint32_t stack,
 		    diag_frame_fn fn, void *ctx);
+/* The same, with each frame's function name alone, unescaped ("" when the
+ * frame has none: an address, or module+offset), from the same lookup. */
+typedef void (*diag_func_frame_fn)(void *ctx, const char *frame, const char *func);
+void diag_cli_stack_funcs(struct graph_cli_ctx *c, uint32_t pid, uint64_t ts, uint32_t stack,
+			  diag_func_frame_fn fn, void *ctx);
 const char *diag_cli_comm(struct graph_cli_ctx *c, uint32_t tid);
 const char *diag_cli_process(struct graph_cli_ctx *c, uint32_t tid);
 /* The same, unescaped, for JSON. */

@@ -15,7 +15,7 @@ int graph_cli_common_flag(struct graph_cli_opts *o, int argc, char **argv, int i
 	(void)argc;
 	if (!strcmp(argv[i], "--schema")) {
 		if (i + 1 >= argc) {
-			fprintf(stderr, "argus: --schema needs a FILE\n");
+			fprintf(cli_err(), "argus: --schema needs a FILE\n");
 			return -1;
 		}
 		o->schema_path = argv[i + 1];
@@ -46,7 +46,9 @@ int graph_cli_open(struct graph_cli_ctx *c, const char *cmd,
 {
 	struct argus_graph_opts go = { .sz = sizeof(go) };
 	struct argus_error err = { 0 };
-	bool tty = isatty(2);
+	/* the bar only where the messages go to the terminal (not into a
+	 * host's buffer: cli_set_err) */
+	bool tty = cli_err() == stderr && isatty(2);
 
 	memset(c, 0, sizeof(*c));
 	c->t = argus_trace__open(o->path, &err);
@@ -107,18 +109,23 @@ const char *graph_cli_process(const struct argus_graph *g, const struct argus_th
 	return cli_tstr(graph_cli_process_raw(g, t));
 }
 
-void graph_cli_print_wait(const struct argus_graph *g, const struct argus_segment *s)
+void graph_cli_fprint_wait(FILE *f, const struct argus_graph *g, const struct argus_segment *s)
 {
 	const char *name = s->wait_nr >= 0 ? argus_syscall_name(s->wait_nr) : NULL;
 
 	if (name)
-		printf(" in %s", name);
+		fprintf(f, " in %s", name);
 	else if (s->wait_nr >= 0)
-		printf(" in syscall %d", s->wait_nr);
+		fprintf(f, " in syscall %d", s->wait_nr);
 	else
-		printf(" (not in a syscall)");
+		fprintf(f, " (not in a syscall)");
 	if (s->wait_obj)
-		printf(" on %s", argus_obj_kind_str(argus_graph__object(g, s->wait_obj)->kind));
+		fprintf(f, " on %s", argus_obj_kind_str(argus_graph__object(g, s->wait_obj)->kind));
 	if (s->wait_ns)
-		printf(" for %.3f ms", (double)s->wait_ns / 1e6);
+		fprintf(f, " for %.3f ms", (double)s->wait_ns / 1e6);
+}
+
+void graph_cli_print_wait(const struct argus_graph *g, const struct argus_segment *s)
+{
+	graph_cli_fprint_wait(stdout, g, s);
 }

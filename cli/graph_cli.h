@@ -4,6 +4,7 @@
 #ifndef ARGUS_GRAPH_CLI_H
 #define ARGUS_GRAPH_CLI_H
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "argus_graph.h"
 
@@ -39,4 +40,5 @@ const char *graph_cli_process_raw(const struct argus_graph *g, const struct argu
 /* Prints " in SYSCALL(obj) for N ms[, timeout T ms]" for a segment that
  * ended in a wait. */
 void graph_cli_print_wait(const struct argus_graph *g, const struct argus_segment *s);
+void graph_cli_fprint_wait(FILE *f, const struct argus_graph *g, const struct argus_segment *s);
 #endif

@@ -4,7 +4,12 @@
 // debugger, why it is stuck.  This file is glue only (STYLE: "the glue is
 // thin"): each subcommand builds an argv for the argus CLI and runs it in
 // process (cli_capture.c), then copies the CLI's stdout/stderr into lldb's
-// SBCommandReturnObject.  No graph logic lives here.
+// SBCommandReturnObject.  No graph logic lives here.  Where the glue needs
+// the analysis' results themselves -- which hangs the UI thread has, which
+// threads the diagnosis names and their stacks' functions, the choices
+// argus pick lists -- it calls the structured API (cli/diag_query.h), which
+// hands back libargus's structs together with the report's text from the
+// same run.  No CLI output is read back here.
 //
 // What the glue adds over the CLI:
 //   - the pid: hangs/diagnose default to the attached process;
@@ -50,6 +55,7 @@
 #include <lldb/API/LLDB.h>
 
 #include "cli_capture.h"
+#include "diag_query.h"
 #include "host_liblldb.h"
 #include "step_cmds.h"
 
@@ -312,57 +318,27 @@ bool process_alive(lldb::SBProcess p)
 
 // ---- the live view: lldb's threads beside the report ---------------------
 
+// A thread the report names, for the live view: from the diagnosis API's
+// struct, never from the report's text.
 struct ReportThread {
 	std::string label;               // "hang", "culprit", "then"
 	uint32_t pid = 0, tid = 0;
 	std::set<std::string> trace_fns; // function names of its trace stack
 };
 
-// "culprit   ime_worker 6822/6825 (process browser), blocked ..." -> pid, tid.
-bool parse_thread_line(const std::string &line, uint32_t &pid, uint32_t &tid)
-{
-	size_t p = line.find(" (process ");
-	if (p == std::string::npos)
-		return false;
-	size_t s = line.rfind(' ', p - 1);
-	if (s == std::string::npos)
-		return false;
-	unsigned a, b;
-	char tail;
-	if (sscanf(line.c_str() + s + 1, "%u/%u%c", &a, &b, &tail) != 3 || tail != ' ')
-		return false;
-	pid = a;
-	tid = b;
-	return true;
-}
-
-// The hang's and culprits' threads named by a diagnose report, with the
-// function names of the stacks printed under them ("    func+0x.. (...)").
-std::vector<ReportThread> report_threads(const std::string &report)
+std::vector<ReportThread> report_threads(const argus_diag_report &rep)
 {
 	std::vector<ReportThread> v;
-	size_t pos = 0;
-	bool in_stack = false;   // the lines under a culprit/then line
-	while (pos < report.size()) {
-		size_t nl = report.find('\n', pos);
-		std::string line = report.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-		pos = nl == std::string::npos ? report.size() : nl + 1;
-		if (line.compare(0, 8, "        ") != 0)
-			in_stack = false;
-		for (const char *label : {"hang ", "culprit ", "then "}) {
-			ReportThread t;
-			if (line.compare(0, strlen(label), label) == 0 && parse_thread_line(line, t.pid, t.tid)) {
-				t.label = rtrim(label);
-				v.push_back(t);
-				in_stack = t.label != "hang";
-			}
-		}
-		if (in_stack && line.compare(0, 8, "        ") == 0) {
-			size_t b = line.find_first_not_of(' ');
-			size_t e = line.find_first_of("+ ", b);
-			if (b != std::string::npos && e != std::string::npos && e > b)
-				v.back().trace_fns.insert(line.substr(b, e - b));
-		}
+	for (uint32_t i = 0; i < rep.nthreads; i++) {
+		const argus_diag_thread &t = rep.threads[i];
+		ReportThread r;
+		r.label = t.label;
+		r.pid = t.pid;
+		r.tid = t.tid;
+		for (uint32_t j = 0; j < t.nframes; j++)
+			if (t.frames[j].func && *t.frames[j].func)
+				r.trace_fns.insert(t.frames[j].func);
+		v.push_back(r);
 	}
 	return v;
 }
@@ -427,7 +403,7 @@ bool in_loop_wait(lldb::SBThread th)
 	return false;
 }
 
-void print_live(lldb::SBDebugger d, lldb::SBProcess proc, const std::string &report,
+void print_live(lldb::SBDebugger d, lldb::SBProcess proc, const argus_diag_report &report,
 		lldb::SBCommandReturnObject &result)
 {
 	uint32_t pid = (uint32_t)proc.GetProcessID();
@@ -521,7 +497,8 @@ struct LldbSymbols {
 };
 LldbSymbols g_symbols;
 
-int lldb_symbolize(void *ctx, uint32_t pid, uint64_t ip, char *buf, size_t len)
+int lldb_symbolize(void *ctx, uint32_t pid, uint64_t ip, char *buf, size_t len, char *func,
+		   size_t func_len)
 {
 	auto *s = static_cast<LldbSymbols *>(ctx);
 	lldb::SBTarget target = s->debugger->GetSelectedTarget();
@@ -558,9 +535,20 @@ int lldb_symbolize(void *ctx, uint32_t pid, uint64_t ip, char *buf, size_t len)
 		n += snprintf(buf + n, len - (size_t)n, " [%s]", mod);
 	if (n <= 0)
 		return 1;
+	snprintf(func, func_len, "%s", name);
 	s->frames++;
 	s->pid = pid;
 	return 0;
+}
+
+// The line after a report saying how many frames of the attached process
+// lldb symbolized (g_symbols counts them while a command runs).
+std::string symbols_line()
+{
+	return "symbols   " + std::to_string(g_symbols.frames) + " frame(s) of process " +
+	       std::to_string(g_symbols.pid) +
+	       " symbolized by lldb's target (the attached process as loaded now); "
+	       "others by the trace's symbolizer\n";
 }
 
 // Like run_cli, for the commands that print stacks: says after the output
@@ -570,10 +558,7 @@ CliResult run_cli_stacks(const Args &args, bool text_output)
 	g_symbols.frames = 0;
 	CliResult r = run_cli(args);
 	if (r.rc == 0 && text_output && g_symbols.frames)
-		r.out += "symbols   " + std::to_string(g_symbols.frames) + " frame(s) of process " +
-			 std::to_string(g_symbols.pid) +
-			 " symbolized by lldb's target (the attached process as loaded now); "
-			 "others by the trace's symbolizer\n";
+		r.out += symbols_line();
 	return r;
 }
 
@@ -766,59 +751,76 @@ bool cmd_hangs(const Subcommand &sc, lldb::SBDebugger d, Args args, lldb::SBComm
 	return finish(result, run_cli(p.cli), sc.syntax);
 }
 
-struct HangRef {
-	uint64_t start = 0, end = 0;
-	bool ongoing = false;
-	bool loop = false;       // a gap away from an idle wait (not a one-shot wait)
+// ---- the diagnosis API (cli/diag_query.h) ----------------------------------
+
+// The words of args as the C API's argv (they stay owned by args, which
+// must outlive it; the API only reads them).
+class Argv {
+public:
+	explicit Argv(const Args &args)
+	{
+		for (auto &s : args)
+			v_.push_back(const_cast<char *>(s.c_str()));
+		v_.push_back(nullptr);
+	}
+	int argc() const { return (int)v_.size() - 1; }
+	char **argv() { return v_.data(); }
+
+private:
+	std::vector<char *> v_;
 };
 
-uint64_t json_u64(const std::string &s, size_t from, const char *key)
-{
-	size_t k = s.find(key, from);
-	return k == std::string::npos ? 0 : strtoull(s.c_str() + k + strlen(key), nullptr, 10);
-}
+// One lldb command's query object: the snapshot's graph is built once for
+// the hang list (choose_hang) and the diagnosis (run_diagnose).
+class Query {
+public:
+	Query() : q_(argus_diag_query__new()) {}
+	~Query() { argus_diag_query__free(q_); }
+	Query(const Query &) = delete;
+	Query &operator=(const Query &) = delete;
+	argus_diag_query *get() const { return q_; }
+	// A failed call as the CLI would have ended: exit 2 for bad words
+	// (-EINVAL), else 1, and what it would have printed on stderr.
+	CliResult failure(int rc) const
+	{
+		CliResult r;
+		r.rc = rc == -EINVAL ? 2 : 1;
+		r.err = argus_diag_query__error(q_);
+		if (r.err.empty())
+			r.err = std::string("argus diagnose: ") + strerror(-rc) + "\n";
+		return r;
+	}
 
-// The UI thread's hangs in the snapshot, from `argus hangs --json` (the
-// CLI's own JSON: a key search per hang object is enough).
-bool list_hangs(const DiagPrep &p, const std::string &threshold_ms, std::vector<HangRef> &v,
-		std::string &err)
+private:
+	argus_diag_query *q_;
+};
+
+// The UI thread's hangs in the snapshot: the ones argus diagnose with
+// these words would choose from, at threshold_ms.
+bool list_hangs(Query &q, const DiagPrep &p, const std::string &threshold_ms,
+		std::vector<argus_hang> &v, std::string &err)
 {
-	Args a{"hangs", p.trace, "--pid", p.pid, "--json", "--threshold", threshold_ms};
-	// one thread: the main thread unless --tid says (with --pid alone
-	// the CLI lists every thread of the process)
-	if (opt_value(p.cli, "--tid").empty()) {
-		a.push_back("--tid");
-		a.push_back(p.pid);
-	}
-	for (const char *opt : {"--tid", "--schema"}) {
-		std::string val = opt_value(p.cli, opt);
-		if (!val.empty()) {
-			a.push_back(opt);
-			a.push_back(val);
-		}
-	}
-	if (has(p.cli, "--no-split"))
-		a.push_back("--no-split");
-	CliResult r = run_cli(a);
-	if (r.rc) {
-		err = rtrim(r.err);
+	if (!q.get()) {
+		err = "argus diagnose: out of memory";
 		return false;
 	}
-	for (size_t at = r.out.find("\"start_ns\":"); at != std::string::npos;
-	     at = r.out.find("\"start_ns\":", at + 1)) {
-		HangRef h;
-		h.start = json_u64(r.out, at, "\"start_ns\":");
-		h.end = json_u64(r.out, at, "\"end_ns\":");
-		size_t o = r.out.find("\"ongoing\":", at);
-		h.ongoing = o != std::string::npos && r.out.compare(o + 10, 4, "true") == 0;
-		size_t l = r.out.find("\"idle_loop\":", at);
-		h.loop = l != std::string::npos && r.out.compare(l + 12, 4, "true") == 0;
-		v.push_back(h);
+	Args a = p.cli;
+	a.push_back("--threshold");   // the parser keeps the last one
+	a.push_back(threshold_ms);
+	Argv av(a);
+	argus_hang *h = nullptr;
+	uint32_t n = 0;
+	int rc = argus_diag_query__hangs(q.get(), av.argc(), av.argv(), &h, &n);
+	if (rc) {
+		err = rtrim(q.failure(rc).err);
+		return false;
 	}
+	v.assign(h, h + n);
+	free(h);
 	return true;
 }
 
-bool run_diagnose(const Subcommand &sc, lldb::SBDebugger d, const DiagPrep &p,
+bool run_diagnose(const Subcommand &sc, lldb::SBDebugger d, Query &q, const DiagPrep &p,
 		  lldb::SBCommandReturnObject &result)
 {
 	Args a = p.cli;
@@ -829,22 +831,31 @@ bool run_diagnose(const Subcommand &sc, lldb::SBDebugger d, const DiagPrep &p,
 		a.push_back("--pick");
 		a.push_back(list);
 	}
-	CliResult r = run_cli_stacks(a, !has(a, "--json") && !has(a, "--dot"));
+	if (!q.get())
+		return fail(result, "argus diagnose: out of memory");
+	bool text_output = !has(a, "--json") && !has(a, "--dot");
+	Argv av(a);
+	argus_diag_report *rep = nullptr;
+	g_symbols.frames = 0;
+	int rc = argus_diag_query__diagnose(q.get(), av.argc(), av.argv(), &rep);
+	CliResult r = rc ? q.failure(rc) : CliResult();
+	if (!rc) {
+		r.rc = 0;
+		r.out = rep->text;
+		if (text_output && g_symbols.frames)
+			r.out += symbols_line();
+	}
 	bool ok = finish(result, r, sc.syntax);
 	if (ok) {
 		g_session.last_diagnose = p.cli;
 		g_session.have_diagnose = true;
 		g_session.choices.clear();
-		for (size_t pos = 0; pos < r.out.size();) {
-			size_t nl = r.out.find('\n', pos);
-			std::string line = r.out.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-			pos = nl == std::string::npos ? r.out.size() : nl + 1;
-			if (line.find(" not taken: ") != std::string::npos && line.find("(--pick ") != std::string::npos)
-				g_session.choices.push_back(line);
-		}
-		if (p.attached && !has(p.cli, "--json") && !has(p.cli, "--dot"))
-			print_live(d, p.proc, r.out, result);
+		for (uint32_t i = 0; i < rep->nchoices; i++)
+			g_session.choices.push_back(rep->choices[i].text);
+		if (p.attached && text_output)
+			print_live(d, p.proc, *rep, result);
 	}
+	argus_diag_report__free(rep);
 	return ok;
 }
 
@@ -854,29 +865,29 @@ bool run_diagnose(const Subcommand &sc, lldb::SBDebugger d, const DiagPrep &p,
 // gap is the debugger's stop, and the longest earlier hang of at least the
 // threshold (default 2000 ms) is taken.  Adds --at (and --threshold) to
 // p.cli; false after an error in result.
-bool choose_hang(DiagPrep &p, bool quiet, lldb::SBCommandReturnObject &result)
+bool choose_hang(Query &q, DiagPrep &p, bool quiet, lldb::SBCommandReturnObject &result)
 {
 	std::string user_th = opt_value(p.cli, "--threshold"), err;
 	std::string list_th = user_th.empty() ? kOngoingThresholdMs : user_th;
 	uint64_t min_ns = (user_th.empty() ? 2000ull : strtoull(user_th.c_str(), nullptr, 10)) * 1000000ull;
-	std::vector<HangRef> hangs;
-	if (!list_hangs(p, list_th, hangs, err))
+	std::vector<argus_hang> hangs;
+	if (!list_hangs(q, p, list_th, hangs, err))
 		return fail(result, err.empty() ? "argus diagnose: cannot list the hangs" : err);
 
 	std::string tid = opt_value(p.cli, "--tid");
 	lldb::SBThread ui = p.proc.GetThreadByID(strtoull((tid.empty() ? p.pid : tid).c_str(), nullptr, 10));
 	bool in_loop = p.proc.GetState() == lldb::eStateStopped && ui.IsValid() && in_loop_wait(ui);
-	const HangRef *pick = nullptr;
+	const argus_hang *pick = nullptr;
 	// lldb seeing the thread in poll vetoes an ongoing gap of an event
 	// loop only: a thread with no idle wait (a client library's reply
 	// wait inside poll) is hung right there
-	for (const HangRef &h : hangs)
-		if (h.ongoing && (!in_loop || !h.loop))
+	for (const argus_hang &h : hangs)
+		if (h.ongoing && (!in_loop || !(h.flags & ARGUS_HANG_F_LOOP)))
 			pick = &h;
 	const char *why = "argus: the hang in progress (the UI thread is still away from its event loop "
 			  "at the end of the snapshot)\n";
 	if (!pick) {
-		for (const HangRef &h : hangs)
+		for (const argus_hang &h : hangs)
 			if (!h.ongoing && h.end - h.start >= min_ns &&
 			    (!pick || h.end - h.start > pick->end - pick->start))
 				pick = &h;
@@ -927,9 +938,10 @@ bool cmd_diagnose(const Subcommand &sc, lldb::SBDebugger d, Args args, lldb::SBC
 		}
 	}
 	bool quiet = has(p.cli, "--json") || has(p.cli, "--dot");
-	if (p.attached && !has(p.cli, "--at") && !has(p.cli, "--mark") && !choose_hang(p, quiet, result))
+	Query q;   // one graph for the hang list and the diagnosis
+	if (p.attached && !has(p.cli, "--at") && !has(p.cli, "--mark") && !choose_hang(q, p, quiet, result))
 		return false;
-	return run_diagnose(sc, d, p, result);
+	return run_diagnose(sc, d, q, p, result);
 }
 
 bool cmd_pick(const Subcommand &sc, lldb::SBDebugger d, Args args, lldb::SBCommandReturnObject &result)
@@ -985,7 +997,8 @@ bool cmd_pick(const Subcommand &sc, lldb::SBDebugger d, Args args, lldb::SBComma
 	if (!undo)
 		g_session.picks.push_back(args[0]);
 	static const Subcommand diag = {"diagnose", nullptr, "", "argus pick [N | --undo]\n"};
-	return run_diagnose(diag, d, p, result);
+	Query q;
+	return run_diagnose(diag, d, q, p, result);
 }
 
 // show, similar, slice, diff, export: the same CLI command on the session's

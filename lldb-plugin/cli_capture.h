@@ -35,9 +35,12 @@ int argus_capture_cli(int argc, char **argv);
 int argus_capture_check_diag_args(int argc, char **argv);
 
 /* The host's symbolizer for the stacks the CLI prints (diag_cli.h,
- * diag_cli_set_symbolizer): fn fills buf with one frame and returns 0, or
- * returns non-zero to leave the frame to the trace's symbolizer. */
-typedef int (*argus_sym_fn)(void *ctx, uint32_t pid, uint64_t ip, char *buf, size_t len);
+ * diag_cli_set_symbolizer): fn fills buf with one frame and func with its
+ * function's name alone, and returns 0, or returns non-zero to leave the
+ * frame to the trace's symbolizer.  It serves the diagnosis API
+ * (cli/diag_query.h) as well as the CLI run in process. */
+typedef int (*argus_sym_fn)(void *ctx, uint32_t pid, uint64_t ip, char *buf, size_t len,
+			    char *func, size_t func_len);
 void argus_capture_set_symbolizer(argus_sym_fn fn, void *ctx);
 
 /* Where argusd lives, for the CLI (cli_set_bin_dir). */

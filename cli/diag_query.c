@@ -1,0 +1,299 @@
+/* diag_query.c - see diag_query.h.
+ *
+ * Each call: the words are parsed by diag_cli_parse (argus diagnose's own
+ * parser); the graph is built by graph_cli_open unless the object already
+ * holds the one of that FILE, --schema and --no-split; then the CLI's code
+ * runs -- diag_cli_hangs, or diag_run with a memory stream as its stdout --
+ * with cli_err() pointed at a second memory stream, whose text becomes
+ * argus_diag_query__error().  Nothing reaches the process's stdout or
+ * stderr.
+ *
+ * The thread hangs of the last __hangs call are kept with the options they
+ * were found with: a __diagnose with the same ones (the lldb plugin lists
+ * them, picks one, then diagnoses it) chooses from them instead of finding
+ * them again. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "diag_cli.h"
+#include "diag_query.h"
+#include "diag_run.h"
+#include "graph_cli.h"
+
+struct argus_diag_query {
+	struct graph_cli_ctx c;
+	bool open;                 /* c holds a graph built from: */
+	char *path;                /*   FILE */
+	char *schema;              /*   --schema FILE, NULL none */
+	bool no_split;             /*   --no-split */
+	bool have_hangs;           /* hangs: the thread hangs found with ho */
+	struct argus_hang_opts ho;
+	struct argus_hang *hangs;
+	uint32_t nhangs;
+	char *error;               /* the last call's messages, "" none */
+};
+
+/* The report and everything its pointers reach. */
+struct report {
+	struct argus_diag_report pub;          /* first: the caller's pointer */
+	char *text;
+	struct argus_diag_thread threads[ARGUS_DIAG_MAX_CHAIN + 1];
+	struct argus_diag_frame *frames[ARGUS_DIAG_MAX_CHAIN];
+	struct argus_diag_choice choices[DIAG_RUN_MAX_CHOICES];
+	struct diag_run run;                   /* owns the frames' and choices' strings */
+};
+
+static pthread_mutex_t query_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A call's message stream (cli_err) while the lock is held. */
+struct call {
+	FILE *err;
+	char *buf;
+	size_t len;
+};
+
+static int call_begin(struct argus_diag_query *q, struct call *k)
+{
+	pthread_mutex_lock(&query_lock);
+	free(q->error);
+	q->error = NULL;
+	k->buf = NULL;
+	k->len = 0;
+	k->err = open_memstream(&k->buf, &k->len);
+	if (!k->err) {
+		pthread_mutex_unlock(&query_lock);
+		return -ENOMEM;
+	}
+	cli_set_err(k->err);
+	return 0;
+}
+
+static int call_end(struct argus_diag_query *q, struct call *k, int rc)
+{
+	cli_set_err(NULL);
+	if (fclose(k->err) && !rc)
+		rc = -ENOMEM;
+	q->error = k->buf;
+	pthread_mutex_unlock(&query_lock);
+	return rc;
+}
+
+/* The CLI's exit code as -errno: 2 is a usage error. */
+static int from_exit(int rc)
+{
+	return rc == 2 ? -EINVAL : rc ? -EIO : 0;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Parses the words and makes sure q->c holds their graph. */
+static int prepare(struct argus_diag_query *q, int argc, char **argv, struct diag_cli_opts *o)
+{
+	int rc;
+
+	if (argc < 1 || !argv) {
+		cli_usage_error("diagnose", "missing trace FILE");
+		return -EINVAL;
+	}
+	if ((rc = diag_cli_parse("diagnose", argc, argv, o, true)))
+		return from_exit(rc);
+	if (q->open && same_str(q->path, o->g.path) && same_str(q->schema, o->g.schema_path) &&
+	    q->no_split == o->g.no_split)
+		return 0;
+	if (q->open) {
+		graph_cli_close(&q->c);
+		q->open = false;
+	}
+	free(q->path);
+	free(q->schema);
+	free(q->hangs);
+	q->hangs = NULL;
+	q->have_hangs = false;
+	q->path = strdup(o->g.path);
+	q->schema = o->g.schema_path ? strdup(o->g.schema_path) : NULL;
+	q->no_split = o->g.no_split;
+	if (!q->path || (o->g.schema_path && !q->schema))
+		return -ENOMEM;
+	if ((rc = graph_cli_open(&q->c, "diagnose", &o->g)))
+		return from_exit(rc);
+	q->open = true;
+	return 0;
+}
+
+static bool same_hang_opts(const struct argus_hang_opts *a, const struct argus_hang_opts *b)
+{
+	return a->pid == b->pid && a->tid == b->tid && a->threshold_ns == b->threshold_ns &&
+	       a->scope == b->scope && a->idle_rule == b->idle_rule &&
+	       a->deliberate == b->deliberate;
+}
+
+struct argus_diag_query *argus_diag_query__new(void)
+{
+	struct argus_diag_query *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		errno = ENOMEM;
+	return q;
+}
+
+void argus_diag_query__free(struct argus_diag_query *q)
+{
+	if (!q)
+		return;
+	if (q->open)
+		graph_cli_close(&q->c);
+	free(q->path);
+	free(q->schema);
+	free(q->hangs);
+	free(q->error);
+	free(q);
+}
+
+const char *argus_diag_query__error(const struct argus_diag_query *q)
+{
+	return q && q->error ? q->error : "";
+}
+
+int argus_diag_query__hangs(struct argus_diag_query *q, int argc, char **argv,
+			    struct argus_hang **hangs, uint32_t *n)
+{
+	struct diag_cli_opts o;
+	struct argus_hang *h = NULL;
+	struct call k;
+	uint32_t nh = 0;
+	int rc;
+
+	if (!q || !hangs || !n)
+		return -EINVAL;
+	*hangs = NULL;
+	*n = 0;
+	if ((rc = call_begin(q, &k)))
+		return rc;
+	if ((rc = prepare(q, argc, argv, &o)))
+		return call_end(q, &k, rc);
+	if ((rc = diag_cli_hangs(&q->c, "diagnose", &o, ARGUS_HANGS_THREAD, &h, &nh)))
+		return call_end(q, &k, from_exit(rc));
+	free(q->hangs);
+	q->hangs = NULL;
+	q->have_hangs = false;
+	if (nh && !(*hangs = malloc(nh * sizeof(*h)))) {
+		free(h);
+		return call_end(q, &k, -ENOMEM);
+	}
+	if (nh)
+		memcpy(*hangs, h, nh * sizeof(*h));
+	*n = nh;
+	q->hangs = h;
+	q->nhangs = nh;
+	q->ho = diag_cli_hang_opts(&o, ARGUS_HANGS_THREAD);
+	q->have_hangs = true;
+	return call_end(q, &k, 0);
+}
+
+/* The report's threads and choices, pointing into r->run. */
+static void fill(struct report *r)
+{
+	const struct argus_diagnosis *d = r->run.d;
+	struct argus_diag_thread *t = r->threads;
+
+	r->pub.diag = *d;
+	r->pub.nhangs = r->run.nhangs;
+	t[0] = (struct argus_diag_thread){ .label = "hang", .pid = d->hang.pid, .tid = d->hang.tid,
+					   .chain = UINT32_MAX };
+	for (uint32_t i = 0; i < d->nchain; i++) {
+		const struct argus_culprit *k = &d->chain[i];
+		const struct diag_run_stack *st = &r->run.stacks[i];
+		struct argus_diag_thread *ti = &t[i + 1];
+
+		*ti = (struct argus_diag_thread){ .label = i ? "then" : "culprit", .pid = k->pid,
+						  .tid = k->tid, .chain = i, .cycle = k->cycle };
+		/* a cycle entry is the thread named above again: the report
+		 * shows no stack under it */
+		if (k->cycle || !st->n || !(r->frames[i] = calloc(st->n, sizeof(*r->frames[i]))))
+			continue;
+		for (uint32_t j = 0; j < st->n; j++)
+			r->frames[i][j] = (struct argus_diag_frame){ .text = st->f[j].text,
+								     .func = st->f[j].func };
+		ti->frames = r->frames[i];
+		ti->nframes = st->n;
+	}
+	r->pub.threads = t;
+	r->pub.nthreads = d->nchain + 1;
+	for (uint32_t i = 0; i < r->run.nchoices; i++) {
+		const struct diag_choice *c = &r->run.choices[i];
+
+		r->choices[i] = (struct argus_diag_choice){ .seg = c->seg, .edge = c->edge,
+							    .pick = c->pick, .pid = c->pid,
+							    .tid = c->tid, .text = c->text };
+	}
+	r->pub.choices = r->choices;
+	r->pub.nchoices = r->run.nchoices;
+}
+
+int argus_diag_query__diagnose(struct argus_diag_query *q, int argc, char **argv,
+			       struct argus_diag_report **out)
+{
+	struct diag_cli_opts o;
+	struct report *r;
+	struct call k;
+	struct argus_hang_opts ho;
+	FILE *f;
+	size_t len = 0;
+	bool reuse;
+	int rc;
+
+	if (!q || !out)
+		return -EINVAL;
+	*out = NULL;
+	if (!(r = calloc(1, sizeof(*r))))
+		return -ENOMEM;
+	if ((rc = call_begin(q, &k))) {
+		free(r);
+		return rc;
+	}
+	if ((rc = prepare(q, argc, argv, &o))) {
+		free(r);
+		return call_end(q, &k, rc);
+	}
+	if (!(f = open_memstream(&r->text, &len))) {
+		free(r);
+		return call_end(q, &k, -ENOMEM);
+	}
+	ho = diag_cli_hang_opts(&o, ARGUS_HANGS_THREAD);
+	reuse = q->have_hangs && q->nhangs && same_hang_opts(&ho, &q->ho);
+	rc = from_exit(diag_run(&q->c, &o, reuse ? q->hangs : NULL, reuse ? q->nhangs : 0,
+				DIAG_RUN_STACKS, f, &r->run));
+	if (fclose(f) && !rc)
+		rc = -ENOMEM;
+	if (!rc && !r->run.d)
+		rc = -EIO;
+	if (rc) {
+		argus_diag_report__free(&r->pub);
+		return call_end(q, &k, rc);
+	}
+	r->pub.text = r->text;
+	fill(r);
+	*out = &r->pub;
+	return call_end(q, &k, 0);
+}
+
+void argus_diag_report__free(struct argus_diag_report *pub)
+{
+	struct report *r = (struct report *)pub;
+
+	if (!r)
+		return;
+	for (uint32_t i = 0; i < ARGUS_DIAG_MAX_CHAIN; i++)
+		free(r->frames[i]);
+	diag_run_free(&r->run);
+	free(r->text);
+	free(r);
+}
