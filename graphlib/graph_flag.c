@@ -26,10 +26,12 @@
  *      syscall that is not a spin syscall, or the end of a segment in a
  *      wait that is not a sleep (going back to its idle poll), or its
  *      exit.  For a named busy spinner that is simply the first syscall
- *      it makes after tw.  No L within LEAVE_MAX_NS: R did not leave (the
+ *      it makes after the write; its state and L are taken from the
+ *      earliest time the write can have been, not from its record's
+ *      stamp (HIT_LAG_NS).  No L within LEAVE_MAX_NS: R did not leave (the
  *      write did not release it), no edge;
- *   4. edge: T's segment at tw -> R's segment at L, src_ts = tw,
- *      dst_ts = L, obj = A.  When several writes precede the same L (a
+ *   4. edge: T's segment at tw -> R's segment at L, src_ts = tw (or L
+ *      when the record was stamped after it), dst_ts = L, obj = A.  When several writes precede the same L (a
  *      writer that sets the flag twice), only the last one before L gets
  *      the edge: it is the one that released R.
  *
@@ -48,6 +50,17 @@
 
 #define SPIN_GAP_NS 20000000ull         /* a yield loop turns faster than this */
 #define LEAVE_MAX_NS 10000000000ull     /* leaves the spin within 10 s of the write */
+/*
+ * Kernel/VM quirk: a hit's record is stamped when the breakpoint's perf
+ * handler runs, and in this VM that is 10-50 us after the write itself
+ * (the #DB trap goes through the hypervisor).  A busy spinner on another
+ * CPU sees the value within nanoseconds: it has often left its spin, and
+ * even gone to sleep in its poll, before the recorded tw.  The real write
+ * is after the writer's previous task event (it runs user code between
+ * the two) and, we take it, at most HIT_LAG_NS before tw: a named
+ * reader's leave is looked for from there.
+ */
+#define HIT_LAG_NS 1000000ull
 
 bool gflag_spin_nr(long nr)
 {
@@ -192,6 +205,7 @@ struct wr {
 	uint32_t obj;           /* the flag (AE_OBJ_FLAG object: address, pid) */
 	uint32_t src;           /* writer's segment at ts */
 	uint32_t reader;        /* the tid its record names, 0 none */
+	uint64_t lo;            /* the write was at or after this (HIT_LAG_NS) */
 };
 
 int gflag_note_reader(struct argus_graph *g, uint32_t ev, uint32_t tid)
@@ -245,13 +259,17 @@ int gflag_edges(struct argus_graph *g)
 		qsort(g->flag_readers.p, g->flag_readers.n, sizeof(struct gflag_reader), reader_cmp);
 	for (uint32_t t = 0; t < g->thr.n; t++) {
 		const struct argus_thread *wt = &THRS(g)[t];
+		uint64_t prev = 0;      /* the thread's last task event before */
 
 		for (uint32_t e = wt->first_event; e != ARGUS_NONE;
 		     e = argus_graph__thread_next_event(g, t, e)) {
 			const struct argus_gevent *ev = &EVS(g)[e];
+			uint64_t p = prev;
 			uint32_t src;
 			struct wr *w;
 
+			if (ev->ctx == AE_CTX_TASK)
+				prev = ev->ts;
 			if (ev->type != AE_HWWATCH || !ev->obj ||
 			    (src = seg_at(g, t, ev->ts)) == ARGUS_NONE)
 				continue;
@@ -259,6 +277,9 @@ int gflag_edges(struct argus_graph *g)
 				goto nomem;
 			*w = (struct wr){ .ts = ev->ts, .thr = t, .obj = ev->obj, .src = src,
 					  .reader = named_reader(g, e) };
+			w->lo = ev->ts > HIT_LAG_NS ? ev->ts - HIT_LAG_NS : 0;
+			if (p > w->lo)
+				w->lo = p;
 		}
 	}
 	if (wv.n)        /* qsort(NULL, 0) is undefined (UBSan) */
@@ -283,18 +304,22 @@ int gflag_edges(struct argus_graph *g)
 		}
 		for (uint32_t r = 0; r < g->thr.n; r++) {
 			const struct argus_thread *rt = &THRS(g)[r];
+			bool named = w->reader && rt->tid == w->reader;
 			uint64_t tl;
 			uint32_t dst;
 			struct cand *c;
 
+			/* a named reader is looked at from the earliest time the
+			 * write can have been (HIT_LAG_NS) */
 			if (r == w->thr || rt->pid != wt->pid || rt->kernel || rt->tid == wt->tid ||
-			    !spin_leave(g, r, w->ts, r == armed, w->reader && rt->tid == w->reader,
-					&tl, &dst))
+			    !spin_leave(g, r, named ? w->lo : w->ts, r == armed, named, &tl, &dst))
 				continue;
 			if (!(c = gvec_push(&cv, sizeof(*c))))
 				goto nomem;
-			*c = (struct cand){ .src = w->src, .dst = dst, .tw = w->ts, .tl = tl,
-					    .addr = o ? o->obj : 0, .reader = r };
+			/* src_ts: the write, which was no later than the leave it
+			 * caused (the record may be stamped after it) */
+			*c = (struct cand){ .src = w->src, .dst = dst, .tw = tl < w->ts ? tl : w->ts,
+					    .tl = tl, .addr = o ? o->obj : 0, .reader = r };
 		}
 	}
 	/* the last write before each (reader, leave) released it: sorted by
