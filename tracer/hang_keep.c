@@ -337,9 +337,10 @@ void argus_hang_keeper__on_hang(void *ctx, enum argus_hang_change what,
 		k->pend[k->npend].h = *h;
 		k->pend[k->npend].due_ns = h->start_ns + k->o.threshold_ns + k->o.grace_ns;
 		k->npend++;
-		say(k, "hang: %s %u/%u %s%s%s%s for %.1f s (live rule); snapshot to follow",
+		say(k, "hang: %s %u/%u %s%s%s%s for %.1f s (live rule%s); snapshot to follow",
 		    h->comm, h->pid, h->tid, kind_str(h->kind), sys ? " in " : "", sys ? sys : "",
-		    h->request ? " after a request" : "", (double)k->o.threshold_ns / 1e9);
+		    h->request ? " after a request" : "", (double)k->o.threshold_ns / 1e9,
+		    h->late ? ", found when it ended" : "");
 		return;
 	}
 	for (size_t i = 0; i < k->npend; i++) {
@@ -542,8 +543,9 @@ static void write_meta(struct argus_hang_keeper *k, FILE *f, const char *snap_na
 		json_str(f, sys);
 	else
 		fputs("null", f);
-	fprintf(f, ",\"request\":%s,\"start_ns\":%llu,\"end_ns\":",
-		h->request ? "true" : "false", (unsigned long long)h->start_ns);
+	fprintf(f, ",\"request\":%s,\"late\":%s,\"start_ns\":%llu,\"end_ns\":",
+		h->request ? "true" : "false", h->late ? "true" : "false",
+		(unsigned long long)h->start_ns);
 	if (h->end_ns)
 		fprintf(f, "%llu", (unsigned long long)h->end_ns);
 	else

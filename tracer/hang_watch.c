@@ -198,6 +198,35 @@ static bool conn_kind(uint32_t kind)
 
 /* ---- the rule ---- */
 
+static enum argus_live_kind live_kind(const struct wthread *t, uint64_t now)
+{
+	if (t->state == T_BLOCKED && now - t->wait_start >= (now - t->back_ts) / 2)
+		return ARGUS_LIVE_BLOCKED;
+	if (t->nshort >= YIELD_LOOP_MIN)
+		return ARGUS_LIVE_YIELD;
+	return ARGUS_LIVE_BUSY;
+}
+
+/* The hang of t that began when it last came back: reported from now. */
+static void begin_hang(struct argus_hang_watch *w, struct wthread *t, uint64_t now)
+{
+	struct argus_live_hang *h = &t->hang;
+
+	memset(h, 0, sizeof(*h));
+	h->id = ++w->next_id;
+	h->tid = t->tid;
+	h->pid = t->pid;
+	memcpy(h->comm, t->comm, sizeof(h->comm));
+	h->why = t->why;
+	h->kind = live_kind(t, now);
+	h->sys_nr = t->state == T_BLOCKED ? t->wait_nr : -1;
+	h->request = t->state == T_BLOCKED && t->wait_request;
+	h->start_ns = t->back_ts;
+	t->in_hang = true;
+	w->seen++;
+}
+
+
 static void end_hang(struct argus_hang_watch *w, struct wthread *t, uint64_t ts,
 		     bool exited)
 {
@@ -220,8 +249,18 @@ static void end_hang(struct argus_hang_watch *w, struct wthread *t, uint64_t ts,
 	h->exited = exited;
 }
 
+/* t comes back at ts, from a wait or a stretch that was not at rest.  A
+ * hang that no check saw while it lasted (argusd descheduled, or busy
+ * saving a snapshot, for the whole time the thread was past the
+ * threshold) is reported now, late, with its true start and end: argusd's
+ * own stall must not lose a hang.  Call it before t->state changes. */
 static void came_back(struct argus_hang_watch *w, struct wthread *t, uint64_t ts)
 {
+	if (!t->in_hang && ts > t->back_ts && ts - t->back_ts >= w->threshold_ns &&
+	    !(t->state == T_BLOCKED && t->wait_idle)) {
+		begin_hang(w, t, ts);
+		t->hang.late = true;
+	}
 	end_hang(w, t, ts, false);
 	t->back_ts = ts;
 	t->nshort = 0;
@@ -230,29 +269,32 @@ static void came_back(struct argus_hang_watch *w, struct wthread *t, uint64_t ts
 static void switch_out(struct argus_hang_watch *w, struct wthread *t,
 		       const struct ae_switch *r)
 {
+	bool idle;
+
 	if (!r->prev_state)
 		return; /* preempted: still running */
+	idle = (poll_family(r->sys_nr) && !t->wrote) ||
+	       (r->prev_state & STATE_STOPPED_OR_TRACED);
+	if (idle)
+		came_back(w, t, r->h.ts); /* rule 3: at rest from here */
 	t->state = T_BLOCKED;
 	t->wait_start = r->h.ts;
 	t->wait_nr = r->sys_nr;
 	t->wait_sleep = sleep_call(r->sys_nr);
 	t->wait_request = poll_family(r->sys_nr) && t->wrote;
-	t->wait_idle = (poll_family(r->sys_nr) && !t->wrote) ||
-		       (r->prev_state & STATE_STOPPED_OR_TRACED);
+	t->wait_idle = idle;
 	if (t->wait_sleep)
 		t->nshort++;
-	if (t->wait_idle)
-		came_back(w, t, r->h.ts); /* rule 3: at rest from here */
 }
 
 static void switch_in(struct argus_hang_watch *w, struct wthread *t, uint64_t ts)
 {
 	if (t->state != T_BLOCKED)
 		return; /* back from a preemption */
-	t->state = T_RUNNING;
-	t->wrote = false; /* a new segment */
 	if (!t->wait_sleep)
 		came_back(w, t, ts); /* rule 1 (and the end of an idle wait) */
+	t->state = T_RUNNING;
+	t->wrote = false; /* a new segment */
 }
 
 static void sys_exit(struct argus_hang_watch *w, struct wthread *t,
@@ -398,43 +440,32 @@ void argus_hang_watch__record(struct argus_hang_watch *w, const void *rec, size_
 	}
 }
 
-static enum argus_live_kind live_kind(const struct wthread *t, uint64_t now)
-{
-	if (t->state == T_BLOCKED && now - t->wait_start >= (now - t->back_ts) / 2)
-		return ARGUS_LIVE_BLOCKED;
-	if (t->nshort >= YIELD_LOOP_MIN)
-		return ARGUS_LIVE_YIELD;
-	return ARGUS_LIVE_BUSY;
-}
-
 int argus_hang_watch__check(struct argus_hang_watch *w, uint64_t now_ns,
 			    argus_hang_fn fn, void *ctx)
 {
 	int n = 0;
 
-	for (size_t i = 0; i < w->nended; i++, n++)
+	for (size_t i = 0; i < w->nended; i++, n++) {
+		if (w->ended[i].late) {
+			/* found when it ended: its BEGAN first, as it would have been */
+			struct argus_live_hang b = w->ended[i];
+
+			b.end_ns = 0;
+			b.exited = false;
+			fn(ctx, ARGUS_HANG_BEGAN, &b);
+			n++;
+		}
 		fn(ctx, ARGUS_HANG_ENDED, &w->ended[i]);
+	}
 	w->nended = 0;
 	for (uint32_t i = 0; i < w->cap; i++) {
 		struct wthread *t = &w->slots[i];
-		struct argus_live_hang *h = &t->hang;
 
 		if (!t->tid || t->in_hang || (t->state == T_BLOCKED && t->wait_idle) ||
 		    now_ns < t->back_ts || now_ns - t->back_ts < w->threshold_ns)
 			continue;
-		memset(h, 0, sizeof(*h));
-		h->id = ++w->next_id;
-		h->tid = t->tid;
-		h->pid = t->pid;
-		memcpy(h->comm, t->comm, sizeof(h->comm));
-		h->why = t->why;
-		h->kind = live_kind(t, now_ns);
-		h->sys_nr = t->state == T_BLOCKED ? t->wait_nr : -1;
-		h->request = t->state == T_BLOCKED && t->wait_request;
-		h->start_ns = t->back_ts;
-		t->in_hang = true;
-		w->seen++;
-		fn(ctx, ARGUS_HANG_BEGAN, h);
+		begin_hang(w, t, now_ns);
+		fn(ctx, ARGUS_HANG_BEGAN, &t->hang);
 		n++;
 	}
 	return n;

@@ -65,6 +65,10 @@ struct argus_live_hang {
 	uint64_t start_ns;    /* when the thread last came back */
 	uint64_t end_ns;      /* when it came back again; 0 while ongoing */
 	bool exited;          /* it ended because the thread exited */
+	bool late;            /* found only when it ended: no check ran while
+	                         it was past the threshold (argusd was
+	                         descheduled or busy); its BEGAN and ENDED are
+	                         reported together */
 };
 
 struct argus_hang_watch_opts {
@@ -119,6 +123,8 @@ typedef void (*argus_hang_fn)(void *ctx, enum argus_hang_change what,
 /* Reports what changed up to now_ns, the time up to which every record has
  * been handed to __record(): hangs that crossed the threshold (BEGAN,
  * once per hang) and hangs that ended (ENDED, once, after their BEGAN).
+ * A hang that came and went between two checks is reported late, its
+ * BEGAN (late set, end_ns 0) right before its ENDED.
  * Returns the number of reports. */
 int argus_hang_watch__check(struct argus_hang_watch *w, uint64_t now_ns,
 			    argus_hang_fn fn, void *ctx);

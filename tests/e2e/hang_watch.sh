@@ -46,7 +46,12 @@ wait_json() {
 	done
 	ls -la "$HD" >"$T/hd.ls" 2>&1
 	cat "$ARGUS_RUN_DIR/argusd.log" >>"$T/hd.ls" 2>/dev/null
-	fail "no snapshot of $1 with its .json in $HD after 30 s" "$T/hd.ls"
+	# what the collector saw of that process, for the next reader
+	if "$ARGUS" save -o "$T/evidence.argus" >/dev/null 2>&1; then
+		echo "---- argus dump --pid ${1##*-} (last 60 lines) ----" >>"$T/hd.ls"
+		"$ARGUS" dump "$T/evidence.argus" --pid "${1##*-}" 2>&1 | tail -60 >>"$T/hd.ls"
+	fi
+	fail "no snapshot of $1 with its .json in $HD after 30 s" "$T/hd.ls" 120
 }
 
 # flock_hang SECONDS: holds the lock in a shell (not named flock: its

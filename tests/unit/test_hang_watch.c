@@ -291,6 +291,60 @@ static void test_table_churn(void)
 	argus_hang_watch__free(w);
 }
 
+/* No check ran while a request waited 3 s in poll (argusd busy saving a
+ * snapshot): the hang is reported late, at the next check, BEGAN with its
+ * true start right before ENDED with its true end. */
+static void test_hang_missed_by_checks_is_reported_late(void)
+{
+	struct argus_hang_watch *w = watcher(TID);
+	struct reports r = { 0 };
+	int n;
+
+	block(w, TID, SYS_read, T0 + 100 * MS);
+	wake(w, TID, T0 + 200 * MS);
+	sys_exit(w, TID, SYS_sendto, 4, AE_OBJ_UNIX, T0 + 201 * MS);
+	block(w, TID, SYS_poll, T0 + 202 * MS);
+	argus_hang_watch__check(w, T0 + 1 * S, on_hang, &r); /* under the threshold */
+	CHECK_EQ(r.began, 0);
+	wake(w, TID, T0 + 3200 * MS);
+	sys_exit(w, TID, SYS_poll, 1, AE_OBJ_NONE, T0 + 3200 * MS + 1000);
+	n = argus_hang_watch__check(w, T0 + 4 * S, on_hang, &r);
+	CHECK_EQ(n, 2);
+	CHECK_EQ(r.began, 1);
+	CHECK_EQ(r.ended, 1);
+	CHECK(r.first.late);
+	CHECK_EQ(r.first.start_ns, T0 + 200 * MS);
+	CHECK_EQ(r.first.end_ns, 0);
+	CHECK_EQ(r.first.kind, ARGUS_LIVE_BLOCKED);
+	CHECK(r.first.request);
+	CHECK_EQ(r.last.id, r.first.id);
+	CHECK_EQ(r.last.end_ns, T0 + 3200 * MS);
+	CHECK_EQ(argus_hang_watch__seen(w), 1);
+	argus_hang_watch__free(w);
+}
+
+/* A busy stretch of 2.5 s that ends in the idle wait between two checks
+ * is a late busy hang; the idle wait after it is not one, however long. */
+static void test_busy_stretch_missed_is_late_and_idle_wait_is_not(void)
+{
+	struct argus_hang_watch *w = watcher(TID);
+	struct reports r = { 0 };
+
+	block(w, TID, SYS_epoll_wait, T0 + 2500 * MS);
+	argus_hang_watch__check(w, T0 + 30 * S, on_hang, &r);
+	CHECK_EQ(r.began, 1);
+	CHECK_EQ(r.ended, 1);
+	CHECK(r.first.late);
+	CHECK_EQ(r.first.kind, ARGUS_LIVE_BUSY);
+	CHECK_EQ(r.first.start_ns, T0);
+	CHECK_EQ(r.last.end_ns, T0 + 2500 * MS);
+	/* 30 s in epoll_wait, then back: at rest all along, nothing new */
+	wake(w, TID, T0 + 32 * S);
+	argus_hang_watch__check(w, T0 + 33 * S, on_hang, &r);
+	CHECK_EQ(r.began, 1);
+	argus_hang_watch__free(w);
+}
+
 int main(void)
 {
 	RUN(test_long_wait_is_a_hang);
@@ -302,5 +356,7 @@ int main(void)
 	RUN(test_new_hang_after_recovery);
 	RUN(test_watch_by_name);
 	RUN(test_table_churn);
+	RUN(test_hang_missed_by_checks_is_reported_late);
+	RUN(test_busy_stretch_missed_is_late_and_idle_wait_is_not);
 	return check_report();
 }
