@@ -24,7 +24,7 @@ int cmd_status(int argc, char **argv);
 int cmd_mark(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 #define CMD_WATCH_USAGE \
-	"argus watch --pid PID --addr ADDR [--len N]\n" \
+	"argus watch --pid PID --addr ADDR [--len N] [--reader TID]\n" \
 	"argus watch --list\n" \
 	"argus watch --remove ID | --remove --pid PID | --remove --all\n" \
 	"  Arms a hardware write watchpoint (x86: 4 debug registers per thread)\n" \
@@ -34,6 +34,11 @@ int cmd_watch(int argc, char **argv);
 	"  them into `dataflag` edges.  Find ADDR with `argus flag --pid PID`.\n" \
 	"  --addr ADDR  hex (0x...) or decimal, aligned to N\n" \
 	"  --len N      1, 2, 4 or 8 bytes (default 4)\n" \
+	"  --reader TID the thread of PID that spins on the flag (the one\n" \
+	"               `argus flag --tid` stepped): every write is an edge to\n" \
+	"               where it leaves the spin, even a pure busy spin that\n" \
+	"               makes no syscall (without it the spinner is recognized\n" \
+	"               by its sched_yield/nanosleep calls)\n" \
 	"  Watches of a process are removed when it exits or execs.\n"
 
 int cmd_save(int argc, char **argv);

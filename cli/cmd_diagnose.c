@@ -301,8 +301,9 @@ static void print_report(FILE *f, struct graph_cli_ctx *c, const struct diag_run
 	if (d->flag_hint)
 		fprintf(f, "next      it spins on a flag whose writes the trace does not have: find the flag"
 		        " with\n          `argus flag --pid %u --tid %u`, watch it with `argus watch --pid %u"
-		        " --addr ADDR`,\n          then save and diagnose the next hang: its writer is"
-		        " followed (docs/user-guide.md)\n", d->hang.pid, d->hang.tid, d->hang.pid);
+		        " --addr ADDR --reader %u`,\n          then save and diagnose the next hang: its"
+		        " writer is followed (docs/user-guide.md)\n", d->hang.pid, d->hang.tid, d->hang.pid,
+		        d->hang.tid);
 	if (shallow_waits(c, d))
 		fprintf(f, "note      the waits' stacks above stop early: without --wait-stacks the collector"
 		        " follows frame pointers,\n          which Debian's libraries do not keep;"
@@ -365,8 +366,8 @@ static void print_json(FILE *f, struct graph_cli_ctx *c, const struct diag_run *
 	}
 	fprintf(f, ",\"next_steps\":[");
 	if (d->flag_hint)
-		fprintf(f, "\"argus flag --pid %u --tid %u\",\"argus watch --pid %u --addr ADDR\"",
-		        d->hang.pid, d->hang.tid, d->hang.pid);
+		fprintf(f, "\"argus flag --pid %u --tid %u\",\"argus watch --pid %u --addr ADDR --reader %u\"",
+		        d->hang.pid, d->hang.tid, d->hang.pid, d->hang.tid);
 	fprintf(f, "]");
 	fprintf(f, ",\"inspected\":%u,\"vertices\":%u,\"picked\":", d->inspected,
 	        argus_graph__nsegments(c->g));

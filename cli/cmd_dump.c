@@ -178,6 +178,8 @@ static void print_event(const struct argus_trace *t, const struct argus_event *e
 		else
 			printf("?");
 		printf(" ip=%#" PRIx64 " watch=%" PRIu64, f[ARGUS_F_HW_IP], f[ARGUS_F_HW_ID]);
+		if (f[ARGUS_F_HW_READER])
+			printf(" reader=%" PRIu64, f[ARGUS_F_HW_READER]);
 		break;
 	}
 	putchar('\n');

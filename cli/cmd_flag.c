@@ -12,7 +12,8 @@
  *                     the memory its branch reads (argus_step_diff__flag);
  *                     the loop's own exit branch if they do not diverge.
  * The flag's name: a symbol (a global), else its mapping and offset
- * ("[heap]+0x2a0", "[stack]+0x1f8c").  Next step: argus watch on it.
+ * ("[heap]+0x2a0", "[stack]+0x1f8c").  Next step: argus watch on it,
+ * naming the stepped thread as its reader (--reader).
  *
  * Parse, open, run (step_cli.h): the CLI opens the thread with ptrace and
  * leaves it running; the lldb plugin opens it through lldb, calls
@@ -258,8 +259,11 @@ int step_cli_flag_run(struct argus_stepper *s, const struct step_cli_flag_opts *
 			       f.loop.body_hi, f.loop.iterations, n,
 			       !strcmp(method, "diff") ? "found by the diff with --normal" :
 			       "found by the loop's exit branch");
-			printf("next: argus watch --pid %u --addr 0x%" PRIx64 " --len %u\n", o.pid, f.addr,
-			       f.size);
+			/* --reader: the thread just stepped is the one that
+			 * spins; named, its writes get edges even when its spin
+			 * makes no syscall (docs/graph.md) */
+			printf("next: argus watch --pid %u --addr 0x%" PRIx64 " --len %u --reader %u\n",
+			       o.pid, f.addr, f.size, tid);
 		}
 	}
 out:

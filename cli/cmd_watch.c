@@ -7,8 +7,15 @@
  * a hit into a record writes into the collector's ring, and the events
  * must live as long as the collector, not as long as this process.
  * What can be checked here (the length, the alignment, a pid that names
- * no process) is checked before asking, so a typo is refused even when no
- * collector runs. */
+ * no process, a reader that is not one of its threads) is checked before
+ * asking, so a typo is refused even when no collector runs; argusd checks
+ * again (the control socket is the real interface).
+ *
+ * --reader TID names the thread that spins on the flag.  A watchpoint
+ * sees writes only, so without it the graph must guess the reader from
+ * its syscalls (sched_yield, nanosleep), and a pure busy spin has none;
+ * the user knows the thread (`argus flag --tid` stepped it), and every
+ * write's record carries the name. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -35,15 +42,23 @@ static int print_list(const char *resp)
 	int n = 0;
 
 	while ((p = strstr(p, "watch id="))) {
-		unsigned id = 0, pid = 0, len = 0, thr = 0;
+		unsigned id = 0, pid = 0, len = 0, thr = 0, reader = 0;
 		unsigned long long addr = 0, hits = 0;
+		const char *eol = strchr(p, '\n'), *r = strstr(p, " reader=");
 
 		if (sscanf(p, "watch id=%u pid=%u addr=%llx len=%u threads=%u hits=%llu", &id, &pid,
 			   &addr, &len, &thr, &hits) == 6) {
+			if (r && (!eol || r < eol))
+				reader = (unsigned)strtoul(r + 8, NULL, 10);
 			if (!n++)
-				printf("%-4s %-8s %-18s %-3s %-7s %s\n", "id", "pid", "addr", "len",
-				       "threads", "writes");
-			printf("%-4u %-8u 0x%-16llx %-3u %-7u %llu\n", id, pid, addr, len, thr, hits);
+				printf("%-4s %-8s %-18s %-3s %-7s %-8s %s\n", "id", "pid", "addr", "len",
+				       "threads", "reader", "writes");
+			if (reader)
+				printf("%-4u %-8u 0x%-16llx %-3u %-7u %-8u %llu\n", id, pid, addr, len, thr,
+				       reader, hits);
+			else
+				printf("%-4u %-8u 0x%-16llx %-3u %-7u %-8s %llu\n", id, pid, addr, len, thr,
+				       "-", hits);
 		}
 		p += 9;
 	}
@@ -54,7 +69,7 @@ static int print_list(const char *resp)
 
 int cmd_watch(int argc, char **argv)
 {
-	uint64_t pid = 0, addr = 0, len = 4, id = 0;
+	uint64_t pid = 0, addr = 0, len = 4, id = 0, reader = 0;
 	bool have_pid = false, have_addr = false, list = false, remove = false, all = false;
 	const char *rid = NULL;
 	char req[256], resp[16384];
@@ -76,6 +91,10 @@ int cmd_watch(int argc, char **argv)
 			    (len != 1 && len != 2 && len != 4 && len != 8))
 				return cli_usage_error("watch", "bad --len '%s': must be 1, 2, 4 or 8 bytes",
 						       argv[i]);
+		} else if (!strcmp(a, "--reader") && i + 1 < argc) {
+			if (parse_num(argv[++i], &reader) || !reader || reader > INT32_MAX)
+				return cli_usage_error("watch", "bad --reader '%s': give a thread id",
+						       argv[i]);
 		} else if (!strcmp(a, "--list")) {
 			list = true;
 		} else if (!strcmp(a, "--remove")) {
@@ -88,6 +107,8 @@ int cmd_watch(int argc, char **argv)
 			return cli_usage_error("watch", "unexpected argument '%s'", a);
 		}
 	}
+	if (reader && (list || remove))
+		return cli_usage_error("watch", "--reader goes with --pid and --addr");
 	if (list) {
 		if (remove || have_pid || have_addr || all)
 			return cli_usage_error("watch", "--list takes no other option");
@@ -124,13 +145,26 @@ int cmd_watch(int argc, char **argv)
 	snprintf(req, sizeof(req), "/proc/%" PRIu64, pid);
 	if (access(req, F_OK))
 		return cli_error("watch", "no process %" PRIu64, pid);
-	snprintf(req, sizeof(req), "watch add %" PRIu64 " 0x%" PRIx64 " %" PRIu64, pid, addr, len);
+	/* /proc/PID/task/TID exists only for the threads of PID */
+	snprintf(req, sizeof(req), "/proc/%" PRIu64 "/task/%" PRIu64, pid, reader);
+	if (reader && access(req, F_OK))
+		return cli_error("watch", "--reader %" PRIu64 " is not a thread of process %" PRIu64
+				 " (ls /proc/%" PRIu64 "/task)", reader, pid, pid);
+	if (reader)
+		snprintf(req, sizeof(req), "watch add %" PRIu64 " 0x%" PRIx64 " %" PRIu64 " %" PRIu64,
+			 pid, addr, len, reader);
+	else
+		snprintf(req, sizeof(req), "watch add %" PRIu64 " 0x%" PRIx64 " %" PRIu64, pid, addr,
+			 len);
 	if (cli_request("watch", req, resp, sizeof(resp)))
 		return 1;
 	const char *ip = strstr(resp, "id="), *tp = strstr(resp, "threads=");
 	printf("argus: watch %d armed: process %" PRIu64 ", 0x%" PRIx64 " (%" PRIu64
-	       " bytes), %d thread%s and the threads it creates\n",
+	       " bytes), %d thread%s and the threads it creates",
 	       ip ? atoi(ip + 3) : 0, pid, addr, len, tp ? atoi(tp + 8) : 0,
 	       tp && atoi(tp + 8) == 1 ? "" : "s");
+	if (reader)
+		printf("; reader thread %" PRIu64, reader);
+	printf("\n");
 	return 0;
 }

@@ -4,7 +4,8 @@
  *
  *   1. classify the UI thread over the hang (diag_hangs.c): busy and
  *      yield stop here, the UI thread itself is the culprit, except a
- *      yield loop whose flag writes are in the trace (diag_flag.c);
+ *      yield loop whose flag writes are in the trace, and a busy spin
+ *      that a watched write ended (diag_flag.c);
  *   2. blocked: H = the UI segment whose wait covers most of the hang.
  *      Find N, the best similar segment of the same thread outside the
  *      hang (diag_similar.c), i.e. the same request that went well;
@@ -37,7 +38,8 @@ int diag_similar(const struct argus_graph *g, uint32_t seg, uint64_t ex_from,
 
 bool diag_flag_follow(const struct argus_graph *g, const struct argus_diag_opts *o,
 		      struct argus_diagnosis *d, const struct argus_activity *a,
-		      uint32_t depth);
+		      uint32_t depth, uint32_t hang_edge);
+uint32_t diag_flag_hang_edge(const struct argus_graph *g, const struct argus_hang *h);
 
 static uint32_t seg_tid(const struct argus_graph *g, uint32_t s)
 {
@@ -540,8 +542,18 @@ int argus_diag__diagnose(const struct argus_graph *g,
 	}
 	/* A spin on a data flag with its writes in the trace: its writer
 	 * (diag_flag.c); without them, the report says how to get them. */
-	if (a.kind == ARGUS_KIND_YIELD && diag_flag_follow(g, o, d, &a, depth))
+	if (a.kind == ARGUS_KIND_YIELD && diag_flag_follow(g, o, d, &a, depth, ARGUS_NONE))
 		return 0;
+	/* A busy hang that a flag's write ended: a pure busy spin (`pause`,
+	 * no syscall) whose reader was named to `argus watch --reader`.  Its
+	 * CPU time was the wait, so the writer is followed as for a yield
+	 * loop.  Real CPU work has no such edge and stays its own culprit. */
+	if (a.kind == ARGUS_KIND_BUSY) {
+		uint32_t he = diag_flag_hang_edge(g, hang);
+
+		if (he != ARGUS_NONE && diag_flag_follow(g, o, d, &a, depth, he))
+			return 0;
+	}
 	if (a.kind != ARGUS_KIND_BLOCKED || a.wait_seg == ARGUS_NONE) {
 		/* busy or yield: the UI thread is its own culprit */
 		struct argus_culprit *k = &d->chain[d->nchain++];

@@ -29,13 +29,24 @@
  * No dataflag edge into the thread: nothing to follow; the caller names
  * the thread itself (rule "self") and the report says which commands get
  * the writes (flag_hint): `argus flag`, then `argus watch`.
+ *
+ * A `busy` hang comes here only when a dataflag edge ended it
+ * (diag_flag_hang_edge): a pure busy spin (`pause`, no syscall) whose
+ * reader was named to `argus watch --reader`.  Its CPU time was the spin,
+ * not work of its own, so the writer is followed the same way.  With no
+ * normal run's edge, the hang's own edge is followed: its writer wrote
+ * late, and whoever woke it late is the culprit.
  */
 #include "argus_diag.h"
 #include "graph_internal.h"
 
 bool diag_flag_follow(const struct argus_graph *g, const struct argus_diag_opts *o,
 		      struct argus_diagnosis *d, const struct argus_activity *a,
-		      uint32_t depth);
+		      uint32_t depth, uint32_t hang_edge);
+uint32_t diag_flag_hang_edge(const struct argus_graph *g, const struct argus_hang *h);
+
+#define HANG_END_SLACK_NS 10000000ull   /* the leave may be traced just after
+                                           the hang's end (its next wait) */
 
 static uint32_t seg_tid(const struct argus_graph *g, uint32_t s)
 {
@@ -124,15 +135,50 @@ static void culprits_culprit(const struct argus_graph *g, const struct argus_dia
 	free(sub);
 }
 
+/*
+ * The dataflag edge that ended hang h: into h's thread, its leave at the
+ * hang's end (at most HANG_END_SLACK_NS after it), and its write made in
+ * the later part of the hang (more of the hang before the write than
+ * after it: the spin was the hang).  A named busy reader leaves at its
+ * first syscall, so a release at the start of the hang followed by
+ * seconds of real CPU work would also leave at the hang's end; the
+ * write's time tells the two apart.  The last such edge, ARGUS_NONE if
+ * none.
+ */
+uint32_t diag_flag_hang_edge(const struct argus_graph *g, const struct argus_hang *h)
+{
+	uint32_t s = argus_graph__segment_at(g, h->tid, h->start), best = ARGUS_NONE;
+
+	for (; s != ARGUS_NONE && SEGS(g)[s].start <= h->end + HANG_END_SLACK_NS;
+	     s = argus_graph__seg_next(g, s)) {
+		const uint32_t *ids;
+		uint32_t n = argus_graph__in_edges(g, s, &ids);
+
+		for (uint32_t i = 0; i < n; i++) {
+			const struct argus_edge *e = &EDGES(g)[ids[i]];
+			if (e->type != ARGUS_EDGE_DATAFLAG || seg_tid(g, e->src) == h->tid ||
+			    e->src_ts < h->start || e->src_ts > h->end ||
+			    e->dst_ts > h->end + HANG_END_SLACK_NS ||
+			    h->end - e->src_ts >= e->src_ts - h->start)
+				continue;
+			if (best == ARGUS_NONE || e->dst_ts > EDGES(g)[best].dst_ts)
+				best = ids[i];
+		}
+	}
+	return best;
+}
+
 bool diag_flag_follow(const struct argus_graph *g, const struct argus_diag_opts *o,
 		      struct argus_diagnosis *d, const struct argus_activity *a,
-		      uint32_t depth)
+		      uint32_t depth, uint32_t hang_edge)
 {
 	const struct argus_edge *n;
 	uint32_t ne, w, wthr, np = 0, we, x, c;
 	struct argus_activity wa, ca;
 
 	ne = normal_flag_edge(g, d->hang.tid, d->hang.start, d->hang.end);
+	if (ne == ARGUS_NONE)
+		ne = hang_edge;
 	if (ne == ARGUS_NONE) {
 		d->flag_hint = 1;
 		return false;

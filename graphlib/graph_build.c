@@ -404,7 +404,8 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 		e->obj = gobj_intern(g, AE_OBJ_FLAG, ev->f[ARGUS_F_HW_ADDR], ev->pid);
 		if (!e->obj)
 			return -ENOMEM;
-		attach(g, ev, e, &rc);
+		if (attach(g, ev, e, &rc) != ARGUS_NONE && !rc && ev->f[ARGUS_F_HW_READER])
+			rc = gflag_note_reader(g, g->b->last_evid, (uint32_t)ev->f[ARGUS_F_HW_READER]);
 		return rc;
 	case AE_MARK: {
 		uint32_t *m;
@@ -639,6 +640,7 @@ void argus_graph__free(struct argus_graph *g)
 	gvec_free(&g->thr);
 	gvec_free(&g->obj);
 	gvec_free(&g->marks);
+	gvec_free(&g->flag_readers);
 	argus_hidx_free(&g->obj_idx);
 	argus_hidx_free(&g->tid_idx);
 	free(g->out_off);

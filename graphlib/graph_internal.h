@@ -187,6 +187,9 @@ struct argus_graph {
 	struct gvec seg, edge, ev, thr, obj;
 	struct gvec blk;                /* struct evblk, one per EVBLK events */
 	struct gvec marks;              /* uint32_t event ids of AE_MARKs */
+	struct gvec flag_readers;       /* struct gflag_reader: the AE_HWWATCH
+	                                   writes that name their reader, in
+	                                   trace order (graph_flag.c) */
 	struct argus_hidx obj_idx;      /* (kind, obj, peer) -> obj id */
 	struct argus_hidx tid_idx;      /* tid -> thread index + 1 */
 	uint32_t *out_off, *out_ids;    /* CSR by source segment */
@@ -436,6 +439,15 @@ int gcsr_build(struct argus_graph *g, bool add_intra);
 /* graph_flag.c: DATAFLAG edges from the AE_HWWATCH writes (after the
  * first gcsr_build).  Returns the edges added (>= 0) or -errno. */
 int gflag_edges(struct argus_graph *g);
+/* A watched write (event id ev) whose record names its reader (`argus
+ * watch --reader`: ARGUS_F_HW_READER).  The compact event has no room for
+ * the tid, so it is kept aside; called by the build as it stores the
+ * write.  0 or -ENOMEM. */
+struct gflag_reader {
+	uint32_t ev;            /* the AE_HWWATCH event id */
+	uint32_t tid;           /* the reader's tid (same process) */
+};
+int gflag_note_reader(struct argus_graph *g, uint32_t ev, uint32_t tid);
 /* A syscall a spin loop makes while it waits for a flag: sched_yield and
  * the sleeps (nanosleep, clock_nanosleep, pause-like select/poll with no
  * fds are not counted). */

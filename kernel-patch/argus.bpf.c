@@ -1474,7 +1474,7 @@ int on_watch(struct bpf_perf_event_data *ctx)
 	e->ip = ip;
 	e->len = len;
 	e->watch_id = wv->watch_id;
-	e->pad = 0;
+	e->reader = wv->reader;
 	if (len > 8)
 		len = 8;
 	if (len == 0)

@@ -290,7 +290,9 @@ struct ae_hwwatch {
 	__u32 len;          /* 1, 2, 4 or 8 */
 	__u32 watch_id;     /* `argus watch --list` id */
 	__u32 value_ok;     /* 0: the bytes could not be read (value 0) */
-	__u32 pad;
+	__u32 reader;       /* the tid `argus watch --reader` named as the
+	                       thread that spins on this flag, 0 none (the
+	                       graph then finds readers by behaviour) */
 	/* struct ae_ustack tail follows */
 };
 /* The watches map (argus.bpf.c): which (process, address) is watched.
@@ -304,6 +306,8 @@ struct ae_hw_key {
 struct ae_hw_val {
 	__u32 watch_id;
 	__u32 len;
+	__u32 reader;       /* named reader tid, 0 none (ae_hwwatch.reader) */
+	__u32 pad;          /* 0 */
 };
 #define AE_HW_MAX_WATCHES 256
 

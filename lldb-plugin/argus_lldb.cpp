@@ -1076,7 +1076,7 @@ const Subcommand kSubcommands[] = {
 	{"watch", cmd_stepping,
 	 "Hardware write watchpoints on a flag of the attached process (or --pid), armed by the running "
 	 "collector: each write becomes a trace event and a dataflag edge.",
-	 "argus watch --addr ADDR [--len N] [--pid PID] | --list | --remove ID | --remove --pid PID | "
+	 "argus watch --addr ADDR [--len N] [--pid PID] [--reader TID] | --list | --remove ID | --remove --pid PID | "
 	 "--remove --all\n"},
 };
 

@@ -20,7 +20,9 @@ else traces the process meanwhile.
                collector must run: `argus start`): its writes go into the
                trace from before the thread runs on, so the next hang's
                diagnosis follows the flag to its writer (docs/user-guide.md).
-               argus watch's line goes to stderr.
+               The stepped thread is named as the flag's reader (argus watch
+               --reader): a pure busy spin, which makes no syscall, gets its
+               edges too.  argus watch's line goes to stderr.
 
 Run as root (or as the process's user with kernel.yama.ptrace_scope=0).
 Exit status: 0 the flag was found, 1 an error (one line on stderr, from the
@@ -164,16 +166,19 @@ def main():
                 (msg[0] if msg else "argus flag failed"))
         if opts["watch"]:
             try:
-                flag = json.loads(out)["flag"]
+                j = json.loads(out)
+                flag = j["flag"]
                 addr, size = int(flag["addr"]), int(flag["size"])
+                reader = int(j["tid"])      # the thread argus flag stepped
             except (ValueError, KeyError, TypeError) as e:
-                die("argus flag's JSON has no flag address and size (%s)" % e)
+                die("argus flag's JSON has no flag address, size and thread (%s)" % e)
             if not opts["json"]:
                 sym = flag.get("symbol") or flag.get("mapping") or "?"
                 out = "argus flag: 0x%x (%d bytes, %s)\n" % (addr, size, sym)
         sys.stdout.write(out)
         if opts["watch"]:
-            ok, wout, errtext = run(lldb, ci, "argus watch --addr 0x%x --len %d" % (addr, size))
+            ok, wout, errtext = run(lldb, ci, "argus watch --addr 0x%x --len %d --reader %d"
+                                    % (addr, size, reader))
             if not ok:
                 msg = errtext.strip().splitlines()
                 die(msg[0][7:] if msg and msg[0].startswith("error: ") else

@@ -81,8 +81,9 @@ static const struct type_schema builtin_schema[AE_TYPE_MAX] = {
 	[AE_WQ_START] = { "wq_start", 2, 0, 0 },
 	[AE_WQ_END] = { "wq_end", 2, 0, 0 },
 	[AE_SAMPLE] = { "sample", 0, 0, ARGUS_SCHEMA_STACK },
-	/* addr, value, len, watch id, ip, value_ok */
-	[AE_HWWATCH] = { "hwwatch", 6, 0, ARGUS_SCHEMA_STACK },
+	/* addr, value, len, watch id, ip, value_ok, reader (appended: chunks
+	 * of older writers have 6 and read it as 0) */
+	[AE_HWWATCH] = { "hwwatch", 7, 0, ARGUS_SCHEMA_STACK },
 	[AE_MARK] = { "mark", 0, 0, ARGUS_SCHEMA_STR },
 	/* count */
 	[AE_LOST] = { "lost", 1, 0, 0 },

@@ -492,6 +492,7 @@ static int take_record(struct argus_collector *c, const void *rec, size_t size)
 		p->ev.f[ARGUS_F_HW_ID] = r->watch_id;
 		p->ev.f[ARGUS_F_HW_IP] = r->ip;
 		p->ev.f[ARGUS_F_HW_VALUE_OK] = r->value_ok;
+		p->ev.f[ARGUS_F_HW_READER] = r->reader;
 		attach_stack(c, p, (const uint8_t *)rec + sizeof(*r), size - sizeof(*r));
 		break;
 	}

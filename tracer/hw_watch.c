@@ -183,7 +183,7 @@ static int tgid_of(uint32_t tid)
 }
 
 int argus_hw_watch__add(struct argus_hw_watch *w, uint32_t pid, uint64_t addr,
-			uint32_t len, uint32_t *id, char *err, size_t errlen)
+			uint32_t len, uint32_t reader, uint32_t *id, char *err, size_t errlen)
 {
 	struct watch x;
 	char path[64];
@@ -220,6 +220,17 @@ int argus_hw_watch__add(struct argus_hw_watch *w, uint32_t pid, uint64_t addr,
 			snprintf(err, errlen, "no process %u", pid);
 		return e > 0 ? -EINVAL : -ESRCH;
 	}
+	/* The reader comes from root's CLI, but it is stamped into every
+	 * write's record and the graph trusts it: a tid of another process
+	 * would draw edges into a stranger's thread. */
+	if (reader && (e = tgid_of(reader)) != (int)pid) {
+		if (e > 0)
+			snprintf(err, errlen, "reader %u is a thread of process %d, not of %u", reader,
+				 e, pid);
+		else
+			snprintf(err, errlen, "reader %u: no such thread in process %u", reader, pid);
+		return -EINVAL;
+	}
 	e = 0;
 	snprintf(path, sizeof(path), "/proc/%u/task", pid);
 	d = opendir(path);
@@ -232,11 +243,12 @@ int argus_hw_watch__add(struct argus_hw_watch *w, uint32_t pid, uint64_t addr,
 	x.info.pid = pid;
 	x.info.addr = addr;
 	x.info.len = len;
+	x.info.reader = reader;
 	x.info.armed_ns = mono_ns();
 	/* in the map before the first event exists: no hit can be missed */
 	{
 		struct ae_hw_key k = { .pid = pid, .addr = addr };
-		struct ae_hw_val v = { .watch_id = x.info.id, .len = len };
+		struct ae_hw_val v = { .watch_id = x.info.id, .len = len, .reader = reader };
 
 		if (bpf_map_update_elem(w->map_fd, &k, &v, BPF_NOEXIST)) {
 			e = -errno;
@@ -391,19 +403,20 @@ static int parse_u64(const char *s, uint64_t *v)
 
 int argus_hw_watch__request(struct argus_hw_watch *w, const char *args, FILE *out)
 {
-	char verb[16] = "", a1[32] = "", a2[32] = "", a3[32] = "", err[256];
-	uint64_t pid, addr, len, id;
-	int n = sscanf(args, "%15s %31s %31s %31s", verb, a1, a2, a3), e;
+	char verb[16] = "", a1[32] = "", a2[32] = "", a3[32] = "", a4[32] = "", err[256];
+	uint64_t pid, addr, len, id, reader = 0;
+	int n = sscanf(args, "%15s %31s %31s %31s %31s", verb, a1, a2, a3, a4), e;
 	uint32_t got;
 
-	if (n >= 1 && !strcmp(verb, "add") && n == 4) {
+	if (n >= 1 && !strcmp(verb, "add") && (n == 4 || n == 5)) {
 		if (parse_u64(a1, &pid) || !pid || pid > UINT32_MAX || parse_u64(a2, &addr) ||
-		    parse_u64(a3, &len) || len > UINT32_MAX) {
+		    parse_u64(a3, &len) || len > UINT32_MAX ||
+		    (n == 5 && (parse_u64(a4, &reader) || !reader || reader > INT32_MAX))) {
 			fprintf(out, "error: watch add: bad arguments '%.64s'\n", args);
 			return -EINVAL;
 		}
-		e = argus_hw_watch__add(w, (uint32_t)pid, addr, (uint32_t)len, &got, err,
-					sizeof(err));
+		e = argus_hw_watch__add(w, (uint32_t)pid, addr, (uint32_t)len, (uint32_t)reader,
+					&got, err, sizeof(err));
 		if (e) {
 			fprintf(out, "error: %s\n", err);
 			return e;
@@ -418,8 +431,8 @@ int argus_hw_watch__request(struct argus_hw_watch *w, const char *args, FILE *ou
 			const struct argus_hw_watch_info *x = &w->w[i].info;
 
 			fprintf(out, "watch id=%u pid=%u addr=0x%" PRIx64 " len=%u threads=%u hits=%" PRIu64
-				" armed_ns=%" PRIu64 "\n", x->id, x->pid, x->addr, x->len,
-				x->threads, x->hits, x->armed_ns);
+				" armed_ns=%" PRIu64 " reader=%u\n", x->id, x->pid, x->addr, x->len,
+				x->threads, x->hits, x->armed_ns, x->reader);
 		}
 		return 0;
 	}

@@ -34,6 +34,8 @@ struct argus_hw_watch_info {
 	uint32_t pid;
 	uint64_t addr;
 	uint32_t len;
+	uint32_t reader;        /* tid named as the flag's reader (--reader),
+	                           0 none; stamped into every AE_HWWATCH */
 	uint32_t threads;       /* threads armed by us (inherited copies not
 	                           counted) */
 	uint64_t hits;          /* AE_HWWATCH records seen for this watch */
@@ -45,15 +47,19 @@ struct argus_hw_watch_info {
 struct argus_hw_watch *argus_hw_watch__new(int prog_fd, int map_fd);
 void argus_hw_watch__free(struct argus_hw_watch *w);
 
-/* Arm a write watch on every thread of pid.  0 and *id, or -errno with
- * one line in err: -EINVAL (length not 1/2/4/8, address not aligned or
- * 0, pid is a thread and not a process), -ESRCH (no such process),
+/* Arm a write watch on every thread of pid.  reader: the tid of pid's
+ * thread that spins on the flag (the user knows it: `argus flag` stepped
+ * it), 0 none; every write's record carries it, so the graph takes that
+ * thread as the waiter whatever its syscalls (a pure busy spin makes
+ * none).  0 and *id, or -errno with one line in err: -EINVAL (length not
+ * 1/2/4/8, address not aligned or 0, pid is a thread and not a process,
+ * reader is not a thread of pid), -ESRCH (no such process),
  * -ENOSPC (a thread has no debug register left: x86 has 4 per thread),
  * -EEXIST (that address of pid is already watched), or what
  * perf_event_open / the BPF link said.  All or nothing: on failure no
  * thread keeps an event of this watch. */
 int argus_hw_watch__add(struct argus_hw_watch *w, uint32_t pid, uint64_t addr,
-			uint32_t len, uint32_t *id, char *err, size_t errlen);
+			uint32_t len, uint32_t reader, uint32_t *id, char *err, size_t errlen);
 /* Disarm watch id: 0 or -ENOENT. */
 int argus_hw_watch__remove(struct argus_hw_watch *w, uint32_t id);
 /* Disarm every watch of pid; returns how many (0 = none). */
@@ -71,9 +77,9 @@ int argus_hw_watch__get(const struct argus_hw_watch *w, uint32_t i,
 			struct argus_hw_watch_info *info);
 
 /* argusd's control request "watch ARGS" (the text after "watch "):
- *   add PID ADDR LEN   -> "id=N", "threads=N"
+ *   add PID ADDR LEN [READER] -> "id=N", "threads=N"
  *   list               -> one "watch id=.. pid=.. addr=0x.. len=.. threads=..
- *                         hits=.. armed_ns=.." line per watch
+ *                         hits=.. armed_ns=.. reader=.." line per watch
  *   remove ID | remove-pid PID | remove-all -> "removed=N"
  * Writes the answer (or one "error: ..." line) to out; 0 or -errno. */
 int argus_hw_watch__request(struct argus_hw_watch *w, const char *args, FILE *out);

@@ -163,9 +163,10 @@ enum {
 #define ARGUS_F_WQ_WORK 0
 #define ARGUS_F_WQ_FUNCTION 1
 enum {
-	/* AE_HWWATCH: stack = the writer's user stack */
+	/* AE_HWWATCH: stack = the writer's user stack; reader = the tid
+	 * `argus watch --reader` named, 0 none (absent in older chunks) */
 	ARGUS_F_HW_ADDR = 0, ARGUS_F_HW_VALUE, ARGUS_F_HW_LEN, ARGUS_F_HW_ID,
-	ARGUS_F_HW_IP, ARGUS_F_HW_VALUE_OK,
+	ARGUS_F_HW_IP, ARGUS_F_HW_VALUE_OK, ARGUS_F_HW_READER,
 };
 /* AE_SAMPLE: stack only.  AE_MARK: str = text.  AE_LOST: f[0] = count. */
 #define ARGUS_F_LOST_COUNT 0

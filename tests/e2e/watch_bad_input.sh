@@ -5,6 +5,8 @@
 #   - an address not aligned to --len, a --len not in 1/2/4/8;
 #   - a pid that names no process (a child that was reaped), and a
 #     thread's id instead of its process's;
+#   - a --reader that is not a thread of the process (another process's
+#     thread, a dead tid), or not a number;
 #   - a 5th watch on the same thread (x86 has 4 debug registers): the
 #     first 4 arm, the 5th is refused by the kernel (ENOSPC) and says so;
 #   - the same watch twice; removing an id that does not exist.
@@ -43,6 +45,33 @@ TH=$(ls "/proc/$PY/task" | grep -vx "$PY" | head -n 1)
 [ -n "$TH" ] || fail "the python helper started no thread"
 expect_clean_error "$TH is a thread of process $PY: watch the process \(--pid $PY\)" \
 	"$ARGUS" watch --pid "$TH" --addr "$ADDR"
+# the named reader must be a thread of the watched process: another
+# process's thread, or a tid that names nothing, is refused
+expect_clean_error "--reader $TH is not a thread of process $P" \
+	"$ARGUS" watch --pid "$P" --addr "$ADDR" --reader "$TH"
+expect_clean_error "--reader $DEAD is not a thread of process $P" \
+	"$ARGUS" watch --pid "$P" --addr "$ADDR" --reader "$DEAD"
+expect_clean_error "bad --reader 'x1'" "$ARGUS" watch --pid "$P" --addr "$ADDR" --reader x1
+expect_clean_error "--reader goes with --pid and --addr" "$ARGUS" watch --list --reader "$P"
+# argusd checks the reader itself: its control socket is the interface,
+# the CLI only one client of it
+/usr/bin/python3 - "$ARGUS_RUN_DIR/argusd.sock" "watch add $P $ADDR 4 $TH" >"$T/raw.out" 2>&1 <<'PY' ||
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+s.sendall((sys.argv[2] + "\n").encode())
+s.shutdown(socket.SHUT_WR)
+ans = b""
+while True:
+    b = s.recv(4096)
+    if not b:
+        break
+    ans += b
+print(ans.decode().strip())
+sys.exit(0 if ans.decode().startswith("error: reader %s is a thread of process" % sys.argv[2].split()[-1]) else 1)
+PY
+	fail "argusd armed a watch whose reader is another process's thread" "$T/raw.out"
+log "argusd on a raw request with another process's reader: $(cat "$T/raw.out")"
 kill "$PY"
 wait "$PY" 2>/dev/null
 "$ARGUS" watch --list >"$T/list0" 2>&1

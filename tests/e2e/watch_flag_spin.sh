@@ -23,8 +23,8 @@
 #   - the graph of the saved trace has dataflag edges (argus graph --stats).
 # And without the watch (argus record of the same app): the culprit is the
 # UI thread itself and the report says what to run: next_steps names
-# `argus flag --pid UI --tid UI` and `argus watch --pid UI`, and the text
-# report has its "next" line.
+# `argus flag --pid UI --tid UI` and `argus watch --pid UI ... --reader UI`,
+# and the text report has its "next" line.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/watch_lib.sh"
 e2e_init "$@"
@@ -105,7 +105,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 ui = int(sys.argv[2])
 ok = (d["culprit"]["tid"] == ui and d["culprit"]["rule"] == "self" and d["flag"] is None and
-      d["next_steps"] == [f"argus flag --pid {ui} --tid {ui}", f"argus watch --pid {ui} --addr ADDR"])
+      d["next_steps"] == [f"argus flag --pid {ui} --tid {ui}", f"argus watch --pid {ui} --addr ADDR --reader {ui}"])
 print(f"culprit {d['culprit']['tid']} rule {d['culprit']['rule']}, next_steps {d['next_steps']}",
       file=sys.stderr)
 sys.exit(0 if ok else 1)

@@ -262,9 +262,9 @@ static int on_rec(void *ctx, const void *rec, size_t size)
 		const struct ae_hwwatch *e = rec;
 
 		NEED(*e);
-		printf(" addr=%llx value=%llx len=%u watch=%u ip=%llx",
+		printf(" addr=%llx value=%llx len=%u watch=%u ip=%llx reader=%u",
 		       (unsigned long long)e->addr, (unsigned long long)e->value, e->len,
-		       e->watch_id, (unsigned long long)e->ip);
+		       e->watch_id, (unsigned long long)e->ip, e->reader);
 		if (print_ustack(e + 1, size - sizeof(*e)))
 			goto bad;
 		break;
