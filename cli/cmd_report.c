@@ -113,7 +113,7 @@ int cmd_report(int argc, char **argv)
 	unsigned out_flags = 0;
 	char **av = calloc((size_t)argc + 1, sizeof(*av)), *json = NULL, *text = NULL, sz[32];
 	int ac = 0, rc;
-	uint64_t t0;
+	uint64_t t0, t1 = 0;
 	size_t size = 0;
 	struct stat si, so;
 
@@ -168,6 +168,7 @@ int cmd_report(int argc, char **argv)
 		if (fclose(jf) && !rc)
 			rc = cli_error("report", "out of memory");
 	}
+	t1 = now_ns();
 	if (!rc && print_to(&c, &run, false, &text))
 		rc = cli_error("report", "out of memory");
 	if (!rc) {
@@ -185,11 +186,12 @@ int cmd_report(int argc, char **argv)
 				 d->chain[0].tid);
 		argus_format_size(size, sz, sizeof(sz));
 		fprintf(stderr, "argus report: %s: hang of %s %u/%u (%s, %.0f ms), culprit %s -> %s"
-			" (%s; the graph took %.0f ms, the report %.0f ms)\n", o.g.path,
+			" (%s; the graph took %.0f ms, the diagnosis %.0f ms, the page %.0f ms)\n", o.g.path,
 			diag_cli_comm(&c, d->hang.tid), d->hang.pid, d->hang.tid,
 			argus_hang_kind_str(d->kind), (double)(d->hang.end - d->hang.start) / 1e6,
 			who, out, sz,
-			(double)argus_graph__stats(c.g)->build_ns / 1e6, (double)(now_ns() - t0) / 1e6);
+			(double)argus_graph__stats(c.g)->build_ns / 1e6, (double)(t1 - t0) / 1e6,
+			(double)(now_ns() - t1) / 1e6);
 	}
 	free(json);
 	free(text);

@@ -407,6 +407,14 @@ static void panel_svg(struct page *p, const struct panel *w, const char *title)
 			"<path d=\"M0,0 L10,5 L0,10 z\"/></marker>", types[i], types[i]);
 	fprintf(p->f, "</defs>\n");
 	axis(p, w, h);
+	if (!strcmp(w->name, "hang")) {
+		/* where the hang begins and ends inside the padded window */
+		uint64_t e = p->d->hang.end > p->d->hang.start ? p->d->hang.end : w->w1;
+
+		fprintf(p->f, "<rect class=\"hangspan\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%.0f\""
+			" data-t0=\"%" PRIu64 "\" data-t1=\"%" PRIu64 "\"/>\n", px(w, p->d->hang.start), TOP - 2,
+			px(w, e) - px(w, p->d->hang.start), h - TOP, p->d->hang.start, e);
+	}
 	for (uint32_t i = 0; i < p->nrows; i++) {
 		const struct row *r = &p->rows[i];
 		double y = row_y((int)i);
@@ -445,7 +453,7 @@ static const char css[] =
 	".row.hl .band{fill:#fff8c5}.name{font-size:12px;cursor:pointer}"
 	".row[data-role~=culprit] .name{fill:#cf222e;font-weight:600}.row[data-role~=hang] .name{font-weight:600}"
 	".run{fill:#2da44e}.wait{fill:#afb8c1}.wl{font-size:10px;fill:#24292f;pointer-events:none}"
-	".tick{stroke:#d0d7de;stroke-width:1}.tl{font-size:10px;fill:#57606a}"
+	".hangspan{fill:none;stroke:#cf222e;stroke-dasharray:4 3}.tick{stroke:#d0d7de;stroke-width:1}.tl{font-size:10px;fill:#57606a}"
 	".edge{stroke-width:2;fill:none}.edge:hover{stroke-width:4}"
 	".e-wakeup,.e-futex{stroke:#0969da}.m-wakeup,.m-futex{fill:#0969da}"
 	".e-message{stroke:#8250df}.m-message{fill:#8250df}.e-timer{stroke:#bc4c00}.m-timer{fill:#bc4c00}"
