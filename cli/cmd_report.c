@@ -185,7 +185,8 @@ int cmd_report(int argc, char **argv)
 			snprintf(who, sizeof(who), "%s %u", diag_cli_comm(&c, d->chain[0].tid),
 				 d->chain[0].tid);
 		argus_format_size(size, sz, sizeof(sz));
-		fprintf(stderr, "argus report: %s: hang of %s %u/%u (%s, %.0f ms), culprit %s -> %s"
+		/* stdout: inside lldb (run_cli) that is the command's output */
+		printf("argus report: %s: hang of %s %u/%u (%s, %.0f ms), culprit %s -> %s"
 			" (%s; the graph took %.0f ms, the diagnosis %.0f ms, the page %.0f ms)\n", o.g.path,
 			diag_cli_comm(&c, d->hang.tid), d->hang.pid, d->hang.tid,
 			argus_hang_kind_str(d->kind), (double)(d->hang.end - d->hang.start) / 1e6,

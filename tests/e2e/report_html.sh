@@ -41,7 +41,7 @@ UI_TID=$(kv UI_TID)
 
 "$ARGUS" report "$TRACE" --pid "$UI" -o "$T/hang.html" >"$T/r.out" 2>"$T/r.err" ||
 	fail "argus report --pid $UI exited $?" "$T/r.err"
-log "$(cat "$T/r.err")"
+log "$(cat "$T/r.out")"
 [ "$(stat -c %a "$T/hang.html")" = 600 ] || fail "the page is mode $(stat -c %a "$T/hang.html"), not 0600"
 grep -qiE '<(script|link|img)[^>]+(src|href)="https?:' "$T/hang.html" &&
 	fail "the page loads something from the network" "$T/hang.html"
