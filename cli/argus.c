@@ -190,7 +190,7 @@ static const struct argus_command commands[] = {
 	  "  side (registers, memory: address and value) and the loop around it.\n" },
 	{ "flag", cmd_flag, "find the data flag a spinning thread waits for",
 	  "argus flag --pid PID [--tid TID] [--normal FILE] [--json] [--record FILE]\n"
-	  "           [--max N] [--timeout SEC] [--syscall-timeout MS]\n"
+	  "           [--max N] [--timeout SEC] [--syscall-timeout MS] [--watch]\n"
 	  "  Steps the spinning thread (a yield loop, a sleep-retry loop, a busy spin)\n"
 	  "  for a few turns of its loop (at most N instructions, default 200000, or\n"
 	  "  SEC seconds, default 10), leaves it running, and prints the flag: the\n"
@@ -199,7 +199,9 @@ static const struct argus_command commands[] = {
 	  "  seen, and the instruction that reads it.  Then watch it: argus watch.\n"
 	  "  --normal FILE  a recording of the same code when it did not hang: the\n"
 	  "                 flag is the memory read by the first divergent branch\n"
-	  "  --record FILE  keep this recording (docs/step-format.md)\n" },
+	  "  --record FILE  keep this recording (docs/step-format.md)\n"
+	  "  --watch        then arm argus watch on the flag, the stepped thread its\n"
+	  "                 reader (the collector must be running)\n" },
 	{ "lldb-init", cmd_lldb_init, "make lldb load the Argus plugin at start (~/.lldbinit)",
 	  "argus lldb-init [--file LLDBINIT] [--plugin SO] [--print | --remove]\n"
 	  "  Adds `plugin load .../libargus-lldb.so` to LLDBINIT (default ~/.lldbinit\n"

@@ -1097,8 +1097,8 @@ const Subcommand kSubcommands[] = {
 	{"flag", cmd_stepping,
 	 "Step the selected spinning thread (or --tid) through lldb until its loop has come round, and "
 	 "print the data flag it waits for: address, size, symbol, value, the instruction reading it.  "
-	 "Then: argus watch --addr ADDR.",
-	 "argus flag [--tid TID] [--normal FILE] [--record FILE] [--max N] [--timeout SEC] [--json]\n"},
+	 "Then: argus watch --addr ADDR --reader TID, or give --watch to arm it at once.",
+	 "argus flag [--tid TID] [--normal FILE] [--record FILE] [--max N] [--timeout SEC] [--json] [--watch]\n"},
 	{"step-diff", cmd_stepping, "Where two step recordings (normal, hang) first take different paths.",
 	 "argus step-diff A B [--json]\n"},
 	{"watch", cmd_stepping,
