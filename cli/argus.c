@@ -95,6 +95,20 @@ static const struct argus_command commands[] = {
 	  "  --live      FILE was just taken from this running system (argus save): a\n"
 	  "              wait nobody has ended yet on a socket or pipe is blamed on the\n"
 	  "              process holding its other end now (/proc/PID/fd)\n" },
+	{ "report", cmd_report, "the diagnosis of a hang as one self-contained HTML page",
+	  "argus report FILE --pid PID -o hang.html [--force] [--tid TID] [--at TIME | --mark TEXT]\n"
+	  "             [--threshold MS] [--depth N] [--pick N,N...] [--idle-wait RULE] [--live]\n"
+	  "             [--schema FILE]\n"
+	  "  The hang `argus diagnose` takes with the same flags, drawn: a timeline of\n"
+	  "  the threads of the diagnosis (the hung thread, the path, the culprit and\n"
+	  "  its chain) over the similar normal run and over the hang, side by side;\n"
+	  "  their runs and waits (hover: the syscall and its object), the wake-up,\n"
+	  "  message, timer and data-flag edges as arrows, the verdict, each culprit's\n"
+	  "  stack (click a thread's name), the text report, the diagnose --json\n"
+	  "  object and the Perfetto JSON of those processes over both windows.  No\n"
+	  "  network: one file, opens in any browser.\n"
+	  "  -o FILE   created new, mode 0600; a FILE argus did not create is refused\n"
+	  "  --force   replace such a FILE (a symbolic link is replaced, not followed)\n" },
 	{ "show", cmd_show, "one segment in full: times, wait, events, stack, edges",
 	  "argus show FILE ID [--json] [--schema FILE] [--no-split]\n"
 	  "  ID is a segment id as argus diagnose, hangs and graph print it (#261 or 261).\n"

@@ -55,6 +55,7 @@ int cmd_graph(int argc, char **argv);
 int cmd_hangs(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_similar(int argc, char **argv);
 int cmd_slice(int argc, char **argv);
