@@ -305,12 +305,11 @@ static int serve_one(struct argus_ip_registry *r, int cfd)
 		goto out;
 	}
 	g->map = map;
-	/* start at the writer's head: records from before are of no use
-	 * (and a re-registration starts a new ring anyway) */
+	/* from the oldest slot still in the ring: the process may have
+	 * written before we took its registration (it does not wait) */
 	g->tail = atomic_load_explicit((_Atomic uint64_t *)(g->map + offsetof(struct aip_ring_hdr, head)),
 				       memory_order_acquire);
-	if (g->tail > AIP_NSLOTS * 4ull)
-		g->tail = 0; /* a fresh ring has a small head; garbage resyncs */
+	g->tail = g->tail > AIP_NSLOTS ? g->tail - AIP_NSLOTS : 0;
 	/* one ring per process: an exec'd image registers again */
 	for (uint32_t i = 0; i < r->nrings; i++) {
 		if (r->rings[i]->pid != g->pid)
