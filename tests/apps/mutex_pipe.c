@@ -9,7 +9,10 @@
  *           then, once the worker holds mu, pthread_mutex_lock(&mu):
  *           blocked in futex() until the worker unlocks
  *
- * usage: mutex_pipe [DELAY_MS (3000)]
+ * usage: mutex_pipe [DELAY_MS (3000)] [kill]
+ *   kill: once the UI has the mutex, print the ground truth and SIGKILL
+ *         the process at once (the interposer's last records are then
+ *         read by argusd from a dead process's ring)
  *
  * Ground truth on stdout, KEY=VALUE, after the run:
  *   PID UI_TID WORKER_TID WRITER_PID MUTEX_ADDR (hex) WAITED_MS
@@ -18,6 +21,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -100,6 +104,12 @@ int main(int argc, char **argv)
 	t0 = mono_ms();
 	pthread_mutex_lock(&mu);        /* the hang: the worker holds it */
 	waited = mono_ms() - t0;
+	if (argc > 2 && !strcmp(argv[2], "kill")) {
+		printf("PID=%d\nUI_TID=%d\nWORKER_TID=%d\n", getpid(), my_tid(), worker_tid);
+		fflush(stdout);
+		kill(writer, SIGKILL);
+		kill(getpid(), SIGKILL);
+	}
 	pthread_mutex_unlock(&mu);
 	pthread_join(w, NULL);
 	if (waitpid(writer, &st, 0) != writer || !WIFEXITED(st) || WEXITSTATUS(st)) {
