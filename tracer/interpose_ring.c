@@ -369,31 +369,33 @@ static bool ring_dead(const struct ip_ring *g)
 	return fstatat(g->taskfd, ".", &st, 0) != 0;
 }
 
-static void drain_ring(struct argus_ip_registry *r, struct ip_ring *g, bool dead,
-		       int (*emit)(void *, const struct argus_event *), void *ctx, int *rc)
+int argus_ip__drain_buffer(const void *ring, uint64_t *tail, uint32_t *stuck, bool dead,
+			   const struct argus_ip_check *k,
+			   int (*emit)(void *ctx, const struct argus_event *ev), void *ctx,
+			   struct argus_ip_stats *st)
 {
+	const uint8_t *map = ring;
 	const _Atomic uint64_t *headp =
-		(const _Atomic uint64_t *)(g->map + offsetof(struct aip_ring_hdr, head));
-	const uint8_t *slots = g->map + AIP_HDR_BYTES;
-	struct argus_ip_check k = { .now_ns = mono_ns(), .pid = g->pid, .ncpus = r->ncpus,
-				    .tid_ok = tid_ok, .ctx = g };
+		(const _Atomic uint64_t *)(map + offsetof(struct aip_ring_hdr, head));
+	const uint8_t *slots = map + AIP_HDR_BYTES;
 	uint64_t head = atomic_load_explicit(headp, memory_order_acquire);
 	uint32_t done = 0;
+	int rc = 0;
 
-	if (head < g->tail) {           /* head only grows: forged */
-		r->st.invalid++;
-		r->st.by_reason[ARGUS_IP_BAD_FIELD]++;
-		g->tail = head;
-		return;
+	if (head < *tail) {             /* head only grows: forged */
+		st->invalid++;
+		st->by_reason[ARGUS_IP_BAD_FIELD]++;
+		*tail = head;
+		return 0;
 	}
-	if (head - g->tail > AIP_NSLOTS) {
-		uint64_t skip = head - g->tail - AIP_NSLOTS;
+	if (head - *tail > AIP_NSLOTS) {
+		uint64_t skip = head - *tail - AIP_NSLOTS;
 
-		r->st.lost += skip;
-		g->tail += skip;
+		st->lost += skip;
+		*tail += skip;
 	}
-	while (g->tail < head && done < ARGUS_IP_DRAIN_MAX) {
-		const uint8_t *s = slots + (g->tail % AIP_NSLOTS) * sizeof(struct aip_rec);
+	while (*tail < head && done < ARGUS_IP_DRAIN_MAX) {
+		const uint8_t *s = slots + (*tail % AIP_NSLOTS) * sizeof(struct aip_rec);
 		const _Atomic uint64_t *seqp = (const _Atomic uint64_t *)s;
 		uint8_t copy[sizeof(struct aip_rec)];
 		uint64_t s1, s2;
@@ -401,43 +403,54 @@ static void drain_ring(struct argus_ip_registry *r, struct ip_ring *g, bool dead
 		int why;
 
 		s1 = atomic_load_explicit(seqp, memory_order_acquire);
-		if (s1 != g->tail + 1) {
-			if (s1 > g->tail + 1) { /* overwritten by a lap */
-				r->st.lost++;
-				g->tail++;
-				g->stuck = 0;
+		if (s1 != *tail + 1) {
+			if (s1 > *tail + 1) {   /* overwritten by a lap */
+				st->lost++;
+				++*tail;
+				*stuck = 0;
 				continue;
 			}
 			/* not published yet: a writer mid-record, or one that
 			 * died (or lies) there */
-			if (!dead && ++g->stuck < STUCK_DRAINS)
+			if (!dead && ++*stuck < STUCK_DRAINS)
 				break;
-			r->st.lost++;
-			g->tail++;
-			g->stuck = 0;
+			st->lost++;
+			++*tail;
+			*stuck = 0;
 			continue;
 		}
 		memcpy(copy, s, sizeof(copy));
 		atomic_thread_fence(memory_order_acquire);
 		s2 = atomic_load_explicit(seqp, memory_order_relaxed);
-		g->tail++;
-		g->stuck = 0;
+		++*tail;
+		*stuck = 0;
 		done++;
-		why = s2 != s1 ? ARGUS_IP_TORN : argus_ip__parse(copy, sizeof(copy), &k, &ev);
+		why = s2 != s1 ? ARGUS_IP_TORN : argus_ip__parse(copy, sizeof(copy), k, &ev);
 		if (why != ARGUS_IP_OK) {
-			r->st.invalid++;
-			r->st.by_reason[why]++;
+			st->invalid++;
+			st->by_reason[why]++;
 			continue;
 		}
-		if (!*rc) {
-			int e = emit(ctx, &ev);
-
-			if (e < 0)
-				*rc = e;
-			else
-				r->st.records++;
-		}
+		/* a record the trace cannot take (emit failed: out of
+		 * memory) is lost, and so is the rest of this drain's */
+		if (rc || !emit || (rc = emit(ctx, &ev)) < 0)
+			st->lost++;
+		else
+			st->records++;
 	}
+	return rc;
+}
+
+static void drain_ring(struct argus_ip_registry *r, struct ip_ring *g, bool dead,
+		       int (*emit)(void *, const struct argus_event *), void *ctx, int *rc)
+{
+	struct argus_ip_check k = { .now_ns = mono_ns(), .pid = g->pid, .ncpus = r->ncpus,
+				    .tid_ok = tid_ok, .ctx = g };
+	int e = argus_ip__drain_buffer(g->map, &g->tail, &g->stuck, dead, &k,
+				       *rc ? NULL : emit, ctx, &r->st);
+
+	if (e < 0 && !*rc)
+		*rc = e;
 }
 
 int argus_ip_registry__drain(struct argus_ip_registry *r,

@@ -27,6 +27,7 @@
  */
 #ifndef ARGUS_INTERPOSE_RING_H
 #define ARGUS_INTERPOSE_RING_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,6 +82,19 @@ struct argus_ip_stats {
 	uint64_t invalid;       /* rejected, all reasons */
 	uint64_t by_reason[ARGUS_IP_REJECT_MAX];
 };
+
+/* Read one ring (AIP_RING_BYTES at ring, as mapped) from *tail, the
+ * reader's own cursor, up to ARGUS_IP_DRAIN_MAX records: each valid one
+ * to emit (NULL: counted lost), everything else counted in *st.  *stuck
+ * counts drains the slot at *tail has been unpublished; dead: the writer
+ * is gone, an unpublished slot is lost at once.  Returns 0, or the first
+ * negative value of emit (the records after it are counted lost).  What
+ * argus_ip_registry__drain does per ring; the fuzz target drives it over
+ * arbitrary bytes. */
+int argus_ip__drain_buffer(const void *ring, uint64_t *tail, uint32_t *stuck, bool dead,
+			   const struct argus_ip_check *k,
+			   int (*emit)(void *ctx, const struct argus_event *ev), void *ctx,
+			   struct argus_ip_stats *st);
 
 struct argus_ip_registry;
 
