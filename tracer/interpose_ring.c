@@ -388,7 +388,13 @@ int argus_ip__drain_buffer(const void *ring, uint64_t *tail, uint32_t *stuck, bo
 		*tail = head;
 		return 0;
 	}
-	if (head - *tail > AIP_NSLOTS) {
+	if (head - *tail > ARGUS_IP_MAX_JUMP) {
+		/* no process writes 4 G records in one drain period: a forged
+		 * head, counted once (as lost it would wreck the counter) */
+		st->invalid++;
+		st->by_reason[ARGUS_IP_BAD_FIELD]++;
+		*tail = head - AIP_NSLOTS;
+	} else if (head - *tail > AIP_NSLOTS) {
 		uint64_t skip = head - *tail - AIP_NSLOTS;
 
 		st->lost += skip;

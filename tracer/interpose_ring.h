@@ -39,6 +39,7 @@
 #define ARGUS_IP_DRAIN_MAX 4096          /* records per ring per drain */
 #define ARGUS_IP_MAX_AGE_NS (10ull * 1000 * 1000 * 1000)
 #define ARGUS_IP_MAX_AHEAD_NS (1000ull * 1000)  /* clock skew allowed */
+#define ARGUS_IP_MAX_JUMP (1ull << 32)  /* a head further ahead is forged */
 
 /* Why a record was rejected (argus_ip__parse's positive results). */
 enum argus_ip_reject {
