@@ -5,9 +5,16 @@ one-liner loop would step through the interpreter; a C target is given on
 the command line).  Also with the registers read each step, as a step
 recorder needs them.
 
-usage: step_speed.py TARGET_BINARY N
-Prints "lldb_step N SECONDS RATE/s" and "lldb_step_regs N SECONDS RATE/s".
+And Argus's own stepping inside that lldb: the plugin (PLUGIN_SO) loaded,
+`argus step --count N --record FILE` on the same thread: full registers,
+decoding, memory operands, written to a recording (issue 13 §7: the lldb
+path must not be slower than lldb's own stepping).
+
+usage: step_speed.py TARGET_BINARY N [PLUGIN_SO]
+Prints "lldb_step N SECONDS RATE/s", "lldb_step_regs N SECONDS RATE/s" and,
+with PLUGIN_SO, "lldb_plugin N SECONDS RATE/s".
 """
+import tempfile
 import os
 import subprocess
 import sys
@@ -42,6 +49,27 @@ def main():
                     gpr.GetChildAtIndex(i).GetValueAsUnsigned()
         dt = time.monotonic() - t0
         print(f"{label} {n} {dt:.3f} {n / dt:.0f}/s")
+    if len(sys.argv) > 3:
+        ci = dbg.GetCommandInterpreter()
+        r = lldb.SBCommandReturnObject()
+        ci.HandleCommand("plugin load " + sys.argv[3], r)
+        if not r.Succeeded():
+            print("plugin load failed:", r.GetError(), file=sys.stderr)
+            proc.Kill()
+            child.wait()
+            return 1
+        proc.SetSelectedThread(thread)
+        with tempfile.TemporaryDirectory() as d:
+            r = lldb.SBCommandReturnObject()
+            t0 = time.monotonic()
+            ci.HandleCommand("argus step --count %d --record %s/s.stp" % (n, d), r)
+            dt = time.monotonic() - t0
+        if not r.Succeeded():
+            print("argus step failed:", r.GetError(), file=sys.stderr)
+            proc.Kill()
+            child.wait()
+            return 1
+        print(f"lldb_plugin {n} {dt:.3f} {n / dt:.0f}/s")
     proc.Kill()
     child.wait()
     lldb.SBDebugger.Destroy(dbg)

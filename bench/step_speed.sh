@@ -14,6 +14,8 @@
 #                  adds setup, teardown and decoding into a recording
 #   lldb_step      lldb-16's SBThread.StepInstruction (Python SB API)
 #   lldb_step_regs the same, reading the GPRs each step
+#   lldb_plugin    `argus step --count N_LLDB --record F` inside that lldb
+#                  (the plugin's backend: everything the engine records)
 # N instructions for raw and engine (default 200000), N_LLDB for lldb
 # (default 5000: it is ~10x slower).  Prints each rate and the ratios.
 # Needs root (ptrace of a child is enough, but lldb-server wants it here).
@@ -30,7 +32,8 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 taskset -c 1 "$bin" "$n" | tee -a "$out" || exit 1
 LLDB_DEBUGSERVER_PATH=/usr/lib/llvm-16/bin/lldb-server \
-	taskset -c 1 /usr/bin/python3 "$top/bench/step_speed.py" "$target" "$nl" | tee -a "$out" || exit 1
+	taskset -c 1 /usr/bin/python3 "$top/bench/step_speed.py" "$target" "$nl" \
+	"$build/lib/libargus-lldb.so" | tee -a "$out" || exit 1
 awk '
   { split($4, r, "/"); rate[$1] = r[1] }
   END {
@@ -40,4 +43,7 @@ awk '
     printf "fast/raw %.1f  fast/engine %.1f  fast/lldb_step %.0f  fast_total/raw %.1f\n",
       rate["fast"] / rate["raw"], rate["fast"] / rate["engine"],
       rate["fast"] / rate["lldb_step"], rate["fast_total"] / rate["raw"]
+    if (rate["lldb_plugin"])
+      printf "lldb_plugin/lldb_step %.2f  lldb_plugin/lldb_step_regs %.2f\n",
+        rate["lldb_plugin"] / rate["lldb_step"], rate["lldb_plugin"] / rate["lldb_step_regs"]
   }' "$out"

@@ -95,6 +95,20 @@ static const struct argus_command commands[] = {
 	  "  --live      FILE was just taken from this running system (argus save): a\n"
 	  "              wait nobody has ended yet on a socket or pipe is blamed on the\n"
 	  "              process holding its other end now (/proc/PID/fd)\n" },
+	{ "report", cmd_report, "the diagnosis of a hang as one self-contained HTML page",
+	  "argus report FILE --pid PID -o hang.html [--force] [--tid TID] [--at TIME | --mark TEXT]\n"
+	  "             [--threshold MS] [--depth N] [--pick N,N...] [--idle-wait RULE] [--live]\n"
+	  "             [--schema FILE]\n"
+	  "  The hang `argus diagnose` takes with the same flags, drawn: a timeline of\n"
+	  "  the threads of the diagnosis (the hung thread, the path, the culprit and\n"
+	  "  its chain) over the similar normal run and over the hang, side by side;\n"
+	  "  their runs and waits (hover: the syscall and its object), the wake-up,\n"
+	  "  message, timer and data-flag edges as arrows, the verdict, each culprit's\n"
+	  "  stack (click a thread's name), the text report, the diagnose --json\n"
+	  "  object and the Perfetto JSON of those processes over both windows.  No\n"
+	  "  network: one file, opens in any browser.\n"
+	  "  -o FILE   created new, mode 0600; a FILE argus did not create is refused\n"
+	  "  --force   replace such a FILE (a symbolic link is replaced, not followed)\n" },
 	{ "show", cmd_show, "one segment in full: times, wait, events, stack, edges",
 	  "argus show FILE ID [--json] [--schema FILE] [--no-split]\n"
 	  "  ID is a segment id as argus diagnose, hangs and graph print it (#261 or 261).\n"
@@ -176,7 +190,7 @@ static const struct argus_command commands[] = {
 	  "  side (registers, memory: address and value) and the loop around it.\n" },
 	{ "flag", cmd_flag, "find the data flag a spinning thread waits for",
 	  "argus flag --pid PID [--tid TID] [--normal FILE] [--json] [--record FILE]\n"
-	  "           [--max N] [--timeout SEC] [--syscall-timeout MS]\n"
+	  "           [--max N] [--timeout SEC] [--syscall-timeout MS] [--watch]\n"
 	  "  Steps the spinning thread (a yield loop, a sleep-retry loop, a busy spin)\n"
 	  "  for a few turns of its loop (at most N instructions, default 200000, or\n"
 	  "  SEC seconds, default 10), leaves it running, and prints the flag: the\n"
@@ -185,7 +199,9 @@ static const struct argus_command commands[] = {
 	  "  seen, and the instruction that reads it.  Then watch it: argus watch.\n"
 	  "  --normal FILE  a recording of the same code when it did not hang: the\n"
 	  "                 flag is the memory read by the first divergent branch\n"
-	  "  --record FILE  keep this recording (docs/step-format.md)\n" },
+	  "  --record FILE  keep this recording (docs/step-format.md)\n"
+	  "  --watch        then arm argus watch on the flag, the stepped thread its\n"
+	  "                 reader (the collector must be running)\n" },
 	{ "lldb-init", cmd_lldb_init, "make lldb load the Argus plugin at start (~/.lldbinit)",
 	  "argus lldb-init [--file LLDBINIT] [--plugin SO] [--print | --remove]\n"
 	  "  Adds `plugin load .../libargus-lldb.so` to LLDBINIT (default ~/.lldbinit\n"

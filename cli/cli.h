@@ -23,6 +23,13 @@ int cmd_stop(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_mark(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+/* Arm a write watch on [addr, addr+len) of process pid through the
+ * collector (`argus watch --pid --addr --len [--reader]`), after checking
+ * the process and the reader thread exist; the "argus: watch N armed"
+ * line goes to out, the watch id to *id (may be NULL).  0, or 1 after one
+ * error line (prefixed with cmd). */
+int cli_watch_arm(const char *cmd, uint64_t pid, uint64_t addr, uint64_t len, uint64_t reader,
+		  FILE *out, int *id);
 #define CMD_WATCH_USAGE \
 	"argus watch --pid PID --addr ADDR [--len N] [--reader TID]\n" \
 	"argus watch --list\n" \
@@ -48,6 +55,7 @@ int cmd_graph(int argc, char **argv);
 int cmd_hangs(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_similar(int argc, char **argv);
 int cmd_slice(int argc, char **argv);

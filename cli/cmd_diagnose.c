@@ -375,6 +375,20 @@ static void print_json(FILE *f, struct graph_cli_ctx *c, const struct diag_run *
 	fprintf(f, "}\n");
 }
 
+void diag_run_verdict(struct graph_cli_ctx *c, const struct argus_diagnosis *d, char *buf,
+		      size_t len)
+{
+	verdict(c, d, buf, len);
+}
+
+void diag_run_print(FILE *f, struct graph_cli_ctx *c, const struct diag_run *run, bool json)
+{
+	if (json)
+		print_json(f, c, run);
+	else
+		print_report(f, c, run);
+}
+
 static void print_dot(FILE *f, struct graph_cli_ctx *c, const struct argus_diagnosis *d)
 {
 	uint32_t v[ARGUS_DIAG_MAX_PATH + ARGUS_DIAG_MAX_CHAIN * 2 + 2], n = 0;
@@ -439,15 +453,16 @@ int diag_run(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argu
 	struct argus_diag_opts dopt = { .sz = sizeof(dopt) };
 	uint32_t n = 0, best = 0;
 	int rc = 0;
+	const char *cmd = o->cmd ? o->cmd : "diagnose";   /* whose errors */
 
 	memset(run, 0, sizeof(*run));
 	if (pre) {
 		if (npre && !(h = malloc(npre * sizeof(*h))))
-			return cli_error("diagnose", "out of memory");
+			return cli_error(cmd, "out of memory");
 		if (npre)
 			memcpy(h, pre, npre * sizeof(*h));
 		n = npre;
-	} else if ((rc = diag_cli_hangs(c, "diagnose", o, ARGUS_HANGS_THREAD, &h, &n))) {
+	} else if ((rc = diag_cli_hangs(c, cmd, o, ARGUS_HANGS_THREAD, &h, &n))) {
 		return rc;
 	}
 	if (o->at_rel) {
@@ -473,11 +488,11 @@ int diag_run(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argu
 
 		free(h);
 		if (!(h = malloc(sizeof(*h)))) {
-			rc = cli_error("diagnose", "out of memory");
+			rc = cli_error(cmd, "out of memory");
 			goto out;
 		}
 		if (argus_diag__hang_at(c->g, o->tid ? o->tid : o->pid, o->at_ns, &ho, h)) {
-			rc = cli_error("diagnose", "%s: thread %u did not exist at that time; see argus hangs",
+			rc = cli_error(cmd, "%s: thread %u did not exist at that time; see argus hangs",
 				       o->g.path, o->tid ? o->tid : o->pid);
 			goto out;
 		}
@@ -489,7 +504,7 @@ int diag_run(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argu
 		/* no hang of the main thread: the process's other threads */
 		free(h);
 		h = NULL;
-		if ((rc = diag_cli_hangs(c, "diagnose", o, ARGUS_HANGS_PROCESS, &h, &n)))
+		if ((rc = diag_cli_hangs(c, cmd, o, ARGUS_HANGS_PROCESS, &h, &n)))
 			goto out;
 		for (uint32_t i = 0; i < n; i++)
 			if (h[i].ongoing && !h[best].ongoing)
@@ -503,7 +518,7 @@ int diag_run(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argu
 	}
 	if (!n || (o->mark && !(h[best].annotated && strstr(argus_trace__string(c->t, h[best].mark) ?: "",
 						      o->mark)))) {
-		rc = cli_error("diagnose", "%s: no hang of %s %u%s (threshold %.0f ms); see argus hangs",
+		rc = cli_error(cmd, "%s: no hang of %s %u%s (threshold %.0f ms); see argus hangs",
 			       o->g.path, o->tid ? "thread" : "process", o->tid ? o->tid : o->pid,
 			       o->mark ? " with that mark" : "",
 			       (double)o->threshold_ns / 1e6);
@@ -524,11 +539,11 @@ int diag_run(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argu
 	}
 	run->d = calloc(1, sizeof(*run->d));
 	if (!run->d) {
-		rc = cli_error("diagnose", "out of memory");
+		rc = cli_error(cmd, "out of memory");
 		goto out;
 	}
 	if ((rc = argus_diag__diagnose(c->g, &chosen, &dopt, run->d))) {
-		rc = cli_error("diagnose", "%s: diagnosis failed: %s", o->g.path, strerror(-rc));
+		rc = cli_error(cmd, "%s: diagnosis failed: %s", o->g.path, strerror(-rc));
 		free(run->d);
 		run->d = NULL;
 		goto out;

@@ -21,6 +21,7 @@
 #include "argus_graph.h"
 #include "cli.h"
 #include "graph_cli.h"
+#include "progress.h"
 #include "safe_file.h"
 #include "trace_format.h"
 #include "units.h"
@@ -36,22 +37,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	interrupted = 1;
-}
-
-/* Progress of the write on stderr (only on a terminal); a non-zero return
- * cancels the export after Ctrl-C. */
-static int progress(void *ctx, uint64_t done, uint64_t total)
-{
-	unsigned pct = total ? (unsigned)(done * 100 / total) : 0;
-
-	if (*(const bool *)ctx) {
-		if (pct > 100)
-			pct = 100;
-		fprintf(stderr, "\rwriting: %3u%% [%-40.*s] %" PRIu64 " items", pct,
-			(int)(pct * 40 / 100), "########################################",
-			done);
-	}
-	return interrupted;
 }
 
 /* tmp = "DIR/.NAME.XXXXXX" for out = "DIR/NAME"; -1 if it does not fit
@@ -116,7 +101,8 @@ int cmd_export(int argc, char **argv)
 	const char *format = "perfetto", *out = NULL;
 	uint64_t from = 0, to = 0, size = 0;
 	uint32_t pids[MAX_PIDS];
-	bool has_from = false, has_to = false, known = false, tty = isatty(2);
+	bool has_from = false, has_to = false, known = false;
+	struct cli_progress prog;
 	char tmp[PATH_MAX], sz[32];
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
 	struct graph_cli_ctx c;
@@ -205,8 +191,12 @@ int cmd_export(int argc, char **argv)
 		eo.from_ts = st->min_ts + from;
 	if (has_to)
 		eo.to_ts = st->min_ts + to;
-	eo.progress = progress;
-	eo.progress_ctx = &tty;
+	/* a bar on a terminal once the write has lasted a second; a non-zero
+	 * return (Ctrl-C) cancels the export */
+	cli_progress_begin(&prog, "writing", "items");
+	prog.cancel = &interrupted;
+	eo.progress = cli_progress_cb;
+	eo.progress_ctx = &prog;
 
 	fd = mkstemp(tmp);
 	if (fd < 0) {
@@ -227,8 +217,7 @@ int cmd_export(int argc, char **argv)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	rc = write_out(c.g, &eo, !strcmp(format, "dot"), f, &size);
-	if (tty)
-		fprintf(stderr, "\r\033[K");
+	cli_progress_end(&prog);
 	if (!rc && rename(tmp, out))
 		rc = -errno;
 	sigaction(SIGINT, &old_int, NULL);

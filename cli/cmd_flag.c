@@ -1,4 +1,4 @@
-/* cmd_flag.c - `argus flag --pid PID [--tid TID] [--normal FILE] [--json]`:
+/* cmd_flag.c - `argus flag --pid PID [--tid TID] [--normal FILE] [--json] [--watch]`:
  * the data flag a spinning thread waits for (BRIEF §1 "Data-flag flow").
  *
  * The thread is single-stepped (step/) until its loop has come round
@@ -13,7 +13,8 @@
  *                     the loop's own exit branch if they do not diverge.
  * The flag's name: a symbol (a global), else its mapping and offset
  * ("[heap]+0x2a0", "[stack]+0x1f8c").  Next step: argus watch on it,
- * naming the stepped thread as its reader (--reader).
+ * naming the stepped thread as its reader (--reader); --watch does it
+ * (the collector must be running).
  *
  * Parse, open, run (step_cli.h): the CLI opens the thread with ptrace and
  * leaves it running; the lldb plugin opens it through lldb, calls
@@ -55,6 +56,10 @@ int step_cli_flag_parse(int argc, char **argv, struct step_cli_flag_opts *o)
 
 		if (!strcmp(a, "--json")) {
 			o->json = true;
+			continue;
+		}
+		if (!strcmp(a, "--watch")) {
+			o->watch = true;
 			continue;
 		}
 		if (!strcmp(a, "--pid"))
@@ -262,9 +267,16 @@ int step_cli_flag_run(struct argus_stepper *s, const struct step_cli_flag_opts *
 			/* --reader: the thread just stepped is the one that
 			 * spins; named, its writes get edges even when its spin
 			 * makes no syscall (docs/graph.md) */
-			printf("next: argus watch --pid %u --addr 0x%" PRIx64 " --len %u --reader %u\n",
-			       o.pid, f.addr, f.size, tid);
+			if (!o.watch)
+				printf("next: argus watch --pid %u --addr 0x%" PRIx64 " --len %u --reader %u\n",
+				       o.pid, f.addr, f.size, tid);
 		}
+	}
+	/* --watch: the next step done here; with --json its line goes to
+	 * stderr, stdout stays one JSON object */
+	if (o.watch) {
+		fflush(stdout);
+		rc = cli_watch_arm(CMD, o.pid, f.addr, f.size, tid, o.json ? stderr : stdout, NULL);
 	}
 out:
 	argus_step__close(s);

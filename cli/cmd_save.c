@@ -2,15 +2,59 @@
  * collector to write out what it holds, then copy the ring's chunks (not
  * re-encoded) into a snapshot file that stays private to root: created
  * 0600, O_EXCL|O_NOFOLLOW, never into a file or link a user put at FILE
- * (safe_file.h). */
+ * (safe_file.h).
+ *
+ * The copy of a full 2 GiB ring lasts seconds; on a terminal a watcher
+ * thread shows how far it got (progress.h): argus_trace__save_to() takes
+ * no progress callback, but the snapshot only ever grows by appended
+ * chunks, so its size against the chunks to copy is the progress. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "safe_file.h"
 #include "trace_format.h"
 #include "units.h"
+
+struct save_watch {
+	const char *ring, *out;
+	uint64_t from_ts;        /* as given to argus_trace__save_to */
+	atomic_bool stop;
+	pthread_t th;
+	struct cli_progress p;
+};
+
+/* The watcher: sizes what is to be copied (the ring's chunks from
+ * from_ts on; its own open of the ring, which only reads), then polls the
+ * snapshot's size ten times a second until told to stop. */
+static void *watch_save(void *arg)
+{
+	struct save_watch *w = arg;
+	struct argus_error err = { 0 };
+	struct argus_trace *t = argus_trace__open(w->ring, &err);
+	uint64_t total = 0;
+	struct stat st;
+
+	for (size_t i = 0; t && i < argus_trace__nchunks(t) && !atomic_load(&w->stop); i++) {
+		struct argus_chunk_info ci;
+
+		if (!argus_trace__chunk(t, i, &ci) && ci.max_ts >= w->from_ts)
+			total += ci.size;
+	}
+	argus_trace__close(t);
+	while (!atomic_load(&w->stop)) {
+		if (!stat(w->out, &st))
+			cli_progress_cb(&w->p, (uint64_t)st.st_size >> 20, total >> 20);
+		usleep(100000);
+	}
+	return NULL;
+}
 
 int cmd_save(int argc, char **argv)
 {
@@ -46,8 +90,19 @@ int cmd_save(int argc, char **argv)
 		now = strtoull(p + 4, NULL, 10);
 	if (!ring[0])
 		return cli_error("save", "the collector did not say where its ring is");
-	if (argus_trace__save_to(ring, out, out_flags, last && now > last ? now - last : 0,
-				 &src, &err))
+	struct save_watch w = { .ring = ring, .out = out, .from_ts = last && now > last ? now - last : 0 };
+	bool watching;
+	int rc;
+
+	cli_progress_begin(&w.p, "saving", "MiB");
+	watching = w.p.tty && !pthread_create(&w.th, NULL, watch_save, &w);
+	rc = argus_trace__save_to(ring, out, out_flags, w.from_ts, &src, &err);
+	if (watching) {
+		atomic_store(&w.stop, true);
+		pthread_join(w.th, NULL);
+		cli_progress_end(&w.p);
+	}
+	if (rc)
 		return cli_out_error("save", &err);
 	if (src.chunks_corrupt)
 		fprintf(stderr, "argus save: warning: skipped %llu corrupt chunk(s) of the ring %s,"

@@ -142,13 +142,24 @@ int cmd_watch(int argc, char **argv)
 		return cli_usage_error("watch",
 				       "address 0x%" PRIx64 " is not aligned to --len %" PRIu64
 				       " (debug registers watch aligned ranges only)", addr, len);
+	return cli_watch_arm("watch", pid, addr, len, reader, stdout, NULL);
+}
+
+int cli_watch_arm(const char *cmd, uint64_t pid, uint64_t addr, uint64_t len, uint64_t reader,
+		  FILE *out, int *id)
+{
+	char req[256], resp[16384];
+
+	if ((len != 1 && len != 2 && len != 4 && len != 8) || addr % len)
+		return cli_error(cmd, "cannot watch 0x%" PRIx64 " (%" PRIu64 " bytes): debug registers"
+				 " watch 1, 2, 4 or 8 aligned bytes", addr, len);
 	snprintf(req, sizeof(req), "/proc/%" PRIu64, pid);
 	if (access(req, F_OK))
-		return cli_error("watch", "no process %" PRIu64, pid);
+		return cli_error(cmd, "no process %" PRIu64, pid);
 	/* /proc/PID/task/TID exists only for the threads of PID */
 	snprintf(req, sizeof(req), "/proc/%" PRIu64 "/task/%" PRIu64, pid, reader);
 	if (reader && access(req, F_OK))
-		return cli_error("watch", "--reader %" PRIu64 " is not a thread of process %" PRIu64
+		return cli_error(cmd, "--reader %" PRIu64 " is not a thread of process %" PRIu64
 				 " (ls /proc/%" PRIu64 "/task)", reader, pid, pid);
 	if (reader)
 		snprintf(req, sizeof(req), "watch add %" PRIu64 " 0x%" PRIx64 " %" PRIu64 " %" PRIu64,
@@ -156,15 +167,17 @@ int cmd_watch(int argc, char **argv)
 	else
 		snprintf(req, sizeof(req), "watch add %" PRIu64 " 0x%" PRIx64 " %" PRIu64, pid, addr,
 			 len);
-	if (cli_request("watch", req, resp, sizeof(resp)))
+	if (cli_request(cmd, req, resp, sizeof(resp)))
 		return 1;
 	const char *ip = strstr(resp, "id="), *tp = strstr(resp, "threads=");
-	printf("argus: watch %d armed: process %" PRIu64 ", 0x%" PRIx64 " (%" PRIu64
-	       " bytes), %d thread%s and the threads it creates",
-	       ip ? atoi(ip + 3) : 0, pid, addr, len, tp ? atoi(tp + 8) : 0,
-	       tp && atoi(tp + 8) == 1 ? "" : "s");
+	if (id)
+		*id = ip ? atoi(ip + 3) : 0;
+	fprintf(out, "argus: watch %d armed: process %" PRIu64 ", 0x%" PRIx64 " (%" PRIu64
+		" bytes), %d thread%s and the threads it creates",
+		ip ? atoi(ip + 3) : 0, pid, addr, len, tp ? atoi(tp + 8) : 0,
+		tp && atoi(tp + 8) == 1 ? "" : "s");
 	if (reader)
-		printf("; reader thread %" PRIu64, reader);
-	printf("\n");
+		fprintf(out, "; reader thread %" PRIu64, reader);
+	fprintf(out, "\n");
 	return 0;
 }

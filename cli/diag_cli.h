@@ -27,6 +27,8 @@ struct diag_cli_opts {
 	bool live;               /* the trace is of this running system, just taken */
 	bool all;                /* hangs: deliberate waits too (wait4, sleep) */
 	uint8_t idle_rule;       /* --idle-wait: enum argus_idle_rule */
+	const char *cmd;         /* the command errors name (diag_run: NULL
+	                            is "diagnose"; `argus report` sets it) */
 };
 
 /* argus_holders_fn over /proc/PID/fd of the running system: the

@@ -69,4 +69,11 @@ struct diag_run {
 int diag_run(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argus_hang *pre,
 	     uint32_t npre, unsigned flags, FILE *out, struct diag_run *run);
 void diag_run_free(struct diag_run *run);
+/* The report's verdict line, in words, without "verdict   " ("circular
+ * wait between ...").  For `argus report`, which draws what diag_run kept. */
+void diag_run_verdict(struct graph_cli_ctx *c, const struct argus_diagnosis *d, char *buf,
+		      size_t len);
+/* The text report, or the --json object, of a run whose diagnosis ran
+ * (run->d): what diag_run printed, again, to f. */
+void diag_run_print(FILE *f, struct graph_cli_ctx *c, const struct diag_run *run, bool json);
 #endif

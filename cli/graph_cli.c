@@ -8,6 +8,7 @@
 #include "argus_events.h"
 #include "cli.h"
 #include "graph_cli.h"
+#include "progress.h"
 #include "syscall_names.h"
 
 int graph_cli_common_flag(struct graph_cli_opts *o, int argc, char **argv, int i)
@@ -28,27 +29,12 @@ int graph_cli_common_flag(struct graph_cli_opts *o, int argc, char **argv, int i
 	return 0;
 }
 
-/* A progress bar on stderr, only on a terminal. */
-static int progress(void *ctx, uint64_t done, uint64_t total)
-{
-	const char *what = ctx;
-	unsigned pct = total ? (unsigned)(done * 100 / total) : 0;
-
-	if (pct > 100)
-		pct = 100;
-	fprintf(stderr, "\r%s: %3u%% [%-40.*s] %" PRIu64 " events", what, pct,
-		(int)(pct * 40 / 100), "########################################", done);
-	return 0;
-}
-
 int graph_cli_open(struct graph_cli_ctx *c, const char *cmd,
 		   const struct graph_cli_opts *o)
 {
 	struct argus_graph_opts go = { .sz = sizeof(go) };
 	struct argus_error err = { 0 };
-	/* the bar only where the messages go to the terminal (not into a
-	 * host's buffer: cli_set_err) */
-	bool tty = cli_err() == stderr && isatty(2);
+	struct cli_progress prog;
 
 	memset(c, 0, sizeof(*c));
 	c->t = argus_trace__open(o->path, &err);
@@ -63,13 +49,12 @@ int graph_cli_open(struct graph_cli_ctx *c, const char *cmd,
 	}
 	go.schema = c->schema;
 	go.no_split = o->no_split;
-	if (tty) {
-		go.progress = progress;
-		go.progress_ctx = "building the graph";
-	}
+	/* a bar on a terminal once the build has lasted a second (progress.h) */
+	cli_progress_begin(&prog, "building the graph", "events");
+	go.progress = cli_progress_cb;
+	go.progress_ctx = &prog;
 	c->g = argus_graph__build(c->t, &go, &err);
-	if (tty)
-		fprintf(stderr, "\r\033[K");
+	cli_progress_end(&prog);
 	if (!c->g) {
 		int rc = cli_error(cmd, "%s: %s", o->path, err.msg);
 

@@ -45,6 +45,8 @@ struct step_cli_flag_opts {
 	struct argus_step_rec *normal_rec; /* --normal, loaded by parse (owned) */
 	bool json;
 	bool host;                  /* as in step_cli_step_opts */
+	bool watch;                 /* --watch: arm `argus watch` on the flag,
+	                               naming the stepped thread its reader */
 };
 int step_cli_flag_parse(int argc, char **argv, struct step_cli_flag_opts *o);
 int step_cli_flag_run(struct argus_stepper *s, const struct step_cli_flag_opts *o);

@@ -1017,6 +1017,29 @@ bool cmd_on_trace(const Subcommand &sc, lldb::SBDebugger, Args args, lldb::SBCom
 	return finish(result, run_cli_stacks(a, strcmp(sc.name, "export") && !has(a, "--json")), sc.syntax);
 }
 
+// report: the last diagnosis (its trace, hang, flags and picks) drawn as
+// an HTML page by the CLI's `argus report` (cli/cmd_report.c).
+bool cmd_report(const Subcommand &sc, lldb::SBDebugger, Args args, lldb::SBCommandReturnObject &result)
+{
+	if (wants_help(args))
+		return help_of(sc, result);
+	if (!g_session.have_diagnose)
+		return fail(result, "argus report: no diagnosis yet: run argus diagnose first (the report draws it)");
+	Args a = g_session.last_diagnose;
+	a[0] = "report";
+	take_flag(a, "--json");
+	take_flag(a, "--dot");
+	if (!g_session.picks.empty()) {
+		std::string list;
+		for (auto &s : g_session.picks)
+			list += (list.empty() ? "" : ",") + s;
+		a.push_back("--pick");
+		a.push_back(list);
+	}
+	a.insert(a.end(), args.begin(), args.end());   // -o FILE [--force]; the CLI checks
+	return finish(result, run_cli_stacks(a, false), sc.syntax);
+}
+
 // step, flag, step-diff, watch: step_cmds.cpp (the thread is stepped
 // through lldb, with the CLI's own parser and output).
 bool cmd_stepping(const Subcommand &sc, lldb::SBDebugger d, Args args, lldb::SBCommandReturnObject &result)
@@ -1061,6 +1084,11 @@ const Subcommand kSubcommands[] = {
 	 "(--format dot; narrow it with --pid/--from/--to; argus diagnose --dot gives the diagnosis's "
 	 "own subgraph).",
 	 "argus export -o OUT [--format perfetto|dot] [--from SEC] [--to SEC] [--pid PID...] [--kernel]\n"},
+	{"report", cmd_report,
+	 "Write the last diagnosis as one self-contained HTML page: the threads of its path and chain "
+	 "on a timeline of the normal run and of the hang, the edges as arrows, the verdict and the "
+	 "culprits' stacks (argus report in the CLI).",
+	 "argus report -o FILE.html [--force]\n"},
 	{"step", cmd_stepping,
 	 "Single-step the selected thread (or --tid) of the stopped process through lldb, printing or "
 	 "recording each instruction: its registers changed, memory operands, symbol.  --until COND: "
@@ -1069,8 +1097,8 @@ const Subcommand kSubcommands[] = {
 	{"flag", cmd_stepping,
 	 "Step the selected spinning thread (or --tid) through lldb until its loop has come round, and "
 	 "print the data flag it waits for: address, size, symbol, value, the instruction reading it.  "
-	 "Then: argus watch --addr ADDR.",
-	 "argus flag [--tid TID] [--normal FILE] [--record FILE] [--max N] [--timeout SEC] [--json]\n"},
+	 "Then: argus watch --addr ADDR --reader TID, or give --watch to arm it at once.",
+	 "argus flag [--tid TID] [--normal FILE] [--record FILE] [--max N] [--timeout SEC] [--json] [--watch]\n"},
 	{"step-diff", cmd_stepping, "Where two step recordings (normal, hang) first take different paths.",
 	 "argus step-diff A B [--json]\n"},
 	{"watch", cmd_stepping,

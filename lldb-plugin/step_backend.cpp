@@ -17,9 +17,14 @@
 //                         pointers; 0 when it cannot be had.  fs: operands
 //                         (TLS, the stack guard) need it for their address;
 //               gs_base   0: x86-64 user space does not use gs.
-//   read_mem  SBProcess::ReadMemory (lldb hides its own breakpoint traps);
-//             a read that fails across a mapping's end is retried up to
-//             the page boundary, so the engine sees a short read.
+//   read_mem  /proc/PID/mem (root may read a process another tracer
+//             owns): a pread, where SBProcess::ReadMemory is one remote
+//             packet to lldb-server, about one per step for the code bytes
+//             alone.  A read that holds an int3 byte (0xcc) goes through
+//             ReadMemory instead, which hides lldb's own breakpoint traps;
+//             so does one /proc refuses.  A read that fails across a
+//             mapping's end is retried up to the page boundary, so the
+//             engine sees a short read.
 //   step      SBThread::StepInstruction(false): lldb single-steps the
 //             thread with the others stopped (lldb's own step-inst plan).
 //             A stop for a signal (lldb stops on it: SIGSEGV, or one the
@@ -41,6 +46,7 @@
 #include "step_backend.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +88,7 @@ struct Backend {
 	unsigned since_full = 0;
 	uint64_t fs_base = 0;
 	uint64_t vdso_lo = 0, vdso_hi = 0;   // [vdso] mapping, [lo, hi)
+	int mem_fd = -1;                      // /proc/PID/mem, -1 if not opened
 
 	// the syscall watchdog
 	std::mutex m;
@@ -94,6 +101,8 @@ struct Backend {
 
 	~Backend()
 	{
+		if (mem_fd >= 0)
+			close(mem_fd);
 		if (dog.joinable()) {
 			{
 				std::lock_guard<std::mutex> l(m);
@@ -243,6 +252,13 @@ long read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	Backend *b = static_cast<Backend *>(ctx);
 	lldb::SBError err;
+	if (b->mem_fd >= 0) {
+		ssize_t got = pread(b->mem_fd, buf, len, (off_t)addr);
+		if (got > 0 && !memchr(buf, 0xcc, (size_t)got))
+			return got;
+		// an int3 byte may be one of lldb's breakpoints, which only
+		// lldb knows to hide: ask lldb
+	}
 	size_t n = b->proc.ReadMemory(addr, buf, len, err);
 	if (n == 0 && len > 1) {
 		// across the end of a mapping: what lies before the page end
@@ -470,6 +486,11 @@ struct argus_stepper *open_stepper(lldb::SBProcess proc, uint32_t tid, uint32_t 
 	b->syscall_ms = syscall_ms ? syscall_ms : 5000;
 	b->fs_base = thread_pointer(proc, th, pid, tid);
 	find_vdso(b);
+	{
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%u/mem", pid);
+		b->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
 
 	struct argus_step_backend be;
 	memset(&be, 0, sizeof(be));

@@ -9,7 +9,8 @@ pkgs=(build-essential cmake pkg-config clang-14 clang llvm
       linux-perf rt-tests elfutils binutils trace-cmd
       xvfb x11-apps x11-utils xdotool   # the desktop mix of bench/desktop_mix.sh
       # real programs: tests/e2e/lock_records.sh and tests/e2e/real_*.sh
-      util-linux postgresql-15 sqlite3 dbus python3-dbus python3-gi curl)
+      util-linux postgresql-15 sqlite3 dbus python3-dbus python3-gi curl
+      chromium)   # renders `argus report`'s page headless: tests/e2e/report_html.sh
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

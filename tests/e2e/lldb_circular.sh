@@ -93,11 +93,25 @@ check_report() {
 # -- 2. early in the hang: before the first timeout ------------------------
 start_app circular
 wait_in_hang 202
-lldb_run early -p "$APP_PID" -o "plugin load $PLUGIN" -o "argus diagnose" -o "detach"
+lldb_run early -p "$APP_PID" -o "plugin load $PLUGIN" -o "argus diagnose" \
+	-o "argus report -o $T/lldb-early.html" -o "detach"
 lldb_no_crash
 [ "$LLDB_RC" -eq 0 ] || fail "early: argus diagnose in lldb failed" "$LLDB_OUT" 80
 wait_app
 check_report early
+# `argus report` in lldb draws that diagnosis: its page embeds the same
+# culprit (issue 15 §1), in a file of mode 0600
+expect_in "$LLDB_OUT" "^argus report: .*culprit ime_worker $(kv CULPRIT_TID "$APP_OUT") -> $T/lldb-early.html" \
+	"early: argus report in lldb did not write the page"
+[ "$(stat -c %a "$T/lldb-early.html" 2>/dev/null)" = 600 ] || fail "early: the lldb report page is missing or not 0600"
+/usr/bin/python3 - "$T/lldb-early.html" "$(kv CULPRIT_TID "$APP_OUT")" <<'PY' || fail "early: the lldb report's embedded diagnosis does not name the culprit" "$LLDB_OUT" 80
+import json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+m = re.search(r'<script type="application/json" id="argus-diagnosis">(.*?)</script>', page, re.S)
+d = json.loads(m.group(1))
+sys.exit(0 if d["culprit"]["tid"] == int(sys.argv[2]) and
+         re.search(r'<g class="row" data-tid="%s" data-pid="\d+" data-role="[^"]*culprit' % sys.argv[2], page) else 1)
+PY
 grep -E '^verdict' "$LLDB_OUT" | grep -q timeout &&
 	fail "early: the verdict claims a timeout that had not fired yet" "$LLDB_OUT" 80
 EARLY_CHAIN=$CHAIN_FOUND

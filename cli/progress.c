@@ -1,0 +1,58 @@
+/* progress.c - see progress.h. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "progress.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void cli_progress_begin(struct cli_progress *p, const char *what, const char *unit)
+{
+	*p = (struct cli_progress){ .what = what, .unit = unit };
+	/* only where the messages go to the terminal: not into a host's
+	 * buffer (cli_set_err: the lldb plugin), not into a pipe */
+	p->tty = cli_err() == stderr && isatty(2);
+	p->t0 = now_ns();
+}
+
+int cli_progress_cb(void *vp, uint64_t done, uint64_t total)
+{
+	struct cli_progress *p = vp;
+	unsigned pct = total ? (unsigned)(done * 100 / total) : 0;
+	uint64_t now;
+
+	if (!p)
+		return 0;
+	if (p->tty) {
+		now = now_ns();
+		if (now - p->t0 >= CLI_PROGRESS_DELAY_NS && now - p->last >= 100000000ull) {
+			if (pct > 100)
+				pct = 100;
+			fprintf(stderr, "\r%s: %3u%% [%-40.*s] %" PRIu64 " %s", p->what, pct,
+				(int)(pct * 40 / 100), "########################################",
+				done, p->unit ? p->unit : "");
+			fflush(stderr);
+			p->shown = true;
+			p->last = now;
+		}
+	}
+	return p->cancel ? *p->cancel : 0;
+}
+
+void cli_progress_end(struct cli_progress *p)
+{
+	if (p && p->shown) {
+		fprintf(stderr, "\r\033[K");
+		fflush(stderr);
+		p->shown = false;
+	}
+}
