@@ -865,7 +865,11 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 				a->busy_seg = v[i];
 			}
 		}
-		if (s->end_reason != ARGUS_END_WAIT)
+		/* a stop (a debugger's, SIGSTOP) is no wait of the thread's
+		 * own: a thread stepped by argus flag stops at every
+		 * instruction, and that says nothing of what it was doing.
+		 * The time stopped counts for neither side. */
+		if (s->end_reason != ARGUS_END_WAIT || (s->flags & ARGUS_SEG_F_STOPPED))
 			continue;
 		w = overlap(s->end, wend, from, to);
 		a->asleep_ns += w;
