@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "control.h"
+#include "mark_socket.h"
 #include "units.h"
 
 static const char *const bare_flags[] = {
@@ -20,7 +21,7 @@ static const char *const bare_flags[] = {
 };
 static const char *const value_flags[] = {
 	"--size", "--dir", "--sample-hz", "--watch", "--hang-threshold", "--hang-dir",
-	"--hang-before", "--hang-grace", "--hang-keep", "--hang-max-mb", NULL,
+	"--hang-before", "--hang-grace", "--hang-keep", "--hang-max-mb", "--mark-group", NULL,
 };
 
 static bool in(const char *const *list, const char *s)
@@ -29,6 +30,28 @@ static bool in(const char *const *list, const char *s)
 		if (!strcmp(*list, s))
 			return true;
 	return false;
+}
+
+/* One line on who may mark, from the daemon's status lines. */
+static void print_mark_group(char *resp)
+{
+	char *g = strstr(resp, "\nmark_group="), *miss = strstr(resp, "\nmark_group_missing=");
+	char *ms = strstr(resp, "\nmark_socket=");
+
+	if (!g)
+		return;
+	g += 12;
+	g[strcspn(g, "\n")] = 0;
+	if (miss) {
+		miss += 20;
+		miss[strcspn(miss, "\n")] = 0;
+		printf("argus: no group '%s': marks are root-only (groupadd %s and restart, or"
+		       " --mark-group none)\n", miss, miss);
+	} else if (strcmp(g, "none") && ms) {
+		ms += 13;
+		ms[strcspn(ms, "\n")] = 0;
+		printf("argus: members of group %s may send `argus mark` (%s)\n", g, ms);
+	}
 }
 
 int cmd_start(int argc, char **argv)
@@ -172,6 +195,7 @@ int cmd_start(int argc, char **argv)
 		       interactive ? " (and display servers' clients)" : "",
 		       hd + 9);
 	}
+	print_mark_group(resp);
 	return 0;
 }
 
@@ -194,6 +218,32 @@ int cmd_stop(int argc, char **argv)
 	return 0;
 }
 
+/* A non-root user's mark goes through the mark socket (mark_socket.h),
+ * which serves root and the mark group's members, and only marks. */
+static int mark_as_user(const char *req)
+{
+	char sock[256], resp[256];
+	int rc;
+
+	argus_mark_socket_path(sock, sizeof(sock));
+	rc = argus_control__request(sock, req, resp, sizeof(resp), 5000);
+	if (rc == -ENOENT || rc == -ECONNREFUSED)
+		return cli_error("mark", "no mark socket at %s: the collector is not running, or it"
+				 " takes marks from root only (see `argus start --mark-group`)", sock);
+	if (rc == -EACCES || rc == -EPERM)
+		return cli_error("mark", "permission denied on %s: only root and members of the"
+				 " collector's mark group (default %s) may mark; an admin runs"
+				 " `usermod -aG %s $USER`, then log out and in", sock,
+				 ARGUS_DEFAULT_MARK_GROUP, ARGUS_DEFAULT_MARK_GROUP);
+	if (rc < 0)
+		return cli_error("mark", "cannot talk to the collector at %s: %s", sock, strerror(-rc));
+	if (rc > 0) {
+		fprintf(stderr, "argus mark: %s\n", cli_tstr(resp));
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_mark(int argc, char **argv)
 {
 	char req[ARGUS_CONTROL_MAX], resp[256];
@@ -207,7 +257,13 @@ int cmd_mark(int argc, char **argv)
 	if (n >= sizeof(req))
 		return cli_usage_error("mark", "text too long (at most %d bytes)", ARGUS_CONTROL_MAX - 8);
 	for (char *p = req; *p; p++)
-		if (*p == '\n' || *p == '\r')
+		if (*p == '\n' || *p == '\r' || *p == '\t')
 			*p = ' ';
+	if (geteuid() != 0) {
+		if (n - 5 > ARGUS_MARK_TEXT_MAX)
+			return cli_usage_error("mark", "text too long (at most %d bytes from a"
+					       " non-root user)", ARGUS_MARK_TEXT_MAX);
+		return mark_as_user(req);
+	}
 	return cli_request("mark", req, resp, sizeof(resp));
 }
