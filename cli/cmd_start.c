@@ -32,31 +32,29 @@ static bool in(const char *const *list, const char *s)
 	return false;
 }
 
-/* One line on who may mark, from the daemon's status lines. */
-static void print_mark_group(char *resp)
+/* The line on who may mark, from the daemon's status lines ("" none). */
+static void mark_group_line(const char *resp, char *line, size_t len)
 {
-	char *g = strstr(resp, "\nmark_group="), *miss = strstr(resp, "\nmark_group_missing=");
-	char *ms = strstr(resp, "\nmark_socket=");
+	const char *g = strstr(resp, "\nmark_group="), *miss = strstr(resp, "\nmark_group_missing=");
+	const char *ms = strstr(resp, "\nmark_socket=");
 
+	line[0] = 0;
 	if (!g)
 		return;
 	g += 12;
-	g[strcspn(g, "\n")] = 0;
 	if (miss) {
-		miss += 20;
-		miss[strcspn(miss, "\n")] = 0;
-		printf("argus: no group '%s': marks are root-only (groupadd %s and restart, or"
-		       " --mark-group none)\n", miss, miss);
-	} else if (strcmp(g, "none") && ms) {
-		ms += 13;
-		ms[strcspn(ms, "\n")] = 0;
-		printf("argus: members of group %s may send `argus mark` (%s)\n", g, ms);
+		int n = (int)strcspn(miss + 20, "\n");
+		snprintf(line, len, "argus: no group '%.*s': marks are root-only (groupadd %.*s and"
+			 " restart, or --mark-group none)\n", n, miss + 20, n, miss + 20);
+	} else if (strncmp(g, "none\n", 5) && ms) {
+		snprintf(line, len, "argus: members of group %.*s may send `argus mark` (%.*s)\n",
+			 (int)strcspn(g, "\n"), g, (int)strcspn(ms + 13, "\n"), ms + 13);
 	}
 }
 
 int cmd_start(int argc, char **argv)
 {
-	char self[4096], argusd[4200], resp[4096], msg[600] = "", cwd[4096];
+	char self[4096], argusd[4200], resp[4096], msg[600] = "", cwd[4096], mark_line[600];
 	char **args;
 	int n = 0, pfd[2];
 	pid_t pid;
@@ -181,6 +179,7 @@ int cmd_start(int argc, char **argv)
 	}
 	if (cli_request("start", "status", resp, sizeof(resp)))
 		return 1;
+	mark_group_line(resp, mark_line, sizeof(mark_line));
 	char *rp = strstr(resp, "ring="), *pp = strstr(resp, "pid=");
 	char *hd = strstr(resp, "hang_dir="), *wn = strstr(resp, "watching=");
 	bool interactive = strstr(resp, "watch_interactive=1") != NULL;
@@ -195,7 +194,7 @@ int cmd_start(int argc, char **argv)
 		       interactive ? " (and display servers' clients)" : "",
 		       hd + 9);
 	}
-	print_mark_group(resp);
+	fputs(mark_line, stdout);
 	return 0;
 }
 
@@ -261,8 +260,8 @@ int cmd_mark(int argc, char **argv)
 			*p = ' ';
 	if (geteuid() != 0) {
 		if (n - 5 > ARGUS_MARK_TEXT_MAX)
-			return cli_usage_error("mark", "text too long (at most %d bytes from a"
-					       " non-root user)", ARGUS_MARK_TEXT_MAX);
+			return cli_error("mark", "text too long (at most %d bytes from a"
+					 " non-root user)", ARGUS_MARK_TEXT_MAX);
 		return mark_as_user(req);
 	}
 	return cli_request("mark", req, resp, sizeof(resp));
