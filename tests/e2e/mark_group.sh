@@ -13,7 +13,9 @@
 #   - on the mark socket itself the member gets one error line for status,
 #     flush and stop, for forged text (an escape sequence, a NUL) and for
 #     oversized text, none of which is recorded; argusd keeps recording;
-#   - nobody (not in the group) cannot mark.
+#   - nobody (not in the group) cannot mark;
+#   - a mark the member sends in the middle of an app's hang (case_busy)
+#     is shown by `argus hangs` (text and --json) with its pid and uid.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sec_lib.sh"
 e2e_init "$@"
@@ -150,9 +152,20 @@ as_nobody env ARGUS_RUN_DIR="$ARGUS_RUN_DIR" "$ARGUS" mark "nobody was here" >"$
 	fail "nobody's refusal is not one clear line" "$T/nb.err"
 log "nobody cannot mark: $(cat "$T/nb.err")"
 
+# 5. the desktop case: an app hangs (case_busy: its UI thread busy for
+# 2.5 s from about 1 s in) and the member presses the "key" in the middle
+"$APPS/case_busy" >"$T/busy.out" 2>"$T/busy.err" &
+BUSY_PID=$!
+E2E_PIDS+=("$BUSY_PID")
+sleep 2
+HANGTEXT="UI froze $RANDOM"
+as_member "$PUBDIR/markwrap" "$HANGTEXT" 2>"$T/mark2.err" || fail "the member's second mark failed" "$T/mark2.err"
+HPID=$(cat "$MEM/pid")
+wait "$BUSY_PID" || fail "case_busy failed" "$T/busy.err"
+
 # argusd survived all that, and still records
 still_recording "the member's refused requests"
-status_key group_marks | grep -qx 1 || fail "argusd counts $(status_key group_marks) group marks, want 1" "$STATUS"
+status_key group_marks | grep -qx 2 || fail "argusd counts $(status_key group_marks) group marks, want 2" "$STATUS"
 
 # 5. the trace: the member's mark with its uid and pid, nothing forged
 sleep 0.3
@@ -173,4 +186,21 @@ if ($e->{rest} !~ /"\s+uid=(\d+)$/ || $1 != $ENV{MUID}) {
 my @forged = grep { $_->{line} =~ /FORGED|nobody was here/ } @m;
 if (@forged) { print STDERR "refused marks were recorded\n"; show(@forged); exit 1; }
 ' || fail "the member's mark is not in the trace as sent" "$T/marks.txt"
+# the hang's listing says who marked it
+UI_PID=$(kv UI_PID "$T/busy.out")
+timeout -k 5 120 "$ARGUS" hangs "$T/s.argus" --pid "$UI_PID" >"$T/hangs.txt" 2>"$T/hangs.err" ||
+	fail "argus hangs failed" "$T/hangs.err"
+grep -F "mark \"$HANGTEXT\" by pid $HPID uid $MUID" "$T/hangs.txt" >/dev/null ||
+	fail "argus hangs does not show the hang marked \"$HANGTEXT\" by pid $HPID uid $MUID (mark sent at 2 s into case_busy's 1..3.5 s hang)" "$T/hangs.txt"
+log "hangs: $(grep -F "$HANGTEXT" "$T/hangs.txt")"
+timeout -k 5 120 "$ARGUS" hangs "$T/s.argus" --pid "$UI_PID" --json >"$T/hangs.json" 2>"$T/hangs.err" ||
+	fail "argus hangs --json failed" "$T/hangs.err"
+HANGTEXT=$HANGTEXT HPID=$HPID MUID=$MUID /usr/bin/python3 -c '
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+hs = d if isinstance(d, list) else d.get("hangs", [])
+m = [h for h in hs if h.get("mark") == os.environ["HANGTEXT"]]
+sys.exit(0 if m and m[0].get("mark_pid") == int(os.environ["HPID"]) and m[0].get("mark_uid") == int(os.environ["MUID"]) else 1)
+' "$T/hangs.json" || fail "argus hangs --json lacks mark_pid $HPID / mark_uid $MUID for the marked hang" "$T/hangs.json"
+
 pass "the member (uid $MUID) marked from pid $WPID and nothing else; save, status, the ring, other requests, forged and oversized text and nobody were refused with one line each; argusd kept recording"
