@@ -12,9 +12,13 @@ path must not be slower than lldb's own stepping).
 
 usage: step_speed.py TARGET_BINARY N [PLUGIN_SO]
 Prints "lldb_step N SECONDS RATE/s", "lldb_step_regs N SECONDS RATE/s" and,
-with PLUGIN_SO, "lldb_plugin N SECONDS RATE/s".
+with PLUGIN_SO, "lldb_step_il" and "lldb_plugin": the bare step and the
+plugin interleaved in rounds of 1000 steps each (the same code, the same
+load), N steps each.
 """
 import tempfile
+
+ROUND = 1000  # steps per interleaved round (plugin vs bare)
 import os
 import subprocess
 import sys
@@ -50,6 +54,9 @@ def main():
         dt = time.monotonic() - t0
         print(f"{label} {n} {dt:.3f} {n / dt:.0f}/s")
     if len(sys.argv) > 3:
+        # the plugin against the bare step, interleaved in rounds of
+        # ROUND steps each, so a change in the machine's load (shared
+        # here) falls on both alike
         ci = dbg.GetCommandInterpreter()
         r = lldb.SBCommandReturnObject()
         ci.HandleCommand("plugin load " + sys.argv[3], r)
@@ -59,17 +66,26 @@ def main():
             child.wait()
             return 1
         proc.SetSelectedThread(thread)
+        rounds = max(1, n // ROUND)
+        t_bare = t_plugin = 0.0
         with tempfile.TemporaryDirectory() as d:
-            r = lldb.SBCommandReturnObject()
-            t0 = time.monotonic()
-            ci.HandleCommand("argus step --count %d --record %s/s.stp" % (n, d), r)
-            dt = time.monotonic() - t0
-        if not r.Succeeded():
-            print("argus step failed:", r.GetError(), file=sys.stderr)
-            proc.Kill()
-            child.wait()
-            return 1
-        print(f"lldb_plugin {n} {dt:.3f} {n / dt:.0f}/s")
+            for _ in range(rounds):
+                t0 = time.monotonic()
+                for _ in range(ROUND):
+                    thread.StepInstruction(False)
+                t_bare += time.monotonic() - t0
+                r = lldb.SBCommandReturnObject()
+                t0 = time.monotonic()
+                ci.HandleCommand("argus step --count %d --record %s/s.stp" % (ROUND, d), r)
+                t_plugin += time.monotonic() - t0
+                if not r.Succeeded():
+                    print("argus step failed:", r.GetError(), file=sys.stderr)
+                    proc.Kill()
+                    child.wait()
+                    return 1
+        m = rounds * ROUND
+        print(f"lldb_step_il {m} {t_bare:.3f} {m / t_bare:.0f}/s")
+        print(f"lldb_plugin {m} {t_plugin:.3f} {m / t_plugin:.0f}/s")
     proc.Kill()
     child.wait()
     lldb.SBDebugger.Destroy(dbg)

@@ -14,8 +14,10 @@
 #                  adds setup, teardown and decoding into a recording
 #   lldb_step      lldb-16's SBThread.StepInstruction (Python SB API)
 #   lldb_step_regs the same, reading the GPRs each step
-#   lldb_plugin    `argus step --count N_LLDB --record F` inside that lldb
-#                  (the plugin's backend: everything the engine records)
+#   lldb_plugin    `argus step --count 1000 --record F` inside that lldb
+#                  (the plugin's backend: everything the engine records),
+#                  interleaved with rounds of 1000 bare steps (lldb_step_il)
+#                  so both see the same code and the same load
 # N instructions for raw and engine (default 200000), N_LLDB for lldb
 # (default 5000: it is ~10x slower).  Prints each rate and the ratios.
 # Needs root (ptrace of a child is enough, but lldb-server wants it here).
@@ -44,6 +46,6 @@ awk '
       rate["fast"] / rate["raw"], rate["fast"] / rate["engine"],
       rate["fast"] / rate["lldb_step"], rate["fast_total"] / rate["raw"]
     if (rate["lldb_plugin"])
-      printf "lldb_plugin/lldb_step %.2f  lldb_plugin/lldb_step_regs %.2f\n",
-        rate["lldb_plugin"] / rate["lldb_step"], rate["lldb_plugin"] / rate["lldb_step_regs"]
+      printf "lldb_plugin/lldb_step_il %.2f  lldb_plugin/lldb_step_regs %.2f\n",
+        rate["lldb_plugin"] / rate["lldb_step_il"], rate["lldb_plugin"] / rate["lldb_step_regs"]
   }' "$out"

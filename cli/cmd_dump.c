@@ -178,6 +178,15 @@ static void print_event(const struct argus_trace *t, const struct argus_event *e
 	case AE_LOST:
 		printf(" count=%" PRIu64, f[ARGUS_F_LOST_COUNT]);
 		break;
+	case AE_MUTEX_WAIT:
+		printf(" mutex=%#" PRIx64 " holder=%" PRIu64, f[ARGUS_F_MX_ADDR], f[ARGUS_F_MX_OTHER]);
+		break;
+	case AE_MUTEX_ACQUIRED:
+		printf(" mutex=%#" PRIx64 " err=%" PRIu64, f[ARGUS_F_MX_ADDR], f[ARGUS_F_MX_OTHER]);
+		break;
+	case AE_MUTEX_WAKE:
+		printf(" mutex=%#" PRIx64, f[ARGUS_F_MX_ADDR]);
+		break;
 	case AE_HWWATCH:
 		printf(" addr=%#" PRIx64 " len=%" PRIu64 " value=", f[ARGUS_F_HW_ADDR],
 		       f[ARGUS_F_HW_LEN]);

@@ -93,6 +93,12 @@ int cmd_status(int argc, char **argv)
 	if (strstr(resp, "\nhw_watches="))
 		printf("flag watch %.0f armed (argus watch --list), %.0f writes recorded\n",
 		       get(resp, "hw_watches"), get(resp, "hw_watch_hits"));
+	if (strstr(resp, "interpose=on"))
+		printf("interposer %.0f processes registered now (%.0f in all, %.0f refused), %.0f records,"
+		       " %.0f invalid (dropped), %.0f lost\n",
+		       get(resp, "interpose_procs"), get(resp, "interpose_registered"),
+		       get(resp, "interpose_refused"), get(resp, "interpose_records"),
+		       get(resp, "interpose_invalid"), get(resp, "interpose_lost"));
 	/* what other users' files and processes could not make it do */
 	printf("refused    %.0f files (not a regular file, or not the one mapped), %.0f ELF files"
 	       " over the size limits, %.0f unwinds cut at their time budget, %.0f mappings"

@@ -343,6 +343,9 @@ static void print_text(const char *dir, struct saved *v, size_t n)
 		       m && jstr(m, "comm") ? cli_tstr(jstr(m, "comm")) : "?", pid, tid,
 		       m ? (kind_of(m) ? cli_tstr(kind_of(m)) : "?") : "?", dur, culprit,
 		       cli_tstr(dir), cli_tstr(v[i].f->name));
+		/* the page argusd wrote with the diagnosis (argus report) */
+		if (m && jstr(m, "report"))
+			printf("    %s/%s\n", cli_tstr(dir), cli_tstr(jstr(m, "report")));
 	}
 }
 

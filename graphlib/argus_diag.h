@@ -178,6 +178,9 @@ enum argus_culprit_rule {
 	ARGUS_RULE_DATAFLAG,    /* reached through the flag a spinning thread
 	                           waits on: the flag's writer, or who the
 	                           writer waits for (diag_flag.c) */
+	ARGUS_RULE_MUTEX_HOLDER, /* held the pthread mutex the thread waited
+	                           for, as the interposer recorded it when
+	                           the wait began (AE_MUTEX_WAIT) */
 };
 const char *argus_culprit_rule_str(unsigned rule);
 

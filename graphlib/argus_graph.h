@@ -60,6 +60,9 @@ enum argus_edge_type {
 	ARGUS_EDGE_WORKITEM,    /* interposed work item: enqueue -> dequeue */
 	ARGUS_EDGE_DATAFLAG,    /* watched flag: write -> read */
 	ARGUS_EDGE_CUSTOM,      /* user schema: event A -> event B, same attr */
+	ARGUS_EDGE_HOLDER,      /* interposed mutex: the unlock that had
+	                           waiters -> the waiter's acquisition
+	                           (obj = the mutex's address) */
 	ARGUS_EDGE_TYPE_MAX,
 };
 
@@ -184,9 +187,11 @@ struct argus_gevent {
 	                           argus_lock__pack, 0 none: argus_diag.h);
 	                           switch: wait arg; waking: target tid;
 	                           fork: child tid; exit: exit code;
-	                           hrtimer: timer id */
+	                           hrtimer: timer id; mutex_wait:
+	                           holder tid, mutex_acquired: errno,
+	                           mutex_wake: 0 */
 	union {                 /* by type: */
-		uint32_t obj;   /* sys_exit, switch: object id
+		uint32_t obj;   /* sys_exit, switch, mutex_*: object id
 	                           (argus_graph__object), 0 none */
 		uint32_t stack; /* sample: trace stack id (a blocking
 	                           switch's stack is its segment's wait_stack) */

@@ -158,7 +158,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 /* Thread c is the next culprit (it normally wakes the waiting thread in
  * normal_seg, or holds the other end of its wait): judge it over the wait
  * window, close a cycle, or follow its own wait one level deeper. */
-enum culprit_via { VIA_PATH, VIA_HOLDER, VIA_ASKED, VIA_LOCK, VIA_MUTEX };
+enum culprit_via { VIA_PATH, VIA_HOLDER, VIA_ASKED, VIA_LOCK, VIA_MUTEX, VIA_MUTEX_HOLDER };
 
 static void add_culprit(const struct argus_graph *g, const struct argus_diag_opts *o,
 			struct argus_diagnosis *d, uint32_t c, uint32_t normal_seg,
@@ -184,6 +184,7 @@ static void add_culprit(const struct argus_graph *g, const struct argus_diag_opt
 	k->asked = via == VIA_ASKED;
 	k->rule = via == VIA_HOLDER ? ARGUS_RULE_PEER : via == VIA_ASKED ? ARGUS_RULE_HANDOFF :
 		  via == VIA_LOCK ? ARGUS_RULE_LOCK : via == VIA_MUTEX ? ARGUS_RULE_MUTEX :
+		  via == VIA_MUTEX_HOLDER ? ARGUS_RULE_MUTEX_HOLDER :
 		  late ? ARGUS_RULE_WAKER : ARGUS_RULE_NORMAL_PATH;
 	k->from = wfrom;
 	k->to = wto;
@@ -284,6 +285,73 @@ static bool blame_mutex(const struct argus_graph *g, const struct argus_diag_opt
 	    !owner || owner == tid || argus_graph__thread_by_tid(g, owner) == ARGUS_NONE)
 		return false;
 	add_culprit(g, o, d, owner, ARGUS_NONE, true, VIA_MUTEX, wfrom, wto, level, depth);
+	return true;
+}
+
+/*
+ * A futex wait inside pthread_mutex_lock under the interposer: its
+ * AE_MUTEX_WAIT record, written just before the thread went to sleep,
+ * names the mutex and the thread that held it (glibc's owner field).
+ * That holder is the culprit, whether or not the wait has ended, with no
+ * normal run needed: it is a fact recorded at the wait, not a guess.
+ * The record is the last mutex record of the thread before the wait's
+ * switch-out, in h or, when glibc's lock loop slept more than once (a
+ * wake-up that another thread beat it to), a few segments back; an
+ * AE_MUTEX_ACQUIRED in between means that wait was over.  The futex the
+ * thread slept on must be the mutex's lock word (its first field).
+ */
+#define MUTEX_WAIT_BACK 8
+
+static bool blame_mutex_holder(const struct argus_graph *g, const struct argus_diag_opts *o,
+			       struct argus_diagnosis *d, uint32_t tid, uint32_t h,
+			       uint64_t wfrom, uint64_t wto, uint32_t level, uint32_t depth)
+{
+	const struct argus_gevent *wait = NULL;
+	const struct argus_object *mo;
+	uint32_t s = h, holder;
+
+	if (SEGS(g)[h].end_reason != ARGUS_END_WAIT || SEGS(g)[h].wait_nr != SYS_futex)
+		return false;
+	for (int back = 0; back < MUTEX_WAIT_BACK && s != ARGUS_NONE && !wait;
+	     back++, s = argus_graph__seg_prev(g, s)) {
+		const struct argus_gevent *last = NULL;
+
+		for (uint32_t e = SEGS(g)[s].first_event; e != ARGUS_NONE;
+		     e = argus_graph__seg_next_event(g, s, e))
+			if (EVS(g)[e].type == AE_MUTEX_WAIT || EVS(g)[e].type == AE_MUTEX_ACQUIRED)
+				last = &EVS(g)[e];
+		if (last && last->type == AE_MUTEX_ACQUIRED)
+			return false;
+		wait = last;
+	}
+	if (!wait || !(mo = argus_graph__object(g, wait->obj)) || mo->obj != SEGS(g)[h].wait_arg)
+		return false;
+	holder = (uint32_t)wait->val;
+	if (!holder || holder == tid || argus_graph__thread_by_tid(g, holder) == ARGUS_NONE)
+		return false;
+	/* the wait ended: the path is the holder edge into the segment that
+	 * acquired the mutex (graph_mutex.c), when the unlock is traced */
+	if (level == 0) {
+		uint32_t nx = argus_graph__seg_next(g, h);
+
+		for (int i = 0; i < MUTEX_WAIT_BACK && nx != ARGUS_NONE && !d->npath;
+		     i++, nx = argus_graph__seg_next(g, nx)) {
+			const uint32_t *ids;
+			uint32_t n = argus_graph__in_edges(g, nx, &ids);
+
+			for (uint32_t j = 0; j < n; j++) {
+				const struct argus_edge *e = &EDGES(g)[ids[j]];
+
+				if (e->type != ARGUS_EDGE_HOLDER || e->obj != mo->obj)
+					continue;
+				d->path[0] = (struct argus_step){ .seg = nx, .edge = ARGUS_NONE };
+				d->path[1] = (struct argus_step){ .seg = e->src, .edge = ids[j] };
+				d->npath = 2;
+				break;
+			}
+		}
+	}
+	add_culprit(g, o, d, holder, ARGUS_NONE, false, VIA_MUTEX_HOLDER, wfrom, wto, level, depth);
 	return true;
 }
 
@@ -398,6 +466,12 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	 * loop's pause).  Its timer is not a timeout that broke a cycle. */
 	if (SEGS(g)[h].wait_nr == SYS_nanosleep || SEGS(g)[h].wait_nr == SYS_clock_nanosleep)
 		return;
+	/* A mutex whose holder the interposer recorded: that holder. */
+	if (blame_mutex_holder(g, o, d, tid, h, wfrom, wto, level, depth)) {
+		if (level == 0)
+			d->normal_seg = ARGUS_NONE;
+		return;
+	}
 	tmo = own_timeout(g, h, next);
 	if (tmo && !d->timeout_ns) {
 		d->timeout_ns = tmo;
@@ -504,7 +578,8 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 const char *argus_culprit_rule_str(unsigned rule)
 {
 	static const char *const n[] = { "self", "normal-path", "waker", "peer-holder",
-					 "handoff", "lock-holder", "mutex-owner", "dataflag" };
+					 "handoff", "lock-holder", "mutex-owner", "dataflag",
+					 "mutex-holder" };
 
 	return rule < sizeof(n) / sizeof(n[0]) ? n[rule] : NULL;
 }

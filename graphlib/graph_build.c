@@ -423,6 +423,15 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 	case AE_LOST:
 		g->st.lost += ev->f[ARGUS_F_LOST_COUNT];
 		return store_idle(g, e);
+	case AE_MUTEX_WAIT:     /* the interposer's (graph_mutex.c) */
+	case AE_MUTEX_ACQUIRED:
+	case AE_MUTEX_WAKE:
+		e->val = (int64_t)ev->f[ARGUS_F_MX_OTHER];
+		e->obj = gobj_intern(g, AE_OBJ_MUTEX, ev->f[ARGUS_F_MX_ADDR], ev->pid);
+		if (!e->obj)
+			return -ENOMEM;
+		attach(g, ev, e, &rc);
+		return rc;
 	default:
 		attach(g, ev, e, &rc);
 		return rc;
@@ -593,7 +602,12 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 		goto fail;
 	/* data-flag edges need the per-thread segment index just built; they
 	 * are few, so the adjacency is rebuilt once more when there are any */
-	if ((rc = gflag_edges(g)) > 0)
+	if ((rc = gflag_edges(g)) >= 0) {
+		int m = gmutex_edges(g);
+
+		rc = m < 0 ? m : rc + m;
+	}
+	if (rc > 0)
 		rc = gcsr_build(g, false);
 	if (rc < 0)
 		goto fail;

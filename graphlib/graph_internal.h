@@ -439,6 +439,10 @@ int gcsr_build(struct argus_graph *g, bool add_intra);
 /* graph_flag.c: DATAFLAG edges from the AE_HWWATCH writes (after the
  * first gcsr_build).  Returns the edges added (>= 0) or -errno. */
 int gflag_edges(struct argus_graph *g);
+/* graph_mutex.c: HOLDER edges from the interposer's mutex records, once
+ * the per-thread segment index exists.  Returns the edges added or
+ * -ENOMEM; the caller rebuilds the adjacency when > 0. */
+int gmutex_edges(struct argus_graph *g);
 /* A watched write (event id ev) whose record names its reader (`argus
  * watch --reader`: ARGUS_F_HW_READER).  The compact event has no room for
  * the tid, so it is kept aside; called by the build as it stores the

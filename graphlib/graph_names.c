@@ -14,6 +14,7 @@ const char *argus_edge_type_str(unsigned type)
 		[ARGUS_EDGE_SIGNAL] = "signal", [ARGUS_EDGE_INTRA] = "intra",
 		[ARGUS_EDGE_WORKITEM] = "workitem",
 		[ARGUS_EDGE_DATAFLAG] = "dataflag", [ARGUS_EDGE_CUSTOM] = "custom",
+		[ARGUS_EDGE_HOLDER] = "holder",
 	};
 	return NAME(n, type);
 }

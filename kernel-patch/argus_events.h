@@ -74,6 +74,11 @@ enum ae_type {
 	/* records produced in user space, never by BPF */
 	AE_MARK = 32,       /* `argus mark TEXT` */
 	AE_LOST = 33,       /* lost-record counter for a CPU */
+	/* from the interposer (interposer/, docs/interposer.md): written by
+	 * the traced process into its shared ring, validated by argusd */
+	AE_MUTEX_WAIT = 34,     /* a pthread mutex was busy: the thread waits */
+	AE_MUTEX_ACQUIRED = 35, /* that wait ended (acquired, or an error) */
+	AE_MUTEX_WAKE = 36,     /* an unlock that had waiters */
 	AE_TYPE_MAX = 40,
 };
 
@@ -100,6 +105,8 @@ enum ae_obj_kind {
 	AE_OBJ_OTHER = 10,
 	AE_OBJ_FLAG = 11,    /* never from BPF: the graph's name for a watched
 	                        address (AE_HWWATCH): obj = address, peer = pid */
+	AE_OBJ_MUTEX = 12,   /* never from BPF: a pthread mutex named by the
+	                        interposer: obj = address, peer = pid */
 };
 
 /*
@@ -310,6 +317,59 @@ struct ae_hw_val {
 	__u32 pad;          /* 0 */
 };
 #define AE_HW_MAX_WATCHES 256
+
+/*
+ * The interposer's shared-memory ring (interposer/libargus-interpose.so ->
+ * argusd; docs/interposer.md).  A traced process creates a sealed memfd of
+ * AIP_RING_BYTES, lays it out as below and passes it to argusd over
+ * <run dir>/interpose.sock.  Everything in it is written by an untrusted
+ * process: argusd maps it read-only, copies a slot out before looking at
+ * it, and validates every field (tracer/interpose_ring.c).
+ *
+ *   page 0     struct aip_ring_hdr
+ *   page 1..   AIP_NSLOTS slots of struct aip_rec (64 bytes each)
+ *
+ * Writers (any thread of the process) reserve a slot with an atomic
+ * fetch-add on hdr.head; slot i of reservation r is r % AIP_NSLOTS.  A
+ * slot is published seqlock-style: seq = 0 (release), the fields, then
+ * seq = r + 1 (release).  The ring never blocks the process: a writer
+ * that laps the reader overwrites, and argusd counts what it missed.
+ */
+#define AIP_MAGIC 0x31504941u           /* "AIP1" */
+#define AIP_VERSION 1
+#define AIP_NSLOTS 1024
+#define AIP_HDR_BYTES 4096
+#define AIP_RING_BYTES (AIP_HDR_BYTES + AIP_NSLOTS * 64)
+
+enum aip_type {
+	AIP_MUTEX_WAIT = 1,     /* addr, other = holder tid (0 unknown) */
+	AIP_MUTEX_ACQUIRED = 2, /* addr, other = 0 or the lock's errno */
+	AIP_MUTEX_WAKE = 3,     /* addr; other = 0 */
+	AIP_TYPE_MAX,
+};
+
+struct aip_ring_hdr {
+	__u32 magic;            /* AIP_MAGIC */
+	__u32 version;          /* AIP_VERSION */
+	__u32 nslots;           /* AIP_NSLOTS (argusd uses its own constant) */
+	__u32 slot_size;        /* sizeof(struct aip_rec) */
+	__u8 pad[48];
+	__u64 head;             /* reservations so far (own cache line) */
+};
+
+struct aip_rec {
+	__u64 seq;              /* reservation number + 1 once published; 0
+	                           while being written */
+	__u64 ts;               /* CLOCK_MONOTONIC ns */
+	__u64 addr;             /* the mutex's address (identity only) */
+	__u32 tid;              /* the writing thread (gettid()) */
+	__u32 other;            /* per type, see enum aip_type */
+	__u16 type;             /* enum aip_type */
+	__u16 size;             /* sizeof(struct aip_rec) */
+	__u16 cpu;              /* sched_getcpu() at the time, a hint */
+	__u16 flags;            /* 0 (reserved) */
+	__u8 reserved[24];      /* 0 */
+};
 
 /* Settings the loader writes into .rodata before load. */
 #define AE_SYSCALL_WORDS 8  /* bitmap of 512 syscall numbers */

@@ -138,6 +138,14 @@ struct argus_step_stop {
 				   reads are costly (lldb: one remote packet
 				   per register) may re-read only these (and
 				   rip) after the step */
+	int known_reg;          /* in: a register (enum argus_step_reg) whose
+				   value after the step the engine knows
+				   exactly (a data move: mov, movzx, movsx,
+				   lea, pop into a general register), -1
+				   none.  A backend with costly register
+				   reads may take known_val instead of
+				   reading it, unless a signal came */
+	uint64_t known_val;     /* in: that value */
 	int sig;                /* out: a signal other than the step's own
 				   trap that was delivered during the step,
 				   or 0 */

@@ -153,6 +153,138 @@ static void add_stack_op(struct step_decoded *d, int64_t disp, uint8_t access)
 	m->access = access;
 }
 
+/* A high-byte register (ah, bh, ch, dh): not predicted (map_reg shifts). */
+static bool high_byte(unsigned r)
+{
+	return r == X86_REG_AH || r == X86_REG_BH || r == X86_REG_CH || r == X86_REG_DH;
+}
+
+/* out->res for the data moves whose result follows from their inputs
+ * (struct step_result); called once the memory operands are listed. */
+static void data_move(const cs_insn *insn, struct step_decoded *out)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	const cs_x86_op *d = &x->operands[0], *s = &x->operands[1];
+	struct step_result *r = &out->res;
+	int dst;
+
+	switch (insn->id) {
+	case X86_INS_MOV: case X86_INS_MOVZX: case X86_INS_MOVSX: case X86_INS_MOVSXD:
+	case X86_INS_LEA:
+		if (x->op_count != 2)
+			return;
+		break;
+	case X86_INS_POP:
+		if (x->op_count != 1 || out->nmemop != 1 || !out->memop[0].stack)
+			return;
+		break;
+	default:
+		return;
+	}
+	if (d->type != X86_OP_REG || high_byte(d->reg) || x->prefix[0] /* rep, lock */)
+		return;
+	dst = step_cs_reg_full(d->reg);
+	/* a general register other than rsp (r15..rdi in user_regs_struct
+	 * order; the backends read rsp anyway) */
+	if (dst < 0 || dst > ARGUS_REG_RDI ||
+	    (d->size != 1 && d->size != 2 && d->size != 4 && d->size != 8))
+		return;
+	/* the same register must be all it writes (but rsp and rip) */
+	for (unsigned k = 0; k < out->nwr; k++)
+		if (out->wr[k] != dst && out->wr[k] != ARGUS_REG_RSP && out->wr[k] != ARGUS_REG_RIP)
+			return;
+	r->dst = (int8_t)dst;
+	r->dst_size = d->size;
+	r->sext = insn->id == X86_INS_MOVSX || insn->id == X86_INS_MOVSXD;
+	if (insn->id == X86_INS_POP) {
+		r->kind = STEP_RES_MEM;
+		r->memop = 0;
+		r->src_size = 8;
+		if (d->size != 8)
+			r->kind = STEP_RES_NONE;
+		return;
+	}
+	r->src_size = s->size;
+	if (insn->id == X86_INS_LEA) {
+		if (s->type != X86_OP_MEM || s->mem.segment)
+			return;
+		r->kind = STEP_RES_ADDR;
+		r->addr.base = (uint16_t)s->mem.base;
+		r->addr.index = (uint16_t)s->mem.index;
+		r->addr.scale = s->mem.scale;
+		r->addr.disp = s->mem.disp;
+		r->src_size = 8;
+		return;
+	}
+	if (s->type == X86_OP_MEM) {
+		if (out->nmemop != 1 || out->memop[0].stack || !(out->memop[0].access & ARGUS_STEP_MEM_READ) ||
+		    (s->size != 1 && s->size != 2 && s->size != 4 && s->size != 8))
+			return;
+		r->kind = STEP_RES_MEM;
+		r->memop = 0;
+	} else if (s->type == X86_OP_REG) {
+		if (step_cs_reg_full(s->reg) < 0 || s->reg == X86_REG_RIP)
+			return;
+		r->kind = STEP_RES_REG;
+		r->src_reg = (uint16_t)s->reg;
+	} else if (s->type == X86_OP_IMM) {
+		r->kind = STEP_RES_IMM;
+		r->imm = s->imm;
+		r->src_size = 8;        /* capstone gives the value as extended */
+	}
+}
+
+bool step_result_value(const struct step_decoded *d, const struct argus_step_regs *r,
+		       const struct argus_step_insn *in, uint64_t *val)
+{
+	const struct step_result *res = &d->res;
+	uint64_t v, old, mask;
+	bool ok = true;
+
+	switch (res->kind) {
+	case STEP_RES_MEM:
+		if (res->memop >= in->nmem || !(in->mem[res->memop].valid & ARGUS_STEP_MEM_HAVE_BEFORE))
+			return false;
+		v = in->mem[res->memop].before;
+		break;
+	case STEP_RES_REG:
+		v = step_cs_reg_value(r, res->src_reg, &ok);
+		if (!ok)
+			return false;
+		break;
+	case STEP_RES_IMM:
+		v = (uint64_t)res->imm;
+		break;
+	case STEP_RES_ADDR:
+		v = step_memop_addr(&res->addr, r, in->addr, in->len);
+		break;
+	default:
+		return false;
+	}
+	if (res->src_size < 8) {
+		unsigned bits = res->src_size * 8u;
+
+		v &= (1ull << bits) - 1;
+		if (res->sext && (v >> (bits - 1)) & 1)
+			v |= ~0ull << bits;
+	}
+	/* a 32-bit write zero-extends; 8 and 16 bits keep the rest */
+	old = r->r[res->dst];
+	switch (res->dst_size) {
+	case 8:
+		break;
+	case 4:
+		v &= 0xffffffffull;
+		break;
+	default:
+		mask = (1ull << (res->dst_size * 8u)) - 1;
+		v = (old & ~mask) | (v & mask);
+		break;
+	}
+	*val = v;
+	return true;
+}
+
 int step_decode_full(const uint8_t *bytes, size_t len, uint64_t addr,
 		     struct step_decoded *out)
 {
@@ -263,6 +395,8 @@ int step_decode_full(const uint8_t *bytes, size_t len, uint64_t addr,
 	default:
 		break;
 	}
+	out->res.dst = -1;
+	data_move(insn, out);
 	cs_free(insn, 1);
 	return 0;
 }

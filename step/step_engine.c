@@ -260,6 +260,9 @@ int argus_step__next(struct argus_stepper *s, struct argus_step_rec *rec,
 
 	memset(&stop, 0, sizeof(stop));
 	stop.syscall = e->d.syscall;
+	stop.known_reg = -1;
+	if (e->d.res.kind && !restart && step_result_value(&e->d, &s->regs, &in, &stop.known_val))
+		stop.known_reg = e->d.res.dst;
 	/* the registers it writes, when the decoder knows them all */
 	if (!(e->d.proto.flags & ARGUS_STEP_F_NOBYTES) && e->d.nwr < STEP_MAX_REGACC) {
 		stop.writes = 1u << ARGUS_REG_RIP;

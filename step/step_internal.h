@@ -24,8 +24,30 @@ struct step_memop {
 	bool stack;
 };
 
+/* What a data move (mov, movzx, movsx, movsxd, lea, pop) leaves in the
+ * one register it writes, from values the engine has before the step:
+ * the memory operand it loads, a register, an immediate, or an address.
+ * No flags, no other register (pop: rsp too, which every backend has).
+ * The value is exact by the instruction's definition; a backend whose
+ * register reads are costly is spared reading it (argus_step_stop.known). */
+enum { STEP_RES_NONE = 0, STEP_RES_MEM, STEP_RES_REG, STEP_RES_IMM, STEP_RES_ADDR };
+
+struct step_result {
+	uint8_t kind;               /* STEP_RES_* */
+	int8_t dst;                 /* enum argus_step_reg of the full register */
+	uint8_t dst_size;           /* bytes written: 8; 4 (zero-extends to
+	                               64); 2 or 1 (the rest is kept) */
+	uint8_t src_size;           /* bytes of the source value */
+	bool sext;                  /* movsx/movsxd: sign-extend the source */
+	uint8_t memop;              /* STEP_RES_MEM: which memop */
+	uint16_t src_reg;           /* STEP_RES_REG: capstone register */
+	int64_t imm;                /* STEP_RES_IMM */
+	struct step_memop addr;     /* STEP_RES_ADDR: lea's operand */
+};
+
 struct step_decoded {
 	struct argus_step_insn proto;   /* addr, len, bytes, text, kind, target */
+	struct step_result res;
 	uint8_t nmemop;
 	struct step_memop memop[ARGUS_STEP_MAX_MEM];
 	/* registers read and written (explicit and implicit), as
@@ -48,6 +70,12 @@ int step_cs_reg_full(unsigned csreg);
 /* The value of capstone register csreg (sub-registers extracted); ok=false
  * when it is not one we have. */
 uint64_t step_cs_reg_value(const struct argus_step_regs *r, unsigned csreg, bool *ok);
+
+/* The value res (a data move's result, step_result) leaves in its
+ * register, from the registers and the instruction's memory operands
+ * before the step; false when it cannot be known (a memory read failed). */
+bool step_result_value(const struct step_decoded *d, const struct argus_step_regs *r,
+		       const struct argus_step_insn *in, uint64_t *val);
 
 /* Effective address of op, given the registers before the instruction and
  * its length (rip-relative operands count from the next instruction). */

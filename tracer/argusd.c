@@ -31,6 +31,7 @@
 #include "hang_watch.h"
 #include "hw_watch.h"
 #include "mark_socket.h"
+#include "interpose_ring.h"
 #include "safe_file.h"
 #include "trace_format.h"
 #include "units.h"
@@ -277,6 +278,42 @@ static void print_mark_status(const struct daemon *dm, FILE *out)
 	fprintf(out, "group_marks_refused=%llu\n", (unsigned long long)(ms.refused + ms.bad));
 }
 
+/* The interposer's registrations and rings (interpose_ring.h); NULL when
+ * its socket could not be made (argusd runs on without it). */
+static struct argus_ip_registry *interpose;
+
+static int interpose_emit(void *ctx, const struct argus_event *ev)
+{
+	return argus_collector__user_event(ctx, ev);
+}
+
+/* The collector's side_drain: new registrations, then every ring. */
+static void interpose_drain(void *ctx, struct argus_collector *c)
+{
+	(void)ctx;
+	if (!interpose)
+		return;
+	argus_ip_registry__accept(interpose);
+	argus_ip_registry__drain(interpose, interpose_emit, c);
+}
+
+static void print_interpose_status(FILE *out)
+{
+	struct argus_ip_stats st;
+
+	argus_ip_registry__stats(interpose, &st);
+	fprintf(out, "interpose=%s\n", interpose ? "on" : "off");
+	fprintf(out, "interpose_procs=%u\n", st.procs);
+	fprintf(out, "interpose_registered=%llu\n", (unsigned long long)st.registered);
+	fprintf(out, "interpose_refused=%llu\n", (unsigned long long)st.refused);
+	fprintf(out, "interpose_records=%llu\n", (unsigned long long)st.records);
+	fprintf(out, "interpose_lost=%llu\n", (unsigned long long)st.lost);
+	fprintf(out, "interpose_invalid=%llu\n", (unsigned long long)st.invalid);
+	for (unsigned i = 1; i < ARGUS_IP_REJECT_MAX; i++)
+		fprintf(out, "interpose_invalid.%s=%llu\n", argus_ip_reject_str(i),
+			(unsigned long long)st.by_reason[i]);
+}
+
 static void print_status(struct argus_collector *c, FILE *out)
 {
 	struct argus_collector_status st;
@@ -321,6 +358,7 @@ static int handle(void *ctx, const char *req, int peer_pid, FILE *out)
 
 	if (!strcmp(req, "status")) {
 		print_status(c, out);
+		print_interpose_status(out);
 		print_watch_status(dm->wt, out);
 		fprintf(out, "hw_watches=%u\nhw_watch_hits=%llu\n", argus_hw_watch__count(hw_watches),
 			(unsigned long long)argus_hw_watch__hits(hw_watches));
@@ -550,6 +588,7 @@ int main(int argc, char **argv)
 	/* the watch's tap; wt.w is set before the first drain */
 	opts.tap = tap_record;
 	opts.tap_ctx = &wt;
+	opts.side_drain = interpose_drain;
 	c = argus_collector__new(&opts, err, sizeof(err));
 	if (!c) {
 		snprintf(line, sizeof(line), "argusd: %s\n", err);
@@ -650,6 +689,24 @@ watch_fail:
 			}
 		}
 	}
+	/* The interposer's socket is for every user (a traced app is
+	 * anyone's): the run directory becomes 0711 so it can be reached by
+	 * name, nothing in it can be listed, and argusd.sock stays 0600 and
+	 * root-only by SO_PEERCRED (control.c). */
+	{
+		char ipath[300];
+		struct argus_collector_status cst;
+
+		snprintf(ipath, sizeof(ipath), "%s/interpose.sock", argus_run_dir());
+		argus_collector__status(c, &cst);
+		interpose = argus_ip_registry__new(ipath, cst.ncpus, err, sizeof(err));
+		if (!interpose)
+			fprintf(stderr, "argusd: the interposer cannot register (%s): mutex records are off\n",
+				err);
+		else if (chmod(argus_run_dir(), 0711))
+			fprintf(stderr, "argusd: chmod 0711 %s: %s: only root's processes can register"
+				" with the interposer\n", argus_run_dir(), strerror(errno));
+	}
 
 	FILE *pf = fopen(pidfile, "we");
 	if (pf) {
@@ -693,6 +750,7 @@ watch_fail:
 	/* The final flush still drains the ring buffer through tap_record,
 	 * so the watchers it feeds are freed after it, not before. */
 	argus_collector__free(c);
+	argus_ip_registry__free(interpose);
 	argus_hang_watch__free(wt.w);
 	argus_display_scan__free(wt.display);
 	argus_hw_watch__free(hw_watches);

@@ -876,6 +876,10 @@ int argus_collector__run_once(struct argus_collector *c, int timeout_ms)
 			return n;
 	}
 	c->backlog = !c->budget;
+	/* the watermark is taken after the side source is drained too: what
+	 * it wrote before now - HOLDBACK_NS is in by then, as for BPF */
+	if (c->opts.side_drain)
+		c->opts.side_drain(c->opts.side_ctx, c);
 	return process(c, argus_now_ns() - HOLDBACK_NS, false);
 }
 
@@ -888,6 +892,8 @@ int argus_collector__flush(struct argus_collector *c)
 
 	if (n < 0)
 		return n;
+	if (c->opts.side_drain)
+		c->opts.side_drain(c->opts.side_ctx, c);
 	return process(c, UINT64_MAX, true);
 }
 
@@ -903,6 +909,8 @@ int argus_collector__finish(struct argus_collector *c)
 	refresh_lost(c);
 	argus_probe__close(c->probe);
 	c->probe = NULL;
+	if (c->opts.side_drain)
+		c->opts.side_drain(c->opts.side_ctx, c);
 	int err = process(c, UINT64_MAX, true);
 	return n < 0 ? n : err;
 }
@@ -928,6 +936,33 @@ int argus_collector__mark(struct argus_collector *c, uint32_t pid, uint32_t tid,
 	p->ev.f[ARGUS_F_MARK_HAS_UID] = 1;
 	set_str(c, p, 1, text, strlen(text) < 4096 ? strlen(text) : 4096);
 	c->st.by_type[AE_MARK]++;
+	c->st.events++;
+	if (!c->chunk_start_ns)
+		c->chunk_start_ns = argus_now_ns();
+	return 0;
+}
+
+int argus_collector__user_event(struct argus_collector *c,
+				const struct argus_event *ev)
+{
+	struct ae_hdr h = { 0 };
+	struct pending *p;
+
+	if (ev->type >= AE_TYPE_MAX)
+		return -EINVAL;
+	h.ts = ev->ts;
+	h.tid = ev->tid;
+	h.pid = ev->pid;
+	h.type = ev->type;
+	h.size = sizeof(h);
+	h.cpu = ev->cpu < c->ncpus ? ev->cpu : 0;
+	h.ctx = ev->ctx;
+	p = new_pending(c, &h);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p->ev.f, ev->f, sizeof(p->ev.f));
+	note_task(c, ev->tid, ev->pid, NULL);
+	c->st.by_type[ev->type]++;
 	c->st.events++;
 	if (!c->chunk_start_ns)
 		c->chunk_start_ns = argus_now_ns();

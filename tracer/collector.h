@@ -16,6 +16,7 @@
 #include "argus_events.h"
 
 struct argus_collector;
+struct argus_event;
 
 struct argus_collector_opts {
 	size_t sz;               /* sizeof(struct argus_collector_opts) */
@@ -32,6 +33,13 @@ struct argus_collector_opts {
 	void (*tap)(void *ctx, const void *rec, size_t size);
 	void *tap_ctx;
 	unsigned out_flags;      /* ARGUS_OUT_* for creating path (safe_file.h) */
+	/* Called in every run_once() and flush() after the BPF ring is
+	 * drained and before the watermark is applied, so that records of
+	 * another source drained here (argusd: the interposer rings,
+	 * interpose_ring.h) are held back and ordered like BPF records.  It
+	 * adds them with argus_collector__user_event().  NULL = none. */
+	void (*side_drain)(void *ctx, struct argus_collector *c);
+	void *side_ctx;
 };
 
 struct argus_collector_status {
@@ -84,6 +92,12 @@ int argus_collector__finish(struct argus_collector *c);
  * SO_PEERCRED: docs/collector.md, "Marks from the desktop"). */
 int argus_collector__mark(struct argus_collector *c, uint32_t pid, uint32_t tid,
 			  uint32_t uid, const char *text);
+/* An event that did not come from BPF (the interposer's records, already
+ * validated by the caller): ev->type, ts, tid, pid, cpu, ctx and f[] are
+ * taken; it carries no stack and no strings.  A cpu the collector does
+ * not have goes to CPU 0's stream.  Returns 0 or -ENOMEM. */
+int argus_collector__user_event(struct argus_collector *c,
+				const struct argus_event *ev);
 /* True when the last run_once() stopped at its drain budget: records
  * older than the call may still wait in the BPF ring. */
 bool argus_collector__behind(const struct argus_collector *c);

@@ -11,8 +11,10 @@
  *   2. runs `argus diagnose SNAP --pid P [--tid T] --json` (and, when that
  *      finds nothing, again with --at inside the hang) with its output in
  *      a private temporary file;
- *   3. writes NAME.json.tmp and renames it to NAME.json;
- *   4. exits 0, or 1 with one line on its status pipe (and no snapshot).
+ *   3. when diagnosed, runs `argus report` on it too: NAME.html, the
+ *      same diagnosis as a self-contained page;
+ *   4. writes NAME.json.tmp and renames it to NAME.json;
+ *   5. exits 0, or 1 with one line on its status pipe (and no snapshot).
  * The parent reaps it by pid between drains, logs the line and prunes.
  *
  * Invariant: at most one child at a time; a failed save leaves no files.
@@ -203,6 +205,10 @@ int argus_hang_dir__list(const char *dir, struct argus_hang_file **files, size_t
 			v[cnt].has_json = true;
 			v[cnt].bytes += (uint64_t)js.st_size;
 		}
+		/* its report counts toward the space bound too */
+		snprintf(json, sizeof(json), "%.*s.html", (int)(len - 6), de->d_name);
+		if (!fstatat(dfd, json, &js, AT_SYMLINK_NOFOLLOW) && S_ISREG(js.st_mode))
+			v[cnt].bytes += (uint64_t)js.st_size;
 		cnt++;
 	}
 	closedir(d);
@@ -215,7 +221,8 @@ int argus_hang_dir__list(const char *dir, struct argus_hang_file **files, size_t
 
 static void remove_set(int dirfd, const char *base)
 {
-	static const char *const ext[] = { ".argus", ".json", ".json.tmp", ".diag.tmp", ".err.tmp" };
+	static const char *const ext[] = { ".argus", ".json", ".html", ".json.tmp", ".diag.tmp",
+					   ".err.tmp" };
 	char path[300];
 
 	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
@@ -420,13 +427,15 @@ static char *json_object(char *s)
 	return n >= 2 && s[0] == '{' && s[n - 1] == '}' ? s : NULL;
 }
 
-/* argus diagnose SNAP --pid P [--tid T] [--at NS] --json, stdout and
- * stderr into private files; returns its exit status (-1: did not run). */
-static int run_diagnose(struct argus_hang_keeper *k, const char *snap,
-			const char *out, const char *errf, uint64_t at_ns)
+/* argus VERB SNAP --pid P [--tid T] [--at NS] ARG1 [ARG2] (diagnose
+ * --json; report -o FILE), stdout and stderr into private files; returns
+ * its exit status (-1: did not run). */
+static int run_cli(struct argus_hang_keeper *k, const char *verb, const char *snap,
+		   const char *out, const char *errf, uint64_t at_ns, const char *arg1,
+		   const char *arg2)
 {
 	char pid[16], tid[16], at[24];
-	char *argv[12];
+	char *argv[14];
 	int n = 0, st;
 	pid_t c;
 
@@ -434,7 +443,7 @@ static int run_diagnose(struct argus_hang_keeper *k, const char *snap,
 	snprintf(tid, sizeof(tid), "%u", k->child_hang.tid);
 	snprintf(at, sizeof(at), "%llu", (unsigned long long)at_ns);
 	argv[n++] = k->argus_path;
-	argv[n++] = "diagnose";
+	argv[n++] = (char *)verb;
 	argv[n++] = (char *)snap;
 	argv[n++] = "--pid";
 	argv[n++] = pid;
@@ -446,7 +455,9 @@ static int run_diagnose(struct argus_hang_keeper *k, const char *snap,
 		argv[n++] = "--at";
 		argv[n++] = at;
 	}
-	argv[n++] = "--json";
+	argv[n++] = (char *)arg1;
+	if (arg2)
+		argv[n++] = (char *)arg2;
 	argv[n] = NULL;
 	unlinkat(k->dirfd, out, 0);
 	unlinkat(k->dirfd, errf, 0);
@@ -516,7 +527,7 @@ static void strip_prefix(char *msg, const char *snap)
 
 static void write_meta(struct argus_hang_keeper *k, FILE *f, const char *snap_name,
 		       uint64_t from_ns, const char *diag, const char *diag_err,
-		       uint64_t diag_at)
+		       uint64_t diag_at, bool have_report)
 {
 	const struct argus_live_hang *h = &k->child_hang;
 	const char *sys = h->sys_nr >= 0 ? argus_syscall_name(h->sys_nr) : NULL;
@@ -562,6 +573,15 @@ static void write_meta(struct argus_hang_keeper *k, FILE *f, const char *snap_na
 	if (diag_at)
 		fprintf(f, ",\"diagnosis_at_ns\":%llu", (unsigned long long)diag_at);
 	fprintf(f, ",\"diagnosis\":%s", diag ? diag : "null");
+	fprintf(f, ",\"report\":");
+	if (have_report) {
+		char html[300];
+
+		snprintf(html, sizeof(html), "%s.html", k->name);
+		json_str(f, html);
+	} else {
+		fputs("null", f);
+	}
 	if (diag_err) {
 		fprintf(f, ",\"diagnose_error\":");
 		json_str(f, diag_err);
@@ -594,6 +614,7 @@ static void child_main(struct argus_hang_keeper *k, int snapfd, int sfd,
 	struct argus_error err = { 0 };
 	char *diag = NULL, *diag_raw = NULL, *derr = NULL;
 	uint64_t diag_at = 0;
+	bool have_report = false;
 	int rc;
 
 	if (setpriority(PRIO_PROCESS, 0, 19)) {
@@ -613,7 +634,7 @@ static void child_main(struct argus_hang_keeper *k, int snapfd, int sfd,
 	snprintf(out, sizeof(out), "%s.diag.tmp", k->name);
 	snprintf(errf, sizeof(errf), "%s.err.tmp", k->name);
 	if (k->argus_path) {
-		rc = run_diagnose(k, full, out, errf, 0);
+		rc = run_cli(k, "diagnose", full, out, errf, 0, "--json", NULL);
 		diag_raw = slurp(k->dirfd, out, 16u << 20);
 		diag = rc == 0 ? json_object(diag_raw) : NULL;
 		if (!diag) {
@@ -631,11 +652,24 @@ static void child_main(struct argus_hang_keeper *k, int snapfd, int sfd,
 			}
 			diag_at = h->start_ns + (end - h->start_ns) / 2;
 			free(diag_raw);
-			rc = run_diagnose(k, full, out, errf, diag_at);
+			rc = run_cli(k, "diagnose", full, out, errf, diag_at, "--json", NULL);
 			diag_raw = slurp(k->dirfd, out, 16u << 20);
 			diag = rc == 0 ? json_object(diag_raw) : NULL;
 			if (!diag)
 				diag_at = 0;
+		}
+		/* the same diagnosis as a page (argus report), beside it; the
+		 * report creates NAME.html itself, 0600, refusing anything
+		 * already there */
+		if (diag) {
+			char html[300], hpath[4400];
+
+			snprintf(html, sizeof(html), "%s.html", k->name);
+			snprintf(hpath, sizeof(hpath), "%s/%s", k->dir, html);
+			if (run_cli(k, "report", full, out, errf, diag_at, "-o", hpath) == 0)
+				have_report = true;
+			else
+				unlinkat(k->dirfd, html, 0);
 		}
 		unlinkat(k->dirfd, out, 0);
 		unlinkat(k->dirfd, errf, 0);
@@ -649,13 +683,16 @@ static void child_main(struct argus_hang_keeper *k, int snapfd, int sfd,
 	FILE *f = jfd >= 0 ? fdopen(jfd, "w") : NULL;
 	if (!f)
 		child_fail(sfd, k, "cannot write %s/%s: %s", k->dir, tmp, strerror(errno));
-	write_meta(k, f, snap_name, from_ns, diag, diag ? NULL : derr, diag_at);
+	write_meta(k, f, snap_name, from_ns, diag, diag ? NULL : derr, diag_at, have_report);
 	if (fflush(f) || fsync(fileno(f)) || fclose(f))
 		child_fail(sfd, k, "cannot write %s/%s: %s", k->dir, tmp, strerror(errno));
 	if (renameat(k->dirfd, tmp, k->dirfd, json))
 		child_fail(sfd, k, "cannot rename %s/%s: %s", k->dir, tmp, strerror(errno));
-	dprintf(sfd, "%s%s%s", diag ? "diagnosed" : "not diagnosed: ",
-		diag ? "" : (derr ? derr : "?"), diag_at ? " (at the hang's middle)" : "");
+	dprintf(sfd, "%s%s%s%s", diag ? "diagnosed" : "not diagnosed: ",
+		diag ? "" : (derr ? derr : "?"), diag_at ? " (at the hang's middle)" : "",
+		have_report ? "; report " : "");
+	if (have_report)
+		dprintf(sfd, "%s.html", k->name);
 	_exit(0);
 }
 

@@ -168,6 +168,11 @@ enum {
 	ARGUS_F_HW_ADDR = 0, ARGUS_F_HW_VALUE, ARGUS_F_HW_LEN, ARGUS_F_HW_ID,
 	ARGUS_F_HW_IP, ARGUS_F_HW_VALUE_OK, ARGUS_F_HW_READER,
 };
+/* AE_MUTEX_WAIT / ACQUIRED / WAKE (the interposer): f[0] = the mutex's
+ * address; f[1] = WAIT: the holder's tid (0 unknown), ACQUIRED: 0 or the
+ * lock call's errno, WAKE: 0 */
+#define ARGUS_F_MX_ADDR 0
+#define ARGUS_F_MX_OTHER 1
 /* AE_SAMPLE: stack only.  AE_LOST: f[0] = count. */
 #define ARGUS_F_LOST_COUNT 0
 /* AE_MARK: str = text; pid/tid = the sender (SO_PEERCRED); f[0] = the

@@ -6,7 +6,9 @@
 #   after start (the BPF load does not count);
 #   a mark is attributed to the process that sent it, not to 0/0;
 #   mark TEXT + a workload + save --last 10s -o S: S dumps with the mark;
-#   permissions: run dir 0700, socket 0600, ring 0600, saved file 0600;
+#   permissions: run dir 0711 (any process reaches interpose.sock by
+#   name, docs/interposer.md; nothing can be listed), socket 0600, ring
+#   0600, saved file 0600;
 #   a non-root peer (uid 65534) is refused with a permission message;
 #   stop works and removes the socket.
 . "$(dirname "$0")/lib.sh"
@@ -61,13 +63,14 @@ check_mode() {
 	[ "$(stat -c %u "$1")" = 0 ] || fail "$1 is not owned by root"
 	log "mode $m: $1"
 }
-check_mode "$ARGUS_RUN_DIR" 700
+check_mode "$ARGUS_RUN_DIR" 711
 check_mode "$SOCK" 600
 check_mode "$RING_DIR/ring.argus" 600
 check_mode "$S" 600
 
 # a non-root peer is refused.  Give it a copy of argus it can execute and
-# the socket's path; the run dir (0700) and SO_PEERCRED must both stop it.
+# the socket's path; the socket's mode (0600) and SO_PEERCRED must both
+# stop it (the run dir is 0711 for the interposer's socket).
 command -v setpriv >/dev/null || fail "setpriv (util-linux) is needed"
 PUB=$(mktemp -d /tmp/argus-e2e-pub.XXXXXX)
 cp "$ARGUS" "$PUB/argus" && chmod 755 "$PUB" "$PUB/argus"
@@ -101,7 +104,7 @@ chmod 666 "$SOCK"
 nobody_ctl_mark >"$T/nobody3.out" 2>"$T/nobody3.err"
 rc3=$?
 chmod 600 "$SOCK"
-chmod 700 "$ARGUS_RUN_DIR"
+chmod 711 "$ARGUS_RUN_DIR"
 chmod 700 "$T"
 rm -rf "$PUB"
 log "mark as uid 65534 with the socket opened too: exit $rc3: $(head -n 1 "$T/nobody3.err")"
@@ -118,4 +121,4 @@ grep 'from nobody' "$T/all.dump" >"$T/nobody.mark" && fail "a mark sent by uid 6
 for _ in $(seq 20); do is_argusd "$pid" || break; sleep 0.25; done
 is_argusd "$pid" && fail "argusd ($pid) still runs after stop"
 expect_clean_error 'not running' "$ARGUS" status
-pass "start/status/mark/save/stop, already-running, modes 0700/0600, non-root refused"
+pass "start/status/mark/save/stop, already-running, modes 0711/0600, non-root refused"

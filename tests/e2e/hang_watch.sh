@@ -11,7 +11,8 @@
 #     started, and it holds flock's switch-out into the flock() wait);
 #     `argus hangs --saved` (text and --json) lists it with pid, duration
 #     and kind; `argus diagnose SNAP --pid P --json` opens it; both, and
-#     the .json argusd stored, name the lock's holder as the culprit;
+#     the .json argusd stored, name the lock's holder as the culprit; so
+#     does the report page argusd wrote beside it (<name>.html, 0600);
 #  2. a watched "reqwait" writes a request on a unix socket and waits in
 #     poll() 3 s for the reply (a request, not idle): a second snapshot,
 #     whose stored diagnosis blames the server;
@@ -129,6 +130,21 @@ assert 2500 <= live["duration_ms"] <= 6000, live
 # the diagnosis argusd stored names the lock's holder (the harness's pids)
 cul = d["diagnosis"]["culprit"]
 assert cul["pid"] in [int(x) for x in sys.argv[3].split()], (cul, sys.argv[3])
+assert d["report"] == sys.argv[1].rsplit("/", 1)[1][:-5] + ".html", d.get("report")
+EOF
+
+# ... and its page (argus report), 0600, whose embedded diagnosis names
+# the same holder
+R1=${S1%.argus}.html
+[ -f "$R1" ] || fail "no report page $R1 beside the snapshot" "$T/hd1.ls"
+[ "$(stat -c %a "$R1")" = 600 ] && [ "$(stat -c %u "$R1")" = 0 ] || fail "$R1 is not root's 0600"
+$PY - "$R1" "$H1" <<'EOF' || fail "the report page's embedded diagnosis does not name the holder ($H1)" "$R1"
+import json, re, sys
+html = open(sys.argv[1]).read()
+m = re.search(r'<script type="application/json" id="argus-diagnosis">(.*?)</script>', html, re.S)
+assert m, "no argus-diagnosis script in the page"
+d = json.loads(m.group(1).replace("<\\/", "</"))
+assert d["culprit"]["pid"] in [int(x) for x in sys.argv[2].split()], d["culprit"]
 EOF
 
 "$ARGUS" hangs --saved >"$T/saved.txt" 2>"$T/saved.err" || fail "argus hangs --saved failed" "$T/saved.err"
@@ -206,6 +222,7 @@ for _ in $(seq 1 50); do [ -e "$S1" ] || break; sleep 0.1; done
 ls "$HD" >"$T/hd3.ls"
 [ -e "$S1" ] && fail "--hang-keep 2: the oldest snapshot $S1 was not removed" "$T/hd3.ls"
 [ -e "$J1" ] && fail "--hang-keep 2: the oldest snapshot's .json was not removed" "$T/hd3.ls"
+[ -e "$R1" ] && fail "--hang-keep 2: the oldest snapshot's report page was not removed" "$T/hd3.ls"
 [ "$(ls "$HD"/*.argus | wc -l)" = 2 ] || fail "--hang-keep 2: want 2 snapshots" "$T/hd3.ls"
 ls "$HD"/*-flock-$W2.argus >/dev/null 2>&1 || fail "no snapshot of the second flock hang ($W2)" "$T/hd3.ls"
 ls "$HD"/*-reqwait-$REQ.argus >/dev/null 2>&1 || fail "the newer reqwait snapshot was removed" "$T/hd3.ls"

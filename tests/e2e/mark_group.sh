@@ -72,8 +72,12 @@ grep -q "members of group $G may send \`argus mark\` ($MARKSOCK)" "$T/start.out"
 	fail "argus start did not name the mark group and socket" "$T/start.out"
 perm=$(stat -c '%a %U %G' "$MARKSOCK") || fail "no mark socket at $MARKSOCK"
 [ "$perm" = "660 root $G" ] || fail "mark socket is '$perm', want '660 root $G'"
+# the control socket is untouched: root's 0600, in root's run dir that no
+# one else can list or write (0700, or 0711 with the interposer's socket)
+perm=$(stat -c '%a %U' "$ARGUS_RUN_DIR/argusd.sock")
+[ "$perm" = "600 root" ] || fail "the control socket is '$perm', want '600 root'"
 perm=$(stat -c '%a %U' "$ARGUS_RUN_DIR")
-[ "$perm" = "700 root" ] || fail "the run dir is '$perm', want '700 root' (the control socket's dir)"
+case $perm in "700 root"|"711 root") ;; *) fail "the run dir is '$perm', want '700 root' or '711 root'" ;; esac
 
 # the member marks, through a wrapper whose pid becomes argus's
 cat >"$PUBDIR/markwrap" <<EOF

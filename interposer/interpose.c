@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * interpose.c - libargus-interpose.so: pthread mutex contention, recorded
+ * from inside the process (LD_PRELOAD) into a shared ring that argusd
+ * drains into the trace.  docs/interposer.md is the prose version.
+ *
+ * What is recorded (never the uncontended path):
+ *   - pthread_mutex_lock/timedlock found the mutex busy: AIP_MUTEX_WAIT
+ *     with the holder's tid (glibc keeps it in __data.__owner), then
+ *     AIP_MUTEX_ACQUIRED when the real lock returns;
+ *   - pthread_mutex_unlock of a mutex that had waiters: AIP_MUTEX_WAKE.
+ *
+ * The cost rule: an uncontended lock+unlock pair stays within a few ns of
+ * bare glibc.  lock is the real trylock (the same cmpxchg as the real
+ * lock's fast path) and only EBUSY goes the slow way; unlock reads the
+ * lock word before the real unlock, one load of a line the thread owns.
+ * Nothing here takes a lock, allocates, or makes a syscall after the
+ * constructor, except clock_gettime (vDSO) and sched_getcpu (vDSO) on
+ * the contended paths.
+ *
+ * "Had waiters", glibc's lock word (nptl/pthread_mutex_unlock.c,
+ * lowlevellock.h): for the normal, recursive, errorcheck and adaptive
+ * kinds __lock is 0 free, 1 locked, 2 locked with (possible) waiters;
+ * for robust and priority-inheritance mutexes it is the owner's tid with
+ * FUTEX_WAITERS (bit 31) set when someone waits.  Priority-protect
+ * mutexes keep the ceiling in it: not recorded.  A 2 can also be left by
+ * a waiter that has since given up (timedlock timed out): the record then
+ * names an unlock that woke nobody, which costs a futex wake in glibc too.
+ *
+ * Registration (constructor, and again in a forked child): a memfd of
+ * AIP_RING_BYTES, sealed against shrinking (argusd maps it and must not
+ * take a SIGBUS), sent with SCM_RIGHTS to <run dir>/interpose.sock.  No
+ * collector, no socket, any error: recording stays off and the process
+ * runs as if the library were not there.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "argus_events.h"
+
+_Static_assert(sizeof(struct aip_rec) == 64, "a slot is one cache line");
+_Static_assert(sizeof(struct aip_ring_hdr) == 72, "hdr layout");
+_Static_assert(AIP_HDR_BYTES + AIP_NSLOTS * sizeof(struct aip_rec) == AIP_RING_BYTES,
+	       "ring size");
+
+#define EXPORT __attribute__((visibility("default")))
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* glibc's mutex kind bits (nptl/pthreadP.h) */
+#define KIND_ROBUST 16
+#define KIND_PI 32
+#define KIND_PP 64
+#define FUTEX_WAITERS_BIT 0x80000000u
+
+typedef int (*lock_fn)(pthread_mutex_t *);
+typedef int (*timedlock_fn)(pthread_mutex_t *, const struct timespec *);
+
+static lock_fn real_lock, real_trylock, real_unlock;
+static timedlock_fn real_timedlock;
+
+/* The mapped ring, NULL while recording is off.  Written only by the
+ * constructor and the fork handler (single-threaded moments). */
+static struct aip_ring_hdr *ring;
+static struct aip_rec *slots;
+
+static __thread uint32_t my_tid;
+
+static void resolve(void)
+{
+	real_lock = (lock_fn)dlsym(RTLD_NEXT, "pthread_mutex_lock");
+	real_trylock = (lock_fn)dlsym(RTLD_NEXT, "pthread_mutex_trylock");
+	real_unlock = (lock_fn)dlsym(RTLD_NEXT, "pthread_mutex_unlock");
+	real_timedlock = (timedlock_fn)dlsym(RTLD_NEXT, "pthread_mutex_timedlock");
+}
+
+static uint32_t tid_now(void)
+{
+	if (UNLIKELY(!my_tid))
+		my_tid = (uint32_t)syscall(SYS_gettid);
+	return my_tid;
+}
+
+static void put(uint16_t type, const void *addr, uint32_t other)
+{
+	struct aip_ring_hdr *h = ring;
+	struct aip_rec *s;
+	struct timespec ts;
+	uint64_t r;
+	int cpu;
+
+	if (!h)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	r = atomic_fetch_add_explicit((_Atomic __u64 *)&h->head, 1, memory_order_relaxed);
+	s = &slots[r % AIP_NSLOTS];
+	/* seqlock publish: a reader that sees seq change under it drops
+	 * the copy it made */
+	atomic_store_explicit((_Atomic __u64 *)&s->seq, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	s->ts = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	s->addr = (uint64_t)(uintptr_t)addr;
+	s->tid = tid_now();
+	s->other = other;
+	s->type = type;
+	s->size = sizeof(*s);
+	cpu = sched_getcpu();
+	s->cpu = cpu >= 0 && cpu < 65536 ? (uint16_t)cpu : 0;
+	s->flags = 0;
+	memset(s->reserved, 0, sizeof(s->reserved));
+	atomic_store_explicit((_Atomic __u64 *)&s->seq, r + 1, memory_order_release);
+}
+
+/* 1 when the unlock about to happen has (or had) waiters to wake. */
+static inline int had_waiters(const pthread_mutex_t *m)
+{
+	int kind = m->__data.__kind;
+	unsigned lock = (unsigned)m->__data.__lock;
+
+	if (kind & KIND_PP)
+		return 0;
+	if (kind & (KIND_ROBUST | KIND_PI))
+		return (lock & FUTEX_WAITERS_BIT) != 0;
+	return lock == 2;
+}
+
+/* The busy path of lock/timedlock: record the wait, wait, record its end. */
+static int slow_lock(pthread_mutex_t *m, const struct timespec *abstime)
+{
+	int owner = m->__data.__owner, r;
+
+	put(AIP_MUTEX_WAIT, m, owner > 0 ? (uint32_t)owner : 0);
+	r = abstime ? real_timedlock(m, abstime) : real_lock(m);
+	put(AIP_MUTEX_ACQUIRED, m, (uint32_t)r);
+	return r;
+}
+
+EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	int r;
+
+	if (UNLIKELY(!real_trylock))
+		resolve();
+	if (!ring)
+		return real_lock(m);
+	r = real_trylock(m);
+	if (r != EBUSY)
+		return r;
+	return slow_lock(m, NULL);
+}
+
+EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+{
+	int r;
+
+	if (UNLIKELY(!real_trylock))
+		resolve();
+	if (!ring)
+		return real_timedlock(m, abstime);
+	r = real_trylock(m);
+	if (r != EBUSY)
+		return r;
+	return slow_lock(m, abstime);
+}
+
+EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	int w, r;
+
+	if (UNLIKELY(!real_unlock))
+		resolve();
+	if (!ring)
+		return real_unlock(m);
+	w = had_waiters(m);
+	r = real_unlock(m);
+	if (UNLIKELY(w) && !r)
+		put(AIP_MUTEX_WAKE, m, 0);
+	return r;
+}
+
+static const char *run_dir(void)
+{
+	/* getenv, not secure_getenv: a setuid program has no business being
+	 * preloaded (the loader ignores LD_PRELOAD paths with slashes for it)
+	 * and the socket only ever gets a memfd we made */
+	const char *d = getenv("ARGUS_RUN_DIR");
+
+	return d && d[0] ? d : "/run/argus";
+}
+
+/* Make a ring and hand it to argusd; leaves recording off on any error. */
+static void register_ring(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char msg[] = "register " "1";
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct iovec iov = { msg, sizeof(msg) - 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cm.buf, .msg_controllen = sizeof(cm.buf) };
+	struct aip_ring_hdr *h;
+	int mfd, sfd;
+	void *p;
+
+	ring = NULL;
+	slots = NULL;
+	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/interpose.sock", run_dir()) >=
+	    sizeof(sa.sun_path))
+		return;
+	sfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sfd < 0)
+		return;
+	/* no collector: stop here, before making the ring */
+	if (connect(sfd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(sfd);
+		return;
+	}
+	mfd = memfd_create("argus-interpose", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (mfd < 0)
+		goto out;
+	if (ftruncate(mfd, AIP_RING_BYTES) ||
+	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+		goto out;
+	p = mmap(NULL, AIP_RING_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	if (p == MAP_FAILED)
+		goto out;
+	h = p;
+	h->magic = AIP_MAGIC;
+	h->version = AIP_VERSION;
+	h->nslots = AIP_NSLOTS;
+	h->slot_size = sizeof(struct aip_rec);
+	memset(&cm, 0, sizeof(cm));
+	cm.h.cmsg_level = SOL_SOCKET;
+	cm.h.cmsg_type = SCM_RIGHTS;
+	cm.h.cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(&cm.h), &mfd, sizeof(int));
+	/* fire and forget: argusd reads it when its loop comes round (the
+	 * data waits in the socket), this process never waits for it */
+	if (sendmsg(sfd, &mh, MSG_NOSIGNAL) != (ssize_t)iov.iov_len) {
+		munmap(p, AIP_RING_BYTES);
+		goto out;
+	}
+	slots = (struct aip_rec *)((char *)p + AIP_HDR_BYTES);
+	ring = h;
+out:
+	if (mfd >= 0)
+		close(mfd);
+	close(sfd);
+}
+
+/* A forked child inherits the parent's mapping: its records would carry
+ * tids argusd (rightly) rejects for the parent's ring.  It gets its own. */
+static void at_fork_child(void)
+{
+	if (ring)
+		munmap(ring, AIP_RING_BYTES);
+	ring = NULL;
+	slots = NULL;
+	my_tid = 0;
+	register_ring();
+}
+
+__attribute__((constructor)) static void interpose_init(void)
+{
+	resolve();
+	if (getenv("ARGUS_INTERPOSE_OFF"))
+		return;
+	register_ring();
+	pthread_atfork(NULL, NULL, at_fork_child);
+}

@@ -1,0 +1,175 @@
+/* test_interpose_ring.c - argusd's reader of the interposer's ring
+ * (tracer/interpose_ring.c) on hand-made bytes: one record per reject
+ * reason, the ring's lap / unpublished-slot / head-backwards handling,
+ * and the per-drain bound. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "interpose_ring.h"
+
+#define PID 100
+#define NOW 50000000000ull
+
+static uint8_t ring[AIP_RING_BYTES] __attribute__((aligned(64)));
+
+static int tid_ok(void *ctx, uint32_t tid)
+{
+	(void)ctx;
+	return tid == 100 || tid == 101;        /* the process's threads */
+}
+
+static const struct argus_ip_check K = { .now_ns = NOW, .pid = PID, .ncpus = 2,
+					 .tid_ok = tid_ok };
+
+static struct aip_rec rec(uint16_t type, uint32_t tid, uint32_t other)
+{
+	struct aip_rec r = { 0 };
+
+	r.ts = NOW - 1000;
+	r.addr = 0x7000;
+	r.tid = tid;
+	r.other = other;
+	r.type = type;
+	r.size = sizeof(r);
+	return r;
+}
+
+static int parse(struct aip_rec r)
+{
+	struct argus_event ev;
+
+	return argus_ip__parse(&r, sizeof(r), &K, &ev);
+}
+
+static void test_parse(void)
+{
+	struct aip_rec r = rec(AIP_MUTEX_WAIT, 100, 101);
+	struct argus_event ev;
+
+	CHECK_EQ(argus_ip__parse(&r, sizeof(r), &K, &ev), ARGUS_IP_OK);
+	CHECK_EQ(ev.type, AE_MUTEX_WAIT);
+	CHECK_EQ(ev.pid, PID);
+	CHECK_EQ(ev.tid, 100);
+	CHECK_EQ(ev.f[ARGUS_F_MX_ADDR], 0x7000);
+	CHECK_EQ(ev.f[ARGUS_F_MX_OTHER], 101);
+	CHECK_EQ(argus_ip__parse(&r, sizeof(r) - 1, &K, &ev), ARGUS_IP_BAD_SIZE);
+	CHECK_EQ(parse(rec(AIP_MUTEX_ACQUIRED, 101, 0)), ARGUS_IP_OK);
+	CHECK_EQ(parse(rec(AIP_MUTEX_WAKE, 101, 0)), ARGUS_IP_OK);
+
+	r = rec(AIP_MUTEX_WAKE, 100, 0); r.size = 32;
+	CHECK_EQ(parse(r), ARGUS_IP_BAD_SIZE);
+	CHECK_EQ(parse(rec(0, 100, 0)), ARGUS_IP_BAD_TYPE);
+	CHECK_EQ(parse(rec(AIP_TYPE_MAX, 100, 0)), ARGUS_IP_BAD_TYPE);
+	r = rec(AIP_MUTEX_WAKE, 100, 0); r.reserved[23] = 1;
+	CHECK_EQ(parse(r), ARGUS_IP_BAD_FIELD);
+	r = rec(AIP_MUTEX_WAKE, 100, 0); r.cpu = 2;
+	CHECK_EQ(parse(r), ARGUS_IP_BAD_FIELD);
+	CHECK_EQ(parse(rec(AIP_MUTEX_WAKE, 100, 7)), ARGUS_IP_BAD_FIELD);
+	CHECK_EQ(parse(rec(AIP_MUTEX_ACQUIRED, 100, 5000)), ARGUS_IP_BAD_FIELD);
+	r = rec(AIP_MUTEX_WAKE, 100, 0); r.ts = NOW + ARGUS_IP_MAX_AHEAD_NS + 1;
+	CHECK_EQ(parse(r), ARGUS_IP_BAD_TIME);
+	r = rec(AIP_MUTEX_WAKE, 100, 0); r.ts = NOW - ARGUS_IP_MAX_AGE_NS - 1;
+	CHECK_EQ(parse(r), ARGUS_IP_BAD_TIME);
+	r = rec(AIP_MUTEX_WAKE, 100, 0); r.ts = UINT64_MAX;
+	CHECK_EQ(parse(r), ARGUS_IP_BAD_TIME);
+	CHECK_EQ(parse(rec(AIP_MUTEX_WAKE, 1, 0)), ARGUS_IP_BAD_TID);
+	CHECK_EQ(parse(rec(AIP_MUTEX_WAKE, 0, 0)), ARGUS_IP_BAD_TID);
+	CHECK_EQ(parse(rec(AIP_MUTEX_WAIT, 100, 1)), ARGUS_IP_BAD_HOLDER);
+	CHECK(argus_ip_reject_str(ARGUS_IP_BAD_HOLDER) &&
+	      !strcmp(argus_ip_reject_str(ARGUS_IP_BAD_HOLDER), "bad_holder"));
+}
+
+static struct aip_rec *slot(uint64_t i)
+{
+	return (struct aip_rec *)(ring + AIP_HDR_BYTES) + i % AIP_NSLOTS;
+}
+
+static void set_head(uint64_t h)
+{
+	((struct aip_ring_hdr *)ring)->head = h;
+}
+
+static void publish(uint64_t i, struct aip_rec r)
+{
+	r.seq = i + 1;
+	*slot(i) = r;
+}
+
+static int count_emit(void *ctx, const struct argus_event *ev)
+{
+	(void)ev;
+	++*(int *)ctx;
+	return 0;
+}
+
+static void test_drain(void)
+{
+	struct argus_ip_stats st = { 0 };
+	uint64_t tail = 0;
+	uint32_t stuck = 0;
+	int n = 0;
+
+	memset(ring, 0, sizeof(ring));
+	/* 3 published, then one reserved but unpublished */
+	for (uint64_t i = 0; i < 3; i++)
+		publish(i, rec(AIP_MUTEX_WAKE, 100, 0));
+	set_head(4);
+	CHECK_EQ(argus_ip__drain_buffer(ring, &tail, &stuck, false, &K, count_emit, &n, &st), 0);
+	CHECK_EQ(n, 3);
+	CHECK_EQ(tail, 3);
+	CHECK_EQ(st.records, 3);
+	CHECK_EQ(st.lost, 0);
+	/* the unpublished slot is waited for while the writer lives... */
+	argus_ip__drain_buffer(ring, &tail, &stuck, false, &K, count_emit, &n, &st);
+	CHECK_EQ(tail, 3);
+	/* ...and given up once it is dead */
+	argus_ip__drain_buffer(ring, &tail, &stuck, true, &K, count_emit, &n, &st);
+	CHECK_EQ(tail, 4);
+	CHECK_EQ(st.lost, 1);
+
+	/* a writer that lapped the reader: the overwritten slots are lost */
+	memset(&st, 0, sizeof(st));
+	n = 0;
+	for (uint64_t i = 4; i < 4 + AIP_NSLOTS + 10; i++)
+		publish(i, rec(AIP_MUTEX_WAKE, 101, 0));
+	set_head(4 + AIP_NSLOTS + 10);
+	argus_ip__drain_buffer(ring, &tail, &stuck, false, &K, count_emit, &n, &st);
+	CHECK_EQ(st.lost, 10);
+	CHECK_EQ(n, AIP_NSLOTS);
+	CHECK_EQ(tail, 4 + AIP_NSLOTS + 10);
+
+	/* head going backwards: one invalid, the cursor follows it */
+	memset(&st, 0, sizeof(st));
+	set_head(2);
+	argus_ip__drain_buffer(ring, &tail, &stuck, false, &K, count_emit, &n, &st);
+	CHECK_EQ(st.invalid, 1);
+	CHECK_EQ(st.by_reason[ARGUS_IP_BAD_FIELD], 1);
+	CHECK_EQ(tail, 2);
+
+	/* a forged huge head: a ring's worth at most is read, bounded */
+	memset(&st, 0, sizeof(st));
+	tail = 0;
+	set_head(UINT64_MAX - 1);
+	argus_ip__drain_buffer(ring, &tail, &stuck, true, &K, count_emit, &n, &st);
+	CHECK_EQ(st.by_reason[ARGUS_IP_BAD_FIELD], 1);
+	CHECK(st.records + st.invalid + st.lost <= AIP_NSLOTS + 1);
+	CHECK(tail == UINT64_MAX - 1);
+	/* a garbage slot with the right seq is parsed and rejected */
+	memset(ring, 0, sizeof(ring));
+	memset(&st, 0, sizeof(st));
+	tail = 0;
+	memset(slot(0), 0xff, sizeof(struct aip_rec));
+	slot(0)->seq = 1;
+	set_head(1);
+	argus_ip__drain_buffer(ring, &tail, &stuck, false, &K, count_emit, &n, &st);
+	CHECK_EQ(st.invalid, 1);
+	CHECK_EQ(st.records, 0);
+}
+
+int main(void)
+{
+	RUN(test_parse);
+	RUN(test_drain);
+	return check_report();
+}

@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * interpose_ring.c - see interpose_ring.h (threat model) and
+ * docs/interposer.md.
+ *
+ * Reading a ring (the writer is untrusted and concurrent):
+ *   - r->tail is argusd's own cursor, never stored in the shared pages;
+ *   - head is read once per drain; a head behind tail (it can only grow)
+ *     resynchronises on it and counts one invalid record; more than a
+ *     ring's worth ahead means the writer lapped us: the overwritten
+ *     slots are counted lost;
+ *   - slot tail % N must have seq == tail + 1.  Less: not published yet
+ *     (a writer between its reservation and its commit): wait, but not
+ *     forever (a writer killed there leaves the slot unpublished), and
+ *     not at all once the process is dead.  More: already overwritten,
+ *     lost;
+ *   - the slot is copied, then seq is read again: a change means the
+ *     copy may be torn, and it is dropped.
+ */
+#include "interpose_ring.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+_Static_assert(sizeof(struct aip_rec) == 64, "aip_rec is one cache line");
+_Static_assert(offsetof(struct aip_ring_hdr, head) == 64, "head on its own line");
+_Static_assert(AIP_HDR_BYTES + AIP_NSLOTS * sizeof(struct aip_rec) == AIP_RING_BYTES,
+	       "ring size");
+
+#define TID_CACHE 64
+/* drains (about 50 ms each) an unpublished slot is waited for */
+#define STUCK_DRAINS 20
+/* registrations taken per accept call: a flood of connections cannot
+ * hold argusd's loop */
+#define ACCEPT_MAX 16
+
+const char *argus_ip_reject_str(unsigned reason)
+{
+	static const char *const n[] = {
+		[ARGUS_IP_OK] = "ok", [ARGUS_IP_BAD_SIZE] = "bad_size",
+		[ARGUS_IP_BAD_TYPE] = "bad_type", [ARGUS_IP_BAD_FIELD] = "bad_field",
+		[ARGUS_IP_BAD_TIME] = "bad_time", [ARGUS_IP_BAD_TID] = "bad_tid",
+		[ARGUS_IP_BAD_HOLDER] = "bad_holder", [ARGUS_IP_TORN] = "torn",
+	};
+	return reason < ARGUS_IP_REJECT_MAX ? n[reason] : NULL;
+}
+
+int argus_ip__parse(const void *slot, size_t len, const struct argus_ip_check *k,
+		    struct argus_event *ev)
+{
+	static const uint16_t ae_of[AIP_TYPE_MAX] = {
+		[AIP_MUTEX_WAIT] = AE_MUTEX_WAIT,
+		[AIP_MUTEX_ACQUIRED] = AE_MUTEX_ACQUIRED,
+		[AIP_MUTEX_WAKE] = AE_MUTEX_WAKE,
+	};
+	struct aip_rec r;
+	struct argus_event e;
+
+	if (len < sizeof(r))
+		return ARGUS_IP_BAD_SIZE;
+	memcpy(&r, slot, sizeof(r));
+	if (r.size != sizeof(r))
+		return ARGUS_IP_BAD_SIZE;
+	if (r.type == 0 || r.type >= AIP_TYPE_MAX)
+		return ARGUS_IP_BAD_TYPE;
+	if (r.flags || !r.addr || (k->ncpus && r.cpu >= k->ncpus))
+		return ARGUS_IP_BAD_FIELD;
+	for (size_t i = 0; i < sizeof(r.reserved); i++)
+		if (r.reserved[i])
+			return ARGUS_IP_BAD_FIELD;
+	/* WAKE has no second field; ACQUIRED's is an errno */
+	if ((r.type == AIP_MUTEX_WAKE && r.other) ||
+	    (r.type == AIP_MUTEX_ACQUIRED && r.other >= 4096))
+		return ARGUS_IP_BAD_FIELD;
+	if (r.ts > k->now_ns + ARGUS_IP_MAX_AHEAD_NS ||
+	    r.ts + ARGUS_IP_MAX_AGE_NS < k->now_ns || r.ts + ARGUS_IP_MAX_AGE_NS < r.ts)
+		return ARGUS_IP_BAD_TIME;
+	if (!r.tid || !k->tid_ok(k->ctx, r.tid))
+		return ARGUS_IP_BAD_TID;
+	if (r.type == AIP_MUTEX_WAIT && r.other && r.other != r.tid &&
+	    !k->tid_ok(k->ctx, r.other))
+		return ARGUS_IP_BAD_HOLDER;
+	memset(&e, 0, sizeof(e));
+	e.ts = r.ts;
+	e.tid = r.tid;
+	e.pid = k->pid;
+	e.type = ae_of[r.type];
+	e.cpu = r.cpu;
+	e.ctx = AE_CTX_TASK;
+	e.f[ARGUS_F_MX_ADDR] = r.addr;
+	e.f[ARGUS_F_MX_OTHER] = r.type == AIP_MUTEX_WAKE ? 0 : r.other;
+	*ev = e;
+	return ARGUS_IP_OK;
+}
+
+/* ---- the registry ---- */
+
+struct ip_ring {
+	uint32_t pid, uid;
+	int pidfd;              /* -1: pidfd_open unsupported; dead by /proc */
+	int taskfd;             /* /proc/PID/task of the registered process */
+	const uint8_t *map;     /* AIP_RING_BYTES, read-only */
+	uint64_t tail;          /* argusd's cursor (never shared) */
+	uint32_t stuck;         /* drains the slot at tail was unpublished */
+	uint32_t tids[TID_CACHE]; /* threads of pid seen valid */
+	uint32_t ntids, tid_next;
+};
+
+struct argus_ip_registry {
+	int lfd;
+	char *path;
+	uint32_t ncpus;
+	struct ip_ring *rings[ARGUS_IP_MAX_PROCS];
+	uint32_t nrings;
+	struct argus_ip_stats st;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void ring_free(struct ip_ring *g)
+{
+	if (!g)
+		return;
+	if (g->map)
+		munmap((void *)g->map, AIP_RING_BYTES);
+	if (g->pidfd >= 0)
+		close(g->pidfd);
+	if (g->taskfd >= 0)
+		close(g->taskfd);
+	free(g);
+}
+
+/* Is tid a thread of the ring's process?  The cache holds tids seen
+ * valid; a miss asks /proc through the dirfd opened at registration
+ * (once the process is gone, only cached tids pass). */
+static int tid_ok(void *ctx, uint32_t tid)
+{
+	struct ip_ring *g = ctx;
+	char name[16];
+	struct stat st;
+
+	for (uint32_t i = 0; i < g->ntids; i++)
+		if (g->tids[i] == tid)
+			return 1;
+	snprintf(name, sizeof(name), "%u", tid);
+	if (fstatat(g->taskfd, name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode))
+		return 0;
+	if (g->ntids < TID_CACHE) {
+		g->tids[g->ntids++] = tid;
+	} else {
+		g->tids[g->tid_next] = tid;
+		g->tid_next = (g->tid_next + 1) % TID_CACHE;
+	}
+	return 1;
+}
+
+struct argus_ip_registry *argus_ip_registry__new(const char *path, uint32_t ncpus,
+						 char *msg, size_t msglen)
+{
+	struct argus_ip_registry *r = calloc(1, sizeof(*r));
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int e;
+
+	if (!r || !(r->path = strdup(path))) {
+		free(r);
+		snprintf(msg, msglen, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	r->ncpus = ncpus;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(msg, msglen, "interposer socket path too long: %s", path);
+		e = ENAMETOOLONG;
+		goto fail;
+	}
+	strcpy(sa.sun_path, path);
+	r->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (r->lfd < 0) {
+		e = errno;
+		snprintf(msg, msglen, "socket: %s", strerror(e));
+		goto fail;
+	}
+	unlink(path);
+	if (bind(r->lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(r->lfd, 64) ||
+	    chmod(path, 0666)) {
+		e = errno;
+		snprintf(msg, msglen, "cannot listen on %s: %s", path, strerror(e));
+		close(r->lfd);
+		unlink(path);
+		goto fail;
+	}
+	return r;
+fail:
+	free(r->path);
+	free(r);
+	errno = e;
+	return NULL;
+}
+
+static uint32_t uid_count(const struct argus_ip_registry *r, uint32_t uid)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < r->nrings; i++)
+		n += r->rings[i]->uid == uid;
+	return n;
+}
+
+/* The one fd of an SCM_RIGHTS message; every other fd it carried is
+ * closed (a client could send hundreds to exhaust ours). */
+static int take_fd(struct msghdr *mh)
+{
+	int fd = -1;
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (fd < 0)
+				fd = f;
+			else
+				close(f);
+		}
+	}
+	return fd;
+}
+
+/* One registration: 0 accepted, -errno refused. */
+static int serve_one(struct argus_ip_registry *r, int cfd)
+{
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	char buf[32], path[64];
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(4 * sizeof(int))];
+	} cm;
+	struct iovec iov = { buf, sizeof(buf) - 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cm.b, .msg_controllen = sizeof(cm.b) };
+	struct ip_ring *g = NULL;
+	struct stat st;
+	ssize_t n;
+	int mfd = -1, seals, e = -EINVAL;
+	void *map;
+
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) || cred.pid <= 0)
+		return -EPERM;
+	/* the client sends before we accept: its message is there or it
+	 * is refused (waiting for it would let anyone stall argusd) */
+	n = recvmsg(cfd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -errno;
+	mfd = take_fd(&mh);
+	buf[n] = 0;
+	if (mfd < 0 || (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) || strcmp(buf, "register 1"))
+		goto out;
+	/* a sealed memfd of exactly our size: nothing the client does later
+	 * can shrink it under our mapping (SIGBUS) */
+	seals = fcntl(mfd, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(mfd, &st) || !S_ISREG(st.st_mode) ||
+	    st.st_size != AIP_RING_BYTES)
+		goto out;
+	if (!(g = calloc(1, sizeof(*g)))) {
+		e = -ENOMEM;
+		goto out;
+	}
+	g->pidfd = g->taskfd = -1;
+	g->pid = (uint32_t)cred.pid;
+	g->uid = cred.uid;
+	snprintf(path, sizeof(path), "/proc/%u/task", g->pid);
+	g->taskfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (g->taskfd < 0) {
+		e = -ESRCH;
+		goto out;
+	}
+	g->pidfd = (int)syscall(SYS_pidfd_open, g->pid, 0);
+	map = mmap(NULL, AIP_RING_BYTES, PROT_READ, MAP_SHARED, mfd, 0);
+	if (map == MAP_FAILED) {
+		e = -errno;
+		goto out;
+	}
+	g->map = map;
+	/* from the oldest slot still in the ring: the process may have
+	 * written before we took its registration (it does not wait) */
+	g->tail = atomic_load_explicit((_Atomic uint64_t *)(g->map + offsetof(struct aip_ring_hdr, head)),
+				       memory_order_acquire);
+	g->tail = g->tail > AIP_NSLOTS ? g->tail - AIP_NSLOTS : 0;
+	/* one ring per process: an exec'd image registers again */
+	for (uint32_t i = 0; i < r->nrings; i++) {
+		if (r->rings[i]->pid != g->pid)
+			continue;
+		const struct ip_ring *o = r->rings[i];
+		uint64_t h = atomic_load_explicit((const _Atomic uint64_t *)(o->map +
+						  offsetof(struct aip_ring_hdr, head)),
+						  memory_order_acquire);
+
+		/* its unread records are the old image's: counted, not read
+		 * here (they are read in the drain, not in a registration) */
+		if (h > o->tail)
+			r->st.lost += h - o->tail < AIP_NSLOTS ? h - o->tail : AIP_NSLOTS;
+		ring_free(r->rings[i]);
+		r->rings[i] = r->rings[--r->nrings];
+		break;
+	}
+	if (r->nrings >= ARGUS_IP_MAX_PROCS || uid_count(r, g->uid) >= ARGUS_IP_MAX_PER_UID) {
+		e = -ENOSPC;
+		goto out;
+	}
+	r->rings[r->nrings++] = g;
+	g = NULL;
+	e = 0;
+out:
+	ring_free(g);
+	if (mfd >= 0)
+		close(mfd);
+	return e;
+}
+
+void argus_ip_registry__accept(struct argus_ip_registry *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i < ACCEPT_MAX; i++) {
+		int cfd = accept4(r->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (cfd < 0)
+			return;
+		if (serve_one(r, cfd))
+			r->st.refused++;
+		else
+			r->st.registered++;
+		close(cfd);
+	}
+}
+
+static bool ring_dead(const struct ip_ring *g)
+{
+	struct pollfd p = { .fd = g->pidfd, .events = POLLIN };
+	struct stat st;
+
+	if (g->pidfd >= 0)
+		return poll(&p, 1, 0) > 0;
+	/* no pidfd (kernel < 5.3): the task dir of a reaped process is gone */
+	return fstatat(g->taskfd, ".", &st, 0) != 0;
+}
+
+int argus_ip__drain_buffer(const void *ring, uint64_t *tail, uint32_t *stuck, bool dead,
+			   const struct argus_ip_check *k,
+			   int (*emit)(void *ctx, const struct argus_event *ev), void *ctx,
+			   struct argus_ip_stats *st)
+{
+	const uint8_t *map = ring;
+	const _Atomic uint64_t *headp =
+		(const _Atomic uint64_t *)(map + offsetof(struct aip_ring_hdr, head));
+	const uint8_t *slots = map + AIP_HDR_BYTES;
+	uint64_t head = atomic_load_explicit(headp, memory_order_acquire);
+	uint32_t done = 0;
+	int rc = 0;
+
+	if (head < *tail) {             /* head only grows: forged */
+		st->invalid++;
+		st->by_reason[ARGUS_IP_BAD_FIELD]++;
+		*tail = head;
+		return 0;
+	}
+	if (head - *tail > ARGUS_IP_MAX_JUMP) {
+		/* no process writes 4 G records in one drain period: a forged
+		 * head, counted once (as lost it would wreck the counter) */
+		st->invalid++;
+		st->by_reason[ARGUS_IP_BAD_FIELD]++;
+		*tail = head - AIP_NSLOTS;
+	} else if (head - *tail > AIP_NSLOTS) {
+		uint64_t skip = head - *tail - AIP_NSLOTS;
+
+		st->lost += skip;
+		*tail += skip;
+	}
+	while (*tail < head && done < ARGUS_IP_DRAIN_MAX) {
+		const uint8_t *s = slots + (*tail % AIP_NSLOTS) * sizeof(struct aip_rec);
+		const _Atomic uint64_t *seqp = (const _Atomic uint64_t *)s;
+		uint8_t copy[sizeof(struct aip_rec)];
+		uint64_t s1, s2;
+		struct argus_event ev;
+		int why;
+
+		s1 = atomic_load_explicit(seqp, memory_order_acquire);
+		if (s1 != *tail + 1) {
+			if (s1 > *tail + 1) {   /* overwritten by a lap */
+				st->lost++;
+				++*tail;
+				*stuck = 0;
+				continue;
+			}
+			/* not published yet: a writer mid-record, or one that
+			 * died (or lies) there */
+			if (!dead && ++*stuck < STUCK_DRAINS)
+				break;
+			st->lost++;
+			++*tail;
+			*stuck = 0;
+			continue;
+		}
+		memcpy(copy, s, sizeof(copy));
+		atomic_thread_fence(memory_order_acquire);
+		s2 = atomic_load_explicit(seqp, memory_order_relaxed);
+		++*tail;
+		*stuck = 0;
+		done++;
+		why = s2 != s1 ? ARGUS_IP_TORN : argus_ip__parse(copy, sizeof(copy), k, &ev);
+		if (why != ARGUS_IP_OK) {
+			st->invalid++;
+			st->by_reason[why]++;
+			continue;
+		}
+		/* a record the trace cannot take (emit failed: out of
+		 * memory) is lost, and so is the rest of this drain's */
+		if (rc || !emit || (rc = emit(ctx, &ev)) < 0)
+			st->lost++;
+		else
+			st->records++;
+	}
+	return rc;
+}
+
+static void drain_ring(struct argus_ip_registry *r, struct ip_ring *g, bool dead,
+		       int (*emit)(void *, const struct argus_event *), void *ctx, int *rc)
+{
+	struct argus_ip_check k = { .now_ns = mono_ns(), .pid = g->pid, .ncpus = r->ncpus,
+				    .tid_ok = tid_ok, .ctx = g };
+	int e = argus_ip__drain_buffer(g->map, &g->tail, &g->stuck, dead, &k,
+				       *rc ? NULL : emit, ctx, &r->st);
+
+	if (e < 0 && !*rc)
+		*rc = e;
+}
+
+int argus_ip_registry__drain(struct argus_ip_registry *r,
+			     int (*emit)(void *ctx, const struct argus_event *ev),
+			     void *ctx)
+{
+	int rc = 0;
+	uint64_t before;
+
+	if (!r)
+		return 0;
+	before = r->st.records;
+	for (uint32_t i = 0; i < r->nrings;) {
+		struct ip_ring *g = r->rings[i];
+		/* dead first, then read: what it wrote before dying is there */
+		bool dead = ring_dead(g);
+
+		drain_ring(r, g, dead, emit, ctx, &rc);
+		if (dead) {
+			ring_free(g);
+			r->rings[i] = r->rings[--r->nrings];
+			continue;
+		}
+		i++;
+	}
+	return rc < 0 ? rc : (int)(r->st.records - before);
+}
+
+void argus_ip_registry__stats(const struct argus_ip_registry *r, struct argus_ip_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!r)
+		return;
+	*st = r->st;
+	st->procs = r->nrings;
+}
+
+void argus_ip_registry__free(struct argus_ip_registry *r)
+{
+	if (!r)
+		return;
+	for (uint32_t i = 0; i < r->nrings; i++)
+		ring_free(r->rings[i]);
+	if (r->lfd >= 0) {
+		close(r->lfd);
+		unlink(r->path);
+	}
+	free(r->path);
+	free(r);
+}
