@@ -135,8 +135,16 @@ static void print_event(const struct argus_trace *t, const struct argus_event *e
 		printf(" code=%" PRId64, (int64_t)f[ARGUS_F_EXIT_CODE]);
 		break;
 	case AE_RENAME:
-	case AE_MARK:
 		printf(" \"%s\"", cli_tstr(e->str ? argus_trace__string(t, e->str) : ""));
+		break;
+	case AE_MARK:
+		/* who marked: pid/tid are the sender's; the uid is absent in
+		 * traces of older collectors ("uid=?", not root) */
+		printf(" \"%s\"", cli_tstr(e->str ? argus_trace__string(t, e->str) : ""));
+		if (f[ARGUS_F_MARK_HAS_UID])
+			printf(" uid=%" PRIu64, f[ARGUS_F_MARK_UID]);
+		else
+			printf(" uid=?");
 		break;
 	case AE_SYS_ENTER:
 		print_sys((long)f[ARGUS_F_SE_NR]);

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "control.h"
+#include "mark_socket.h"
 #include "units.h"
 
 static const char *const bare_flags[] = {
@@ -20,7 +21,7 @@ static const char *const bare_flags[] = {
 };
 static const char *const value_flags[] = {
 	"--size", "--dir", "--sample-hz", "--watch", "--hang-threshold", "--hang-dir",
-	"--hang-before", "--hang-grace", "--hang-keep", "--hang-max-mb", NULL,
+	"--hang-before", "--hang-grace", "--hang-keep", "--hang-max-mb", "--mark-group", NULL,
 };
 
 static bool in(const char *const *list, const char *s)
@@ -31,9 +32,29 @@ static bool in(const char *const *list, const char *s)
 	return false;
 }
 
+/* The line on who may mark, from the daemon's status lines ("" none). */
+static void mark_group_line(const char *resp, char *line, size_t len)
+{
+	const char *g = strstr(resp, "\nmark_group="), *miss = strstr(resp, "\nmark_group_missing=");
+	const char *ms = strstr(resp, "\nmark_socket=");
+
+	line[0] = 0;
+	if (!g)
+		return;
+	g += 12;
+	if (miss) {
+		int n = (int)strcspn(miss + 20, "\n");
+		snprintf(line, len, "argus: no group '%.*s': marks are root-only (groupadd %.*s and"
+			 " restart, or --mark-group none)\n", n, miss + 20, n, miss + 20);
+	} else if (strncmp(g, "none\n", 5) && ms) {
+		snprintf(line, len, "argus: members of group %.*s may send `argus mark` (%.*s)\n",
+			 (int)strcspn(g, "\n"), g, (int)strcspn(ms + 13, "\n"), ms + 13);
+	}
+}
+
 int cmd_start(int argc, char **argv)
 {
-	char self[4096], argusd[4200], resp[4096], msg[600] = "", cwd[4096];
+	char self[4096], argusd[4200], resp[4096], msg[600] = "", cwd[4096], mark_line[600];
 	char **args;
 	int n = 0, pfd[2];
 	pid_t pid;
@@ -158,6 +179,7 @@ int cmd_start(int argc, char **argv)
 	}
 	if (cli_request("start", "status", resp, sizeof(resp)))
 		return 1;
+	mark_group_line(resp, mark_line, sizeof(mark_line));
 	char *rp = strstr(resp, "ring="), *pp = strstr(resp, "pid=");
 	char *hd = strstr(resp, "hang_dir="), *wn = strstr(resp, "watching=");
 	bool interactive = strstr(resp, "watch_interactive=1") != NULL;
@@ -172,6 +194,7 @@ int cmd_start(int argc, char **argv)
 		       interactive ? " (and display servers' clients)" : "",
 		       hd + 9);
 	}
+	fputs(mark_line, stdout);
 	return 0;
 }
 
@@ -194,6 +217,32 @@ int cmd_stop(int argc, char **argv)
 	return 0;
 }
 
+/* A non-root user's mark goes through the mark socket (mark_socket.h),
+ * which serves root and the mark group's members, and only marks. */
+static int mark_as_user(const char *req)
+{
+	char sock[256], resp[256];
+	int rc;
+
+	argus_mark_socket_path(sock, sizeof(sock));
+	rc = argus_control__request(sock, req, resp, sizeof(resp), 5000);
+	if (rc == -ENOENT || rc == -ECONNREFUSED)
+		return cli_error("mark", "no mark socket at %s: the collector is not running, or it"
+				 " takes marks from root only (see `argus start --mark-group`)", sock);
+	if (rc == -EACCES || rc == -EPERM)
+		return cli_error("mark", "permission denied on %s: only root and members of the"
+				 " collector's mark group (default %s) may mark; an admin runs"
+				 " `usermod -aG %s $USER`, then log out and in", sock,
+				 ARGUS_DEFAULT_MARK_GROUP, ARGUS_DEFAULT_MARK_GROUP);
+	if (rc < 0)
+		return cli_error("mark", "cannot talk to the collector at %s: %s", sock, strerror(-rc));
+	if (rc > 0) {
+		fprintf(stderr, "argus mark: %s\n", cli_tstr(resp));
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_mark(int argc, char **argv)
 {
 	char req[ARGUS_CONTROL_MAX], resp[256];
@@ -207,7 +256,13 @@ int cmd_mark(int argc, char **argv)
 	if (n >= sizeof(req))
 		return cli_usage_error("mark", "text too long (at most %d bytes)", ARGUS_CONTROL_MAX - 8);
 	for (char *p = req; *p; p++)
-		if (*p == '\n' || *p == '\r')
+		if (*p == '\n' || *p == '\r' || *p == '\t')
 			*p = ' ';
+	if (geteuid() != 0) {
+		if (n - 5 > ARGUS_MARK_TEXT_MAX)
+			return cli_error("mark", "text too long (at most %d bytes from a"
+					 " non-root user)", ARGUS_MARK_TEXT_MAX);
+		return mark_as_user(req);
+	}
 	return cli_request("mark", req, resp, sizeof(resp));
 }

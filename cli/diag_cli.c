@@ -10,6 +10,7 @@
 #include "argus_events.h"
 #include "cli.h"
 #include "diag_cli.h"
+#include "mark_who.h"
 #include "symbolize.h"
 #include "syscall_names.h"
 
@@ -289,8 +290,15 @@ void diag_cli_print_hang(struct graph_cli_ctx *c, const struct argus_hang *h, ui
 	       h->flags & ARGUS_HANG_F_LOOP ? "" : "  (no idle wait)");
 	if (h->annotated) {
 		const char *m = argus_trace__string(c->t, h->mark);
+		struct cli_mark_who who;
 
 		printf("  mark \"%s\"", cli_tstr(m));
+		/* who marked: the desktop user's marks come from the mark group */
+		if (!cli_mark_who(c->t, m, h->start, h->end, &who)) {
+			printf(" by pid %u", who.pid);
+			if (who.has_uid)
+				printf(" uid %u", who.uid);
+		}
 	}
 	printf("\n");
 }
@@ -322,8 +330,16 @@ void diag_cli_fjson_hang(FILE *f, struct graph_cli_ctx *c, const struct argus_ha
 		h->flags & ARGUS_HANG_F_DORMANT ? "true" : "false",
 		h->flags & ARGUS_HANG_F_UNDER ? "true" : "false");
 	if (h->annotated) {
+		const char *m = argus_trace__string(c->t, h->mark);
+		struct cli_mark_who who;
+
 		fprintf(f, ",\"mark\":");
-		diag_cli_fjson_str(f, argus_trace__string(c->t, h->mark));
+		diag_cli_fjson_str(f, m);
+		if (!cli_mark_who(c->t, m, h->start, h->end, &who)) {
+			fprintf(f, ",\"mark_pid\":%u,\"mark_tid\":%u", who.pid, who.tid);
+			if (who.has_uid)
+				fprintf(f, ",\"mark_uid\":%u", who.uid);
+		}
 	}
 	if (kind)
 		fprintf(f, ",\"kind\":\"%s\"", argus_hang_kind_str(kind));

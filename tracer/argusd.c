@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@
 #include "hang_keep.h"
 #include "hang_watch.h"
 #include "hw_watch.h"
+#include "mark_socket.h"
 #include "interpose_ring.h"
 #include "safe_file.h"
 #include "trace_format.h"
@@ -61,7 +63,8 @@ static void usage(FILE *f)
 		"usage: argusd [--dir DIR] [--size SIZE] [--sample-hz HZ] [--no-irq] [--all-entries]\n"
 		"              [--no-unwind] [--wait-stacks] [--watch PID|COMM]... [--no-watch-interactive]\n"
 		"              [--hang-threshold MS] [--hang-dir D] [--hang-before S] [--hang-grace S]\n"
-		"              [--hang-keep N] [--hang-max-mb MB] [--ready-fd FD]\n"
+		"              [--hang-keep N] [--hang-max-mb MB] [--mark-group NAME|none]\n"
+		"              [--ready-fd FD]\n"
 		"  --dir DIR       where the ring file lives (default %s)\n"
 		"  --size SIZE     ring size, e.g. 512M, 2G (default 2G)\n"
 		"  --sample-hz HZ  CPU sampler rate (default 49)\n"
@@ -81,8 +84,12 @@ static void usage(FILE *f)
 		"  --hang-grace S  an ongoing hang is saved at threshold + S (default 3s)\n"
 		"  --hang-keep N   snapshots kept, oldest removed first (default 20)\n"
 		"  --hang-max-mb MB  their total size at most (default 512)\n"
+		"  --mark-group NAME  members of group NAME may send `argus mark` (only\n"
+		"                  that) through <run dir>-mark/mark.sock (default %s;\n"
+		"                  none: marks are root-only)\n"
 		"  --ready-fd FD   write \"ready\" or the error to FD, then close it\n"
-		"Normally started with `argus start`.\n", ARGUS_DEFAULT_RING_DIR);
+		"Normally started with `argus start`.\n", ARGUS_DEFAULT_RING_DIR,
+		ARGUS_DEFAULT_MARK_GROUP);
 }
 
 /* Lines may carry a comm, which any process sets: control bytes become
@@ -242,7 +249,34 @@ static void print_watch_status(const struct watch *wt, FILE *out)
 struct daemon {
 	struct argus_collector *c;
 	struct watch *wt;
+	struct argus_mark_server *marks; /* NULL: marks are root-only */
+	const char *mark_group;          /* as asked for ("none": off) */
+	bool mark_group_missing;         /* no such group on this system */
 };
+
+/* A mark through the mark socket (mark_socket.h has checked the peer and
+ * the text). */
+static int mark_from_group(void *ctx, uint32_t pid, uint32_t uid, const char *text)
+{
+	return argus_collector__mark(ctx, pid, 0, uid, text);
+}
+
+static void print_mark_status(const struct daemon *dm, FILE *out)
+{
+	struct argus_mark_server_stats ms;
+
+	if (!dm->marks) {
+		fprintf(out, "mark_group=none\n");
+		if (dm->mark_group_missing)
+			fprintf(out, "mark_group_missing=%s\n", dm->mark_group);
+		return;
+	}
+	argus_mark_server__stats(dm->marks, &ms);
+	fprintf(out, "mark_group=%s\n", dm->mark_group);
+	fprintf(out, "mark_socket=%s\n", argus_mark_server__path(dm->marks));
+	fprintf(out, "group_marks=%llu\n", (unsigned long long)ms.marks);
+	fprintf(out, "group_marks_refused=%llu\n", (unsigned long long)(ms.refused + ms.bad));
+}
 
 /* The interposer's registrations and rings (interpose_ring.h); NULL when
  * its socket could not be made (argusd runs on without it). */
@@ -328,6 +362,7 @@ static int handle(void *ctx, const char *req, int peer_pid, FILE *out)
 		print_watch_status(dm->wt, out);
 		fprintf(out, "hw_watches=%u\nhw_watch_hits=%llu\n", argus_hw_watch__count(hw_watches),
 			(unsigned long long)argus_hw_watch__hits(hw_watches));
+		print_mark_status(dm, out);
 		return 0;
 	}
 	if (!strncmp(req, "watch ", 6)) {
@@ -338,7 +373,9 @@ static int handle(void *ctx, const char *req, int peer_pid, FILE *out)
 		return argus_hw_watch__request(hw_watches, req + 6, out);
 	}
 	if (!strncmp(req, "mark ", 5)) {
-		err = argus_collector__mark(c, (uint32_t)peer_pid, 0, req + 5);
+		/* uid 0: the control socket serves only our own uid, and
+		 * argusd runs as root (main() checks) */
+		err = argus_collector__mark(c, (uint32_t)peer_pid, 0, 0, req + 5);
 		if (err)
 			fprintf(out, "error: mark: %s\n", strerror(-err));
 		return err;
@@ -390,6 +427,7 @@ int main(int argc, char **argv)
 		{ "hang-grace", required_argument, NULL, 'G' },
 		{ "hang-keep", required_argument, NULL, 'K' },
 		{ "hang-max-mb", required_argument, NULL, 'M' },
+		{ "mark-group", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -400,6 +438,7 @@ int main(int argc, char **argv)
 	char path[4096], sock[256], pidfile[256], err[512], line[600];
 	char hang_dir[4200], self[4096], argus_cli[4200];
 	const char **watches = NULL;
+	const char *mark_group = ARGUS_DEFAULT_MARK_GROUP;
 	size_t nwatches = 0;
 	bool interactive = true;
 	struct watch wt = { 0 };
@@ -481,6 +520,16 @@ int main(int argc, char **argv)
 				ko.keep = (uint32_t)v;
 			else
 				ko.max_bytes = (uint64_t)v << 20;
+			break;
+		case 'g':
+			/* a group name as useradd takes it; never a path */
+			if (!optarg[0] || strlen(optarg) > 64 || strspn(optarg,
+			    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-$")
+			    != strlen(optarg) || optarg[0] == '-') {
+				BAD("bad --mark-group '%s': a group name, or none", optarg);
+				break;
+			}
+			mark_group = optarg;
 			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); BAD("bad command line (see the usage above)"); break;
@@ -613,6 +662,33 @@ watch_fail:
 	}
 	dm.c = c;
 	dm.wt = &wt;
+	dm.mark_group = mark_group;
+	if (strcmp(mark_group, "none")) {
+		struct group *gr = getgrnam(mark_group);
+		char msock[256];
+
+		if (!gr) {
+			/* the default group need not exist: marks stay root-only,
+			 * and `argus start` says so (mark_group_missing) */
+			dm.mark_group_missing = true;
+			fprintf(stderr, "argusd: no group '%s': marks are root-only\n", mark_group);
+		} else {
+			argus_mark_socket_path(msock, sizeof(msock));
+			dm.marks = argus_mark_server__new(msock, gr->gr_gid, mark_from_group, c,
+							  err, sizeof(err));
+			if (!dm.marks) {
+				snprintf(line, sizeof(line), "argusd: mark socket: %s\n", err);
+				fputs(line, stderr);
+				report_ready(ready_fd, line);
+				argus_collector__free(c);
+				argus_hang_keeper__free(wt.keeper, 0);
+				argus_hang_watch__free(wt.w);
+				argus_display_scan__free(wt.display);
+				unlink(sock);
+				return 1;
+			}
+		}
+	}
 	/* The interposer's socket is for every user (a traced app is
 	 * anyone's): the run directory becomes 0711 so it can be reached by
 	 * name, nothing in it can be listed, and argusd.sock stays 0600 and
@@ -666,6 +742,7 @@ watch_fail:
 		}
 		watch_tick(&wt, c, t0);
 		argus_control__serve(lfd, handle, &dm);
+		argus_mark_server__serve(dm.marks, argus_now_ns());
 	}
 	/* a save under way finishes (bounded); hangs not yet saved are not */
 	argus_hang_keeper__free(wt.keeper, 5000); /* `argus stop` waits 10 s */
@@ -677,6 +754,7 @@ watch_fail:
 	argus_hang_watch__free(wt.w);
 	argus_display_scan__free(wt.display);
 	argus_hw_watch__free(hw_watches);
+	argus_mark_server__free(dm.marks);
 	free(watches);
 	close(lfd);
 	unlink(sock);

@@ -84,7 +84,9 @@ static const struct type_schema builtin_schema[AE_TYPE_MAX] = {
 	/* addr, value, len, watch id, ip, value_ok, reader (appended: chunks
 	 * of older writers have 6 and read it as 0) */
 	[AE_HWWATCH] = { "hwwatch", 7, 0, ARGUS_SCHEMA_STACK },
-	[AE_MARK] = { "mark", 0, 0, ARGUS_SCHEMA_STR },
+	/* uid, has_uid (appended: marks of older writers have no fields and
+	 * read as has_uid 0) */
+	[AE_MARK] = { "mark", 2, 0, ARGUS_SCHEMA_STR },
 	/* count */
 	[AE_LOST] = { "lost", 1, 0, 0 },
 	/* the interposer's: address, holder tid / errno / 0 */

@@ -916,7 +916,7 @@ int argus_collector__finish(struct argus_collector *c)
 }
 
 int argus_collector__mark(struct argus_collector *c, uint32_t pid, uint32_t tid,
-			  const char *text)
+			  uint32_t uid, const char *text)
 {
 	struct ae_hdr h = { 0 };
 	struct pending *p;
@@ -932,6 +932,8 @@ int argus_collector__mark(struct argus_collector *c, uint32_t pid, uint32_t tid,
 	p = new_pending(c, &h);
 	if (!p)
 		return -ENOMEM;
+	p->ev.f[ARGUS_F_MARK_UID] = uid;
+	p->ev.f[ARGUS_F_MARK_HAS_UID] = 1;
 	set_str(c, p, 1, text, strlen(text) < 4096 ? strlen(text) : 4096);
 	c->st.by_type[AE_MARK]++;
 	c->st.events++;

@@ -88,9 +88,10 @@ int argus_collector__flush(struct argus_collector *c);
  * the status counts are final afterwards. */
 int argus_collector__finish(struct argus_collector *c);
 /* A user annotation at the current time, attributed to the process that
- * asked for it (pid; tid 0 = its main thread). */
+ * asked for it (pid; tid 0 = its main thread) and to its uid (both from
+ * SO_PEERCRED: docs/collector.md, "Marks from the desktop"). */
 int argus_collector__mark(struct argus_collector *c, uint32_t pid, uint32_t tid,
-			  const char *text);
+			  uint32_t uid, const char *text);
 /* An event that did not come from BPF (the interposer's records, already
  * validated by the caller): ev->type, ts, tid, pid, cpu, ctx and f[] are
  * taken; it carries no stack and no strings.  A cpu the collector does

@@ -173,8 +173,13 @@ enum {
  * lock call's errno, WAKE: 0 */
 #define ARGUS_F_MX_ADDR 0
 #define ARGUS_F_MX_OTHER 1
-/* AE_SAMPLE: stack only.  AE_MARK: str = text.  AE_LOST: f[0] = count. */
+/* AE_SAMPLE: stack only.  AE_LOST: f[0] = count. */
 #define ARGUS_F_LOST_COUNT 0
+/* AE_MARK: str = text; pid/tid = the sender (SO_PEERCRED); f[0] = the
+ * sender's uid, f[1] = 1 when f[0] is known.  Marks of older writers had
+ * no fields and read as f[1] = 0: "uid unknown", not root. */
+#define ARGUS_F_MARK_UID 0
+#define ARGUS_F_MARK_HAS_UID 1
 
 /* A task-table entry (one per thread seen in a chunk). */
 struct argus_task {

@@ -22,7 +22,7 @@ static void fill(struct argus_chunk_builder *b, uint64_t ts, int n)
 		AE_SAMPLE, AE_MARK, AE_LOST, 25, AE_HWWATCH,
 	};
 	static const unsigned nfields[] = { 8, 5, 3, 3, 1, 2, 3, 0, 7, 6, 5, 5,
-					    5, 2, 2, 2, 2, 2, 2, 0, 0, 1, 8, 7 };
+					    5, 2, 2, 2, 2, 2, 2, 0, 2, 1, 8, 7 };
 	uint64_t ips[4] = { 0x55d0c0a01234, 0x55d0c0a05678, 0x7f1234567000, 1 };
 	uint32_t comm = argus_chunk_builder__string(b, "worker", 6);
 	uint32_t file = argus_chunk_builder__string(b, "/usr/bin/true", 13);

@@ -68,7 +68,7 @@ static const struct tspec types[] = {
 	{ AE_IRQ_EXIT, 2, 2, 0 }, { AE_SOFTIRQ_ENTRY, 2, 2, 0 },
 	{ AE_SOFTIRQ_EXIT, 2, 2, 0 }, { AE_WQ_START, 2, 0, 0 },
 	{ AE_WQ_END, 2, 0, 0 }, { AE_SAMPLE, 0, 0, R_STK },
-	{ AE_MARK, 0, 0, R_STR }, { AE_LOST, 1, 0, 0 },
+	{ AE_MARK, 2, 0, R_STR }, { AE_LOST, 1, 0, 0 },
 	{ AE_HWWATCH, 7, 0, R_STK },          /* 7th: the named reader */
 	{ 25, 8, 0, R_STK | R_STR | R_STR2 }, /* unknown: generic schema */
 };

@@ -386,10 +386,10 @@ static void test_bad_input_is_refused_and_not_sticky(void)
 	ev.type = AE_NONE;
 	CHECK_EQ(argus_tracegen__event(g, &ev, NULL, NULL, NULL, 0), -EINVAL);
 	ev.type = AE_MARK;
-	ev.f[0] = 1;  /* a mark has no fields */
+	ev.f[2] = 1;  /* a mark has two fields (uid, has_uid) */
 	CHECK_EQ(argus_tracegen__event(g, &ev, "x", NULL, NULL, 0), -EINVAL);
 	ev.type = AE_TYPE_MAX;
-	ev.f[0] = 0;
+	ev.f[2] = 0;
 	CHECK_EQ(argus_tracegen__event(g, &ev, NULL, NULL, NULL, 0), -EINVAL);
 	CHECK_EQ(argus_tracegen__timer_wake(g, 200, 0, 0, 0, 0xdead, 10, 10), -ENOENT);
 	/* none of that stuck: equal ts on another CPU is fine */
