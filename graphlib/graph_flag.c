@@ -72,25 +72,6 @@ static bool sleep_nr(long nr)
 	return nr == SYS_nanosleep || nr == SYS_clock_nanosleep;
 }
 
-/* Thread index thr's segment at ts (last one starting at or before ts). */
-static uint32_t seg_at(const struct argus_graph *g, uint32_t thr, uint64_t ts)
-{
-	const uint32_t *v;
-	uint32_t n = argus_graph__thread_segments(g, thr, &v), lo, hi;
-
-	if (!n || SEGS(g)[v[0]].start > ts)
-		return ARGUS_NONE;
-	for (lo = 0, hi = n; hi - lo > 1;) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (SEGS(g)[v[mid]].start <= ts)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return v[lo];
-}
-
 static bool is_sys(const struct argus_gevent *e)
 {
 	return e->type == AE_SYS_ENTER || e->type == AE_SYS_EXIT;
@@ -106,7 +87,7 @@ static bool is_sys(const struct argus_gevent *e)
 static bool spin_leave(const struct argus_graph *g, uint32_t r, uint64_t tw, bool armed,
 		       bool named, uint64_t *leave_ts, uint32_t *leave_seg)
 {
-	uint32_t s = seg_at(g, r, tw), e;
+	uint32_t s = gseg_at(g, r, tw), e;
 	const struct argus_segment *sg;
 	uint64_t last_spin = 0;
 	bool asleep = false, other = false;
@@ -271,7 +252,7 @@ int gflag_edges(struct argus_graph *g)
 			if (ev->ctx == AE_CTX_TASK)
 				prev = ev->ts;
 			if (ev->type != AE_HWWATCH || !ev->obj ||
-			    (src = seg_at(g, t, ev->ts)) == ARGUS_NONE)
+			    (src = gseg_at(g, t, ev->ts)) == ARGUS_NONE)
 				continue;
 			if (!(w = gvec_push(&wv, sizeof(*w))))
 				goto nomem;
@@ -298,7 +279,7 @@ int gflag_edges(struct argus_graph *g)
 
 			if (p->obj != w->obj)
 				continue;
-			if (p->thr != w->thr && seg_at(g, p->thr, w->ts) == p->src)
+			if (p->thr != w->thr && gseg_at(g, p->thr, w->ts) == p->src)
 				armed = p->thr;
 			break;
 		}

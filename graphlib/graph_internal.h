@@ -370,6 +370,10 @@ struct gbuild {
 
 #define SEGX(g, i) (&GV((g)->b->sx, struct segx)[i])
 
+/* graph_query.c: thread index thr's segment at ts (the last one starting
+ * at or before ts), ARGUS_NONE before its first. */
+uint32_t gseg_at(const struct argus_graph *g, uint32_t thr, uint64_t ts);
+
 /* graph_segments.c: threads and segments. */
 uint32_t gthread_lookup(struct argus_graph *g, uint32_t tid, uint32_t pid);
 uint32_t gthread_new(struct argus_graph *g, uint32_t tid, uint32_t pid);

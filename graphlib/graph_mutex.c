@@ -33,24 +33,6 @@ static int wake_cmp(const void *a, const void *b)
 	return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
-static uint32_t seg_at(const struct argus_graph *g, uint32_t thr, uint64_t ts)
-{
-	const uint32_t *v;
-	uint32_t n = argus_graph__thread_segments(g, thr, &v), lo, hi;
-
-	if (!n || SEGS(g)[v[0]].start > ts)
-		return ARGUS_NONE;
-	for (lo = 0, hi = n; hi - lo > 1;) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (SEGS(g)[v[mid]].start <= ts)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return v[lo];
-}
-
 int gmutex_edges(struct argus_graph *g)
 {
 	struct gvec wv = { 0 };
@@ -113,8 +95,8 @@ int gmutex_edges(struct argus_graph *g)
 				}
 			}
 			wait_obj = 0;
-			if (!best || (src = seg_at(g, best->thr, best->ts)) == ARGUS_NONE ||
-			    (dst = seg_at(g, t, ev->ts)) == ARGUS_NONE)
+			if (!best || (src = gseg_at(g, best->thr, best->ts)) == ARGUS_NONE ||
+			    (dst = gseg_at(g, t, ev->ts)) == ARGUS_NONE)
 				continue;
 			if (gedge_push(g, ARGUS_EDGE_HOLDER, src, dst, best->ts, ev->ts,
 				       argus_graph__object(g, ev->obj)->obj) == -ENOMEM) {

@@ -159,15 +159,11 @@ uint32_t argus_graph__thread_segments(const struct argus_graph *g,
 	return THRS(g)[thread].nseg;
 }
 
-uint32_t argus_graph__segment_at(const struct argus_graph *g, uint32_t tid,
-				 uint64_t ts)
+uint32_t gseg_at(const struct argus_graph *g, uint32_t thr, uint64_t ts)
 {
-	uint32_t t = argus_graph__thread_by_tid(g, tid), n, lo, hi;
 	const uint32_t *v;
+	uint32_t n = argus_graph__thread_segments(g, thr, &v), lo, hi;
 
-	if (t == ARGUS_NONE)
-		return ARGUS_NONE;
-	n = argus_graph__thread_segments(g, t, &v);
 	if (!n || SEGS(g)[v[0]].start > ts)
 		return ARGUS_NONE;
 	/* last i with start <= ts */
@@ -180,6 +176,14 @@ uint32_t argus_graph__segment_at(const struct argus_graph *g, uint32_t tid,
 			hi = mid;
 	}
 	return v[lo];
+}
+
+uint32_t argus_graph__segment_at(const struct argus_graph *g, uint32_t tid,
+				 uint64_t ts)
+{
+	uint32_t t = argus_graph__thread_by_tid(g, tid);
+
+	return t == ARGUS_NONE ? ARGUS_NONE : gseg_at(g, t, ts);
 }
 
 /* Position of seg in its thread's slice, or ARGUS_NONE. */

@@ -820,17 +820,23 @@ bool list_hangs(Query &q, const DiagPrep &p, const std::string &threshold_ms,
 	return true;
 }
 
+// The session's picks (argus pick) as --pick N,N... for the CLI.
+void add_picks(Args &a)
+{
+	if (g_session.picks.empty())
+		return;
+	std::string list;
+	for (auto &s : g_session.picks)
+		list += (list.empty() ? "" : ",") + s;
+	a.push_back("--pick");
+	a.push_back(list);
+}
+
 bool run_diagnose(const Subcommand &sc, lldb::SBDebugger d, Query &q, const DiagPrep &p,
 		  lldb::SBCommandReturnObject &result)
 {
 	Args a = p.cli;
-	if (!g_session.picks.empty()) {
-		std::string list;
-		for (auto &s : g_session.picks)
-			list += (list.empty() ? "" : ",") + s;
-		a.push_back("--pick");
-		a.push_back(list);
-	}
+	add_picks(a);
 	if (!q.get())
 		return fail(result, "argus diagnose: out of memory");
 	bool text_output = !has(a, "--json") && !has(a, "--dot");
@@ -1029,13 +1035,7 @@ bool cmd_report(const Subcommand &sc, lldb::SBDebugger, Args args, lldb::SBComma
 	a[0] = "report";
 	take_flag(a, "--json");
 	take_flag(a, "--dot");
-	if (!g_session.picks.empty()) {
-		std::string list;
-		for (auto &s : g_session.picks)
-			list += (list.empty() ? "" : ",") + s;
-		a.push_back("--pick");
-		a.push_back(list);
-	}
+	add_picks(a);
 	a.insert(a.end(), args.begin(), args.end());   // -o FILE [--force]; the CLI checks
 	return finish(result, run_cli_stacks(a, false), sc.syntax);
 }
