@@ -95,7 +95,8 @@ static long compare(const struct argus_graph *g, uint64_t thr_ns, const char *wh
 			cap = (nall + nh) * 2 + 16;
 			all = realloc(all, cap * sizeof(*all));
 		}
-		memcpy(all + nall, h, nh * sizeof(*h));
+		if (nh)
+			memcpy(all + nall, h, nh * sizeof(*h));
 		nall += nh;
 		free(h);
 	}
