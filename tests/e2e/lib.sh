@@ -57,8 +57,12 @@ require_root() {
 	fi
 }
 
-e2e_cleanup() {
-	local rc=$?
+# e2e_stop_collectors: stop the collector of every run dir in
+# E2E_RUNDIRS (argus stop, then TERM, then KILL by its pid file).  A
+# cleanup that removes directories must call it first: a run dir may live
+# in one of them, and without its pid file the collector would outlive
+# the test.
+e2e_stop_collectors() {
 	local d pid
 	for d in "${E2E_RUNDIRS[@]}"; do
 		pid=$(cat "$d/argusd.pid" 2>/dev/null || true)
@@ -71,6 +75,12 @@ e2e_cleanup() {
 			is_argusd "$pid" && kill -KILL "$pid" 2>/dev/null
 		fi
 	done
+}
+
+e2e_cleanup() {
+	local rc=$?
+	local d pid
+	e2e_stop_collectors
 	for pid in "${E2E_PIDS[@]}"; do
 		kill -KILL "$pid" 2>/dev/null || true
 	done

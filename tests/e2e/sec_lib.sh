@@ -30,6 +30,8 @@ sec_init() {
 E2E_PUBDIRS=()
 sec_cleanup() {
 	local rc=$? d
+	# the collectors first: mark_group's run dir is under its PUBDIR
+	e2e_stop_collectors
 	for d in "${E2E_PUBDIRS[@]}"; do rm -rf "$d"; done
 	(exit $rc)
 	e2e_cleanup
