@@ -101,7 +101,8 @@ struct argus_activity {
 	uint32_t waits;         /* waits begun within the window */
 	uint32_t short_waits;   /* yields, short sleeps, zero-timeout polls */
 	uint32_t wait_seg;      /* segment whose wait covers most of the
-	                           window (blocked), ARGUS_NONE */
+	                           window (blocked; of waits within 1% of
+	                           that, the first), ARGUS_NONE */
 	uint64_t wait_ns;       /* how much of the window that wait covers */
 	uint32_t busy_seg;      /* the segment with most on-CPU time */
 	uint32_t samples;       /* CPU samples within the window */

@@ -825,7 +825,7 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 		    bool exact, struct argus_activity *a)
 {
 	uint32_t thr = argus_graph__thread_by_tid(g, tid), n;
-	uint64_t win = to > from ? to - from : 1, best_cpu = 0;
+	uint64_t win = to > from ? to - from : 1, best_cpu = 0, seg_w = 0;
 	const uint32_t *v;
 
 	memset(a, 0, sizeof(*a));
@@ -880,9 +880,15 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 			else if (sleep_nr(s->wait_nr))
 				timed++;
 		}
-		if (w > a->wait_ns) {
-			a->wait_ns = w;
+		/* The hang's wait: the longest, but of waits within 1% of each
+		 * other the first.  A timed wait that timed out and was
+		 * entered again (case_circular's 1500 ms condvar wait, twice)
+		 * is one wait retried; the first began with the work, and
+		 * which retry lasted microseconds longer is chance. */
+		if (w && (a->wait_seg == ARGUS_NONE || w > seg_w + seg_w / 100)) {
+			seg_w = w;
 			a->wait_seg = v[i];
+			a->wait_ns = w;
 		}
 	}
 	/* sched_yield does not sleep (the switch is "runnable"): count calls,
