@@ -117,11 +117,14 @@ static const struct argus_command commands[] = {
 	  "  that wait, its events (at most 200), the wait's user stack, its edges.\n"
 	  "  Give --schema/--no-split as to the command that printed the id.\n" },
 	{ "similar", cmd_similar, "segments of the same thread that did the same thing",
-	  "argus similar FILE ID [--max N] [--json] [--schema FILE] [--no-split]\n"
+	  "argus similar FILE ID [--max N] [--kind] [--json] [--schema FILE] [--no-split]\n"
 	  "  Ranks the other segments of ID's thread whose normalized event sets\n"
 	  "  (distinct syscalls, the final wait and its object, threads woken and\n"
 	  "  messaged) contain ID's or are contained in it: the candidates diagnose\n"
-	  "  picks a normal run from.  Lower score is better.  --max N (default 10).\n" },
+	  "  picks a normal run from.  Lower score is better.  --max N (default 10).\n"
+	  "  --kind: the wait's object by its kind only (what diagnose falls back to,\n"
+	  "  \"match\": \"kind\" in its JSON, when no run outside the hang waited on\n"
+	  "  the same object).\n" },
 	{ "slice", cmd_slice, "walk back from a segment along who made it run",
 	  "argus slice FILE ID [--pick N,N...] [--stop TID] [--json] [--schema FILE] [--no-split]\n"
 	  "  The backward slice diagnose uses: from ID, the one inter-thread in-edge,\n"

@@ -24,10 +24,20 @@
 
 #define SIMILAR_MAX 10000
 
+struct similar_opts {
+	uint32_t max;
+	bool kind;      /* --kind: the wait's object by its kind only */
+};
+
 static int flag(void *ctx, const char *cmd, const char *opt, const char *val)
 {
-	uint32_t *max = ctx;
+	struct similar_opts *so = ctx;
+	uint32_t *max = &so->max;
 
+	if (!strcmp(opt, "--kind")) {
+		so->kind = true;
+		return 1;
+	}
 	if (strcmp(opt, "--max"))
 		return 0;
 	if (!val) {
@@ -173,11 +183,13 @@ int cmd_similar(int argc, char **argv)
 	struct argus_similar *v = NULL;
 	struct seg_cli_opts o;
 	struct graph_cli_ctx c;
-	uint32_t max = 10;
+	struct similar_opts so = { .max = 10 };
+	uint32_t max;
 	int rc, n;
 
-	if ((rc = diag_cli_parse_segs("similar", argc, argv, &o, 1, names, flag, &max)))
+	if ((rc = diag_cli_parse_segs("similar", argc, argv, &o, 1, names, flag, &so)))
 		return rc;
+	max = so.max;
 	if ((rc = diag_cli_open_segs(&c, "similar", &o)))
 		return rc;
 	v = calloc(max, sizeof(*v));
@@ -185,7 +197,8 @@ int cmd_similar(int argc, char **argv)
 		rc = cli_error("similar", "out of memory");
 		goto out;
 	}
-	n = argus_diag__similar(c.g, o.ids[0], 0, 0, v, max);
+	n = so.kind ? argus_diag__similar_by_kind(c.g, o.ids[0], 0, 0, v, max) :
+		      argus_diag__similar(c.g, o.ids[0], 0, 0, v, max);
 	if (n < 0) {
 		rc = cli_error("similar", "%s: %s", o.g.path, strerror(-n));
 		goto out;

@@ -131,6 +131,12 @@ struct argus_similar {
 int argus_diag__similar(const struct argus_graph *g, uint32_t seg,
 			uint64_t ex_from, uint64_t ex_to,
 			struct argus_similar *out, uint32_t max);
+/* The same with the wait's object counted by its kind only, whatever the
+ * identity search finds: what the diagnosis falls back to when no run
+ * outside the hang waited on the same object (argus similar --kind). */
+int argus_diag__similar_by_kind(const struct argus_graph *g, uint32_t seg,
+				uint64_t ex_from, uint64_t ex_to,
+				struct argus_similar *out, uint32_t max);
 
 /* ---- backward slice ------------------------------------------------------ */
 struct argus_step {

@@ -222,6 +222,13 @@ int argus_diag__similar(const struct argus_graph *g, uint32_t seg,
 	return n ? n : diag_similar(g, seg, ex_from, ex_to, out, max, false);
 }
 
+int argus_diag__similar_by_kind(const struct argus_graph *g, uint32_t seg,
+				uint64_t ex_from, uint64_t ex_to,
+				struct argus_similar *out, uint32_t max)
+{
+	return diag_similar(g, seg, ex_from, ex_to, out, max, false);
+}
+
 int argus_diag__default_pick(const struct argus_graph *g, const uint32_t *ids,
 			     uint32_t n)
 {

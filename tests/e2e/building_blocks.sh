@@ -81,14 +81,25 @@ grep -q "ended *wait in futex on futex word 0x" "$T/show.txt" ||
 	fail "show #$H does not say it waited in futex" "$T/show.txt"
 log "show: $(sed -n 's/^  ended *//p' "$T/show.txt")"
 
-# similar: the normal run is a candidate
-run similar.txt similar "$TRACE" "$H"
-json similar.json similar "$TRACE" "$H" --max 64
+# similar: the normal run is a candidate (by the wait's kind when the
+# diagnosis had to fall back to that: no run outside the hang waited on the
+# same condition variable word, when the worker's reply was always there
+# before the UI looked)
+KIND=
+[ "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["normal"]["match"])' "$T/d.json")" = kind ] &&
+	KIND=--kind
+run similar.txt similar "$TRACE" "$H" $KIND
+json similar.json similar "$TRACE" "$H" --max 64 $KIND
 py "$T/similar.json" "
 segs = [c['segment'] for c in d['candidates']]
 assert $N in segs, f'similar #$H: the normal #$N is not among {segs}'
 assert all(c['tid'] == $UI_TID for c in d['candidates']), 'similar: another thread'"
 grep -q "same thread" "$T/similar.txt" || fail "similar does not say what similar means" "$T/similar.txt"
+# by kind, the same-object candidates are candidates too
+json similar_kind.json similar "$TRACE" "$H" --max 64 --kind
+py "$T/similar_kind.json" "
+segs = [c['segment'] for c in d['candidates']]
+assert $N in segs, f'similar --kind #$H: the normal #$N is not among {segs}'"
 log "similar: #$N is candidate $(python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 print([c["segment"] for c in d["candidates"]].index(int(sys.argv[2])) + 1)' "$T/similar.json" "$N") of $(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["candidates"]))' "$T/similar.json")"
