@@ -1,5 +1,5 @@
 #!/bin/bash
-# e2e: kill -9 of the daemon leaves a readable ring.  A workload runs ~3 s
+# e2e: kill -9 of the daemon leaves a readable ring.  A workload runs ~4.5 s
 # under a collector, argusd is killed with SIGKILL right after; then
 #   - `argus dump DIR/ring.argus` succeeds (exit 0) and holds the
 #     workload's events, up to at most the in-flight chunk (chunks are cut
@@ -17,7 +17,9 @@ start_collector --dir "$RING_DIR" --size 64M
 pid=$(collector_pid)
 is_argusd "$pid" || fail "no argusd with the pid in the run dir ('$pid')"
 
-"$APPS/pipe_pingpong" 600 2500 >"$T/pp.out" || fail "the workload failed"
+# ~4.5 s: at least three whole chunks (cut every second) before the kill,
+# even when a loaded machine (the ASan build) cuts them late
+"$APPS/pipe_pingpong" 900 2500 >"$T/pp.out" || fail "the workload failed"
 wpid=$(kv PARENT_PID "$T/pp.out")
 wstart=$(kv START_NS "$T/pp.out")
 wend=$(kv END_NS "$T/pp.out")
@@ -43,7 +45,7 @@ exit 0;
 grep '^# ' "$T/ring.dump" | sed 's/^/    /'
 
 # power loss: flip one payload byte of the middle chunk (by offset; the
-# 64 MiB ring has not wrapped in 3 s, so it is not the newest)
+# 64 MiB ring has not wrapped in 5 s, so it is not the newest)
 cp "$RING_DIR/ring.argus" "$T/torn.argus"
 torn=$(perl -e 'open(F, "<", $ARGV[0]) or die; binmode F; my @o;
 	for (my $b = 4096; ; $b += 4096) { seek(F, $b, 0); read(F, my $h, 64) == 64 or last;
