@@ -915,6 +915,16 @@ int argus_collector__finish(struct argus_collector *c)
 	return n < 0 ? n : err;
 }
 
+/* A record argusd adds itself (a mark, an interposer's record): counted as
+ * the drained ones are, and it opens the chunk if it is the first. */
+static void count_own(struct argus_collector *c, unsigned type)
+{
+	c->st.by_type[type]++;
+	c->st.events++;
+	if (!c->chunk_start_ns)
+		c->chunk_start_ns = argus_now_ns();
+}
+
 int argus_collector__mark(struct argus_collector *c, uint32_t pid, uint32_t tid,
 			  uint32_t uid, const char *text)
 {
@@ -935,10 +945,7 @@ int argus_collector__mark(struct argus_collector *c, uint32_t pid, uint32_t tid,
 	p->ev.f[ARGUS_F_MARK_UID] = uid;
 	p->ev.f[ARGUS_F_MARK_HAS_UID] = 1;
 	set_str(c, p, 1, text, strlen(text) < 4096 ? strlen(text) : 4096);
-	c->st.by_type[AE_MARK]++;
-	c->st.events++;
-	if (!c->chunk_start_ns)
-		c->chunk_start_ns = argus_now_ns();
+	count_own(c, AE_MARK);
 	return 0;
 }
 
@@ -962,10 +969,7 @@ int argus_collector__user_event(struct argus_collector *c,
 		return -ENOMEM;
 	memcpy(p->ev.f, ev->f, sizeof(p->ev.f));
 	note_task(c, ev->tid, ev->pid, NULL);
-	c->st.by_type[ev->type]++;
-	c->st.events++;
-	if (!c->chunk_start_ns)
-		c->chunk_start_ns = argus_now_ns();
+	count_own(c, ev->type);
 	return 0;
 }
 

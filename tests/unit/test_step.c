@@ -415,6 +415,24 @@ static int cb_step(void *ctx, struct argus_step_stop *stop)
 	return 0;
 }
 
+/* The child pid, after settle_us of running, seized and stopped by this
+ * test (the callback backends step it with ptrace); false, after a failed
+ * check and the child killed, when that cannot be done. */
+static bool seize_child(pid_t pid, unsigned settle_us)
+{
+	int st;
+
+	usleep(settle_us);
+	if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) || ptrace(PTRACE_INTERRUPT, pid, NULL, NULL) ||
+	    waitpid(pid, &st, __WALL) != pid) {
+		CHECK(!"ptrace the child");
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return false;
+	}
+	return true;
+}
+
 static void test_callback_backend_steps_a_child(void)
 {
 	pid_t pid = fork();
@@ -423,18 +441,11 @@ static void test_callback_backend_steps_a_child(void)
 	struct argus_stepper *s;
 	struct argus_step_rec *rec;
 	bool named = false;
-	int st;
 
 	if (pid == 0)
 		child_spin();
-	usleep(20000);
-	if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) || ptrace(PTRACE_INTERRUPT, pid, NULL, NULL) ||
-	    waitpid(pid, &st, __WALL) != pid) {
-		CHECK(!"ptrace the child");
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+	if (!seize_child(pid, 20000))
 		return;
-	}
 	s = argus_step__open_backend(&b, (uint32_t)pid, NULL);
 	CHECK(s != NULL);
 	rec = argus_step__new_rec(s);
@@ -530,18 +541,11 @@ static void test_known_results_match_the_registers(void)
 	struct argus_step_backend b = { .sz = sizeof(b), .ctx = &pid, .get_regs = kn_regs,
 					.read_mem = cb_read, .step = kn_step };
 	struct argus_stepper *s;
-	int st;
 
 	if (pid == 0)
 		child_varied();
-	usleep(30000);
-	if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) || ptrace(PTRACE_INTERRUPT, pid, NULL, NULL) ||
-	    waitpid(pid, &st, __WALL) != pid) {
-		CHECK(!"ptrace the child");
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+	if (!seize_child(pid, 30000))
 		return;
-	}
 	s = argus_step__open_backend(&b, (uint32_t)pid, NULL);
 	CHECK(s != NULL);
 	for (int i = 0; s && i < 30000; i++)
