@@ -342,7 +342,7 @@ struct ae_hw_val {
 #define AIP_RING_BYTES (AIP_HDR_BYTES + AIP_NSLOTS * 64)
 
 enum aip_type {
-	AIP_MUTEX_WAIT = 1,     /* addr, other = holder tid (0 unknown) */
+	AIP_MUTEX_WAIT = 1,     /* addr, other = holder tid (0 unknown); arg 0 */
 	AIP_MUTEX_ACQUIRED = 2, /* addr, other = 0 or the lock's errno */
 	AIP_MUTEX_WAKE = 3,     /* addr; other = 0 */
 	AIP_TYPE_MAX,
@@ -368,7 +368,8 @@ struct aip_rec {
 	__u16 size;             /* sizeof(struct aip_rec) */
 	__u16 cpu;              /* sched_getcpu() at the time, a hint */
 	__u16 flags;            /* 0 (reserved) */
-	__u8 reserved[24];      /* 0 */
+	__u64 arg;              /* per type, see enum aip_type; 0 where unused */
+	__u8 reserved[16];      /* 0 */
 };
 
 /* Settings the loader writes into .rodata before load. */

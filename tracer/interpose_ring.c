@@ -82,6 +82,9 @@ int argus_ip__parse(const void *slot, size_t len, const struct argus_ip_check *k
 	for (size_t i = 0; i < sizeof(r.reserved); i++)
 		if (r.reserved[i])
 			return ARGUS_IP_BAD_FIELD;
+	/* no mutex record has a third field */
+	if (r.arg)
+		return ARGUS_IP_BAD_FIELD;
 	/* WAKE has no second field; ACQUIRED's is an errno */
 	if ((r.type == AIP_MUTEX_WAKE && r.other) ||
 	    (r.type == AIP_MUTEX_ACQUIRED && r.other >= 4096))

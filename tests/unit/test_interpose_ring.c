@@ -61,7 +61,7 @@ static void test_parse(void)
 	CHECK_EQ(parse(r), ARGUS_IP_BAD_SIZE);
 	CHECK_EQ(parse(rec(0, 100, 0)), ARGUS_IP_BAD_TYPE);
 	CHECK_EQ(parse(rec(AIP_TYPE_MAX, 100, 0)), ARGUS_IP_BAD_TYPE);
-	r = rec(AIP_MUTEX_WAKE, 100, 0); r.reserved[23] = 1;
+	r = rec(AIP_MUTEX_WAKE, 100, 0); r.reserved[15] = 1;
 	CHECK_EQ(parse(r), ARGUS_IP_BAD_FIELD);
 	r = rec(AIP_MUTEX_WAKE, 100, 0); r.cpu = 2;
 	CHECK_EQ(parse(r), ARGUS_IP_BAD_FIELD);

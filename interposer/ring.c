@@ -1,31 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * interpose.c - libargus-interpose.so: pthread mutex contention, recorded
- * from inside the process (LD_PRELOAD) into a shared ring that argusd
- * drains into the trace.  docs/interposer.md is the prose version.
+ * ring.c - the interposer's shared ring: registration with argusd and the
+ * one writer every wrapper file (mutex.c, ...) calls.  docs/interposer.md
+ * is the prose version.
  *
- * What is recorded (never the uncontended path):
- *   - pthread_mutex_lock/timedlock found the mutex busy: AIP_MUTEX_WAIT
- *     with the holder's tid (glibc keeps it in __data.__owner), then
- *     AIP_MUTEX_ACQUIRED when the real lock returns;
- *   - pthread_mutex_unlock of a mutex that had waiters: AIP_MUTEX_WAKE.
- *
- * The cost rule: an uncontended lock+unlock pair stays within a few ns of
- * bare glibc.  lock is the real trylock (the same cmpxchg as the real
- * lock's fast path) and only EBUSY goes the slow way; unlock reads the
- * lock word before the real unlock, one load of a line the thread owns.
- * Nothing here takes a lock, allocates, or makes a syscall after the
- * constructor, except clock_gettime (vDSO) and sched_getcpu (vDSO) on
- * the contended paths.
- *
- * "Had waiters", glibc's lock word (nptl/pthread_mutex_unlock.c,
- * lowlevellock.h): for the normal, recursive, errorcheck and adaptive
- * kinds __lock is 0 free, 1 locked, 2 locked with (possible) waiters;
- * for robust and priority-inheritance mutexes it is the owner's tid with
- * FUTEX_WAITERS (bit 31) set when someone waits.  Priority-protect
- * mutexes keep the ceiling in it: not recorded.  A 2 can also be left by
- * a waiter that has since given up (timedlock timed out): the record then
- * names an unlock that woke nobody, which costs a futex wake in glibc too.
+ * The writer takes no lock, allocates nothing and makes no syscall after
+ * the constructor, except clock_gettime (vDSO) and sched_getcpu (vDSO).
  *
  * Registration (constructor, and again in a forked child): a memfd of
  * AIP_RING_BYTES, sealed against shrinking (argusd maps it and must not
@@ -33,7 +13,6 @@
  * collector, no socket, any error: recording stays off and the process
  * runs as if the library were not there.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -50,42 +29,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "argus_events.h"
+#include "ipose.h"
 
 _Static_assert(sizeof(struct aip_rec) == 64, "a slot is one cache line");
 _Static_assert(sizeof(struct aip_ring_hdr) == 72, "hdr layout");
 _Static_assert(AIP_HDR_BYTES + AIP_NSLOTS * sizeof(struct aip_rec) == AIP_RING_BYTES,
 	       "ring size");
 
-#define EXPORT __attribute__((visibility("default")))
-#define UNLIKELY(x) __builtin_expect(!!(x), 0)
-
-/* glibc's mutex kind bits (nptl/pthreadP.h) */
-#define KIND_ROBUST 16
-#define KIND_PI 32
-#define KIND_PP 64
-#define FUTEX_WAITERS_BIT 0x80000000u
-
-typedef int (*lock_fn)(pthread_mutex_t *);
-typedef int (*timedlock_fn)(pthread_mutex_t *, const struct timespec *);
-
-static lock_fn real_lock, real_trylock, real_unlock;
-static timedlock_fn real_timedlock;
-
 /* The mapped ring, NULL while recording is off.  Written only by the
  * constructor and the fork handler (single-threaded moments). */
-static struct aip_ring_hdr *ring;
+struct aip_ring_hdr *aip_ring;
 static struct aip_rec *slots;
 
 static __thread uint32_t my_tid;
-
-static void resolve(void)
-{
-	real_lock = (lock_fn)dlsym(RTLD_NEXT, "pthread_mutex_lock");
-	real_trylock = (lock_fn)dlsym(RTLD_NEXT, "pthread_mutex_trylock");
-	real_unlock = (lock_fn)dlsym(RTLD_NEXT, "pthread_mutex_unlock");
-	real_timedlock = (timedlock_fn)dlsym(RTLD_NEXT, "pthread_mutex_timedlock");
-}
 
 static uint32_t tid_now(void)
 {
@@ -94,9 +50,9 @@ static uint32_t tid_now(void)
 	return my_tid;
 }
 
-static void put(uint16_t type, const void *addr, uint32_t other)
+void aip_put(uint16_t type, const void *addr, uint32_t other, uint64_t arg)
 {
-	struct aip_ring_hdr *h = ring;
+	struct aip_ring_hdr *h = aip_ring;
 	struct aip_rec *s;
 	struct timespec ts;
 	uint64_t r;
@@ -115,6 +71,7 @@ static void put(uint16_t type, const void *addr, uint32_t other)
 	s->addr = (uint64_t)(uintptr_t)addr;
 	s->tid = tid_now();
 	s->other = other;
+	s->arg = arg;
 	s->type = type;
 	s->size = sizeof(*s);
 	cpu = sched_getcpu();
@@ -122,73 +79,6 @@ static void put(uint16_t type, const void *addr, uint32_t other)
 	s->flags = 0;
 	memset(s->reserved, 0, sizeof(s->reserved));
 	atomic_store_explicit((_Atomic __u64 *)&s->seq, r + 1, memory_order_release);
-}
-
-/* 1 when the unlock about to happen has (or had) waiters to wake. */
-static inline int had_waiters(const pthread_mutex_t *m)
-{
-	int kind = m->__data.__kind;
-	unsigned lock = (unsigned)m->__data.__lock;
-
-	if (kind & KIND_PP)
-		return 0;
-	if (kind & (KIND_ROBUST | KIND_PI))
-		return (lock & FUTEX_WAITERS_BIT) != 0;
-	return lock == 2;
-}
-
-/* The busy path of lock/timedlock: record the wait, wait, record its end. */
-static int slow_lock(pthread_mutex_t *m, const struct timespec *abstime)
-{
-	int owner = m->__data.__owner, r;
-
-	put(AIP_MUTEX_WAIT, m, owner > 0 ? (uint32_t)owner : 0);
-	r = abstime ? real_timedlock(m, abstime) : real_lock(m);
-	put(AIP_MUTEX_ACQUIRED, m, (uint32_t)r);
-	return r;
-}
-
-EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
-{
-	int r;
-
-	if (UNLIKELY(!real_trylock))
-		resolve();
-	if (!ring)
-		return real_lock(m);
-	r = real_trylock(m);
-	if (r != EBUSY)
-		return r;
-	return slow_lock(m, NULL);
-}
-
-EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
-{
-	int r;
-
-	if (UNLIKELY(!real_trylock))
-		resolve();
-	if (!ring)
-		return real_timedlock(m, abstime);
-	r = real_trylock(m);
-	if (r != EBUSY)
-		return r;
-	return slow_lock(m, abstime);
-}
-
-EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
-{
-	int w, r;
-
-	if (UNLIKELY(!real_unlock))
-		resolve();
-	if (!ring)
-		return real_unlock(m);
-	w = had_waiters(m);
-	r = real_unlock(m);
-	if (UNLIKELY(w) && !r)
-		put(AIP_MUTEX_WAKE, m, 0);
-	return r;
 }
 
 static const char *run_dir(void)
@@ -217,7 +107,7 @@ static void register_ring(void)
 	int mfd, sfd;
 	void *p;
 
-	ring = NULL;
+	aip_ring = NULL;
 	slots = NULL;
 	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/interpose.sock", run_dir()) >=
 	    sizeof(sa.sun_path))
@@ -256,7 +146,7 @@ static void register_ring(void)
 		goto out;
 	}
 	slots = (struct aip_rec *)((char *)p + AIP_HDR_BYTES);
-	ring = h;
+	aip_ring = h;
 out:
 	if (mfd >= 0)
 		close(mfd);
@@ -267,9 +157,9 @@ out:
  * tids argusd (rightly) rejects for the parent's ring.  It gets its own. */
 static void at_fork_child(void)
 {
-	if (ring)
-		munmap(ring, AIP_RING_BYTES);
-	ring = NULL;
+	if (aip_ring)
+		munmap(aip_ring, AIP_RING_BYTES);
+	aip_ring = NULL;
 	slots = NULL;
 	my_tid = 0;
 	register_ring();
@@ -277,7 +167,6 @@ static void at_fork_child(void)
 
 __attribute__((constructor)) static void interpose_init(void)
 {
-	resolve();
 	if (getenv("ARGUS_INTERPOSE_OFF"))
 		return;
 	register_ring();
