@@ -86,6 +86,35 @@ static void print_lock(int64_t nr, const uint64_t *args)
 		printf(" range=%#" PRIx64 "+%" PRIu64, r.start, r.len);
 }
 
+/* An interposer record of a rwlock, semaphore or condvar (AE_MUTEX_*
+ * with a kind; docs/trace-format.md). */
+static void print_sync(uint16_t type, const uint64_t *f)
+{
+	static const char *const obj[AE_SYNC_KIND_MAX] = {
+		[AE_SYNC_RDLOCK] = "rwlock", [AE_SYNC_WRLOCK] = "rwlock",
+		[AE_SYNC_SEM] = "sem", [AE_SYNC_COND] = "cond",
+	};
+	uint64_t kind = f[ARGUS_F_MX_KIND];
+
+	if (kind >= AE_SYNC_KIND_MAX) {
+		printf(" kind=%" PRIu64 " addr=%#" PRIx64, kind, f[ARGUS_F_MX_ADDR]);
+		return;
+	}
+	printf(" %s=%#" PRIx64, obj[kind], f[ARGUS_F_MX_ADDR]);
+	if (kind == AE_SYNC_RDLOCK || kind == AE_SYNC_WRLOCK)
+		printf(" mode=%s", kind == AE_SYNC_RDLOCK ? "read" : "write");
+	if (kind == AE_SYNC_COND && type != AE_MUTEX_WAKE)
+		printf(" mutex=%#" PRIx64, f[ARGUS_F_MX_ARG]);
+	if (type == AE_MUTEX_WAIT && kind != AE_SYNC_SEM && kind != AE_SYNC_COND)
+		printf(" holder=%" PRIu64 " readers=%" PRIu64, f[ARGUS_F_MX_OTHER],
+		       f[ARGUS_F_MX_ARG]);
+	else if (type == AE_MUTEX_ACQUIRED)
+		printf(" err=%" PRIu64, f[ARGUS_F_MX_OTHER]);
+	else if (type == AE_MUTEX_WAKE && (kind == AE_SYNC_SEM || kind == AE_SYNC_COND))
+		printf(" waiters=%" PRIu64 "%s", f[ARGUS_F_MX_OTHER],
+		       kind == AE_SYNC_COND && f[ARGUS_F_MX_ARG] ? " broadcast" : "");
+}
+
 static void print_event(const struct argus_trace *t, const struct argus_event *e)
 {
 	const uint64_t *f = e->f;
@@ -179,12 +208,24 @@ static void print_event(const struct argus_trace *t, const struct argus_event *e
 		printf(" count=%" PRIu64, f[ARGUS_F_LOST_COUNT]);
 		break;
 	case AE_MUTEX_WAIT:
+		if (f[ARGUS_F_MX_KIND] != AE_SYNC_MUTEX) {
+			print_sync(e->type, f);
+			break;
+		}
 		printf(" mutex=%#" PRIx64 " holder=%" PRIu64, f[ARGUS_F_MX_ADDR], f[ARGUS_F_MX_OTHER]);
 		break;
 	case AE_MUTEX_ACQUIRED:
+		if (f[ARGUS_F_MX_KIND] != AE_SYNC_MUTEX) {
+			print_sync(e->type, f);
+			break;
+		}
 		printf(" mutex=%#" PRIx64 " err=%" PRIu64, f[ARGUS_F_MX_ADDR], f[ARGUS_F_MX_OTHER]);
 		break;
 	case AE_MUTEX_WAKE:
+		if (f[ARGUS_F_MX_KIND] != AE_SYNC_MUTEX) {
+			print_sync(e->type, f);
+			break;
+		}
 		printf(" mutex=%#" PRIx64, f[ARGUS_F_MX_ADDR]);
 		break;
 	case AE_HWWATCH:

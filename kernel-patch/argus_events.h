@@ -79,6 +79,8 @@ enum ae_type {
 	AE_MUTEX_WAIT = 34,     /* a pthread mutex was busy: the thread waits */
 	AE_MUTEX_ACQUIRED = 35, /* that wait ended (acquired, or an error) */
 	AE_MUTEX_WAKE = 36,     /* an unlock that had waiters */
+	/* (the same three carry rwlocks, semaphores and condition variables:
+	 * field 2 is the kind, enum ae_sync_kind, 0 = mutex in older traces) */
 	AE_TYPE_MAX = 40,
 };
 
@@ -88,6 +90,17 @@ enum ae_ctx {
 	AE_CTX_SOFTIRQ = 1,
 	AE_CTX_HARDIRQ = 2,
 	AE_CTX_NMI = 3,
+};
+
+/* What an AE_MUTEX_* record is about (its field 2; 0 in traces written
+ * before rwlocks, semaphores and condition variables were recorded). */
+enum ae_sync_kind {
+	AE_SYNC_MUTEX = 0,
+	AE_SYNC_RDLOCK = 1,  /* a pthread rwlock, as a reader */
+	AE_SYNC_WRLOCK = 2,  /* a pthread rwlock, as a writer */
+	AE_SYNC_SEM = 3,     /* sem_wait / sem_post */
+	AE_SYNC_COND = 4,    /* pthread_cond_wait / signal / broadcast */
+	AE_SYNC_KIND_MAX,
 };
 
 /* Kind of kernel object an fd refers to (ae_obj.kind). */
@@ -107,6 +120,9 @@ enum ae_obj_kind {
 	                        address (AE_HWWATCH): obj = address, peer = pid */
 	AE_OBJ_MUTEX = 12,   /* never from BPF: a pthread mutex named by the
 	                        interposer: obj = address, peer = pid */
+	AE_OBJ_SEM = 13,     /* never from BPF: a sem_t (interposer), as MUTEX
+	                        (rwlocks are AE_OBJ_MUTEX: a lock with holders) */
+	AE_OBJ_COND = 14,    /* never from BPF: a pthread_cond_t, as MUTEX */
 };
 
 /*
@@ -345,6 +361,22 @@ enum aip_type {
 	AIP_MUTEX_WAIT = 1,     /* addr, other = holder tid (0 unknown); arg 0 */
 	AIP_MUTEX_ACQUIRED = 2, /* addr, other = 0 or the lock's errno */
 	AIP_MUTEX_WAKE = 3,     /* addr; other = 0 */
+	/* rwlocks, semaphores, condition variables (docs/interposer.md);
+	 * argusd stores them as AE_MUTEX_* with a kind (enum ae_sync_kind) */
+	AIP_RW_RDWAIT = 4,      /* rwlock; other = writer tid (0 none), arg =
+	                           readers registered (< 2^29) */
+	AIP_RW_WRWAIT = 5,      /* as RDWAIT */
+	AIP_RW_RDACQUIRED = 6,  /* other = 0 or the lock's errno; arg 0 */
+	AIP_RW_WRACQUIRED = 7,  /* as RDACQUIRED */
+	AIP_RW_RDUNLOCK = 8,    /* a read unlock that had waiters; other 0 */
+	AIP_RW_WRUNLOCK = 9,    /* a write unlock that had waiters; other 0 */
+	AIP_SEM_WAIT = 10,      /* sem_t; other 0 (no holder); arg 0 */
+	AIP_SEM_ACQUIRED = 11,  /* other = 0 or errno; arg 0 */
+	AIP_SEM_POST = 12,      /* other = waiters glibc counted (> 0) */
+	AIP_COND_WAIT = 13,     /* cond; other 0; arg = the mutex (non-zero) */
+	AIP_COND_RETURN = 14,   /* other = 0 or errno; arg = the mutex */
+	AIP_COND_SIGNAL = 15,   /* other = waiters glibc counted (> 0), arg =
+	                           0 signal, 1 broadcast */
 	AIP_TYPE_MAX,
 };
 

@@ -89,10 +89,12 @@ static const struct type_schema builtin_schema[AE_TYPE_MAX] = {
 	[AE_MARK] = { "mark", 2, 0, ARGUS_SCHEMA_STR },
 	/* count */
 	[AE_LOST] = { "lost", 1, 0, 0 },
-	/* the interposer's: address, holder tid / errno / 0 */
-	[AE_MUTEX_WAIT] = { "mutex_wait", 2, 0, 0 },
-	[AE_MUTEX_ACQUIRED] = { "mutex_acquired", 2, 0, 0 },
-	[AE_MUTEX_WAKE] = { "mutex_wake", 1, 0, 0 },
+	/* the interposer's: address, holder tid / errno / waiters, kind, arg
+	 * (kind and arg appended: chunks of older writers have 2 and 1
+	 * fields and read as kind 0, a mutex) */
+	[AE_MUTEX_WAIT] = { "mutex_wait", 4, 0, 0 },
+	[AE_MUTEX_ACQUIRED] = { "mutex_acquired", 4, 0, 0 },
+	[AE_MUTEX_WAKE] = { "mutex_wake", 4, 0, 0 },
 };
 #undef S
 

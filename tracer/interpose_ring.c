@@ -18,6 +18,7 @@
  *     copy may be torn, and it is dropped.
  */
 #include "interpose_ring.h"
+#include "interpose_sync.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -66,6 +67,14 @@ int argus_ip__parse(const void *slot, size_t len, const struct argus_ip_check *k
 		[AIP_MUTEX_WAIT] = AE_MUTEX_WAIT,
 		[AIP_MUTEX_ACQUIRED] = AE_MUTEX_ACQUIRED,
 		[AIP_MUTEX_WAKE] = AE_MUTEX_WAKE,
+		[AIP_RW_RDWAIT] = AE_MUTEX_WAIT, [AIP_RW_WRWAIT] = AE_MUTEX_WAIT,
+		[AIP_RW_RDACQUIRED] = AE_MUTEX_ACQUIRED,
+		[AIP_RW_WRACQUIRED] = AE_MUTEX_ACQUIRED,
+		[AIP_RW_RDUNLOCK] = AE_MUTEX_WAKE, [AIP_RW_WRUNLOCK] = AE_MUTEX_WAKE,
+		[AIP_SEM_WAIT] = AE_MUTEX_WAIT, [AIP_SEM_ACQUIRED] = AE_MUTEX_ACQUIRED,
+		[AIP_SEM_POST] = AE_MUTEX_WAKE,
+		[AIP_COND_WAIT] = AE_MUTEX_WAIT, [AIP_COND_RETURN] = AE_MUTEX_ACQUIRED,
+		[AIP_COND_SIGNAL] = AE_MUTEX_WAKE,
 	};
 	struct aip_rec r;
 	struct argus_event e;
@@ -82,6 +91,11 @@ int argus_ip__parse(const void *slot, size_t len, const struct argus_ip_check *k
 	for (size_t i = 0; i < sizeof(r.reserved); i++)
 		if (r.reserved[i])
 			return ARGUS_IP_BAD_FIELD;
+	if (argus_ip__is_sync(r.type)) {
+		/* rwlock, semaphore, condvar: their own field rules */
+		if (!argus_ip__sync_fields_ok(&r))
+			return ARGUS_IP_BAD_FIELD;
+	} else {
 	/* no mutex record has a third field */
 	if (r.arg)
 		return ARGUS_IP_BAD_FIELD;
@@ -89,12 +103,14 @@ int argus_ip__parse(const void *slot, size_t len, const struct argus_ip_check *k
 	if ((r.type == AIP_MUTEX_WAKE && r.other) ||
 	    (r.type == AIP_MUTEX_ACQUIRED && r.other >= 4096))
 		return ARGUS_IP_BAD_FIELD;
+	}
 	if (r.ts > k->now_ns + ARGUS_IP_MAX_AHEAD_NS ||
 	    r.ts + ARGUS_IP_MAX_AGE_NS < k->now_ns || r.ts + ARGUS_IP_MAX_AGE_NS < r.ts)
 		return ARGUS_IP_BAD_TIME;
 	if (!r.tid || !k->tid_ok(k->ctx, r.tid))
 		return ARGUS_IP_BAD_TID;
-	if (r.type == AIP_MUTEX_WAIT && r.other && r.other != r.tid &&
+	if ((r.type == AIP_MUTEX_WAIT || argus_ip__sync_has_holder(r.type)) &&
+	    r.other && r.other != r.tid &&
 	    !k->tid_ok(k->ctx, r.other))
 		return ARGUS_IP_BAD_HOLDER;
 	memset(&e, 0, sizeof(e));
@@ -106,6 +122,10 @@ int argus_ip__parse(const void *slot, size_t len, const struct argus_ip_check *k
 	e.ctx = AE_CTX_TASK;
 	e.f[ARGUS_F_MX_ADDR] = r.addr;
 	e.f[ARGUS_F_MX_OTHER] = r.type == AIP_MUTEX_WAKE ? 0 : r.other;
+	if (argus_ip__is_sync(r.type)) {
+		e.f[ARGUS_F_MX_KIND] = argus_ip__sync_kind(r.type);
+		e.f[ARGUS_F_MX_ARG] = r.arg;
+	}
 	*ev = e;
 	return ARGUS_IP_OK;
 }

@@ -173,6 +173,13 @@ enum {
  * lock call's errno, WAKE: 0 */
 #define ARGUS_F_MX_ADDR 0
 #define ARGUS_F_MX_OTHER 1
+/* appended (older chunks have 2 fields, read as 0 = a mutex): f[2] the
+ * kind (enum ae_sync_kind), f[3] the kind's third field: WAIT rwlock:
+ * readers registered; WAIT/ACQUIRED cond: the mutex's address; WAKE
+ * cond: 1 broadcast.  WAKE's f[1] is 0 for a mutex or rwlock and the
+ * waiters glibc counted for a semaphore post or a condvar signal. */
+#define ARGUS_F_MX_KIND 2
+#define ARGUS_F_MX_ARG 3
 /* AE_SAMPLE: stack only.  AE_LOST: f[0] = count. */
 #define ARGUS_F_LOST_COUNT 0
 /* AE_MARK: str = text; pid/tid = the sender (SO_PEERCRED); f[0] = the
