@@ -54,8 +54,14 @@ static int emit(void *ctx, const struct argus_event *ev)
 	if (ev->type == AE_MUTEX_WAIT && ev->f[ARGUS_F_MX_OTHER] &&
 	    ev->f[ARGUS_F_MX_OTHER] != ev->tid)
 		EXPECT(tid_ok(NULL, (uint32_t)ev->f[ARGUS_F_MX_OTHER]));
-	if (ev->type == AE_MUTEX_WAKE)
+	EXPECT(ev->f[ARGUS_F_MX_KIND] < AE_SYNC_KIND_MAX);
+	if (ev->type == AE_MUTEX_WAKE && ev->f[ARGUS_F_MX_KIND] != AE_SYNC_SEM &&
+	    ev->f[ARGUS_F_MX_KIND] != AE_SYNC_COND)
 		EXPECT(ev->f[ARGUS_F_MX_OTHER] == 0);
+	if (ev->f[ARGUS_F_MX_KIND] == AE_SYNC_COND && ev->type != AE_MUTEX_WAKE)
+		EXPECT(ev->f[ARGUS_F_MX_ARG] != 0);     /* the condvar's mutex */
+	if (ev->f[ARGUS_F_MX_KIND] == AE_SYNC_MUTEX)
+		EXPECT(ev->f[ARGUS_F_MX_ARG] == 0);
 	s->n++;
 	return (s->n % 97) == 0 ? -12 : 0;  /* now and then: out of memory */
 }

@@ -103,6 +103,70 @@ static int count_emit(void *ctx, const struct argus_event *ev)
 	return 0;
 }
 
+/* rwlock, semaphore and condvar records: stored as AE_MUTEX_* with their
+ * kind and third field; each field rule rejects what it must. */
+static struct aip_rec rec_arg(uint16_t type, uint32_t tid, uint32_t other, uint64_t arg)
+{
+	struct aip_rec r = rec(type, tid, other);
+
+	r.arg = arg;
+	return r;
+}
+
+static void test_sync(void)
+{
+	struct aip_rec r = rec_arg(AIP_RW_RDWAIT, 100, 101, 3);
+	struct argus_event ev;
+
+	CHECK_EQ(argus_ip__parse(&r, sizeof(r), &K, &ev), ARGUS_IP_OK);
+	CHECK_EQ(ev.type, AE_MUTEX_WAIT);
+	CHECK_EQ(ev.f[ARGUS_F_MX_KIND], AE_SYNC_RDLOCK);
+	CHECK_EQ(ev.f[ARGUS_F_MX_OTHER], 101);
+	CHECK_EQ(ev.f[ARGUS_F_MX_ARG], 3);
+	r = rec_arg(AIP_RW_WRUNLOCK, 101, 0, 0);
+	CHECK_EQ(argus_ip__parse(&r, sizeof(r), &K, &ev), ARGUS_IP_OK);
+	CHECK_EQ(ev.type, AE_MUTEX_WAKE);
+	CHECK_EQ(ev.f[ARGUS_F_MX_KIND], AE_SYNC_WRLOCK);
+	r = rec_arg(AIP_SEM_POST, 101, 2, 0);
+	CHECK_EQ(argus_ip__parse(&r, sizeof(r), &K, &ev), ARGUS_IP_OK);
+	CHECK_EQ(ev.type, AE_MUTEX_WAKE);
+	CHECK_EQ(ev.f[ARGUS_F_MX_KIND], AE_SYNC_SEM);
+	CHECK_EQ(ev.f[ARGUS_F_MX_OTHER], 2);
+	r = rec_arg(AIP_COND_WAIT, 100, 0, 0x8000);
+	CHECK_EQ(argus_ip__parse(&r, sizeof(r), &K, &ev), ARGUS_IP_OK);
+	CHECK_EQ(ev.type, AE_MUTEX_WAIT);
+	CHECK_EQ(ev.f[ARGUS_F_MX_KIND], AE_SYNC_COND);
+	CHECK_EQ(ev.f[ARGUS_F_MX_ARG], 0x8000);
+	r = rec_arg(AIP_COND_SIGNAL, 101, 1, 1);
+	CHECK_EQ(argus_ip__parse(&r, sizeof(r), &K, &ev), ARGUS_IP_OK);
+	CHECK_EQ(ev.f[ARGUS_F_MX_ARG], 1);
+	/* a mutex record still reads as kind 0 */
+	r = rec(AIP_MUTEX_WAIT, 100, 101);
+	CHECK_EQ(argus_ip__parse(&r, sizeof(r), &K, &ev), ARGUS_IP_OK);
+	CHECK_EQ(ev.f[ARGUS_F_MX_KIND], AE_SYNC_MUTEX);
+
+	CHECK_EQ(parse(rec_arg(AIP_RW_WRWAIT, 100, 0, 0)), ARGUS_IP_OK);
+	CHECK_EQ(parse(rec_arg(AIP_RW_WRWAIT, 100, 100, 0)), ARGUS_IP_OK);  /* EDEADLK */
+	CHECK_EQ(parse(rec_arg(AIP_RW_WRWAIT, 100, 1, 0)), ARGUS_IP_BAD_HOLDER);
+	CHECK_EQ(parse(rec_arg(AIP_RW_RDWAIT, 100, 0, 1u << 29)), ARGUS_IP_BAD_FIELD);
+	CHECK_EQ(parse(rec_arg(AIP_RW_RDACQUIRED, 100, 4096, 0)), ARGUS_IP_BAD_FIELD);
+	CHECK_EQ(parse(rec_arg(AIP_RW_WRACQUIRED, 100, 0, 1)), ARGUS_IP_BAD_FIELD);
+	CHECK_EQ(parse(rec_arg(AIP_RW_RDUNLOCK, 100, 1, 0)), ARGUS_IP_BAD_FIELD);
+	CHECK_EQ(parse(rec_arg(AIP_RW_WRUNLOCK, 100, 0, 1)), ARGUS_IP_BAD_FIELD);
+	CHECK_EQ(parse(rec_arg(AIP_SEM_WAIT, 100, 101, 0)), ARGUS_IP_BAD_FIELD);  /* no holder */
+	CHECK_EQ(parse(rec_arg(AIP_SEM_ACQUIRED, 100, 110, 0)), ARGUS_IP_OK);    /* ETIMEDOUT */
+	CHECK_EQ(parse(rec_arg(AIP_SEM_POST, 100, 0, 0)), ARGUS_IP_BAD_FIELD);   /* no waiter */
+	CHECK_EQ(parse(rec_arg(AIP_SEM_POST, 100, 1u << 31, 0)), ARGUS_IP_BAD_FIELD);
+	CHECK_EQ(parse(rec_arg(AIP_COND_WAIT, 100, 0, 0)), ARGUS_IP_BAD_FIELD);  /* no mutex */
+	CHECK_EQ(parse(rec_arg(AIP_COND_WAIT, 100, 101, 0x8000)), ARGUS_IP_BAD_FIELD);
+	CHECK_EQ(parse(rec_arg(AIP_COND_RETURN, 100, 110, 0x8000)), ARGUS_IP_OK);
+	CHECK_EQ(parse(rec_arg(AIP_COND_RETURN, 100, 5000, 0x8000)), ARGUS_IP_BAD_FIELD);
+	CHECK_EQ(parse(rec_arg(AIP_COND_SIGNAL, 100, 1, 2)), ARGUS_IP_BAD_FIELD);
+	CHECK_EQ(parse(rec_arg(AIP_COND_SIGNAL, 100, 0, 0)), ARGUS_IP_BAD_FIELD);
+	CHECK_EQ(parse(rec_arg(AIP_COND_SIGNAL, 1, 1, 0)), ARGUS_IP_BAD_TID);
+	CHECK_EQ(parse(rec_arg(AIP_TYPE_MAX, 100, 0, 0)), ARGUS_IP_BAD_TYPE);
+}
+
 static void test_drain(void)
 {
 	struct argus_ip_stats st = { 0 };
@@ -170,6 +234,7 @@ static void test_drain(void)
 int main(void)
 {
 	RUN(test_parse);
+	RUN(test_sync);
 	RUN(test_drain);
 	return check_report();
 }
