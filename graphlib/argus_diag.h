@@ -188,6 +188,11 @@ enum argus_culprit_rule {
 	ARGUS_RULE_MUTEX_HOLDER, /* held the pthread mutex the thread waited
 	                           for, as the interposer recorded it when
 	                           the wait began (AE_MUTEX_WAIT) */
+	ARGUS_RULE_COND_SIGNALLER, /* signalled the condition variable the
+	                           thread waited on (the interposer's
+	                           records): the signal that woke it, or in a
+	                           wait nobody ended, the thread that last
+	                           signalled that condvar */
 };
 const char *argus_culprit_rule_str(unsigned rule);
 

@@ -158,7 +158,8 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 /* Thread c is the next culprit (it normally wakes the waiting thread in
  * normal_seg, or holds the other end of its wait): judge it over the wait
  * window, close a cycle, or follow its own wait one level deeper. */
-enum culprit_via { VIA_PATH, VIA_HOLDER, VIA_ASKED, VIA_LOCK, VIA_MUTEX, VIA_MUTEX_HOLDER };
+enum culprit_via { VIA_PATH, VIA_HOLDER, VIA_ASKED, VIA_LOCK, VIA_MUTEX, VIA_MUTEX_HOLDER,
+		   VIA_COND };
 
 static void add_culprit(const struct argus_graph *g, const struct argus_diag_opts *o,
 			struct argus_diagnosis *d, uint32_t c, uint32_t normal_seg,
@@ -185,6 +186,7 @@ static void add_culprit(const struct argus_graph *g, const struct argus_diag_opt
 	k->rule = via == VIA_HOLDER ? ARGUS_RULE_PEER : via == VIA_ASKED ? ARGUS_RULE_HANDOFF :
 		  via == VIA_LOCK ? ARGUS_RULE_LOCK : via == VIA_MUTEX ? ARGUS_RULE_MUTEX :
 		  via == VIA_MUTEX_HOLDER ? ARGUS_RULE_MUTEX_HOLDER :
+		  via == VIA_COND ? ARGUS_RULE_COND_SIGNALLER :
 		  late ? ARGUS_RULE_WAKER : ARGUS_RULE_NORMAL_PATH;
 	k->from = wfrom;
 	k->to = wto;
@@ -302,6 +304,31 @@ static bool blame_mutex(const struct argus_graph *g, const struct argus_diag_opt
  */
 #define MUTEX_WAIT_BACK 8
 
+/*
+ * Whether a futex at `uaddr` is one that glibc sleeps on inside a call
+ * on object mo (glibc 2.36, x86_64): a mutex's lock word (offset 0); an
+ * rwlock's __readers (0, PREFER_WRITER readers), __wrphase_futex (8) or
+ * __writers_futex (12) -- rwlocks are AE_OBJ_MUTEX objects too, and a
+ * mutex is never slept on at 8 or 12; a semaphore's value (0); a
+ * condvar's __g_refs (16..23) or __g_signals (40..47).
+ */
+static bool sync_futex_of(const struct argus_object *mo, uint64_t uaddr)
+{
+	uint64_t off = uaddr - mo->obj;
+
+	if (uaddr < mo->obj)
+		return false;
+	switch (mo->kind) {
+	case AE_OBJ_MUTEX:
+		return off == 0 || off == 8 || off == 12;
+	case AE_OBJ_SEM:
+		return off == 0;
+	case AE_OBJ_COND:
+		return (off >= 16 && off < 24) || (off >= 40 && off < 48);
+	}
+	return false;
+}
+
 static bool blame_mutex_holder(const struct argus_graph *g, const struct argus_diag_opts *o,
 			       struct argus_diagnosis *d, uint32_t tid, uint32_t h,
 			       uint64_t wfrom, uint64_t wto, uint32_t level, uint32_t depth)
@@ -324,7 +351,8 @@ static bool blame_mutex_holder(const struct argus_graph *g, const struct argus_d
 			return false;
 		wait = last;
 	}
-	if (!wait || !(mo = argus_graph__object(g, wait->obj)) || mo->obj != SEGS(g)[h].wait_arg)
+	if (!wait || !(mo = argus_graph__object(g, wait->obj)) ||
+	    !sync_futex_of(mo, SEGS(g)[h].wait_arg))
 		return false;
 	holder = (uint32_t)wait->val;
 	if (!holder || holder == tid || argus_graph__thread_by_tid(g, holder) == ARGUS_NONE)
@@ -352,6 +380,96 @@ static bool blame_mutex_holder(const struct argus_graph *g, const struct argus_d
 		}
 	}
 	add_culprit(g, o, d, holder, ARGUS_NONE, false, VIA_MUTEX_HOLDER, wfrom, wto, level, depth);
+	return true;
+}
+
+/*
+ * A futex wait inside pthread_cond_wait under the interposer (its
+ * AE_MUTEX_WAIT of kind cond, found as for a mutex).  A condvar has no
+ * holder; whom the thread waits for is whoever will signal it:
+ *   - the wait ended: the signal that let it return, i.e. the holder edge
+ *     (graph_mutex.c: a signal or broadcast with waiters, by another
+ *     thread, between the wait and the return) into the segment that
+ *     returned; the path goes through it;
+ *   - the wait has not ended (the hang in progress): the thread that
+ *     last signalled this condvar before the window's end -- the one the
+ *     program relies on to signal it.  Not the last holder of the
+ *     condvar's mutex: that is the waiter itself (pthread_cond_wait is
+ *     called with the mutex held and releases it), and uncontended
+ *     locks are not recorded anyway.
+ * A condvar no other thread ever signalled names nobody: the usual rules
+ * go on (the kernel's futex wakers, normal runs).
+ */
+static bool blame_cond_signaller(const struct argus_graph *g, const struct argus_diag_opts *o,
+				 struct argus_diagnosis *d, uint32_t tid, uint32_t h,
+				 uint64_t wfrom, uint64_t wto, uint32_t level, uint32_t depth)
+{
+	const struct argus_gevent *wait = NULL;
+	const struct argus_object *mo;
+	uint32_t s = h, who = 0, pid;
+	uint64_t best_ts = 0;
+
+	if (SEGS(g)[h].end_reason != ARGUS_END_WAIT || SEGS(g)[h].wait_nr != SYS_futex)
+		return false;
+	for (int back = 0; back < MUTEX_WAIT_BACK && s != ARGUS_NONE && !wait;
+	     back++, s = argus_graph__seg_prev(g, s)) {
+		const struct argus_gevent *last = NULL;
+
+		for (uint32_t e = SEGS(g)[s].first_event; e != ARGUS_NONE;
+		     e = argus_graph__seg_next_event(g, s, e))
+			if (EVS(g)[e].type == AE_MUTEX_WAIT || EVS(g)[e].type == AE_MUTEX_ACQUIRED)
+				last = &EVS(g)[e];
+		if (last && last->type == AE_MUTEX_ACQUIRED)
+			return false;
+		wait = last;
+	}
+	if (!wait || !(mo = argus_graph__object(g, wait->obj)) || mo->kind != AE_OBJ_COND ||
+	    !sync_futex_of(mo, SEGS(g)[h].wait_arg))
+		return false;
+	/* ended: the holder edge of the signal into the returning segment */
+	uint32_t nx = argus_graph__seg_next(g, h);
+
+	for (int i = 0; i < MUTEX_WAIT_BACK && nx != ARGUS_NONE && !who;
+	     i++, nx = argus_graph__seg_next(g, nx)) {
+		const uint32_t *ids;
+		uint32_t n = argus_graph__in_edges(g, nx, &ids);
+
+		for (uint32_t j = 0; j < n; j++) {
+			const struct argus_edge *e = &EDGES(g)[ids[j]];
+
+			if (e->type != ARGUS_EDGE_HOLDER || e->obj != mo->obj)
+				continue;
+			who = seg_tid(g, e->src);
+			if (level == 0 && !d->npath) {
+				d->path[0] = (struct argus_step){ .seg = nx, .edge = ARGUS_NONE };
+				d->path[1] = (struct argus_step){ .seg = e->src, .edge = ids[j] };
+				d->npath = 2;
+			}
+			break;
+		}
+	}
+	/* not ended (or its signal not recorded): the last signaller */
+	pid = THRS(g)[SEGS(g)[h].thread].pid;
+	for (uint32_t t = 0, last = 0; t < g->thr.n && !who; t++) {
+		if (THRS(g)[t].pid != pid || THRS(g)[t].tid == tid)
+			goto next_thread;
+		for (uint32_t e = THRS(g)[t].first_event; e != ARGUS_NONE;
+		     e = argus_graph__thread_next_event(g, t, e)) {
+			const struct argus_gevent *ev = &EVS(g)[e];
+
+			if (ev->type == AE_MUTEX_WAKE && ev->obj == wait->obj && ev->ts <= wto &&
+			    ev->ts >= best_ts) {
+				best_ts = ev->ts;
+				last = THRS(g)[t].tid;
+			}
+		}
+next_thread:
+		if (t + 1 == g->thr.n)
+			who = last;
+	}
+	if (!who || who == tid || argus_graph__thread_by_tid(g, who) == ARGUS_NONE)
+		return false;
+	add_culprit(g, o, d, who, ARGUS_NONE, false, VIA_COND, wfrom, wto, level, depth);
 	return true;
 }
 
@@ -467,7 +585,8 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	if (SEGS(g)[h].wait_nr == SYS_nanosleep || SEGS(g)[h].wait_nr == SYS_clock_nanosleep)
 		return;
 	/* A mutex whose holder the interposer recorded: that holder. */
-	if (blame_mutex_holder(g, o, d, tid, h, wfrom, wto, level, depth)) {
+	if (blame_mutex_holder(g, o, d, tid, h, wfrom, wto, level, depth) ||
+	    blame_cond_signaller(g, o, d, tid, h, wfrom, wto, level, depth)) {
 		if (level == 0)
 			d->normal_seg = ARGUS_NONE;
 		return;
@@ -579,7 +698,7 @@ const char *argus_culprit_rule_str(unsigned rule)
 {
 	static const char *const n[] = { "self", "normal-path", "waker", "peer-holder",
 					 "handoff", "lock-holder", "mutex-owner", "dataflag",
-					 "mutex-holder" };
+					 "mutex-holder", "cond-signaller" };
 
 	return rule < sizeof(n) / sizeof(n[0]) ? n[rule] : NULL;
 }

@@ -427,7 +427,11 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 	case AE_MUTEX_ACQUIRED:
 	case AE_MUTEX_WAKE:
 		e->val = (int64_t)ev->f[ARGUS_F_MX_OTHER];
-		e->obj = gobj_intern(g, AE_OBJ_MUTEX, ev->f[ARGUS_F_MX_ADDR], ev->pid);
+		/* rwlocks are locks with holders like mutexes; semaphores and
+		 * condvars are objects of their own (docs/interposer.md) */
+		e->obj = gobj_intern(g, ev->f[ARGUS_F_MX_KIND] == AE_SYNC_SEM ? AE_OBJ_SEM :
+				     ev->f[ARGUS_F_MX_KIND] == AE_SYNC_COND ? AE_OBJ_COND :
+				     AE_OBJ_MUTEX, ev->f[ARGUS_F_MX_ADDR], ev->pid);
 		if (!e->obj)
 			return -ENOMEM;
 		attach(g, ev, e, &rc);

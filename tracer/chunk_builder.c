@@ -124,7 +124,8 @@ const char *argus_obj_kind_str(uint64_t kind)
 		[AE_OBJ_EVENTFD] = "eventfd", [AE_OBJ_TIMERFD] = "timerfd",
 		[AE_OBJ_EPOLL] = "epoll", [AE_OBJ_FILE] = "file",
 		[AE_OBJ_SOCK] = "sock", [AE_OBJ_OTHER] = "other",
-		[AE_OBJ_FLAG] = "flag",
+		[AE_OBJ_FLAG] = "flag", [AE_OBJ_MUTEX] = "mutex", [AE_OBJ_SEM] = "sem",
+		[AE_OBJ_COND] = "cond",
 	};
 	return kind < sizeof(n) / sizeof(n[0]) ? n[kind] : "?";
 }
