@@ -62,7 +62,11 @@ enum argus_edge_type {
 	ARGUS_EDGE_CUSTOM,      /* user schema: event A -> event B, same attr */
 	ARGUS_EDGE_HOLDER,      /* interposed mutex: the unlock that had
 	                           waiters -> the waiter's acquisition
-	                           (obj = the mutex's address) */
+	                           (obj = the mutex's address); the same for
+	                           an rwlock's unlock, a sem_post -> the
+	                           sem_wait's return, a condvar signal ->
+	                           the cond_wait's return (obj = that
+	                           object's address; docs/graph.md) */
 	ARGUS_EDGE_TYPE_MAX,
 };
 

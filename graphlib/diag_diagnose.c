@@ -428,6 +428,7 @@ static bool blame_cond_signaller(const struct argus_graph *g, const struct argus
 		return false;
 	/* ended: the holder edge of the signal into the returning segment */
 	uint32_t nx = argus_graph__seg_next(g, h);
+	bool ended;
 
 	for (int i = 0; i < MUTEX_WAIT_BACK && nx != ARGUS_NONE && !who;
 	     i++, nx = argus_graph__seg_next(g, nx)) {
@@ -448,11 +449,12 @@ static bool blame_cond_signaller(const struct argus_graph *g, const struct argus
 			break;
 		}
 	}
+	ended = who != 0;
 	/* not ended (or its signal not recorded): the last signaller */
 	pid = THRS(g)[SEGS(g)[h].thread].pid;
-	for (uint32_t t = 0, last = 0; t < g->thr.n && !who; t++) {
+	for (uint32_t t = 0; t < g->thr.n && !ended; t++) {
 		if (THRS(g)[t].pid != pid || THRS(g)[t].tid == tid)
-			goto next_thread;
+			continue;
 		for (uint32_t e = THRS(g)[t].first_event; e != ARGUS_NONE;
 		     e = argus_graph__thread_next_event(g, t, e)) {
 			const struct argus_gevent *ev = &EVS(g)[e];
@@ -460,12 +462,9 @@ static bool blame_cond_signaller(const struct argus_graph *g, const struct argus
 			if (ev->type == AE_MUTEX_WAKE && ev->obj == wait->obj && ev->ts <= wto &&
 			    ev->ts >= best_ts) {
 				best_ts = ev->ts;
-				last = THRS(g)[t].tid;
+				who = THRS(g)[t].tid;
 			}
 		}
-next_thread:
-		if (t + 1 == g->thr.n)
-			who = last;
 	}
 	if (!who || who == tid || argus_graph__thread_by_tid(g, who) == ARGUS_NONE)
 		return false;

@@ -11,6 +11,14 @@
  * object (AE_OBJ_MUTEX, address, pid): two processes' mutexes at one
  * address are different objects.
  *
+ * The same records carry rwlocks, semaphores and condition variables
+ * (field kind, docs/trace-format.md), and the same rule gives their
+ * edges: an rwlock unlock with waiters -> the waiter's acquisition, a
+ * sem_post with waiters -> the waiter's return from sem_wait, a condvar
+ * signal/broadcast with waiters -> the waiter's return from
+ * pthread_cond_wait.  Their objects are AE_OBJ_MUTEX (rwlocks),
+ * AE_OBJ_SEM and AE_OBJ_COND, so one address never mixes kinds.
+ *
  * Why an edge of its own when the kernel already gives a FUTEX edge for
  * the same wake-up: the futex edge says who woke the waiter; the holder
  * edge says who had the lock it wanted, also when the wake-up went to

@@ -949,6 +949,30 @@ int argus_collector__mark(struct argus_collector *c, uint32_t pid, uint32_t tid,
 	return 0;
 }
 
+/*
+ * The stream a user-space record (the interposer's) goes to.  Its CPU is a
+ * hint, and it arrives up to a loop (~50 ms) after it was written: by then
+ * its CPU's stream may have gone past it -- a busy CPU's queue emits early
+ * (WINDOW) and process() makes every stream catch up with it -- and it
+ * would be written late, at that stream's last timestamp: inside whatever
+ * the thread did next (the futex sleep its mutex_wait announced), which
+ * turns the sleep into a busy segment of the graph.  A stream that has not
+ * gone past it keeps its own timestamp: the hinted one if it can, else
+ * the least advanced one.  Seen on a loaded machine (~80k events/s):
+ * a mutex_wait re-stamped 47 ms into the wait it preceded.
+ */
+static uint16_t side_stream(const struct argus_collector *c, uint16_t hint, uint64_t ts)
+{
+	uint16_t best = hint;
+
+	if (c->last_ts[hint] <= ts)
+		return hint;
+	for (uint32_t cpu = 0; cpu < c->ncpus && cpu < MAX_CPUS; cpu++)
+		if (c->last_ts[cpu] < c->last_ts[best])
+			best = (uint16_t)cpu;
+	return best;
+}
+
 int argus_collector__user_event(struct argus_collector *c,
 				const struct argus_event *ev)
 {
@@ -962,7 +986,7 @@ int argus_collector__user_event(struct argus_collector *c,
 	h.pid = ev->pid;
 	h.type = ev->type;
 	h.size = sizeof(h);
-	h.cpu = ev->cpu < c->ncpus ? ev->cpu : 0;
+	h.cpu = side_stream(c, ev->cpu < c->ncpus && ev->cpu < MAX_CPUS ? ev->cpu : 0, ev->ts);
 	h.ctx = ev->ctx;
 	p = new_pending(c, &h);
 	if (!p)
