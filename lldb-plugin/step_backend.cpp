@@ -25,7 +25,10 @@
 //             so does one /proc refuses.  A read that fails across a
 //             mapping's end is retried up to the page boundary, so the
 //             engine sees a short read.
-//   step      SBThread::StepInstruction(false): lldb single-steps the
+//   step      a plain instruction: one vCont;s packet to lldb-server past
+//             lldb (remote_step.cpp: why, and how lldb is flushed after),
+//             its stop reply's registers are get_regs' answer.  Else:
+//             SBThread::StepInstruction(false): lldb single-steps the
 //             thread with the others stopped (lldb's own step-inst plan).
 //             A stop for a signal (lldb stops on it: SIGSEGV, or one the
 //             user set to stop) is reported in stop->sig and the step is
