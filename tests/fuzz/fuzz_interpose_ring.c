@@ -9,7 +9,10 @@
  * process had died.  Invariants (trap on violation):
  *   - every emitted event is a mutex type, of the registered pid, with a
  *     tid (and a WAIT's holder) that tid_ok accepted, a ts within the
- *     accepted window, and a cpu below ncpus;
+ *     accepted window, and a cpu below ncpus; its kind is known (mutex,
+ *     rwlock, semaphore, condvar), a mutex record has no third field, a
+ *     condvar wait or return carries its mutex, and only a semaphore
+ *     post or a condvar signal has a second field on a WAKE;
  *   - a drain counts at most ARGUS_IP_DRAIN_MAX records read plus the
  *     ARGUS_IP_MAX_JUMP a lap can skip (a forged head cannot run the
  *     counters up);
