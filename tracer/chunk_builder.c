@@ -93,6 +93,11 @@ static const struct type_schema builtin_schema[AE_TYPE_MAX] = {
 	[AE_MUTEX_WAIT] = { "mutex_wait", 2, 0, 0 },
 	[AE_MUTEX_ACQUIRED] = { "mutex_acquired", 2, 0, 0 },
 	[AE_MUTEX_WAKE] = { "mutex_wake", 1, 0, 0 },
+	/* the interposer's work items: item, callback, kind; boundary: tag */
+	[AE_WORK_ENQUEUE] = { "work_enqueue", 3, 0, 0 },
+	[AE_WORK_BEGIN] = { "work_begin", 3, 0, 0 },
+	[AE_WORK_END] = { "work_end", 3, 0, 0 },
+	[AE_WORK_BOUNDARY] = { "work_boundary", 1, 0, 0 },
 };
 #undef S
 

@@ -66,6 +66,10 @@ int argus_ip__parse(const void *slot, size_t len, const struct argus_ip_check *k
 		[AIP_MUTEX_WAIT] = AE_MUTEX_WAIT,
 		[AIP_MUTEX_ACQUIRED] = AE_MUTEX_ACQUIRED,
 		[AIP_MUTEX_WAKE] = AE_MUTEX_WAKE,
+		[AIP_WORK_ENQUEUE] = AE_WORK_ENQUEUE,
+		[AIP_WORK_BEGIN] = AE_WORK_BEGIN,
+		[AIP_WORK_END] = AE_WORK_END,
+		[AIP_WORK_BOUNDARY] = AE_WORK_BOUNDARY,
 	};
 	struct aip_rec r;
 	struct argus_event e;
@@ -75,16 +79,28 @@ int argus_ip__parse(const void *slot, size_t len, const struct argus_ip_check *k
 	memcpy(&r, slot, sizeof(r));
 	if (r.size != sizeof(r))
 		return ARGUS_IP_BAD_SIZE;
-	if (r.type == 0 || r.type >= AIP_TYPE_MAX)
+	if (r.type == 0 || r.type >= AIP_TYPE_MAX || !ae_of[r.type])
 		return ARGUS_IP_BAD_TYPE;
 	if (r.flags || !r.addr || (k->ncpus && r.cpu >= k->ncpus))
 		return ARGUS_IP_BAD_FIELD;
 	for (size_t i = 0; i < sizeof(r.reserved); i++)
 		if (r.reserved[i])
 			return ARGUS_IP_BAD_FIELD;
-	/* no mutex record has a third field */
-	if (r.arg)
-		return ARGUS_IP_BAD_FIELD;
+	switch (r.type) {
+	case AIP_WORK_ENQUEUE:  /* kind; arg = the callback, any address */
+	case AIP_WORK_BEGIN:
+	case AIP_WORK_END:
+		if (r.other >= AIP_WORK_KIND_MAX)
+			return ARGUS_IP_BAD_FIELD;
+		break;
+	case AIP_WORK_BOUNDARY:
+		if (r.other != AIP_WORK_API || r.arg)
+			return ARGUS_IP_BAD_FIELD;
+		break;
+	default:                /* no mutex record has a third field */
+		if (r.arg)
+			return ARGUS_IP_BAD_FIELD;
+	}
 	/* WAKE has no second field; ACQUIRED's is an errno */
 	if ((r.type == AIP_MUTEX_WAKE && r.other) ||
 	    (r.type == AIP_MUTEX_ACQUIRED && r.other >= 4096))
@@ -104,8 +120,21 @@ int argus_ip__parse(const void *slot, size_t len, const struct argus_ip_check *k
 	e.type = ae_of[r.type];
 	e.cpu = r.cpu;
 	e.ctx = AE_CTX_TASK;
-	e.f[ARGUS_F_MX_ADDR] = r.addr;
-	e.f[ARGUS_F_MX_OTHER] = r.type == AIP_MUTEX_WAKE ? 0 : r.other;
+	switch (r.type) {
+	case AIP_WORK_ENQUEUE:
+	case AIP_WORK_BEGIN:
+	case AIP_WORK_END:
+		e.f[ARGUS_F_WI_ITEM] = r.addr;
+		e.f[ARGUS_F_WI_FN] = r.arg;
+		e.f[ARGUS_F_WI_KIND] = r.other;
+		break;
+	case AIP_WORK_BOUNDARY:
+		e.f[ARGUS_F_WI_ITEM] = r.addr;
+		break;
+	default:
+		e.f[ARGUS_F_MX_ADDR] = r.addr;
+		e.f[ARGUS_F_MX_OTHER] = r.type == AIP_MUTEX_WAKE ? 0 : r.other;
+	}
 	*ev = e;
 	return ARGUS_IP_OK;
 }

@@ -45,7 +45,9 @@ static int emit(void *ctx, const struct argus_event *ev)
 	struct sink *s = ctx;
 
 	EXPECT(ev->type == AE_MUTEX_WAIT || ev->type == AE_MUTEX_ACQUIRED ||
-	       ev->type == AE_MUTEX_WAKE);
+	       ev->type == AE_MUTEX_WAKE || ev->type == AE_WORK_ENQUEUE ||
+	       ev->type == AE_WORK_BEGIN || ev->type == AE_WORK_END ||
+	       ev->type == AE_WORK_BOUNDARY);
 	EXPECT(ev->pid == PID && tid_ok(NULL, ev->tid));
 	EXPECT(ev->ts <= s->k->now_ns + ARGUS_IP_MAX_AHEAD_NS);
 	EXPECT(ev->ts + ARGUS_IP_MAX_AGE_NS >= s->k->now_ns);
@@ -56,6 +58,10 @@ static int emit(void *ctx, const struct argus_event *ev)
 		EXPECT(tid_ok(NULL, (uint32_t)ev->f[ARGUS_F_MX_OTHER]));
 	if (ev->type == AE_MUTEX_WAKE)
 		EXPECT(ev->f[ARGUS_F_MX_OTHER] == 0);
+	if (ev->type == AE_WORK_ENQUEUE || ev->type == AE_WORK_BEGIN || ev->type == AE_WORK_END)
+		EXPECT(ev->f[ARGUS_F_WI_KIND] < AIP_WORK_KIND_MAX);
+	if (ev->type == AE_WORK_BOUNDARY)
+		EXPECT(ev->f[1] == 0 && ev->f[2] == 0);
 	s->n++;
 	return (s->n % 97) == 0 ? -12 : 0;  /* now and then: out of memory */
 }
