@@ -517,6 +517,33 @@ int argus_ip_registry__drain(struct argus_ip_registry *r,
 	return rc < 0 ? rc : (int)(r->st.records - before);
 }
 
+int argus_ip_registry__peek(struct argus_ip_registry *r,
+			    int (*emit)(void *ctx, const struct argus_event *ev),
+			    void *ctx)
+{
+	int rc = 0;
+	uint64_t before;
+
+	if (!r)
+		return 0;
+	before = r->st.records;
+	for (uint32_t i = 0; i < r->nrings; i++) {
+		struct ip_ring *g = r->rings[i];
+		struct argus_ip_check k = { .now_ns = mono_ns(), .pid = g->pid, .ncpus = r->ncpus,
+					    .tid_ok = tid_ok, .ctx = g };
+		uint64_t t0 = g->tail;
+		uint32_t stuck = 0;     /* scratch: a peek never gives up on a slot */
+		int e = argus_ip__drain_buffer(g->map, &g->tail, &stuck, false, &k,
+					       rc ? NULL : emit, ctx, &r->st);
+
+		if (g->tail != t0)
+			g->stuck = 0;
+		if (e < 0 && !rc)
+			rc = e;
+	}
+	return rc < 0 ? rc : (int)(r->st.records - before);
+}
+
 void argus_ip_registry__stats(const struct argus_ip_registry *r, struct argus_ip_stats *st)
 {
 	memset(st, 0, sizeof(*st));
