@@ -31,8 +31,10 @@ const char *argus_work_kind_str(unsigned kind)
 	return kind < sizeof(n) / sizeof(n[0]) && n[kind] ? n[kind] : "?";
 }
 
-/* Before storing a work_begin of ev's thread: cut its open segment, if it
- * has events, so that the begin starts a new one. */
+/* Before storing a work_begin of ev's thread: cut its open segment, so
+ * that the begin starts a new one, unless that segment is empty and starts
+ * right there (the previous item's end at the same time).  Time between
+ * items with nothing traced in it stays a segment of its own. */
 int gwork_cut_before(struct argus_graph *g, const struct argus_event *ev)
 {
 	uint32_t thr = gthread_get(g, ev->tid, ev->pid);
@@ -41,7 +43,8 @@ int gwork_cut_before(struct argus_graph *g, const struct argus_event *ev)
 	if (thr == ARGUS_NONE)
 		return -ENOMEM;
 	s = TSTATE(g, thr);
-	if (s->cur == ARGUS_NONE || !SEGS(g)[s->cur].nevents || s->pend_early)
+	if (s->cur == ARGUS_NONE || s->pend_early ||
+	    (!SEGS(g)[s->cur].nevents && SEGS(g)[s->cur].start >= ev->ts))
 		return 0;
 	gseg_close(g, thr, ev->ts, ARGUS_END_WORK);
 	if (gseg_open(g, thr, ev->ts, ARGUS_START_WORK) == ARGUS_NONE)
