@@ -14,11 +14,15 @@
  *           one's result: blocked in g_async_queue_pop behind the slow
  *           item for DELAY_MS; then back in the loop 300 ms, and quits
  *
+ * Before the loop, one GTask runs in a thread (g_task_run_in_thread_sync):
+ * GLib's own task pool runs task_fn.
+ *
  * usage: glib_pool [DELAY_MS (3000)]
  * Ground truth on stdout, KEY=VALUE, after the run:
  *   PID UI_TID WORKER_TID WRITER_PID SLOW_ITEM WANTED_ITEM (hex) WAITED_MS
- *   NORMAL_ROUNDS
+ *   NORMAL_ROUNDS TASK (hex) TASK_TID TASK_RESULT
  */
+#include <gio/gio.h>
 #include <glib.h>
 #include <signal.h>
 #include <stdio.h>
@@ -81,6 +85,18 @@ static gboolean quit_loop(gpointer unused)
 	(void)unused;
 	g_main_loop_quit(loop);
 	return G_SOURCE_REMOVE;
+}
+
+static volatile pid_t task_tid;
+
+/* the GTask's function, on a thread of GLib's task pool */
+void task_fn(GTask *task, gpointer source, gpointer data, GCancellable *cancel)
+{
+	(void)source;
+	(void)data;
+	(void)cancel;
+	task_tid = my_tid();
+	g_task_return_int(task, 42);
 }
 
 /* The UI's hang: the wanted item is queued behind the slow one. */
@@ -148,14 +164,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "glib_pool: g_thread_pool_new failed\n");
 		return 1;
 	}
+	GTask *task = g_task_new(NULL, NULL, NULL, NULL);
+	gssize task_result;
+
+	g_task_run_in_thread_sync(task, task_fn);
+	task_result = g_task_propagate_int(task, NULL);
 	loop = g_main_loop_new(NULL, FALSE);
 	g_timeout_add(50, ui_round, NULL);
 	g_main_loop_run(loop);
 	g_thread_pool_free(pool, FALSE, TRUE);
 	waitpid(writer, &st, 0);
 	printf("PID=%d\nUI_TID=%d\nWORKER_TID=%d\nWRITER_PID=%d\nSLOW_ITEM=%p\nWANTED_ITEM=%p\n"
-	       "WAITED_MS=%.0f\nNORMAL_ROUNDS=%d\n",
+	       "WAITED_MS=%.0f\nNORMAL_ROUNDS=%d\nTASK=%p\nTASK_TID=%d\nTASK_RESULT=%d\n",
 	       (int)getpid(), (int)my_tid(), (int)worker_tid, (int)writer, (void *)&slow_item,
-	       (void *)&wanted, waited_ms, rounds);
+	       (void *)&wanted, waited_ms, rounds, (void *)task, (int)task_tid, (int)task_result);
+	g_object_unref(task);
 	return 0;
 }

@@ -8,7 +8,8 @@
 # item addresses the app prints.  Asserts:
 #   - the trace has the pool items' work_enqueue (the UI) and work_begin /
 #     work_end (the worker, callback run_item symbolized by argus dump), in
-#     that order, and the main loop's own timeout/idle dispatches;
+#     that order, the main loop's own timeout/idle dispatches, and a
+#     GTask's enqueue (the UI) and run (GLib's task thread, task_fn);
 #   - the graph has workitem edges, and segments cut at work items;
 #   - `argus diagnose --pid PID --json`: culprit = the worker, rule
 #     queued-behind, the wanted item waited behind the slow item (the
@@ -39,7 +40,9 @@ LD_PRELOAD=$LIB timeout 30 "$APPS/glib_pool" 3000 >"$T/gp.out" 2>"$T/gp.err" ||
 	fail "glib_pool under the interposer failed" "$T/gp.err"
 OUT=$T/gp.out
 export PID=$(kv PID) UI=$(kv UI_TID) WORKER=$(kv WORKER_TID) WRITER=$(kv WRITER_PID) \
-	SLOW=$(kv SLOW_ITEM) WANTED=$(kv WANTED_ITEM) ROUNDS=$(kv NORMAL_ROUNDS)
+	SLOW=$(kv SLOW_ITEM) WANTED=$(kv WANTED_ITEM) ROUNDS=$(kv NORMAL_ROUNDS) \
+	TASK=$(kv TASK) TASK_TID=$(kv TASK_TID)
+[ "$(kv TASK_RESULT)" = 42 ] || fail "the GTask returned the wrong result under the interposer" "$OUT"
 log "app $PID: UI $UI waited $(kv WAITED_MS) ms for item $WANTED behind $SLOW on worker $WORKER; writer $WRITER"
 
 sleep 0.3
@@ -77,6 +80,13 @@ if (!$bad) {
 my @tmo = grep { $_->{type} eq "work_begin" && $_->{tid} == $UI && $_->{kind} eq "timeout" && $_->{rest} =~ /\bui_round\b/ } @wk;
 if (@tmo != $R) { printf STDERR "FAIL: %d dispatches of the ui_round timeout, the app ran %d\n", scalar @tmo, $R; $bad = 1; }
 else { print STDERR "ok: $R dispatches of the ui_round timeout on the UI thread\n"; }
+my $T = num($ENV{TASK});
+my $te = one("work_enqueue of the GTask by the UI, task_fn", grep { $_->{type} eq "work_enqueue" && $_->{tid} == $UI && $_->{item} == $T && $_->{kind} eq "task" && $_->{rest} =~ /\btask_fn\b/ } @wk);
+my $tb = one("work_begin of the GTask on the GLib task thread, task_fn", grep { $_->{type} eq "work_begin" && $_->{tid} == $ENV{TASK_TID} && $_->{item} == $T && $_->{kind} eq "task" && $_->{rest} =~ /\btask_fn\b/ } @wk);
+one("work_end of the GTask", grep { $_->{type} eq "work_end" && $_->{tid} == $ENV{TASK_TID} && $_->{item} == $T && $_->{kind} eq "task" } @wk);
+my @tp = grep { $_->{item} == $T && $_->{kind} ne "task" } @wk;
+if (@tp) { print STDERR "FAIL: the GTask also recorded as another kind: $tp[0]{line}\n"; $bad = 1; }
+if ($te && $tb && $tb->{ts} < $te->{ts}) { print STDERR "FAIL: the GTask began before its enqueue\n"; $bad = 1; }
 one("the ui_hang idle dispatch on the UI thread", grep { $_->{type} eq "work_begin" && $_->{tid} == $UI && $_->{kind} eq "idle" && $_->{rest} =~ /\bui_hang\b/ } @wk);
 exit $bad;
 ' || fail "the work-item records are missing or wrong in the trace (see above)"
