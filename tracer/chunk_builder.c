@@ -127,9 +127,10 @@ const char *argus_obj_kind_str(uint64_t kind)
 		[AE_OBJ_EVENTFD] = "eventfd", [AE_OBJ_TIMERFD] = "timerfd",
 		[AE_OBJ_EPOLL] = "epoll", [AE_OBJ_FILE] = "file",
 		[AE_OBJ_SOCK] = "sock", [AE_OBJ_OTHER] = "other",
-		[AE_OBJ_FLAG] = "flag",
+		[AE_OBJ_FLAG] = "flag", [AE_OBJ_MUTEX] = "mutex",
+		[AE_OBJ_WORK] = "work",
 	};
-	return kind < sizeof(n) / sizeof(n[0]) ? n[kind] : "?";
+	return kind < sizeof(n) / sizeof(n[0]) && n[kind] ? n[kind] : "?";
 }
 
 /* ---------------------------------------------------------------------
