@@ -373,6 +373,24 @@ static bool blame_work(const struct argus_graph *g, const struct argus_diag_opts
 
 	if (diag_work_find(g, tid, h, wfrom, wto, &c, &w) <= 0 || !c || c == tid)
 		return false;
+	/* the path: whoever ended the wait, sliced back to its start (the
+	 * worker finishing the item ahead, then the item, then waking it) */
+	if (level == 0) {
+		uint64_t f, t;
+		uint32_t next, e;
+
+		wait_window(g, h, &f, &t, &next);
+		if (next != ARGUS_NONE && (e = argus_diag__waker_edge(g, next)) != ARGUS_NONE) {
+			int ns;
+
+			d->path[0] = (struct argus_step){ .seg = next, .edge = ARGUS_NONE };
+			ns = argus_diag__slice(g, EDGES(g)[e].src, tid, SEGS(g)[h].end, o->pick,
+					       o->pick_ctx, d->path + 1, ARGUS_DIAG_MAX_PATH - 1);
+			if (ns > 0)
+				d->path[1].edge = e;
+			d->npath = ns > 0 ? (uint32_t)ns + 1 : 1;
+		}
+	}
 	add_culprit(g, o, d, c, ARGUS_NONE, false,
 		    w.rule == ARGUS_RULE_QUEUED_BEHIND ? VIA_QUEUED_BEHIND : VIA_WORK_ITEM,
 		    wfrom, wto, level, depth);

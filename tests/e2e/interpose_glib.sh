@@ -120,6 +120,9 @@ check(a.get("tid") == worker, f"the item ahead ran on the worker: {a.get('tid')}
 check(a.get("ran_ns", 0) >= 2.5e9, f"the item ahead ran {a.get('ran_ns', 0) / 1e6:.0f} ms (>= 2500)")
 check("run_item" in (a.get("callback") or ""), f"its callback is run_item: {a.get('callback')!r}")
 check("behind" in d.get("verdict", ""), f"verdict: {d.get('verdict')!r}")
+path = d.get("path") or []
+check(len(path) >= 2 and path[0].get("tid") == ui and path[1].get("tid") == worker,
+      f"the path starts at the UI, woken by the worker: {[(p.get('tid'), p.get('edge')) for p in path]}")
 chain = d.get("chain") or []
 check(bool(chain) and chain[0].get("pid") == writer,
       f"the chain goes on to the writer process {writer}: {[(x.get('pid'), x.get('rule')) for x in chain]}")

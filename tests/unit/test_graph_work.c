@@ -278,6 +278,17 @@ static void TEST_ui_waiting_for_an_item_queued_behind_a_slow_one_names_the_worke
 	CHECK_EQ(d.chain[0].ahead_done, 1);
 	CHECK_EQ(d.chain[0].ahead_ns, AT(3000020) - AT(200));
 	CHECK_EQ(d.chain[0].item_queued_ns, AT(3000020) - AT(110));
+	/* the path: the UI's woken segment, then the worker's that woke it
+	 * (after B's run), sliced back: B's run came from the UI's enqueue
+	 * (its workitem edge, the only inter-thread in-edge of B's segment) */
+	CHECK_EQ(d.npath >= 3, 1);
+	if (d.npath >= 3) {
+		CHECK_EQ(argus_graph__thread(graph, S(d.path[0].seg)->thread)->tid, UI);
+		CHECK_EQ(argus_graph__thread(graph, S(d.path[1].seg)->thread)->tid, W);
+		CHECK_EQ(argus_graph__edge(graph, d.path[1].edge)->type, ARGUS_EDGE_FUTEX);
+		CHECK_EQ(argus_graph__thread(graph, S(d.path[d.npath - 1].seg)->thread)->tid, UI);
+		CHECK_EQ(argus_graph__edge(graph, d.path[d.npath - 1].edge)->type, ARGUS_EDGE_WORKITEM);
+	}
 	/* the worker was blocked reading the pipe: its wait names the writer */
 	CHECK_EQ(d.chain[0].kind, ARGUS_KIND_BLOCKED);
 	CHECK_EQ(d.chain[0].wait_nr, SYS_read);
