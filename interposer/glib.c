@@ -33,6 +33,8 @@
  *     runs every ready source in one call, so it cannot say which item
  *     ran when).  Limit: code that compares source->source_funcs with a
  *     known table (g_source_remove_by_funcs_user_data) no longer matches;
+ *     GIOChannel and child-watch sources are not wrapped (GLib's closure
+ *     support tells them apart by their table);
  *   - g_thread_pool_new/_new_full: the pool's func is a trampoline, so
  *     each item run is begin/end (item = the data pointer);
  *     g_thread_pool_push: enqueue before the real push.  Limit: the
@@ -268,6 +270,18 @@ static const GSourceFuncs *fwrap_of(const GSourceFuncs *orig)
 
 typedef guint (*attach_fn)(GSource *, void *);
 static attach_fn real_attach;
+static const GSourceFuncs *io_watch_funcs, *child_watch_funcs;
+
+/* GLib's GClosure support (gsourceclosure.c) picks the closure callback of
+ * a source with no closure_callback by comparing its source_funcs with
+ * these two exported tables: a copy would get the wrong one.  Their
+ * sources are left alone. */
+static int closure_special(const GSourceFuncs *f)
+{
+	REAL(io_watch_funcs, "g_io_watch_funcs", 0);
+	REAL(child_watch_funcs, "g_child_watch_funcs", 0);
+	return !f->closure_callback && (f == io_watch_funcs || f == child_watch_funcs);
+}
 
 EXPORT guint g_source_attach(GSource *src, void *context)
 {
@@ -275,7 +289,7 @@ EXPORT guint g_source_attach(GSource *src, void *context)
 	if (!real_attach)
 		return 0;
 	if (aip_ring && src && src->source_funcs && src->source_funcs->dispatch &&
-	    !is_fwrap(src->source_funcs)) {
+	    !is_fwrap(src->source_funcs) && !closure_special(src->source_funcs)) {
 		const GSourceFuncs *w = fwrap_of(src->source_funcs);
 
 		if (w) {
