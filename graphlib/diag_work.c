@@ -43,6 +43,55 @@ static int wrec_cmp(const void *a, const void *b)
 	return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
+/* for pairing each begin with its end: by item, thread, then time (the
+ * array is already in time order, so the index breaks ties) */
+static int pair_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct wrec *base = ctx;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct wrec *x = &base[i], *y = &base[j];
+
+	if (x->obj != y->obj)
+		return x->obj < y->obj ? -1 : 1;
+	if (x->thr != y->thr)
+		return x->thr < y->thr ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* end[j]: for a begin w[j], the index of the first end of the same item
+ * on the same thread after it, -1 none.  O(n log n): a process may run
+ * many thousands of items. */
+static int pair_ends(const struct wrec *w, uint32_t n, int64_t *end)
+{
+	uint32_t *ix = malloc(n * sizeof(*ix));
+
+	if (!ix)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		ix[i] = i;
+		end[i] = -1;
+	}
+	qsort_r(ix, n, sizeof(*ix), pair_cmp, (void *)w);
+	for (uint32_t a = 0; a < n; a++) {
+		const struct wrec *x = &w[ix[a]];
+
+		if (x->type != AE_WORK_BEGIN)
+			continue;
+		for (uint32_t b = a + 1; b < n; b++) {
+			const struct wrec *y = &w[ix[b]];
+
+			if (y->obj != x->obj || y->thr != x->thr || y->type == AE_WORK_BEGIN)
+				break;
+			if (y->type == AE_WORK_END) {
+				end[ix[a]] = ix[b];
+				break;
+			}
+		}
+	}
+	free(ix);
+	return 0;
+}
+
 /* Begin and end (index, -1 none) of the run of w[i] (an enqueue): the
  * first begin of the same item at or after it, the first end of that item
  * on the begin's thread after the begin. */
@@ -70,6 +119,7 @@ int diag_work_find(const struct argus_graph *g, uint32_t tid, uint32_t h, uint64
 	uint32_t t = argus_graph__thread_by_tid(g, tid), pid, n = 0, cap = 0, tried = 0;
 	uint64_t wait_start = SEGS(g)[h].end, win = wto > wfrom ? wto - wfrom : 0;
 	struct wrec *w = NULL;
+	int64_t *end = NULL;
 	int rc = 0;
 
 	if (t == ARGUS_NONE || !win)
@@ -101,10 +151,15 @@ int diag_work_find(const struct argus_graph *g, uint32_t tid, uint32_t h, uint64
 	if (!n)
 		goto out;
 	qsort(w, n, sizeof(*w), wrec_cmp);
+	if (!(end = malloc(n * sizeof(*end))) || pair_ends(w, n, end)) {
+		rc = -ENOMEM;
+		goto out;
+	}
 	for (uint32_t i = n; i-- > 0 && tried < MAX_CANDIDATES;) {
-		int64_t b, e, yb = -1, ye = -1;
-		uint64_t qend, qwait, best = 0, yend;
+		int64_t b, e, yb = -1;
+		uint64_t qend, qwait, best = 0, yend = 0;
 		uint32_t ythr = ARGUS_NONE;
+		bool ydone = false;
 
 		if (w[i].type != AE_WORK_ENQUEUE || w[i].thr != t || w[i].ts > wait_start)
 			continue;
@@ -121,25 +176,20 @@ int diag_work_find(const struct argus_graph *g, uint32_t tid, uint32_t h, uint64
 		 * it sat in the queue */
 		qend = b >= 0 && w[b].ts < wto ? w[b].ts : wto;
 		qwait = overlap(w[i].ts, qend, wfrom, wto);
-		for (uint32_t j = 0; j < n; j++) {
-			uint64_t ov, jend = wto;
+		for (uint32_t j = 0; j < n && w[j].ts < qend; j++) {
+			uint64_t ov, jend = end[j] >= 0 ? w[end[j]].ts : wto;
 
-			if (w[j].type != AE_WORK_BEGIN || w[j].obj == w[i].obj || w[j].ts >= qend)
+			if (w[j].type != AE_WORK_BEGIN || w[j].obj == w[i].obj)
 				continue;
 			if (b >= 0 ? w[j].thr != w[b].thr :
 			    w[j].thr == t || w[j].kind != w[i].kind || w[j].fn != w[i].fn)
 				continue;
-			for (uint32_t m = j + 1; m < n; m++)
-				if (w[m].type == AE_WORK_END && w[m].obj == w[j].obj &&
-				    w[m].thr == w[j].thr) {
-					jend = w[m].ts;
-					break;
-				}
 			ov = overlap(w[j].ts, jend, w[i].ts > wfrom ? w[i].ts : wfrom, qend);
 			if (ov > best) {
 				best = ov;
 				yb = j;
-				ye = jend == wto ? -1 : (int64_t)jend;
+				yend = jend;
+				ydone = end[j] >= 0;
 				ythr = w[j].thr;
 			}
 		}
@@ -148,13 +198,12 @@ int diag_work_find(const struct argus_graph *g, uint32_t tid, uint32_t h, uint64
 		k->item_kind = w[i].kind;
 		k->item_queued_ns = (b >= 0 ? w[b].ts : wto) - w[i].ts;
 		if (yb >= 0 && qwait * 2 >= win && best * 2 >= win) {
-			yend = ye >= 0 ? (uint64_t)ye : wto;
 			k->ahead = argus_graph__object(g, w[yb].obj)->obj;
 			k->ahead_fn = w[yb].fn;
 			k->ahead_kind = w[yb].kind;
 			k->ahead_tid = THRS(g)[ythr].tid;
 			k->ahead_ns = yend - w[yb].ts;
-			k->ahead_done = ye >= 0;
+			k->ahead_done = ydone;
 			k->rule = ARGUS_RULE_QUEUED_BEHIND;
 			*culprit = k->ahead_tid;
 			rc = 1;
@@ -167,6 +216,7 @@ int diag_work_find(const struct argus_graph *g, uint32_t tid, uint32_t h, uint64
 		break;          /* the latest unfinished item is the one */
 	}
 out:
+	free(end);
 	free(w);
 	return rc;
 }
