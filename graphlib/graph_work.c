@@ -46,10 +46,12 @@ int gwork_cut_before(struct argus_graph *g, const struct argus_event *ev)
 	if (s->cur == ARGUS_NONE || s->pend_early ||
 	    (!SEGS(g)[s->cur].nevents && SEGS(g)[s->cur].start >= ev->ts))
 		return 0;
+	/* gseg_close moves the on-CPU clock (run_since) to ts, or leaves it
+	 * stopped if the thread was preempted: the new segment goes on from
+	 * there */
 	gseg_close(g, thr, ev->ts, ARGUS_END_WORK);
 	if (gseg_open(g, thr, ev->ts, ARGUS_START_WORK) == ARGUS_NONE)
 		return -ENOMEM;
-	TSTATE(g, thr)->run_since = ev->ts;
 	return 0;
 }
 
@@ -62,7 +64,6 @@ int gwork_cut_after(struct argus_graph *g, uint32_t thr, uint64_t ts)
 	gseg_close(g, thr, ts, ARGUS_END_WORK);
 	if (gseg_open(g, thr, ts, ARGUS_START_WORK) == ARGUS_NONE)
 		return -ENOMEM;
-	TSTATE(g, thr)->run_since = ts;
 	return 0;
 }
 

@@ -125,6 +125,9 @@ static void TEST_items_get_their_own_segments_and_workitem_edges(void)
 	CHECK_EQ(S(seg(W, 1))->start_reason, ARGUS_START_WORK);
 	CHECK_EQ(S(seg(W, 1))->end, AT(1000));
 	CHECK_EQ(S(seg(W, 1))->end_reason, ARGUS_END_WORK);
+	/* the on-CPU clock runs on across the cuts */
+	CHECK_EQ(S(seg(W, 0))->oncpu, 20 * US);
+	CHECK_EQ(S(seg(W, 1))->oncpu, 980 * US);
 	CHECK_EQ(S(seg(W, 2))->start, AT(1000));
 	CHECK_EQ(S(seg(W, 2))->end, AT(1100));
 	CHECK_EQ(S(seg(W, 3))->start, AT(1100));
