@@ -21,6 +21,7 @@
 #include "diag_cli.h"
 #include "diag_run.h"
 #include "graph_cli.h"
+#include "symbolize.h"
 #include "syscall_names.h"
 
 struct pick_ctx {
@@ -98,6 +99,52 @@ static const char *sys_name(int nr)
 }
 
 
+/* A work item's callback by name (the trace's mappings of pid), else its
+ * address, else "?" (the symbolizer lives until exit: one CLI run). */
+static const char *work_fn(struct graph_cli_ctx *c, uint32_t pid, uint64_t fn, char *buf,
+			   size_t len)
+{
+	static struct argus_symbolizer *sym;
+	struct argus_sym s;
+
+	if (!fn)
+		return "?";
+	if (!sym)
+		sym = argus_symbolizer__new();
+	if (sym && !argus_symbolize_trace_ip(sym, c->t, pid, argus_graph__stats(c->g)->max_ts,
+					     fn, &s) && s.func[0])
+		snprintf(buf, len, "%s", s.func);
+	else
+		snprintf(buf, len, "%#" PRIx64, fn);
+	return buf;
+}
+
+static bool work_rule(const struct argus_culprit *k)
+{
+	return k->rule == ARGUS_RULE_WORK_ITEM || k->rule == ARGUS_RULE_QUEUED_BEHIND;
+}
+
+/* "item 0x.. (pool, callback F) waited N ms behind item 0x.. (callback G),
+ * which ran for M ms on worker T" */
+static void work_sentence(struct graph_cli_ctx *c, const struct argus_culprit *k, char *buf,
+			  size_t len)
+{
+	char f1[256], f2[256];
+
+	if (k->rule == ARGUS_RULE_QUEUED_BEHIND)
+		snprintf(buf, len, "item %#" PRIx64 " (%s, callback %s) waited %.0f ms behind item %#"
+			 PRIx64 " (callback %s), which ran for %.0f ms%s on worker %s (%u)", k->item,
+			 argus_work_kind_str(k->item_kind), work_fn(c, k->pid, k->item_fn, f1, sizeof(f1)),
+			 (double)k->item_queued_ns / 1e6, k->ahead,
+			 work_fn(c, k->pid, k->ahead_fn, f2, sizeof(f2)), (double)k->ahead_ns / 1e6,
+			 k->ahead_done ? "" : " (still at the end of the window)",
+			 diag_cli_comm(c, k->ahead_tid), k->ahead_tid);
+	else
+		snprintf(buf, len, "item %#" PRIx64 " (%s, callback %s) ran on worker %s (%u)", k->item,
+			 argus_work_kind_str(k->item_kind), work_fn(c, k->pid, k->item_fn, f1, sizeof(f1)),
+			 diag_cli_comm(c, k->tid), k->tid);
+}
+
 static void print_culprit(FILE *f, struct graph_cli_ctx *c, const struct argus_culprit *k,
 			  const struct diag_run_stack *st, const char *label)
 {
@@ -121,6 +168,12 @@ static void print_culprit(FILE *f, struct graph_cli_ctx *c, const struct argus_c
 		        k->late ? "finally, late," : "normally", k->normal_seg);
 	fprintf(f, "%s%s [rule: %s]\n", k->seg != ARGUS_NONE || (k->normal_seg != ARGUS_NONE && !k->asked) ? ")" : "",
 	        k->holder ? HOLDER_NOTE : k->asked ? ASKED_NOTE : "", argus_culprit_rule_str(k->rule));
+	if (work_rule(k)) {
+		char w[1024];
+
+		work_sentence(c, k, w, sizeof(w));
+		fprintf(f, "          %s\n", w);
+	}
 	for (uint32_t i = 0; i < st->n; i++)
 		fprintf(f, "            %s\n", st->f[i].text);
 }
@@ -161,6 +214,26 @@ static void json_culprit(FILE *f, struct graph_cli_ctx *c, const struct argus_cu
 	if (k->kind == ARGUS_KIND_BLOCKED && k->wait_nr >= 0)
 		fprintf(f, ",\"wait\":{\"syscall\":\"%s\",\"ns\":%" PRIu64 "}", sys_name(k->wait_nr),
 		        k->wait_ns);
+	if (work_rule(k)) {
+		char fb[256];
+
+		fprintf(f, ",\"work\":{\"item\":%" PRIu64 ",\"kind\":\"%s\",\"callback\":", k->item,
+		        argus_work_kind_str(k->item_kind));
+		diag_cli_fjson_str(f, work_fn(c, k->pid, k->item_fn, fb, sizeof(fb)));
+		fprintf(f, ",\"callback_addr\":%" PRIu64 ",\"queued_ns\":%" PRIu64 ",\"ahead\":",
+		        k->item_fn, k->item_queued_ns);
+		if (k->rule == ARGUS_RULE_QUEUED_BEHIND) {
+			fprintf(f, "{\"item\":%" PRIu64 ",\"kind\":\"%s\",\"callback\":", k->ahead,
+			        argus_work_kind_str(k->ahead_kind));
+			diag_cli_fjson_str(f, work_fn(c, k->pid, k->ahead_fn, fb, sizeof(fb)));
+			fprintf(f, ",\"callback_addr\":%" PRIu64 ",\"tid\":%u,\"ran_ns\":%" PRIu64
+			        ",\"done\":%s}", k->ahead_fn, k->ahead_tid, k->ahead_ns,
+			        k->ahead_done ? "true" : "false");
+		} else {
+			fprintf(f, "null");
+		}
+		fprintf(f, "}");
+	}
 	fprintf(f, ",\"stack\":[");
 	for (uint32_t i = 0; i < st->n; i++) {
 		fprintf(f, "%s", i ? "," : "");
@@ -210,6 +283,13 @@ static void verdict(struct graph_cli_ctx *c, const struct argus_diagnosis *d, ch
 				 diag_cli_comm(c, k->tid), k->tid, diag_cli_process(c, k->tid),
 				 argus_hang_kind_str(k->kind), diag_cli_comm(c, d->flag_writer),
 				 d->flag_writer, d->flag_addr, diag_cli_comm(c, d->hang.tid), d->hang.tid);
+	} else if (d->nchain && work_rule(&d->chain[0])) {
+		const struct argus_culprit *k = &d->chain[0];
+		char w[768];
+
+		work_sentence(c, k, w, sizeof(w));
+		snprintf(buf, len, "%s (%u) waited for a work item: %s", diag_cli_comm(c, d->hang.tid),
+			 d->hang.tid, w);
 	} else if (d->nchain) {
 		const struct argus_culprit *k = &d->chain[0];
 

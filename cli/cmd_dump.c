@@ -115,6 +115,28 @@ static void print_sync(uint16_t type, const uint64_t *f)
 		       kind == AE_SYNC_COND && f[ARGUS_F_MX_ARG] ? " broadcast" : "");
 }
 
+/* A work item's callback, symbolized from the process's mappings in the
+ * trace (the symbolizer lives until exit: one CLI run). */
+static void print_work_fn(const struct argus_trace *t, const struct argus_event *e, uint64_t fn)
+{
+	static struct argus_symbolizer *sym;
+	struct argus_sym s;
+	char buf[512];
+
+	if (!fn) {
+		printf(" fn=?");
+		return;
+	}
+	if (!sym)
+		sym = argus_symbolizer__new();
+	if (sym && !argus_symbolize_trace_ip(sym, t, e->pid, e->ts, fn, &s)) {
+		argus_sym__format(&s, fn, buf, sizeof(buf));
+		printf(" fn=%#" PRIx64 " %s", fn, cli_tstr(buf));
+	} else {
+		printf(" fn=%#" PRIx64, fn);
+	}
+}
+
 static void print_event(const struct argus_trace *t, const struct argus_event *e)
 {
 	const uint64_t *f = e->f;
@@ -227,6 +249,16 @@ static void print_event(const struct argus_trace *t, const struct argus_event *e
 			break;
 		}
 		printf(" mutex=%#" PRIx64, f[ARGUS_F_MX_ADDR]);
+		break;
+	case AE_WORK_ENQUEUE:
+	case AE_WORK_BEGIN:
+	case AE_WORK_END:
+		printf(" item=%#" PRIx64 " kind=%s", f[ARGUS_F_WI_ITEM],
+		       argus_work_kind_str((unsigned)f[ARGUS_F_WI_KIND]));
+		print_work_fn(t, e, f[ARGUS_F_WI_FN]);
+		break;
+	case AE_WORK_BOUNDARY:
+		printf(" tag=%#" PRIx64, f[ARGUS_F_WI_ITEM]);
 		break;
 	case AE_HWWATCH:
 		printf(" addr=%#" PRIx64 " len=%" PRIu64 " value=", f[ARGUS_F_HW_ADDR],

@@ -153,6 +153,16 @@ static void event_str(struct graph_cli_ctx *c, const struct argus_gevent *ev, bo
 	case AE_SAMPLE:
 		n += (size_t)snprintf(buf + n, len - n, " stack %u", ev->stack);
 		break;
+	case AE_WORK_ENQUEUE:   /* the interposer's work items: the object is the item */
+	case AE_WORK_BEGIN:
+	case AE_WORK_END:
+		n += (size_t)snprintf(buf + n, len - n, " %s fn %#" PRIx64,
+				      argus_work_kind_str((unsigned)ev->nr), (uint64_t)ev->val);
+		ob = argus_graph__object(c->g, ev->obj);
+		break;
+	case AE_WORK_BOUNDARY:
+		n += (size_t)snprintf(buf + n, len - n, " tag %#" PRIx64, (uint64_t)ev->val);
+		break;
 	case AE_MARK: {
 		const char *m = argus_trace__string(c->t, ev->str);
 

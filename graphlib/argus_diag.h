@@ -193,8 +193,19 @@ enum argus_culprit_rule {
 	                           records): the signal that woke it, or in a
 	                           wait nobody ended, the thread that last
 	                           signalled that condvar */
+	ARGUS_RULE_WORK_ITEM, /* ran the work item the thread handed it
+	                           and waited for (diag_work.c) */
+	ARGUS_RULE_QUEUED_BEHIND, /* ran the item queued ahead of the one the
+	                           thread waited for (diag_work.c) */
 };
 const char *argus_culprit_rule_str(unsigned rule);
+
+struct argus_culprit;
+/* diag_work.c: thread tid blocked in segment h, judged over [wfrom, wto],
+ * waits for a work item it handed to another thread: 1 with *culprit and
+ * k's rule and item fields set, 0 when the rule does not apply, -ENOMEM. */
+int diag_work_find(const struct argus_graph *g, uint32_t tid, uint32_t h, uint64_t wfrom,
+		   uint64_t wto, uint32_t *culprit, struct argus_culprit *k);
 
 struct argus_culprit {
 	uint32_t tid, pid;
@@ -215,6 +226,17 @@ struct argus_culprit {
 	int32_t wait_nr;        /* blocked: the syscall */
 	uint32_t stack;         /* trace stack id (its wait or hottest sample) */
 	uint8_t rule;           /* enum argus_culprit_rule */
+	/* rules work-item and queued-behind: the item the previous thread
+	 * waited for (address, callback 0 unknown, enum aip_work_kind), how
+	 * long it sat in the queue (to its begin, or to the window's end) */
+	uint64_t item, item_fn, item_queued_ns;
+	uint8_t item_kind;
+	/* queued-behind: the item that ran ahead of it, on thread ahead_tid
+	 * (the culprit), for ahead_ns (to its end, or to the window's end
+	 * when ahead_done is 0) */
+	uint8_t ahead_kind, ahead_done;
+	uint32_t ahead_tid;
+	uint64_t ahead, ahead_fn, ahead_ns;
 };
 
 struct argus_diagnosis {

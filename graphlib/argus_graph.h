@@ -95,6 +95,8 @@ enum argus_seg_start {
 	ARGUS_START_WAKE,       /* switch-in after a blocking wait */
 	ARGUS_START_SPLIT,      /* batching split */
 	ARGUS_START_SCHEMA,     /* user schema boundary */
+	ARGUS_START_WORK = 8,   /* a work item began, or the previous ended
+	                           (the interposer's work_begin/end/boundary) */
 };
 
 /* Why a segment ended (argus_segment.end_reason). */
@@ -104,6 +106,7 @@ enum argus_seg_end {
 	ARGUS_END_WAIT,         /* switch-out in a sleeping state */
 	ARGUS_END_SPLIT,
 	ARGUS_END_SCHEMA,
+	ARGUS_END_WORK = 8,     /* cut at a work item's begin or after its end */
 };
 
 /* Who woke a segment that began after a wait (argus_segment.woken_by). */
@@ -320,6 +323,9 @@ const char *argus_filter_reason_str(unsigned reason);
 const char *argus_seg_start_str(unsigned reason);
 const char *argus_seg_end_str(unsigned reason);
 const char *argus_woken_by_str(unsigned w);
+/* A work item's maker (enum aip_work_kind: "api", "idle", "timeout",
+ * "source", "pool", "task"), "?" out of range. */
+const char *argus_work_kind_str(unsigned kind);
 /* 1 when the edge type is strong (inter-thread). */
 int argus_edge_type_strong(unsigned type);
 

@@ -159,7 +159,8 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
  * normal_seg, or holds the other end of its wait): judge it over the wait
  * window, close a cycle, or follow its own wait one level deeper. */
 enum culprit_via { VIA_PATH, VIA_HOLDER, VIA_ASKED, VIA_LOCK, VIA_MUTEX, VIA_MUTEX_HOLDER,
-		   VIA_COND };
+		   VIA_COND,
+		  VIA_WORK_ITEM, VIA_QUEUED_BEHIND };
 
 static void add_culprit(const struct argus_graph *g, const struct argus_diag_opts *o,
 			struct argus_diagnosis *d, uint32_t c, uint32_t normal_seg,
@@ -187,6 +188,8 @@ static void add_culprit(const struct argus_graph *g, const struct argus_diag_opt
 		  via == VIA_LOCK ? ARGUS_RULE_LOCK : via == VIA_MUTEX ? ARGUS_RULE_MUTEX :
 		  via == VIA_MUTEX_HOLDER ? ARGUS_RULE_MUTEX_HOLDER :
 		  via == VIA_COND ? ARGUS_RULE_COND_SIGNALLER :
+		  via == VIA_WORK_ITEM ? ARGUS_RULE_WORK_ITEM :
+		  via == VIA_QUEUED_BEHIND ? ARGUS_RULE_QUEUED_BEHIND :
 		  late ? ARGUS_RULE_WAKER : ARGUS_RULE_NORMAL_PATH;
 	k->from = wfrom;
 	k->to = wto;
@@ -473,6 +476,58 @@ static bool blame_cond_signaller(const struct argus_graph *g, const struct argus
 }
 
 /*
+ * A wait for a work item the thread handed to another thread, from the
+ * interposer's records (diag_work.c): the worker that ran it, or the one
+ * that ran the item queued ahead of it.  Facts, not a guess from similar
+ * runs: before the similarity search.
+ */
+static bool blame_work(const struct argus_graph *g, const struct argus_diag_opts *o,
+		       struct argus_diagnosis *d, uint32_t tid, uint32_t h, uint64_t wfrom,
+		       uint64_t wto, uint32_t level, uint32_t depth)
+{
+	struct argus_culprit w = { 0 }, *k;
+	uint32_t c = 0, at = d->nchain;
+
+	if (diag_work_find(g, tid, h, wfrom, wto, &c, &w) <= 0 || !c || c == tid)
+		return false;
+	/* the path: whoever ended the wait, sliced back to its start (the
+	 * worker finishing the item ahead, then the item, then waking it) */
+	if (level == 0) {
+		uint64_t f, t;
+		uint32_t next, e;
+
+		wait_window(g, h, &f, &t, &next);
+		if (next != ARGUS_NONE && (e = argus_diag__waker_edge(g, next)) != ARGUS_NONE) {
+			int ns;
+
+			d->path[0] = (struct argus_step){ .seg = next, .edge = ARGUS_NONE };
+			ns = argus_diag__slice(g, EDGES(g)[e].src, tid, SEGS(g)[h].end, o->pick,
+					       o->pick_ctx, d->path + 1, ARGUS_DIAG_MAX_PATH - 1);
+			if (ns > 0)
+				d->path[1].edge = e;
+			d->npath = ns > 0 ? (uint32_t)ns + 1 : 1;
+		}
+	}
+	add_culprit(g, o, d, c, ARGUS_NONE, false,
+		    w.rule == ARGUS_RULE_QUEUED_BEHIND ? VIA_QUEUED_BEHIND : VIA_WORK_ITEM,
+		    wfrom, wto, level, depth);
+	if (d->nchain <= at)
+		return false;
+	k = &d->chain[at];
+	k->item = w.item;
+	k->item_fn = w.item_fn;
+	k->item_kind = w.item_kind;
+	k->item_queued_ns = w.item_queued_ns;
+	k->ahead = w.ahead;
+	k->ahead_fn = w.ahead_fn;
+	k->ahead_kind = w.ahead_kind;
+	k->ahead_done = w.ahead_done;
+	k->ahead_tid = w.ahead_tid;
+	k->ahead_ns = w.ahead_ns;
+	return true;
+}
+
+/*
  * A wait with no normal run that nobody has ended yet (a hang in
  * progress): the renderer blocked reading a socket it uses only in the
  * hang.  Who would write to it is whoever holds the other end, and the
@@ -590,6 +645,12 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 			d->normal_seg = ARGUS_NONE;
 		return;
 	}
+	/* A work item it handed to another thread and waits for. */
+	if (blame_work(g, o, d, tid, h, wfrom, wto, level, depth)) {
+		if (level == 0)
+			d->normal_seg = ARGUS_NONE;
+		return;
+	}
 	tmo = own_timeout(g, h, next);
 	if (tmo && !d->timeout_ns) {
 		d->timeout_ns = tmo;
@@ -697,7 +758,9 @@ const char *argus_culprit_rule_str(unsigned rule)
 {
 	static const char *const n[] = { "self", "normal-path", "waker", "peer-holder",
 					 "handoff", "lock-holder", "mutex-owner", "dataflag",
-					 "mutex-holder", "cond-signaller" };
+					 "mutex-holder", "cond-signaller",
+					 [ARGUS_RULE_WORK_ITEM] = "work-item",
+					 [ARGUS_RULE_QUEUED_BEHIND] = "queued-behind" };
 
 	return rule < sizeof(n) / sizeof(n[0]) ? n[rule] : NULL;
 }

@@ -436,6 +436,26 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 			return -ENOMEM;
 		attach(g, ev, e, &rc);
 		return rc;
+	case AE_WORK_ENQUEUE:   /* the interposer's work items (graph_work.c) */
+	case AE_WORK_BEGIN:
+	case AE_WORK_END:
+		e->val = (int64_t)ev->f[ARGUS_F_WI_FN];
+		e->nr = (int16_t)ev->f[ARGUS_F_WI_KIND];
+		e->obj = gobj_intern(g, AE_OBJ_WORK, ev->f[ARGUS_F_WI_ITEM], ev->pid);
+		if (!e->obj)
+			return -ENOMEM;
+		/* an item's run is a segment of its own: cut at the begin
+		 * and after the end */
+		if (ev->type == AE_WORK_BEGIN && (rc = gwork_cut_before(g, ev)))
+			return rc;
+		thr = attach(g, ev, e, &rc);
+		if (rc || ev->type != AE_WORK_END)
+			return rc;
+		return gwork_cut_after(g, thr, ev->ts);
+	case AE_WORK_BOUNDARY:
+		e->val = (int64_t)ev->f[ARGUS_F_WI_ITEM];
+		thr = attach(g, ev, e, &rc);
+		return rc ? rc : gwork_cut_after(g, thr, ev->ts);
 	default:
 		attach(g, ev, e, &rc);
 		return rc;
@@ -610,6 +630,11 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 		int m = gmutex_edges(g);
 
 		rc = m < 0 ? m : rc + m;
+	}
+	if (rc >= 0) {          /* work items (graph_work.c) */
+		int w = gwork_edges(g);
+
+		rc = w < 0 ? w : rc + w;
 	}
 	if (rc > 0)
 		rc = gcsr_build(g, false);

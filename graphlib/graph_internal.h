@@ -447,6 +447,13 @@ int gflag_edges(struct argus_graph *g);
  * the per-thread segment index exists.  Returns the edges added or
  * -ENOMEM; the caller rebuilds the adjacency when > 0. */
 int gmutex_edges(struct argus_graph *g);
+/* graph_work.c: the interposer's work items.  Cuts at a work_begin
+ * (before storing it) and after a work_end or boundary; WORKITEM edges
+ * enqueue -> begin once the per-thread segment index exists (returns the
+ * edges added or -ENOMEM, as gmutex_edges). */
+int gwork_cut_before(struct argus_graph *g, const struct argus_event *ev);
+int gwork_cut_after(struct argus_graph *g, uint32_t thr, uint64_t ts);
+int gwork_edges(struct argus_graph *g);
 /* A watched write (event id ev) whose record names its reader (`argus
  * watch --reader`: ARGUS_F_HW_READER).  The compact event has no room for
  * the tid, so it is kept aside; called by the build as it stores the

@@ -43,7 +43,7 @@ const char *argus_seg_start_str(unsigned r)
 	static const char *const n[] = {
 		[ARGUS_START_TRACE] = "trace-start", [ARGUS_START_THREAD] = "thread-start",
 		[ARGUS_START_WAKE] = "wake", [ARGUS_START_SPLIT] = "split",
-		[ARGUS_START_SCHEMA] = "schema",
+		[ARGUS_START_SCHEMA] = "schema", [ARGUS_START_WORK] = "work",
 	};
 	return NAME(n, r);
 }
@@ -53,7 +53,7 @@ const char *argus_seg_end_str(unsigned r)
 	static const char *const n[] = {
 		[ARGUS_END_TRACE] = "trace-end", [ARGUS_END_EXIT] = "exit",
 		[ARGUS_END_WAIT] = "wait", [ARGUS_END_SPLIT] = "split",
-		[ARGUS_END_SCHEMA] = "schema",
+		[ARGUS_END_SCHEMA] = "schema", [ARGUS_END_WORK] = "work",
 	};
 	return NAME(n, r);
 }

@@ -27,4 +27,9 @@ extern HIDDEN struct aip_ring_hdr *aip_ring;
  * while recording is off. */
 HIDDEN void aip_put(uint16_t type, const void *addr, uint32_t other, uint64_t arg);
 
+/* One work-item record (work.c): type AIP_WORK_ENQUEUE/BEGIN/END, the
+ * item (NULL: nothing recorded), enum aip_work_kind, the callback (NULL
+ * unknown).  No-op while recording is off. */
+HIDDEN void aip_work(uint16_t type, const void *item, uint32_t kind, const void *fn);
+
 #endif /* ARGUS_IPOSE_H */

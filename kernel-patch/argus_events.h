@@ -71,6 +71,11 @@ enum ae_type {
 	/* data flags */
 	AE_HWWATCH = 21,    /* a write hit a hardware watchpoint (`argus
 	                       watch`; perf_event program) + ae_ustack */
+	/* work items, from the interposer (AIP_WORK_*; never from BPF) */
+	AE_WORK_ENQUEUE = 22,   /* an item handed to a queue or main loop */
+	AE_WORK_BEGIN = 23,     /* the item starts running on this thread */
+	AE_WORK_END = 24,       /* ... and ends */
+	AE_WORK_BOUNDARY = 25,  /* argus_work_boundary(): a cut, no item */
 	/* records produced in user space, never by BPF */
 	AE_MARK = 32,       /* `argus mark TEXT` */
 	AE_LOST = 33,       /* lost-record counter for a CPU */
@@ -123,6 +128,8 @@ enum ae_obj_kind {
 	AE_OBJ_SEM = 13,     /* never from BPF: a sem_t (interposer), as MUTEX
 	                        (rwlocks are AE_OBJ_MUTEX: a lock with holders) */
 	AE_OBJ_COND = 14,    /* never from BPF: a pthread_cond_t, as MUTEX */
+	AE_OBJ_WORK = 15,    /* never from BPF: a work item named by the
+	                        interposer (AE_WORK_*): obj = address, peer = pid */
 };
 
 /*
@@ -377,7 +384,25 @@ enum aip_type {
 	AIP_COND_RETURN = 14,   /* other = 0 or errno; arg = the mutex */
 	AIP_COND_SIGNAL = 15,   /* other = waiters glibc counted (> 0), arg =
 	                           0 signal, 1 broadcast */
+	/* work items (interposer/work.c, glib.c): addr = the item (non-zero),
+	 * other = enum aip_work_kind, arg = the callback that runs it (0
+	 * unknown) */
+	AIP_WORK_ENQUEUE = 16,
+	AIP_WORK_BEGIN = 17,
+	AIP_WORK_END = 18,
+	AIP_WORK_BOUNDARY = 19, /* addr = a tag; other = AIP_WORK_API; arg 0 */
 	AIP_TYPE_MAX,
+};
+
+/* Who made a work item (aip_rec.other of AIP_WORK_*). */
+enum aip_work_kind {
+	AIP_WORK_API = 0,       /* argus_work_*() called by the program */
+	AIP_WORK_IDLE = 1,      /* g_idle_add*: item = the interposer's wrapper */
+	AIP_WORK_TIMEOUT = 2,   /* g_timeout_add*: as idle */
+	AIP_WORK_SOURCE = 3,    /* g_source_attach: item = the GSource */
+	AIP_WORK_POOL = 4,      /* g_thread_pool_push: item = the data pointer */
+	AIP_WORK_TASK = 5,      /* g_task_run_in_thread*: item = the GTask */
+	AIP_WORK_KIND_MAX,
 };
 
 struct aip_ring_hdr {

@@ -10,6 +10,7 @@ pkgs=(build-essential cmake pkg-config clang-14 clang llvm
       xvfb x11-apps x11-utils xdotool   # the desktop mix of bench/desktop_mix.sh
       # real programs: tests/e2e/lock_records.sh and tests/e2e/real_*.sh
       util-linux postgresql-15 sqlite3 dbus python3-dbus python3-gi curl
+      libglib2.0-dev libglib2.0-bin   # GLib work items: tests/apps/glib_pool.c, tests/e2e/interpose_glib*.sh
       chromium)   # renders `argus report`'s page headless: tests/e2e/report_html.sh
 missing=()
 for p in "${pkgs[@]}"; do

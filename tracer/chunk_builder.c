@@ -95,6 +95,11 @@ static const struct type_schema builtin_schema[AE_TYPE_MAX] = {
 	[AE_MUTEX_WAIT] = { "mutex_wait", 4, 0, 0 },
 	[AE_MUTEX_ACQUIRED] = { "mutex_acquired", 4, 0, 0 },
 	[AE_MUTEX_WAKE] = { "mutex_wake", 4, 0, 0 },
+	/* the interposer's work items: item, callback, kind; boundary: tag */
+	[AE_WORK_ENQUEUE] = { "work_enqueue", 3, 0, 0 },
+	[AE_WORK_BEGIN] = { "work_begin", 3, 0, 0 },
+	[AE_WORK_END] = { "work_end", 3, 0, 0 },
+	[AE_WORK_BOUNDARY] = { "work_boundary", 1, 0, 0 },
 };
 #undef S
 
@@ -125,9 +130,9 @@ const char *argus_obj_kind_str(uint64_t kind)
 		[AE_OBJ_EPOLL] = "epoll", [AE_OBJ_FILE] = "file",
 		[AE_OBJ_SOCK] = "sock", [AE_OBJ_OTHER] = "other",
 		[AE_OBJ_FLAG] = "flag", [AE_OBJ_MUTEX] = "mutex", [AE_OBJ_SEM] = "sem",
-		[AE_OBJ_COND] = "cond",
+		[AE_OBJ_COND] = "cond", [AE_OBJ_WORK] = "work",
 	};
-	return kind < sizeof(n) / sizeof(n[0]) ? n[kind] : "?";
+	return kind < sizeof(n) / sizeof(n[0]) && n[kind] ? n[kind] : "?";
 }
 
 /* ---------------------------------------------------------------------

@@ -78,6 +78,7 @@ struct cpu_queue {
 
 struct argus_collector {
 	struct argus_collector_opts opts;
+	uint32_t side_tick;     /* BPF records since the last side_peek */
 	struct argus_probe *probe;
 	struct argus_chunk_builder *builder;
 	struct argus_ring *ring;
@@ -309,7 +310,11 @@ static int take_record(struct argus_collector *c, const void *rec, size_t size);
 static int on_record(void *ctx, const void *rec, size_t size)
 {
 	struct argus_collector *c = ctx;
-	int rc = take_record(c, rec, size);
+	int rc;
+
+	if (c->opts.side_peek && !(c->side_tick++ & 255))
+		c->opts.side_peek(c->opts.side_ctx, c);
+	rc = take_record(c, rec, size);
 
 	if (rc < 0) {
 		c->st.dropped++;
@@ -867,6 +872,7 @@ int argus_collector__run_once(struct argus_collector *c, int timeout_ms)
 	 * After a drain that stopped at its budget more is waiting: do not
 	 * sleep on it. */
 	c->budget = DRAIN_BUDGET;
+	c->side_tick = 0;
 	n = argus_probe__poll(c->probe, c->backlog ? 0 : timeout_ms, on_record, c);
 	if (n < 0 && n != -EINTR && n != -ECANCELED)
 		return n;
@@ -888,6 +894,7 @@ int argus_collector__flush(struct argus_collector *c)
 	int n;
 
 	c->budget = UINT32_MAX;
+	c->side_tick = 0;
 	n = c->probe ? argus_probe__drain(c->probe, on_record, c) : 0;
 
 	if (n < 0)
@@ -905,6 +912,7 @@ int argus_collector__finish(struct argus_collector *c)
 		return 0;
 	/* drain what the kernel holds, then detach so the counts are final */
 	c->budget = UINT32_MAX;
+	c->side_tick = 0;
 	n = argus_probe__drain(c->probe, on_record, c);
 	refresh_lost(c);
 	argus_probe__close(c->probe);

@@ -40,6 +40,16 @@ struct argus_collector_opts {
 	 * adds them with argus_collector__user_event().  NULL = none. */
 	void (*side_drain)(void *ctx, struct argus_collector *c);
 	void *side_ctx;
+	/* Called while the BPF ring is drained, before its first record and
+	 * then every 256: the side source's records written so far go into
+	 * the queues before the BPF records behind them can push the
+	 * watermark past them.  A busy CPU's queue emits early (WINDOW, a few
+	 * ms of a loaded machine), far sooner than the next side_drain after
+	 * the poll (~50 ms): without it most side records would arrive
+	 * "late" and be written at their stream's last timestamp, out of
+	 * their real order.  Must be cheap (no accept, no liveness checks).
+	 * NULL = none. */
+	void (*side_peek)(void *ctx, struct argus_collector *c);
 };
 
 struct argus_collector_status {

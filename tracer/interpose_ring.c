@@ -75,6 +75,10 @@ int argus_ip__parse(const void *slot, size_t len, const struct argus_ip_check *k
 		[AIP_SEM_POST] = AE_MUTEX_WAKE,
 		[AIP_COND_WAIT] = AE_MUTEX_WAIT, [AIP_COND_RETURN] = AE_MUTEX_ACQUIRED,
 		[AIP_COND_SIGNAL] = AE_MUTEX_WAKE,
+		[AIP_WORK_ENQUEUE] = AE_WORK_ENQUEUE,
+		[AIP_WORK_BEGIN] = AE_WORK_BEGIN,
+		[AIP_WORK_END] = AE_WORK_END,
+		[AIP_WORK_BOUNDARY] = AE_WORK_BOUNDARY,
 	};
 	struct aip_rec r;
 	struct argus_event e;
@@ -84,25 +88,36 @@ int argus_ip__parse(const void *slot, size_t len, const struct argus_ip_check *k
 	memcpy(&r, slot, sizeof(r));
 	if (r.size != sizeof(r))
 		return ARGUS_IP_BAD_SIZE;
-	if (r.type == 0 || r.type >= AIP_TYPE_MAX)
+	if (r.type == 0 || r.type >= AIP_TYPE_MAX || !ae_of[r.type])
 		return ARGUS_IP_BAD_TYPE;
 	if (r.flags || !r.addr || (k->ncpus && r.cpu >= k->ncpus))
 		return ARGUS_IP_BAD_FIELD;
 	for (size_t i = 0; i < sizeof(r.reserved); i++)
 		if (r.reserved[i])
 			return ARGUS_IP_BAD_FIELD;
-	if (argus_ip__is_sync(r.type)) {
-		/* rwlock, semaphore, condvar: their own field rules */
-		if (!argus_ip__sync_fields_ok(&r))
+	switch (r.type) {
+	case AIP_WORK_ENQUEUE:  /* kind; arg = the callback, any address */
+	case AIP_WORK_BEGIN:
+	case AIP_WORK_END:
+		if (r.other >= AIP_WORK_KIND_MAX)
 			return ARGUS_IP_BAD_FIELD;
-	} else {
-	/* no mutex record has a third field */
-	if (r.arg)
-		return ARGUS_IP_BAD_FIELD;
-	/* WAKE has no second field; ACQUIRED's is an errno */
-	if ((r.type == AIP_MUTEX_WAKE && r.other) ||
-	    (r.type == AIP_MUTEX_ACQUIRED && r.other >= 4096))
-		return ARGUS_IP_BAD_FIELD;
+		break;
+	case AIP_WORK_BOUNDARY:
+		if (r.other != AIP_WORK_API || r.arg)
+			return ARGUS_IP_BAD_FIELD;
+		break;
+	default:
+		if (argus_ip__is_sync(r.type)) {
+			/* rwlock, semaphore, condvar: their own field rules */
+			if (!argus_ip__sync_fields_ok(&r))
+				return ARGUS_IP_BAD_FIELD;
+			break;
+		}
+		/* a mutex record: no third field; WAKE has no second one,
+		 * ACQUIRED's is an errno */
+		if (r.arg || (r.type == AIP_MUTEX_WAKE && r.other) ||
+		    (r.type == AIP_MUTEX_ACQUIRED && r.other >= 4096))
+			return ARGUS_IP_BAD_FIELD;
 	}
 	if (r.ts > k->now_ns + ARGUS_IP_MAX_AHEAD_NS ||
 	    r.ts + ARGUS_IP_MAX_AGE_NS < k->now_ns || r.ts + ARGUS_IP_MAX_AGE_NS < r.ts)
@@ -120,11 +135,24 @@ int argus_ip__parse(const void *slot, size_t len, const struct argus_ip_check *k
 	e.type = ae_of[r.type];
 	e.cpu = r.cpu;
 	e.ctx = AE_CTX_TASK;
-	e.f[ARGUS_F_MX_ADDR] = r.addr;
-	e.f[ARGUS_F_MX_OTHER] = r.type == AIP_MUTEX_WAKE ? 0 : r.other;
-	if (argus_ip__is_sync(r.type)) {
-		e.f[ARGUS_F_MX_KIND] = argus_ip__sync_kind(r.type);
-		e.f[ARGUS_F_MX_ARG] = r.arg;
+	switch (r.type) {
+	case AIP_WORK_ENQUEUE:
+	case AIP_WORK_BEGIN:
+	case AIP_WORK_END:
+		e.f[ARGUS_F_WI_ITEM] = r.addr;
+		e.f[ARGUS_F_WI_FN] = r.arg;
+		e.f[ARGUS_F_WI_KIND] = r.other;
+		break;
+	case AIP_WORK_BOUNDARY:
+		e.f[ARGUS_F_WI_ITEM] = r.addr;
+		break;
+	default:
+		e.f[ARGUS_F_MX_ADDR] = r.addr;
+		e.f[ARGUS_F_MX_OTHER] = r.type == AIP_MUTEX_WAKE ? 0 : r.other;
+		if (argus_ip__is_sync(r.type)) {
+			e.f[ARGUS_F_MX_KIND] = argus_ip__sync_kind(r.type);
+			e.f[ARGUS_F_MX_ARG] = r.arg;
+		}
 	}
 	*ev = e;
 	return ARGUS_IP_OK;
@@ -504,6 +532,33 @@ int argus_ip_registry__drain(struct argus_ip_registry *r,
 			continue;
 		}
 		i++;
+	}
+	return rc < 0 ? rc : (int)(r->st.records - before);
+}
+
+int argus_ip_registry__peek(struct argus_ip_registry *r,
+			    int (*emit)(void *ctx, const struct argus_event *ev),
+			    void *ctx)
+{
+	int rc = 0;
+	uint64_t before;
+
+	if (!r)
+		return 0;
+	before = r->st.records;
+	for (uint32_t i = 0; i < r->nrings; i++) {
+		struct ip_ring *g = r->rings[i];
+		struct argus_ip_check k = { .now_ns = mono_ns(), .pid = g->pid, .ncpus = r->ncpus,
+					    .tid_ok = tid_ok, .ctx = g };
+		uint64_t t0 = g->tail;
+		uint32_t stuck = 0;     /* scratch: a peek never gives up on a slot */
+		int e = argus_ip__drain_buffer(g->map, &g->tail, &stuck, false, &k,
+					       rc ? NULL : emit, ctx, &r->st);
+
+		if (g->tail != t0)
+			g->stuck = 0;
+		if (e < 0 && !rc)
+			rc = e;
 	}
 	return rc < 0 ? rc : (int)(r->st.records - before);
 }

@@ -111,6 +111,13 @@ void argus_ip_registry__accept(struct argus_ip_registry *r);
 int argus_ip_registry__drain(struct argus_ip_registry *r,
 			     int (*emit)(void *ctx, const struct argus_event *ev),
 			     void *ctx);
+/* Read every ring as far as it is published, now, cheaply: no liveness
+ * check, and an unpublished slot is waited for (never counted lost here,
+ * that is argus_ip_registry__drain's job).  For the collector's side_peek
+ * while it drains the BPF ring.  Returns as argus_ip_registry__drain. */
+int argus_ip_registry__peek(struct argus_ip_registry *r,
+			    int (*emit)(void *ctx, const struct argus_event *ev),
+			    void *ctx);
 void argus_ip_registry__stats(const struct argus_ip_registry *r,
 			      struct argus_ip_stats *st);
 /* Closes the socket (and unlinks it) and every ring. */

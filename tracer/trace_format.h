@@ -180,6 +180,12 @@ enum {
  * waiters glibc counted for a semaphore post or a condvar signal. */
 #define ARGUS_F_MX_KIND 2
 #define ARGUS_F_MX_ARG 3
+/* AE_WORK_ENQUEUE / BEGIN / END (the interposer's work items): f[0] = the
+ * item's address, f[1] = its callback (0 unknown), f[2] = who made it
+ * (enum aip_work_kind).  AE_WORK_BOUNDARY: f[0] = the tag. */
+#define ARGUS_F_WI_ITEM 0
+#define ARGUS_F_WI_FN 1
+#define ARGUS_F_WI_KIND 2
 /* AE_SAMPLE: stack only.  AE_LOST: f[0] = count. */
 #define ARGUS_F_LOST_COUNT 0
 /* AE_MARK: str = text; pid/tid = the sender (SO_PEERCRED); f[0] = the

@@ -48,23 +48,34 @@ static int emit(void *ctx, const struct argus_event *ev)
 	struct sink *s = ctx;
 
 	EXPECT(ev->type == AE_MUTEX_WAIT || ev->type == AE_MUTEX_ACQUIRED ||
-	       ev->type == AE_MUTEX_WAKE);
+	       ev->type == AE_MUTEX_WAKE || ev->type == AE_WORK_ENQUEUE ||
+	       ev->type == AE_WORK_BEGIN || ev->type == AE_WORK_END ||
+	       ev->type == AE_WORK_BOUNDARY);
 	EXPECT(ev->pid == PID && tid_ok(NULL, ev->tid));
 	EXPECT(ev->ts <= s->k->now_ns + ARGUS_IP_MAX_AHEAD_NS);
 	EXPECT(ev->ts + ARGUS_IP_MAX_AGE_NS >= s->k->now_ns);
 	EXPECT(ev->cpu < s->k->ncpus);
-	EXPECT(ev->f[ARGUS_F_MX_ADDR] != 0);
-	if (ev->type == AE_MUTEX_WAIT && ev->f[ARGUS_F_MX_OTHER] &&
-	    ev->f[ARGUS_F_MX_OTHER] != ev->tid)
-		EXPECT(tid_ok(NULL, (uint32_t)ev->f[ARGUS_F_MX_OTHER]));
-	EXPECT(ev->f[ARGUS_F_MX_KIND] < AE_SYNC_KIND_MAX);
-	if (ev->type == AE_MUTEX_WAKE && ev->f[ARGUS_F_MX_KIND] != AE_SYNC_SEM &&
-	    ev->f[ARGUS_F_MX_KIND] != AE_SYNC_COND)
-		EXPECT(ev->f[ARGUS_F_MX_OTHER] == 0);
-	if (ev->f[ARGUS_F_MX_KIND] == AE_SYNC_COND && ev->type != AE_MUTEX_WAKE)
-		EXPECT(ev->f[ARGUS_F_MX_ARG] != 0);     /* the condvar's mutex */
-	if (ev->f[ARGUS_F_MX_KIND] == AE_SYNC_MUTEX)
-		EXPECT(ev->f[ARGUS_F_MX_ARG] == 0);
+	if (ev->type == AE_WORK_ENQUEUE || ev->type == AE_WORK_BEGIN || ev->type == AE_WORK_END) {
+		EXPECT(ev->f[ARGUS_F_WI_ITEM] != 0);
+		EXPECT(ev->f[ARGUS_F_WI_KIND] < AIP_WORK_KIND_MAX);
+	} else if (ev->type == AE_WORK_BOUNDARY) {
+		EXPECT(ev->f[ARGUS_F_WI_ITEM] != 0);
+		EXPECT(ev->f[1] == 0 && ev->f[2] == 0);
+	} else {
+		/* mutex, rwlock, semaphore, condvar */
+		EXPECT(ev->f[ARGUS_F_MX_ADDR] != 0);
+		if (ev->type == AE_MUTEX_WAIT && ev->f[ARGUS_F_MX_OTHER] &&
+		    ev->f[ARGUS_F_MX_OTHER] != ev->tid)
+			EXPECT(tid_ok(NULL, (uint32_t)ev->f[ARGUS_F_MX_OTHER]));
+		EXPECT(ev->f[ARGUS_F_MX_KIND] < AE_SYNC_KIND_MAX);
+		if (ev->type == AE_MUTEX_WAKE && ev->f[ARGUS_F_MX_KIND] != AE_SYNC_SEM &&
+		    ev->f[ARGUS_F_MX_KIND] != AE_SYNC_COND)
+			EXPECT(ev->f[ARGUS_F_MX_OTHER] == 0);
+		if (ev->f[ARGUS_F_MX_KIND] == AE_SYNC_COND && ev->type != AE_MUTEX_WAKE)
+			EXPECT(ev->f[ARGUS_F_MX_ARG] != 0);     /* the condvar's mutex */
+		if (ev->f[ARGUS_F_MX_KIND] == AE_SYNC_MUTEX)
+			EXPECT(ev->f[ARGUS_F_MX_ARG] == 0);
+	}
 	s->n++;
 	return (s->n % 97) == 0 ? -12 : 0;  /* now and then: out of memory */
 }

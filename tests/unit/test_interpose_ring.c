@@ -80,6 +80,48 @@ static void test_parse(void)
 	      !strcmp(argus_ip_reject_str(ARGUS_IP_BAD_HOLDER), "bad_holder"));
 }
 
+/* Work items (AIP_WORK_*): item, kind, callback; a boundary has a tag only. */
+static void test_parse_work(void)
+{
+	struct aip_rec r = rec(AIP_WORK_BEGIN, 101, AIP_WORK_POOL);
+	struct argus_event ev;
+
+	r.arg = 0x401230;
+	CHECK_EQ(argus_ip__parse(&r, sizeof(r), &K, &ev), ARGUS_IP_OK);
+	CHECK_EQ(ev.type, AE_WORK_BEGIN);
+	CHECK_EQ(ev.pid, PID);
+	CHECK_EQ(ev.tid, 101);
+	CHECK_EQ(ev.f[ARGUS_F_WI_ITEM], 0x7000);
+	CHECK_EQ(ev.f[ARGUS_F_WI_FN], 0x401230);
+	CHECK_EQ(ev.f[ARGUS_F_WI_KIND], AIP_WORK_POOL);
+	r.type = AIP_WORK_ENQUEUE;
+	CHECK_EQ(argus_ip__parse(&r, sizeof(r), &K, &ev), ARGUS_IP_OK);
+	CHECK_EQ(ev.type, AE_WORK_ENQUEUE);
+	r.type = AIP_WORK_END;
+	r.arg = 0;              /* callback unknown */
+	CHECK_EQ(argus_ip__parse(&r, sizeof(r), &K, &ev), ARGUS_IP_OK);
+	CHECK_EQ(ev.type, AE_WORK_END);
+	CHECK_EQ(ev.f[ARGUS_F_WI_FN], 0);
+	/* an unknown maker, an item 0 */
+	CHECK_EQ(parse(rec(AIP_WORK_BEGIN, 100, AIP_WORK_KIND_MAX)), ARGUS_IP_BAD_FIELD);
+	r = rec(AIP_WORK_ENQUEUE, 100, AIP_WORK_TASK); r.addr = 0;
+	CHECK_EQ(parse(r), ARGUS_IP_BAD_FIELD);
+	/* a boundary: the tag, nothing else */
+	r = rec(AIP_WORK_BOUNDARY, 100, AIP_WORK_API);
+	CHECK_EQ(argus_ip__parse(&r, sizeof(r), &K, &ev), ARGUS_IP_OK);
+	CHECK_EQ(ev.type, AE_WORK_BOUNDARY);
+	CHECK_EQ(ev.f[ARGUS_F_WI_ITEM], 0x7000);
+	CHECK_EQ(ev.f[ARGUS_F_WI_FN] | ev.f[ARGUS_F_WI_KIND], 0);
+	r.arg = 5;
+	CHECK_EQ(parse(r), ARGUS_IP_BAD_FIELD);
+	CHECK_EQ(parse(rec(AIP_WORK_BOUNDARY, 100, AIP_WORK_POOL)), ARGUS_IP_BAD_FIELD);
+	/* a number of the work records' range (16..23) that names no record */
+	CHECK_EQ(parse(rec(23, 100, 0)), ARGUS_IP_BAD_TYPE);
+	/* the mutex records still take no third field */
+	r = rec(AIP_MUTEX_WAKE, 100, 0); r.arg = 1;
+	CHECK_EQ(parse(r), ARGUS_IP_BAD_FIELD);
+}
+
 static struct aip_rec *slot(uint64_t i)
 {
 	return (struct aip_rec *)(ring + AIP_HDR_BYTES) + i % AIP_NSLOTS;
@@ -235,6 +277,7 @@ int main(void)
 {
 	RUN(test_parse);
 	RUN(test_sync);
+	RUN(test_parse_work);
 	RUN(test_drain);
 	return check_report();
 }

@@ -1,0 +1,66 @@
+#!/bin/bash
+# e2e: the argus_work_* API (interposer/argus_work.h), issue 14.
+# tests/apps/work_api links libargus-interpose.so (no LD_PRELOAD) and
+# tells Argus about its own mutex + condvar queue: the main thread
+# enqueues 8 jobs and marks a boundary, a worker runs them back to back.
+# Asserts, against the addresses the app prints:
+#   - the trace has each job's work_enqueue (main thread) and work_begin,
+#     work_end (worker), kind api, in order, and the work_boundary tag;
+#   - `argus graph`: a workitem edge per job, and the worker's segments
+#     cut at each job (segments starting with reason "work");
+#   - with no collector the app runs normally.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+APP=$APPS/work_api
+[ -x "$APP" ] || fail "no $APP (build first)"
+
+mkdir -p "$T/nocollector"
+ARGUS_RUN_DIR=$T/nocollector timeout 20 "$APP" >"$T/nc.out" 2>"$T/nc.err" ||
+	fail "work_api without a collector failed" "$T/nc.err"
+[ "$(kv DONE "$T/nc.out")" = "$(kv NJOBS "$T/nc.out")" ] || fail "without a collector not every job ran" "$T/nc.out"
+
+mkdir -p "$T/ring"
+start_collector --dir "$T/ring" --size 256M --no-watch-interactive
+timeout 20 "$APP" >"$T/app.out" 2>"$T/app.err" || fail "work_api failed" "$T/app.err"
+OUT=$T/app.out
+export PID=$(kv PID) MAIN=$(kv MAIN_TID) WORKER=$(kv WORKER_TID) NJOBS=$(kv NJOBS) TAG=$(kv BOUNDARY_TAG)
+export JOBS=$(for k in $(seq 0 $((NJOBS - 1))); do kv JOB$k; done | tr '\n' ' ')
+log "app $PID: main $MAIN queued $NJOBS jobs to worker $WORKER"
+sleep 0.3
+"$ARGUS" save -o "$T/s.argus" >"$T/save.out" 2>&1 || fail "argus save failed" "$T/save.out"
+dump_to "$T/s.argus" "$T/s.dump" --pid "$PID"
+check_dump "$T/s.dump" '
+my ($PID, $M, $W, $TAG) = map { $ENV{$_} } qw(PID MAIN WORKER TAG);
+my @jobs = map { num($_) } split " ", $ENV{JOBS};
+my $bad = 0;
+my @wk = grep { $_->{type} =~ /^work_/ && $_->{pid} == $PID } @ev;
+for my $e (@wk) { my ($i) = $e->{rest} =~ /(?:item|tag)=(0x[0-9a-f]+)/; $e->{item} = num($i // 0); }
+for my $k (0 .. $#jobs) {
+	my ($q) = grep { $_->{type} eq "work_enqueue" && $_->{tid} == $M && $_->{item} == $jobs[$k] && $_->{rest} =~ /kind=api/ } @wk;
+	my ($b) = grep { $_->{type} eq "work_begin" && $_->{tid} == $W && $_->{item} == $jobs[$k] } @wk;
+	my ($e) = grep { $_->{type} eq "work_end" && $_->{tid} == $W && $_->{item} == $jobs[$k] } @wk;
+	if (!$q || !$b || !$e) { printf STDERR "FAIL: job %d (%#x): enqueue %s begin %s end %s\n", $k, $jobs[$k], $q ? "ok" : "missing", $b ? "ok" : "missing", $e ? "ok" : "missing"; $bad = 1; next; }
+	if (!($q->{ts} <= $b->{ts} && $b->{ts} <= $e->{ts})) { print STDERR "FAIL: job $k out of order\n"; $bad = 1; next; }
+}
+print STDERR "ok: every job enqueued by the main thread, begun and ended on the worker, in order\n" unless $bad;
+my ($t) = grep { $_->{type} eq "work_boundary" && $_->{tid} == $M && $_->{item} == num($TAG) } @wk;
+if (!$t) { print STDERR "FAIL: no work_boundary with the tag $TAG\n"; $bad = 1; } else { print STDERR "ok: $t->{line}\n"; }
+exit $bad;
+' || fail "the API's records are missing or wrong (see above)"
+
+"$ARGUS" graph "$T/s.argus" >"$T/graph.txt" 2>&1 || fail "argus graph failed" "$T/graph.txt"
+e=$(awk '$1 == "workitem" { print $2 }' "$T/graph.txt")
+[ "${e:-0}" -ge "$NJOBS" ] || fail "the graph has ${e:-0} workitem edges, expected >= $NJOBS" "$T/graph.txt"
+"$ARGUS" graph "$T/s.argus" --tid "$WORKER" --json >"$T/w.json" 2>"$T/w.err" || fail "argus graph --tid --json failed" "$T/w.err"
+/usr/bin/python3 - "$T/w.json" <<'PY' || fail "the worker's segments are not cut at its jobs" "$T/w.json"
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+n = int(os.environ["NJOBS"])
+segs = [x for x in d["nodes"] if x["tid"] == int(os.environ["WORKER"])]
+work = [x for x in segs if x["start_reason"] == "work"]
+# each job's run is a segment that starts at its begin (and one more after the last end)
+ok = len(work) >= n
+print(("  ok:   " if ok else "  FAIL: ") + f"{len(work)} of the worker's {len(segs)} segments start at a job (>= {n})", file=sys.stderr)
+sys.exit(not ok)
+PY
+pass "argus_work_* API: $NJOBS jobs enqueued, run and ended as recorded; $e workitem edges"
