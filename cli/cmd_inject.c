@@ -170,6 +170,9 @@ int live_inject(const char *cmd, pid_t pid, const char *lib)
 	if (check_owner(cmd, path, false) || check_owner(cmd, dir[0] ? dir : "/", true))
 		return 1;
 	r = live_lib_mapped(pid, path, found, sizeof(found));
+	if (r == -EACCES || r == -EPERM)
+		return cli_error(cmd, "not allowed to trace process %d: root (or CAP_SYS_PTRACE) is needed",
+				 (int)pid);
 	if (r < 0)
 		return cli_error(cmd, "cannot read the maps of process %d: %s", (int)pid, strerror(-r));
 	if (r)

@@ -209,6 +209,9 @@ int cmd_instrument(int argc, char **argv)
 		r = resolve(pid, req[i].spec, &sym[i], why);
 		if (r == -ESRCH)
 			return cli_error(CMD, "no process %d", (int)pid);
+		if (r == -EACCES || r == -EPERM)
+			return cli_error(CMD, "not allowed to trace process %d: root (or CAP_SYS_PTRACE) is"
+					 " needed", (int)pid);
 		if (r && req[i].line)
 			return cli_error(CMD, "%s:%d: %s", cli_tstr(schema), req[i].line, why);
 		if (r)

@@ -618,7 +618,7 @@ int argus_live__patch(struct argus_live *l, const struct argus_live_sym *fn,
 		goto out;
 	}
 	if (!our_page(l, fn->addr, &page, &old)) {
-		WHY("%s is already instrumented (as %s; --remove first)", o->name,
+		WHY("already instrumented (as %s; --remove first)",
 		    argus_live__kind_name(old.kind));
 		err = -EEXIST;
 		goto out;
