@@ -159,6 +159,7 @@ int live_inject(const char *cmd, pid_t pid, const char *lib)
 	struct argus_live_call c = { .data_arg = 0 };
 	struct argus_live *l;
 	uint64_t handle = 0;
+	pid_t tid = pid;
 	int r;
 
 	if (kill(pid, 0) && errno == ESRCH)
@@ -188,20 +189,19 @@ int live_inject(const char *cmd, pid_t pid, const char *lib)
 				 (int)pid, why);
 	if (r)
 		return cli_error(cmd, "%s", why[0] ? why : strerror(-r));
-	r = argus_live__stop(l, pid);
+	r = argus_live__stop_one(l, &tid);
 	if (r) {
 		argus_live__close(l);
-		return cli_error(cmd, "cannot stop the main thread of process %d: %s", (int)pid,
-				 strerror(-r));
+		return cli_error(cmd, "cannot stop a thread of process %d: %s", (int)pid, strerror(-r));
 	}
 	c.fn = s.addr;
 	c.data = path;
 	c.data_len = strlen(path) + 1;
 	c.args[1] = RTLD_NOW_;
 	c.timeout_ms = 10000;
-	r = argus_live__call(l, pid, &c, &handle, why);
+	r = argus_live__call(l, tid, &c, &handle, why);
 	if (!r && !handle)
-		remote_dlerror(l, pid, err, sizeof(err));
+		remote_dlerror(l, tid, err, sizeof(err));
 	argus_live__close(l);	/* resumes: the interrupted syscall restarts */
 	if (r)
 		return cli_error(cmd, "calling dlopen in process %d failed: %s", (int)pid,

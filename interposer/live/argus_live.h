@@ -41,6 +41,8 @@ int argus_live__open(pid_t pid, struct argus_live **out, char *why);
 void argus_live__close(struct argus_live *l);
 /* Stop one thread (PTRACE_INTERRUPT, wait for the stop). */
 int argus_live__stop(struct argus_live *l, pid_t tid);
+/* Stop one thread, the main one if it can, and say which. */
+int argus_live__stop_one(struct argus_live *l, pid_t *tid);
 /* Stop every thread, including ones created meanwhile. */
 int argus_live__stop_all(struct argus_live *l);
 /* Resume every stopped thread (a signal that arrived during our stop is
@@ -151,6 +153,9 @@ struct argus_live_plan {
 	uint64_t func;		/* address of the entry */
 	uint8_t len;		/* bytes displaced: whole instructions, >= 5 */
 	uint8_t orig[32];
+	bool call_inside;	/* a displaced call returns inside them (call *%rax
+				 * at +0): a thread in its callee has a return
+				 * address there, and its stack is checked too */
 };
 
 /* Decide how many whole instructions to displace (>= 5 bytes) from body

@@ -42,7 +42,8 @@
  * Safety against threads running those bytes: every thread is stopped
  * (argus_live__stop_all) while bytes change, and none may have its pc
  * strictly inside the replaced range (the first byte is fine: a thread
- * there will run our jmp).  On removal, no pc may be in the trampoline
+ * there will run our jmp), nor, when a displaced call returns inside
+ * them, a return address there on its stack.  On removal, no pc may be in the trampoline
  * page and no thread's stack (16 KiB from rsp) may hold a return address
  * into it (a thread inside the hook, or inside a call relocated there).
  * A busy range is retried for ~1 s, then refused (-EBUSY).
@@ -176,6 +177,8 @@ int argus_live__plan(const uint8_t *body, size_t body_len, uint64_t func, uint64
 			goto out;
 		}
 		len += in->size;
+		if (in->id == X86_INS_CALL && len < 5)
+			p->call_inside = true;
 		if (ends_flow(in) && len < 5) {
 			WHY("the function is too short to patch: it ends (%s at +%zu) before 5 bytes",
 			    in->mnemonic, len - in->size);
@@ -532,7 +535,7 @@ static int busy_thread(struct argus_live *l, uint64_t lo, uint64_t hi, uint64_t 
 
 /* Stop everything; retry for ~1 s while a thread is busy in the range. */
 static int stop_quiet(struct argus_live *l, uint64_t lo, uint64_t hi, uint64_t slo, uint64_t shi,
-		      pid_t *first, char *why)
+		      const char *what, pid_t *first, char *why)
 {
 	pid_t busy = 0;
 	uint64_t bpc = 0;
@@ -558,8 +561,8 @@ static int stop_quiet(struct argus_live *l, uint64_t lo, uint64_t hi, uint64_t s
 		usleep(20000);
 	}
 	if (slo && bpc >= slo && bpc < shi)
-		WHY("thread %d is still inside the trampoline (pc or return address %#llx): try again later",
-		    (int)busy, (unsigned long long)bpc);
+		WHY("thread %d is still inside %s (pc or return address %#llx): try again later",
+		    (int)busy, what, (unsigned long long)bpc);
 	else
 		WHY("thread %d is executing the bytes to patch (pc %#llx = entry+%llu) for 1 s: try again later",
 		    (int)busy, (unsigned long long)bpc, (unsigned long long)(bpc - lo));
@@ -648,7 +651,8 @@ int argus_live__patch(struct argus_live *l, const struct argus_live_sym *fn,
 		goto out;
 	}
 
-	err = stop_quiet(l, fn->addr, fn->addr + plan.len, 0, 0, &first, why);
+	err = stop_quiet(l, fn->addr, fn->addr + plan.len, plan.call_inside ? fn->addr + 1 : 0,
+			 fn->addr + plan.len, "a call among the bytes to patch", &first, why);
 	if (err)
 		goto out;
 	c.args[0] = want;
@@ -710,7 +714,7 @@ int argus_live__unpatch(struct argus_live *l, uint64_t func, char *why)
 		return -ENOENT;
 	}
 	err = stop_quiet(l, func, func + h.len, page + ARGUS_LIVE_CODE_OFF,
-			 page + ARGUS_LIVE_TRAMP_BYTES, &first, why);
+			 page + ARGUS_LIVE_TRAMP_BYTES, "the trampoline", &first, why);
 	if (err)
 		return err;
 	err = argus_live__write(l, func, h.orig, h.len);

@@ -253,6 +253,27 @@ int argus_live__stop(struct argus_live *l, pid_t tid)
 	return t ? stop_task(t) : -ESRCH;
 }
 
+int argus_live__stop_one(struct argus_live *l, pid_t *tid)
+{
+	int err = -ESRCH;
+
+	/* the main thread first; it may be a zombie (pthread_exit in main) */
+	if (!argus_live__stop(l, l->pid)) {
+		*tid = l->pid;
+		return 0;
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		if (l->t[i].tid == l->pid)
+			continue;
+		err = stop_task(&l->t[i]);
+		if (!err) {
+			*tid = l->t[i].tid;
+			return 0;
+		}
+	}
+	return err;
+}
+
 int argus_live__stop_all(struct argus_live *l)
 {
 	size_t added;

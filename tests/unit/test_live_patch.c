@@ -211,6 +211,21 @@ static void entry_is_a_jmp_to_the_code_page_padded_with_int3(void)
 	CHECK(!memcmp(p.orig, (const void *)t_riprel, 7));
 }
 
+/* call *%rax at +0 returns to +2, inside the 6 bytes displaced: the
+ * patcher must then check the threads' stacks for that return address */
+static void a_call_returning_inside_the_patch_is_flagged(void)
+{
+	static const uint8_t icall[] = { 0xff, 0xd0, 0x48, 0x83, 0xc0, 0x01, 0xc3 };
+	struct argus_live_plan p;
+	char why[ARGUS_LIVE_WHY] = "";
+
+	CHECK_EQ(argus_live__plan(icall, sizeof(icall), 0x1000, sizeof(icall), &p, why), 0);
+	CHECK_EQ(p.len, 6);
+	CHECK(p.call_inside);
+	CHECK_EQ(argus_live__plan((const uint8_t *)t_call, SZ_CALL, 0x1000, SZ_CALL, &p, why), 0);
+	CHECK(!p.call_inside);
+}
+
 static void refuses_what_it_cannot_patch(void)
 {
 	struct argus_live_plan p;
@@ -242,6 +257,7 @@ int main(void)
 	RUN(displaced_tail_jump_reaches_its_target);
 	RUN(hook_gets_the_first_argument_and_keeps_xmm_args);
 	RUN(entry_is_a_jmp_to_the_code_page_padded_with_int3);
+	RUN(a_call_returning_inside_the_patch_is_flagged);
 	RUN(refuses_what_it_cannot_patch);
 	return check_report();
 }
