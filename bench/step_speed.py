@@ -10,7 +10,8 @@ And Argus's own stepping inside that lldb: the plugin (PLUGIN_SO) loaded,
 decoding, memory operands, written to a recording (issue 13 §7: the lldb
 path must not be slower than lldb's own stepping).
 
-usage: step_speed.py TARGET_BINARY N [PLUGIN_SO]
+usage: step_speed.py TARGET N [PLUGIN_SO]
+TARGET is the binary and its arguments, one string ("step_speed_target libc").
 Prints "lldb_step N SECONDS RATE/s", "lldb_step_regs N SECONDS RATE/s" and,
 with PLUGIN_SO, "lldb_step_il" and "lldb_plugin": the bare step and the
 plugin interleaved in rounds of 1000 steps each (the same code, the same
@@ -31,7 +32,7 @@ import lldb  # noqa: E402
 
 def main():
     target_bin, n = sys.argv[1], int(sys.argv[2])
-    child = subprocess.Popen([target_bin])
+    child = subprocess.Popen(target_bin.split())
     time.sleep(0.1)
     dbg = lldb.SBDebugger.Create()
     dbg.SetAsync(False)

@@ -17,7 +17,9 @@
 #   lldb_plugin    `argus step --count 1000 --record F` inside that lldb
 #                  (the plugin's backend: everything the engine records),
 #                  interleaved with rounds of 1000 bare steps (lldb_step_il)
-#                  so both see the same code and the same load
+#                  so both see the same code and the same load; the
+#                  lldb figures again on libc code (libc_*: the target's
+#                  snprintf/qsort loop)
 # N instructions for raw and engine (default 200000), N_LLDB for lldb
 # (default 5000: it is ~10x slower).  Prints each rate and the ratios.
 # Needs root (ptrace of a child is enough, but lldb-server wants it here).
@@ -36,6 +38,10 @@ taskset -c 1 "$bin" "$n" | tee -a "$out" || exit 1
 LLDB_DEBUGSERVER_PATH=/usr/lib/llvm-16/bin/lldb-server \
 	taskset -c 1 /usr/bin/python3 "$top/bench/step_speed.py" "$target" "$nl" \
 	"$build/lib/libargus-lldb.so" | tee -a "$out" || exit 1
+# the plugin and lldb again on libc code (calls, returns, stack traffic)
+LLDB_DEBUGSERVER_PATH=/usr/lib/llvm-16/bin/lldb-server \
+	taskset -c 1 /usr/bin/python3 "$top/bench/step_speed.py" "$target libc" "$nl" \
+	"$build/lib/libargus-lldb.so" | sed 's/^/libc_/' | tee -a "$out" || exit 1
 awk '
   { split($4, r, "/"); rate[$1] = r[1] }
   END {
@@ -48,4 +54,7 @@ awk '
     if (rate["lldb_plugin"])
       printf "lldb_plugin/lldb_step_il %.2f  lldb_plugin/lldb_step_regs %.2f\n",
         rate["lldb_plugin"] / rate["lldb_step_il"], rate["lldb_plugin"] / rate["lldb_step_regs"]
+    if (rate["libc_lldb_plugin"])
+      printf "libc: lldb_plugin/lldb_step_il %.2f  lldb_plugin/lldb_step_regs %.2f\n",
+        rate["libc_lldb_plugin"] / rate["libc_lldb_step_il"], rate["libc_lldb_plugin"] / rate["libc_lldb_step_regs"]
   }' "$out"

@@ -25,7 +25,10 @@
 //             so does one /proc refuses.  A read that fails across a
 //             mapping's end is retried up to the page boundary, so the
 //             engine sees a short read.
-//   step      SBThread::StepInstruction(false): lldb single-steps the
+//   step      a plain instruction: one vCont;s packet to lldb-server past
+//             lldb (remote_step.cpp: why, and how lldb is flushed after),
+//             its stop reply's registers are get_regs' answer.  Else:
+//             SBThread::StepInstruction(false): lldb single-steps the
 //             thread with the others stopped (lldb's own step-inst plan).
 //             A stop for a signal (lldb stops on it: SIGSEGV, or one the
 //             user set to stop) is reported in stop->sig and the step is
@@ -45,6 +48,8 @@
 
 #include "step_backend.h"
 
+#include <algorithm>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -62,9 +67,7 @@
 #include <utility>
 #include <vector>
 
-extern "C" {   // argus_step.h is a C header without C++ guards
-#include "argus_step.h"
-}
+#include "remote_step.h"
 
 namespace argus_lldb {
 namespace {
@@ -93,6 +96,11 @@ struct Backend {
 	int mem_fd = -1;                      // /proc/PID/mem, -1 if not opened
 	bool check_known = false;             // ARGUS_STEP_CHECK_KNOWN=1
 	unsigned long checked_known = 0, wrong_known = 0;
+	// steps sent to lldb-server past lldb (remote_step.cpp)
+	RemoteStep rs;
+	bool remote_regs = false;   // the last step was remote: rs.regs hold them
+	int remote_sig = 0;         // a signal a remote step stopped for, to hand on
+	std::vector<uint64_t> bp_addrs;   // lldb's breakpoint locations, sorted
 
 	// the syscall watchdog
 	std::mutex m;
@@ -192,6 +200,18 @@ const unsigned kFullEvery = 256;
 int get_regs(void *ctx, struct argus_step_regs *out)
 {
 	Backend *b = static_cast<Backend *>(ctx);
+	if (b->remote_regs) {
+		// every general register came with the stop reply
+		*out = b->rs.regs;
+		out->r[ARGUS_REG_ORIG_RAX] = (uint64_t)-1;   // never a syscall step
+		out->r[ARGUS_REG_FS_BASE] = b->fs_base;
+		out->r[ARGUS_REG_GS_BASE] = 0;
+		b->last = *out;
+		b->have_last = true;
+		b->next_full = false;
+		b->after_syscall = false;
+		return 0;
+	}
 	lldb::SBFrame f = b->thread.GetFrameAtIndex(0);
 	if (!f.IsValid())
 		return -ESRCH;
@@ -285,7 +305,15 @@ long read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 		if (got > 0 && !memchr(buf, 0xcc, (size_t)got))
 			return got;
 		// an int3 byte may be one of lldb's breakpoints, which only
-		// lldb knows to hide: ask lldb
+		// lldb knows to hide: ask lldb.  But after remote steps lldb's
+		// memory cache may be stale: then only for the addresses of
+		// its breakpoint locations (code, which the steps did not
+		// change); lldb's internal ones (the loader's) show as int3
+		if (got > 0 && b->rs.dirty) {
+			auto at = std::lower_bound(b->bp_addrs.begin(), b->bp_addrs.end(), addr);
+			if (at == b->bp_addrs.end() || *at >= addr + (uint64_t)got)
+				return got;
+		}
 	}
 	size_t n = b->proc.ReadMemory(addr, buf, len, err);
 	if (n == 0 && len > 1) {
@@ -373,12 +401,39 @@ int run_out_of_vdso(Backend *b, uint64_t ret, struct argus_step_stop *stop)
 }
 
 int step_once(Backend *b, struct argus_step_stop *stop);
+int step_remote(Backend *b, struct argus_step_stop *stop);
+
+// Can this step go to lldb-server directly (remote_step.cpp says which
+// stay with lldb)?
+bool remote_fits(Backend *b, const struct argus_step_stop *stop)
+{
+	if (!b->rs.ok || !b->have_last || b->mem_fd < 0)
+		return false;
+	if (b->remote_sig)
+		return true;   // a signal to hand on: remote, whatever comes
+	uint64_t pc = b->last.r[ARGUS_REG_RIP];
+	uint8_t op = 0;
+	return !stop->syscall && !(b->vdso_hi && in_vdso(b, pc)) &&
+	       pread(b->mem_fd, &op, 1, (off_t)pc) == 1 && op != 0xcc;
+}
 
 int step(void *ctx, struct argus_step_stop *stop)
 {
 	Backend *b = static_cast<Backend *>(ctx);
 	stop->sig = 0;
 	stop->over = false;
+	b->remote_regs = false;
+	if (remote_fits(b, stop)) {
+		int rc = step_remote(b, stop);
+		if (rc != -EAGAIN)
+			return rc;
+	}
+	if (b->rs.dirty) {
+		// lldb acts next: it must see the thread as it is
+		if (remote_step_flush(&b->rs))
+			b->rs.ok = false;
+		b->remote_sig = 0;
+	}
 	// what get_regs reads next: anything else (a signal, a vDSO run, an
 	// error) sets next_full
 	b->next_writes = stop->writes;
@@ -454,9 +509,54 @@ int step_once(Backend *b, struct argus_step_stop *stop)
 	}
 }
 
+// One instruction through lldb-server (remote_step.cpp).  -EAGAIN: let
+// lldb step it (its breakpoint at the pc, or the remote step failed).
+int step_remote(Backend *b, struct argus_step_stop *stop)
+{
+	for (int tries = 0;; tries++) {
+		int sig = b->remote_sig, got = 0;
+		b->remote_sig = 0;
+		switch (remote_step(&b->rs, sig, &got)) {
+		case kRemoteStepped:
+			if (b->vdso_hi && in_vdso(b, b->rs.pc)) {
+				// just entered the vDSO: run out of it with lldb
+				uint64_t ret = 0;
+				if (pread(b->mem_fd, &ret, sizeof(ret), (off_t)b->rs.regs.r[ARGUS_REG_RSP]) !=
+				    sizeof(ret))
+					return -EIO;
+				if (remote_step_flush(&b->rs))
+					b->rs.ok = false;
+				b->next_full = true;
+				return run_out_of_vdso(b, ret, stop);
+			}
+			b->remote_regs = true;
+			return 0;
+		case kRemoteSignal:
+			// not run yet: the next step hands the signal on
+			stop->sig = got;
+			b->remote_sig = got;
+			b->remote_regs = true;
+			if (tries + 1 >= kSignalRetries)
+				return 0;
+			continue;
+		case kRemoteBreakpoint:
+			return -EAGAIN;
+		case kRemoteError:
+			if (gone(b->proc))
+				return -ESRCH;
+			b->rs.ok = false;   // lldb from here on
+			return -EAGAIN;
+		}
+	}
+}
+
 void close_backend(void *ctx)
 {
-	delete static_cast<Backend *>(ctx);
+	Backend *b = static_cast<Backend *>(ctx);
+	// leave lldb a true picture of the thread
+	if (b->rs.dirty && !gone(b->proc))
+		remote_step_flush(&b->rs);
+	delete b;
 }
 
 // fs_base of the thread: pthread_self() (glibc: the TCB, which fs_base
@@ -516,6 +616,21 @@ struct argus_stepper *open_stepper(lldb::SBProcess proc, uint32_t tid, uint32_t 
 	b->syscall_ms = syscall_ms ? syscall_ms : 5000;
 	b->fs_base = thread_pointer(proc, th, pid, tid);
 	find_vdso(b);
+	// remote steps need the expression remote_step_flush runs, which is
+	// the one thread_pointer just ran: no thread pointer, no remote steps
+	remote_step_open(&b->rs, proc, tid);
+	if (!b->fs_base)
+		b->rs.ok = false;
+	lldb::SBTarget target = proc.GetTarget();
+	for (uint32_t i = 0; i < target.GetNumBreakpoints(); i++) {
+		lldb::SBBreakpoint bp = target.GetBreakpointAtIndex(i);
+		for (size_t j = 0; j < bp.GetNumLocations(); j++) {
+			lldb::SBBreakpointLocation loc = bp.GetLocationAtIndex((uint32_t)j);
+			if (loc.IsValid() && loc.GetLoadAddress() != LLDB_INVALID_ADDRESS)
+				b->bp_addrs.push_back(loc.GetLoadAddress());
+		}
+	}
+	std::sort(b->bp_addrs.begin(), b->bp_addrs.end());
 	{
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/%u/mem", pid);

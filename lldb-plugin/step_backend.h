@@ -13,8 +13,10 @@ struct argus_stepper;
 namespace argus_lldb {
 
 // A stepper (step/argus_step.h) for thread tid of the stopped process
-// proc, driven through lldb: registers from its frame 0, memory through
-// SBProcess::ReadMemory, one step = SBThread::StepInstruction.  A syscall
+// proc, driven through lldb: a plain step is one packet to lldb-server
+// with every register in its reply (remote_step.h), the others lldb's
+// SBThread::StepInstruction with registers from frame 0; memory from
+// /proc/PID/mem, or SBProcess::ReadMemory where lldb hides a breakpoint.  A syscall
 // that blocks longer than syscall_ms is interrupted (a SIGSTOP to the
 // thread, which lldb does not pass on) and the step returns -ETIMEDOUT.  Closing it leaves
 // the process stopped, as lldb had it.  nullptr with err on failure.
