@@ -382,12 +382,13 @@ int argus_live__call(struct argus_live *l, pid_t tid, const struct argus_live_ca
 	uint32_t ms = c->timeout_ms ? c->timeout_ms : 5000;
 	int64_t deadline;
 	bool have_xs;
-	int err, st;
+	int err, st, held;
 
 	if (!t || !t->stopped || t->gone)
 		return -ESRCH;
 	if (c->data_len > 4096)
 		return -E2BIG;
+	held = t->sig;
 	if (ptrace(PTRACE_GETREGS, tid, 0, &saved))
 		return -errno;
 	have_xs = !ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &xiov);
@@ -448,8 +449,18 @@ int argus_live__call(struct argus_live *l, pid_t tid, const struct argus_live_ca
 		if (err == -ETIMEDOUT) {
 			WHY("the call on thread %d did not return in %u ms (a lock held by a stopped thread?)",
 			    (int)tid, ms);
-			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) == 0 && wait_stopped(t) == 0)
+			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) == 0 && wait_stopped(t) == 0) {
+				struct user_regs_struct e;
+
+				/* the call returned just as time ran out: that
+				 * SIGSEGV at pc 0 is ours, never the thread's */
+				if (t->sig == SIGSEGV && !ptrace(PTRACE_GETREGS, tid, 0, &e) && !e.rip) {
+					t->sig = held;
+					*ret = e.rax;
+					err = 0;
+				}
 				goto restore;
+			}
 			return err;
 		}
 		if (!WIFSTOPPED(st))
@@ -476,8 +487,10 @@ int argus_live__call(struct argus_live *l, pid_t tid, const struct argus_live_ca
 			}
 			goto restore;
 		}
-		/* any other signal: held for the thread's resume */
-		t->sig = WSTOPSIG(st);
+		/* any other signal: held for the thread's resume (one only: a
+		 * signal the thread was stopped with before the call wins) */
+		if (!t->sig)
+			t->sig = WSTOPSIG(st);
 		ptrace(PTRACE_CONT, tid, 0, 0);
 	}
 
