@@ -15,6 +15,9 @@
 #   - --remove: the entry's bytes equal the executable file's again, the
 #     trampoline is unmapped, the counter no longer moves;
 #   - --schema FILE applies and removes the `instrument` lines;
+#   - in a second process, with a stand-in interposer whose argus_work_*
+#     print each call (tests/apps/live_fake_hooks.c): instrument injects
+#     it, and the hook runs once per item with live_item's argument;
 #   - refusals, one line each: a 3-byte function, a jump back into the
 #     patched bytes, a thread parked inside them, a second patch of the
 #     same function, an unknown symbol, a bad --as, a dead pid.
@@ -117,5 +120,36 @@ expect_clean_error 'bad.schema:1: expected' "$ARGUS" instrument --pid "$LPID" --
 live_send quit
 live_wait_line '^EXIT ok'
 live_finish 0
+DEADPID=$LPID
+
+# -- the hook, in a real process, whatever this build's interposer has:
+# a stand-in libargus-interpose.so (tests/apps/live_fake_hooks.c) prints
+# each argus_work_* call; instrument injects it and patches --as end
+FAKE=$APPS/fakehook/libargus-interpose.so
+[ -f "$FAKE" ] || fail "no $FAKE (build first)"
+live_start hooked "$APP"
+live_wait_line '^READY=1'
+live_wait_blocked 2
+before=$(live_syscalls)
+"$ARGUS" instrument --pid "$LPID" --func live_item --as end --lib "$FAKE" >"$T/h.out" 2>"$T/h.err" ||
+	fail "instrument --as end with the stand-in interposer failed" "$T/h.err"
+grep -q 'injecting it' "$T/h.out" || fail "instrument did not inject the interposer first" "$T/h.out"
+grep -q 'calls argus_work_end(rdi)' "$T/h.out" || fail "the patch does not call argus_work_end" "$T/h.out"
+live_same_blocked "$before"
+live_send "work 4"
+live_wait_line '^DONE n=4 sum=18$'
+grep -c '^HOOK end item=' "$T/hooked.err" >"$T/nhook"
+[ "$(cat "$T/nhook")" = 4 ] || fail "argus_work_end ran $(cat "$T/nhook") times for 4 items" "$T/hooked.err"
+# the items are one calloc'd array of longs: 4 addresses 8 bytes apart
+/usr/bin/python3 - "$T/hooked.err" <<'PY' || fail "the hook did not get live_item's argument (the item pointers)" "$T/hooked.err"
+import sys
+a = [int(l.split("item=")[1], 16) for l in open(sys.argv[1]) if l.startswith("HOOK end")]
+sys.exit(0 if len(a) == 4 and all(a[i + 1] - a[i] == 8 for i in range(3)) and a[0] else 1)
+PY
+log "the hook ran 4 times with the 4 items: $(sed -n 's/^HOOK end item=//p' "$T/hooked.err" | tr '\n' ' ')"
+live_send quit
+live_wait_line '^EXIT ok'
+live_finish 0
+LPID=$DEADPID
 expect_clean_error "no process $LPID" "$ARGUS" instrument --pid "$LPID" --func live_item --as begin
 pass "instrument into a hung process: 20 hits, output right, refusals clear, --remove restores the file's bytes (hook: $HOOK)"
