@@ -32,10 +32,10 @@ int live_parse_pid(const char *cmd, const char *v, pid_t *pid);
 	"  register (a syscall it was blocked in restarts), and detaches.  The\n" \
 	"  library's constructor then registers its ring with the argusd of\n" \
 	"  the process's $ARGUS_RUN_DIR (default /run/argus).\n" \
-	"  What this gives: argus_work_* for `argus instrument`, and wrappers of\n" \
-	"  functions the process has not bound yet.  Calls it already bound\n" \
-	"  through its PLT/GOT (pthread_mutex_lock in a running program) keep\n" \
-	"  going to glibc: a late dlopen does not re-bind them.\n" \
+	"  What this gives: argus_work_* for `argus instrument`.  The library's\n" \
+	"  wrappers stay inactive: a late dlopen is not in the global symbol\n" \
+	"  scope, so pthread_mutex_lock and the like keep going to glibc (for\n" \
+	"  those, restart the program under LD_PRELOAD).\n" \
 	"  PATH must be owned by root and writable by nobody else.\n"
 
 #define CMD_INSTRUMENT_USAGE \
@@ -61,8 +61,9 @@ int live_parse_pid(const char *cmd, const char *v, pid_t *pid);
 	"  bytes replaced (retried for 1 s).  Refused: a function shorter than\n" \
 	"  5 bytes, a jump inside it back into those bytes, an instruction\n" \
 	"  capstone cannot relocate.\n" \
-	"  --remove  puts the original bytes back (kept in the trampoline page)\n" \
-	"            and unmaps the page\n" \
+	"  --remove  puts the original bytes back (kept in the trampoline's\n" \
+	"            header page)\n" \
+	"            and unmaps the trampoline\n" \
 	"  --list    the patches in PID: function, kind, hits\n" \
 	"  --schema FILE  apply (or --remove) every `instrument FUNC as KIND`\n" \
 	"            line of a schema file (docs/schema.md)\n"
