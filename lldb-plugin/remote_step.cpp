@@ -21,8 +21,12 @@
 //     a few instructions and stops again, registers restored) is that
 //     stop.  Measured: before it, SBProcess::ReadMemory returned a global
 //     as it was 200 steps earlier; after it, the value /proc/PID/mem had.
-// The caller flushes before anything lldb does with the thread (its own
-// step, RunToAddress, ReadMemory) and when it is done.
+// Before lldb's own step (or RunToAddress) only the registers need the
+// flush: the step's stop is a private stop, which clears the memory
+// cache before lldb reads memory again (a syscall every few instructions,
+// as in a sched_yield spin, would otherwise pay a call in the thread at
+// each).  When the command ends, both.  ReadMemory between remote steps
+// is avoided (step_backend.cpp, read_mem).
 //
 // What stays with lldb's own step: a syscall (it may block past the
 // packet timeout; the caller's watchdog works with lldb's step), the vDSO
@@ -190,7 +194,7 @@ RemoteStepResult remote_step(RemoteStep *rs, int sig, int *stop_sig)
 	return kRemoteStepped;
 }
 
-int remote_step_flush(RemoteStep *rs)
+int remote_step_flush(RemoteStep *rs, bool memory)
 {
 	if (!rs->dirty)
 		return 0;
@@ -205,6 +209,12 @@ int remote_step_flush(RemoteStep *rs)
 	lldb::SBCommandReturnObject r;
 	rs->ci.HandleCommand(cmd, r);
 	int rc = r.Succeeded() ? 0 : -EIO;
+	rs->dirty = false;
+	if (!memory) {
+		if (keep.IsValid())
+			proc.SetSelectedThread(keep);
+		return rc;
+	}
 	// a private stop clears lldb's memory cache: a call in the thread
 	lldb::SBExpressionOptions o;
 	o.SetTryAllThreads(false);
@@ -219,7 +229,6 @@ int remote_step_flush(RemoteStep *rs)
 		rc = -EIO;
 	if (keep.IsValid())
 		proc.SetSelectedThread(keep);
-	rs->dirty = false;
 	return rc;
 }
 

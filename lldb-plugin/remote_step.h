@@ -44,8 +44,10 @@ enum RemoteStepResult {
 RemoteStepResult remote_step(RemoteStep *rs, int sig, int *stop_sig);
 
 // Make lldb forget what it cached of the thread (registers, frames) after
-// remote steps, so its next look reads the thread afresh.  0 or -EIO.
-int remote_step_flush(RemoteStep *rs);
+// remote steps, so its next look reads the thread afresh; with memory, its
+// memory cache too (a call in the thread: some ms).  Enough without
+// memory when lldb's next act resumes the thread.  0 or -EIO.
+int remote_step_flush(RemoteStep *rs, bool memory);
 
 }  // namespace argus_lldb
 

@@ -215,7 +215,11 @@ int get_regs(void *ctx, struct argus_step_regs *out)
 	lldb::SBFrame f = b->thread.GetFrameAtIndex(0);
 	if (!f.IsValid())
 		return -ESRCH;
-	bool full = !b->have_last || b->next_full || b->next_writes == 0 || ++b->since_full >= kFullEvery;
+	// after a syscall all of them: the kernel writes rax, rcx and r11
+	// (and more when it restarts the call or delivers a signal), which
+	// the decode of `syscall` does not list
+	bool full = !b->have_last || b->next_full || b->next_writes == 0 || b->after_syscall ||
+		    ++b->since_full >= kFullEvery;
 	lldb::SBValue gpr;
 	if (full || b->map.empty()) {
 		// the whole register set: costly to build, read only here
@@ -429,8 +433,9 @@ int step(void *ctx, struct argus_step_stop *stop)
 			return rc;
 	}
 	if (b->rs.dirty) {
-		// lldb acts next: it must see the thread as it is
-		if (remote_step_flush(&b->rs))
+		// lldb steps next: it must see the thread as it is (its
+		// step's stop clears its memory cache)
+		if (remote_step_flush(&b->rs, false))
 			b->rs.ok = false;
 		b->remote_sig = 0;
 	}
@@ -524,7 +529,7 @@ int step_remote(Backend *b, struct argus_step_stop *stop)
 				if (pread(b->mem_fd, &ret, sizeof(ret), (off_t)b->rs.regs.r[ARGUS_REG_RSP]) !=
 				    sizeof(ret))
 					return -EIO;
-				if (remote_step_flush(&b->rs))
+				if (remote_step_flush(&b->rs, false))
 					b->rs.ok = false;
 				b->next_full = true;
 				return run_out_of_vdso(b, ret, stop);
@@ -555,7 +560,7 @@ void close_backend(void *ctx)
 	Backend *b = static_cast<Backend *>(ctx);
 	// leave lldb a true picture of the thread
 	if (b->rs.dirty && !gone(b->proc))
-		remote_step_flush(&b->rs);
+		remote_step_flush(&b->rs, true);
 	delete b;
 }
 

@@ -8,6 +8,7 @@
  * handler, so that signals arrive while the thread is being stepped; the
  * result does not depend on them.
  * Prints COUNTER=<value> and ALARMS=<count>, exits 0. */
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,8 +36,11 @@ __attribute__((noinline)) void work(void)
 	char buf[128], copy[128];
 	int a[64];
 
-	for (unsigned long i = 0; i < 100; i++)
+	for (unsigned long i = 0; i < 100; i++) {
 		counter += i ^ (counter >> 3);
+		if (i % 25 == 0)
+			sched_yield();   /* syscalls: steps that go through lldb */
+	}
 	for (int i = 0; i < 64; i++)
 		a[i] = (i * 7919) % 101;
 	qsort(a, 64, sizeof(a[0]), cmp_int);
