@@ -20,6 +20,7 @@
 
 #include "argus_live.h"
 #include "cli.h"
+#include "control.h"
 #include "live_cli.h"
 
 #define CMD "instrument"
@@ -74,9 +75,9 @@ static const char *base(const char *p)
 static void display_name(const struct argus_live_sym *s, char *out, size_t len)
 {
 	if (s->name[0])
-		snprintf(out, len, "%s:%s", base(s->file), s->name);
+		snprintf(out, len, "%.100s:%.120s", base(s->file), s->name);
 	else
-		snprintf(out, len, "%s+%#llx", base(s->file), (unsigned long long)(s->addr - s->bias));
+		snprintf(out, len, "%.100s+%#llx", base(s->file), (unsigned long long)(s->addr - s->bias));
 }
 
 /* Read the instrument lines of a schema file. */
@@ -138,8 +139,49 @@ static int list(pid_t pid)
 		printf("%#llx %s as %s hits %llu trampoline %#llx\n", (unsigned long long)h[i].func,
 		       cli_tstr(h[i].name), argus_live__kind_name(h[i].kind),
 		       (unsigned long long)h[i].hits, (unsigned long long)pages[i]);
+	{
+		uint64_t f[64];
+		int k[64];
+		size_t nu = 0;
+
+		argus_live__uprobe_list(pid, f, k, 64, &nu);
+		for (size_t i = 0; i < nu; i++)
+			printf("%#llx as %s via uprobe\n", (unsigned long long)f[i],
+			       argus_live__kind_name((enum argus_live_kind)k[i]));
+		n += nu;
+	}
 	if (!n)
 		printf("# no argus instrument patch in process %d\n", (int)pid);
+	return 0;
+}
+
+/* --via uprobe: the kernel records the entries (interposer/live/
+ * live_uprobe.c) into the ring of this argus's collector. */
+static int via_uprobes(pid_t pid, const struct func_req *req, const struct argus_live_sym *sym,
+		       size_t n, bool remove, const char *schema)
+{
+	char why[ARGUS_LIVE_WHY], name[256];
+
+	for (size_t i = 0; i < n; i++) {
+		int r;
+
+		display_name(&sym[i], name, sizeof(name));
+		why[0] = 0;
+		r = remove ? argus_live__uprobe_remove(pid, sym[i].addr, why)
+			   : argus_live__uprobe_add(pid, &sym[i], req[i].kind, argus_run_dir(), why);
+		if (r && req[i].line)
+			return cli_error(CMD, "%s:%d: %s: %s", cli_tstr(schema), req[i].line,
+					 cli_tstr(name), why[0] ? why : strerror(-r));
+		if (r)
+			return cli_error(CMD, "%s: %s", cli_tstr(name), why[0] ? why : strerror(-r));
+		if (remove)
+			printf("argus %s: removed the uprobe on %s at %#llx\n", CMD, cli_tstr(name),
+			       (unsigned long long)sym[i].addr);
+		else
+			printf("argus %s: uprobe on %s at %#llx records %s (live_hit) into the collector of %s\n",
+			       CMD, cli_tstr(name), (unsigned long long)sym[i].addr,
+			       argus_live__kind_name(req[i].kind), cli_tstr(argus_run_dir()));
+	}
 	return 0;
 }
 
@@ -148,7 +190,7 @@ int cmd_instrument(int argc, char **argv)
 	static struct func_req req[MAX_SCHEMA_FUNCS];
 	static struct argus_live_sym sym[MAX_SCHEMA_FUNCS];
 	const char *func = NULL, *as = NULL, *schema = NULL, *lib = NULL;
-	bool remove = false, count_only = false, do_list = false;
+	bool remove = false, count_only = false, do_list = false, via_uprobe = false;
 	char why[ARGUS_LIVE_WHY], name[256], libpath[PATH_MAX];
 	struct argus_live *l;
 	size_t n = 0;
@@ -165,6 +207,11 @@ int cmd_instrument(int argc, char **argv)
 			count_only = true;
 		} else if (!strcmp(a, "--list")) {
 			do_list = true;
+		} else if (!strcmp(a, "--via")) {
+			if (!v || (strcmp(v, "uprobe") && strcmp(v, "patch")))
+				return cli_usage_error(CMD, "--via needs patch or uprobe");
+			via_uprobe = !strcmp(v, "uprobe");
+			i++;
 		} else if (!strcmp(a, "--pid")) {
 			if (live_parse_pid(CMD, v, &pid))
 				return 2;
@@ -199,6 +246,8 @@ int cmd_instrument(int argc, char **argv)
 	}
 	if (remove && as)
 		return cli_usage_error(CMD, "--remove takes no --as");
+	if (count_only && via_uprobe)
+		return cli_usage_error(CMD, "--count-only is for patches (a uprobe always records)");
 	if (count_only)
 		for (size_t i = 0; i < n; i++)
 			req[i].kind = ARGUS_LIVE_COUNT;
@@ -217,6 +266,8 @@ int cmd_instrument(int argc, char **argv)
 		if (r)
 			return cli_error(CMD, "%s", why[0] ? why : strerror(-r));
 	}
+	if (via_uprobe)
+		return via_uprobes(pid, req, sym, n, remove, schema);
 	if (!remove && !count_only) {
 		r = live_lib_mapped(pid, LIVE_IPOSE_NAME, NULL, 0);
 		if (r < 0)

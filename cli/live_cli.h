@@ -40,6 +40,7 @@ int live_parse_pid(const char *cmd, const char *v, pid_t *pid);
 
 #define CMD_INSTRUMENT_USAGE \
 	"argus instrument --pid PID --func FUNC --as KIND [--count-only] [--lib PATH]\n" \
+	"argus instrument --pid PID --func FUNC --as KIND --via uprobe\n" \
 	"argus instrument --pid PID --func FUNC --remove\n" \
 	"argus instrument --pid PID --schema FILE [--remove]\n" \
 	"argus instrument --pid PID --list\n" \
@@ -64,7 +65,11 @@ int live_parse_pid(const char *cmd, const char *v, pid_t *pid);
 	"  --remove  puts the original bytes back (kept in the trampoline's\n" \
 	"            header page)\n" \
 	"            and unmaps the trampoline\n" \
-	"  --list    the patches in PID: function, kind, hits\n" \
+	"  --list    the patches in PID: function, kind, hits (and its uprobes)\n" \
+	"  --via uprobe  no patch: a uprobe on the entry, whose BPF program writes\n" \
+	"            a live_hit record (function, item, kind) into the running\n" \
+	"            collector's ring; costs a trap per call (bench/live_hook.sh).\n" \
+	"            --remove takes it away (also --via uprobe)\n" \
 	"  --schema FILE  apply (or --remove) every `instrument FUNC as KIND`\n" \
 	"            line of a schema file (docs/schema.md)\n"
 

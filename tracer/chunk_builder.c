@@ -89,6 +89,8 @@ static const struct type_schema builtin_schema[AE_TYPE_MAX] = {
 	[AE_MARK] = { "mark", 2, 0, ARGUS_SCHEMA_STR },
 	/* count */
 	[AE_LOST] = { "lost", 1, 0, 0 },
+	/* argus instrument --via uprobe: function, item, kind */
+	[AE_LIVE_HIT] = { "live_hit", 3, 0, 0 },
 	/* the interposer's: address, holder tid / errno / 0 */
 	[AE_MUTEX_WAIT] = { "mutex_wait", 2, 0, 0 },
 	[AE_MUTEX_ACQUIRED] = { "mutex_acquired", 2, 0, 0 },

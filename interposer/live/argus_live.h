@@ -196,4 +196,16 @@ int argus_live__unpatch(struct argus_live *l, uint64_t func, char *why);
 int argus_live__list(pid_t pid, struct argus_live_tramp_hdr *h, uint64_t *pages, size_t cap,
 		     size_t *n);
 
+/* ---- live_uprobe.c: --via uprobe ---- */
+
+/* Record fn's entries in pid through the kernel: a uprobe on every CPU
+ * linked to a BPF program writing AE_LIVE_HIT into the ring of the argusd
+ * of run_dir; the links are pinned under /sys/fs/bpf/argus-live/. */
+int argus_live__uprobe_add(pid_t pid, const struct argus_live_sym *fn, enum argus_live_kind kind,
+			   const char *run_dir, char *why);
+/* Unpin the uprobe of func in pid: -ENOENT none. */
+int argus_live__uprobe_remove(pid_t pid, uint64_t func, char *why);
+/* The uprobes of pid (function, kind), up to cap. */
+int argus_live__uprobe_list(pid_t pid, uint64_t *funcs, int *kinds, size_t cap, size_t *n);
+
 #endif /* ARGUS_LIVE_H */
