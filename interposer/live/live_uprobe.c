@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * live_uprobe.c - `argus instrument --via uprobe`: the same entries
- * recorded by the kernel, no byte of the process changed.
+ * recorded by the kernel; argus writes nothing into the process (the
+ * kernel puts its own int3 at the entry, in the process's copy of the
+ * page, and takes it out with the probe).
  *
  * One uprobe perf event (perf_event_open, the "uprobe" PMU whose type is
  * in /sys/bus/event_source/devices/uprobe/type; config1 = the file's
