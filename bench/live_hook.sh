@@ -15,7 +15,9 @@
 #            private collector running, so the ring is registered and each
 #            call writes a record)
 #   uprobe   a uprobe on the same entry (perf_event_open, "uprobe" PMU,
-#            counting: the cheapest consumer; a BPF program adds its run)
+#            counting: the cheapest consumer)
+#   via-bpf  argus instrument --via uprobe: the uprobe and its BPF program
+#            writing one live_hit record into the collector's ring
 # The per-call costs are minus bare; the ratios are uprobe / patched, of the
 # same run.
 set -uo pipefail
@@ -62,6 +64,11 @@ if nm -D --defined-only "$lib" | grep -q ' argus_work_begin$'; then
   hook=$(best "run $calls")
   "$argus_bin" instrument --pid $app --func $fn --remove >/dev/null || exit 1
 fi
+# argus instrument --via uprobe: the uprobe plus its BPF program writing a
+# live_hit record into the collector's ring
+"$argus_bin" instrument --pid $app --func $fn --as begin --via uprobe >/dev/null || exit 1
+viabpf=$(best "run $((calls / 20))")
+"$argus_bin" instrument --pid $app --func $fn --remove --via uprobe >/dev/null || exit 1
 up=$(ask "uprobe $((calls / 20))")
 case $up in *error=*) echo "bench/live_hook.sh: $up" >&2; exit 1 ;; esac
 upns=$(for _ in 1 2 3; do ask "uprobe $((calls / 20))" | sed -n 's/.* ns=\([0-9.]*\).*/\1/p'; done | sort -g | head -n 1)
@@ -72,6 +79,7 @@ printf '%-8s %10s %12s\n' bare "$bare" -
 printf '%-8s %10s %12s\n' count "$count" "$(sub "$count" "$bare")"
 printf '%-8s %10s %12s\n' hook "$hook" "$(sub "$hook" "$bare")"
 printf '%-8s %10s %12s\n' uprobe "$upns" "$(sub "$upns" "$bare")"
+printf '%-8s %10s %12s\n' via-bpf "$viabpf" "$(sub "$viabpf" "$bare")"
 hr=n/a
 [ "$hook" != n/a ] && hr=$(ratio "$(sub "$upns" "$bare")" "$(sub "$hook" "$bare")")
 printf 'uprobe / count: %s   uprobe / hook: %s\n' "$(ratio "$(sub "$upns" "$bare")" "$(sub "$count" "$bare")")" "$hr"
