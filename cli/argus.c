@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "step_cli.h"
+#include "live_cli.h"
 #include "argus_graph.h"
 #include "control.h"
 #include "trace_format.h"
@@ -205,6 +206,10 @@ static const struct argus_command commands[] = {
 	  "  --record FILE  keep this recording (docs/step-format.md)\n"
 	  "  --watch        then arm argus watch on the flag, the stepped thread its\n"
 	  "                 reader (the collector must be running)\n" },
+	{ "inject", cmd_inject, "load the interposer into a running process (ptrace + dlopen)",
+	  CMD_INJECT_USAGE },
+	{ "instrument", cmd_instrument, "patch a function of a running process to record work items",
+	  CMD_INSTRUMENT_USAGE },
 	{ "lldb-init", cmd_lldb_init, "make lldb load the Argus plugin at start (~/.lldbinit)",
 	  "argus lldb-init [--file LLDBINIT] [--plugin SO] [--print | --remove]\n"
 	  "  Adds `plugin load .../libargus-lldb.so` to LLDBINIT (default ~/.lldbinit\n"

@@ -260,6 +260,13 @@ static void print_event(const struct argus_trace *t, const struct argus_event *e
 	case AE_WORK_BOUNDARY:
 		printf(" tag=%#" PRIx64, f[ARGUS_F_WI_ITEM]);
 		break;
+	case AE_LIVE_HIT: {
+		static const char *const kinds[] = { "?", "boundary", "enqueue", "begin", "end" };
+
+		printf(" fn=%#" PRIx64 " item=%#" PRIx64 " as=%s", f[ARGUS_F_LIVE_FUNC],
+		       f[ARGUS_F_LIVE_ITEM], kinds[f[ARGUS_F_LIVE_KIND] < 5 ? f[ARGUS_F_LIVE_KIND] : 0]);
+		break;
+	}
 	case AE_HWWATCH:
 		printf(" addr=%#" PRIx64 " len=%" PRIu64 " value=", f[ARGUS_F_HW_ADDR],
 		       f[ARGUS_F_HW_LEN]);

@@ -323,8 +323,12 @@ const char *argus_filter_reason_str(unsigned reason);
 const char *argus_seg_start_str(unsigned reason);
 const char *argus_seg_end_str(unsigned reason);
 const char *argus_woken_by_str(unsigned w);
+/* The maker of a work item that came from a uprobe (`argus instrument
+ * --via uprobe`, AE_LIVE_HIT), after enum aip_work_kind's makers; never
+ * in the interposer's ring. */
+#define ARGUS_WORK_KIND_LIVE 6
 /* A work item's maker (enum aip_work_kind: "api", "idle", "timeout",
- * "source", "pool", "task"), "?" out of range. */
+ * "source", "pool", "task"; "live"), "?" out of range. */
 const char *argus_work_kind_str(unsigned kind);
 /* 1 when the edge type is strong (inter-thread). */
 int argus_edge_type_strong(unsigned type);

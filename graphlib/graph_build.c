@@ -456,6 +456,15 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 		e->val = (int64_t)ev->f[ARGUS_F_WI_ITEM];
 		thr = attach(g, ev, e, &rc);
 		return rc ? rc : gwork_cut_after(g, thr, ev->ts);
+	case AE_LIVE_HIT: {     /* a uprobe's work record (graph_work.c) */
+		struct argus_event w;
+
+		if (gwork_from_live(ev, &w)) {
+			attach(g, ev, e, &rc);   /* a kind we do not know: a plain event */
+			return rc;
+		}
+		return on_event(g, &w);
+	}
 	default:
 		attach(g, ev, e, &rc);
 		return rc;

@@ -454,6 +454,9 @@ int gmutex_edges(struct argus_graph *g);
 int gwork_cut_before(struct argus_graph *g, const struct argus_event *ev);
 int gwork_cut_after(struct argus_graph *g, uint32_t thr, uint64_t ts);
 int gwork_edges(struct argus_graph *g);
+/* graph_work.c: a uprobe's live_hit as the work record its kind names
+ * (in w); -EINVAL when its kind is none of them. */
+int gwork_from_live(const struct argus_event *ev, struct argus_event *w);
 /* A watched write (event id ev) whose record names its reader (`argus
  * watch --reader`: ARGUS_F_HW_READER).  The compact event has no room for
  * the tid, so it is kept aside; called by the build as it stores the

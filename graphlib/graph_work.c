@@ -27,8 +27,33 @@ const char *argus_work_kind_str(unsigned kind)
 		[AIP_WORK_API] = "api", [AIP_WORK_IDLE] = "idle",
 		[AIP_WORK_TIMEOUT] = "timeout", [AIP_WORK_SOURCE] = "source",
 		[AIP_WORK_POOL] = "pool", [AIP_WORK_TASK] = "task",
+		[ARGUS_WORK_KIND_LIVE] = "live",
 	};
 	return kind < sizeof(n) / sizeof(n[0]) && n[kind] ? n[kind] : "?";
+}
+
+/* A uprobe's live_hit (`argus instrument --via uprobe`) is the work record
+ * its --as names, made by kind "live": the same cuts and edges as the
+ * interposer's records of a patched function.  0, or -EINVAL for a kind
+ * that is none of 1 boundary, 2 enqueue, 3 begin, 4 end. */
+int gwork_from_live(const struct argus_event *ev, struct argus_event *w)
+{
+	static const uint16_t type_of[] = {
+		[1] = AE_WORK_BOUNDARY, [2] = AE_WORK_ENQUEUE, [3] = AE_WORK_BEGIN, [4] = AE_WORK_END,
+	};
+	uint64_t k = ev->f[ARGUS_F_LIVE_KIND];
+
+	if (k < 1 || k > 4 || !ev->f[ARGUS_F_LIVE_ITEM])
+		return -EINVAL;
+	*w = *ev;
+	memset(w->f, 0, sizeof(w->f));
+	w->type = type_of[k];
+	w->f[ARGUS_F_WI_ITEM] = ev->f[ARGUS_F_LIVE_ITEM];
+	if (k != 1) {
+		w->f[ARGUS_F_WI_FN] = ev->f[ARGUS_F_LIVE_FUNC];
+		w->f[ARGUS_F_WI_KIND] = ARGUS_WORK_KIND_LIVE;
+	}
+	return 0;
 }
 
 /* Before storing a work_begin of ev's thread: cut its open segment, so

@@ -556,9 +556,28 @@ static int parse_line(struct parser *p, char *line)
 		err = words[0][0] == 'b' ? parse_boundary(p, words, n) :
 		      words[0][0] == 'e' ? parse_edge(p, words, n) :
 		      parse_filter(p, words, n);
+	} else if (!strcmp(words[0], "instrument")) {
+		/* `instrument FUNC as KIND`: for `argus instrument --schema`
+		 * (cli/cmd_instrument.c), which patches a live process; the
+		 * graph takes nothing from it, but a malformed one is still
+		 * an error here, so a typo is caught by whichever reads first */
+		static const char *const kinds[] = { "boundary", "enqueue", "dequeue",
+						     "begin", "end" };
+		int ok = 0;
+
+		if (n != 4 || strcmp(words[2], "as"))
+			return fail(p, "instrument: expected `instrument [LIB:]SYMBOL "
+				    "as KIND`");
+		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+			ok |= !strcmp(words[3], kinds[k]);
+		if (!ok)
+			return fail(p, "instrument: unknown kind " QW " (expected "
+				    "boundary, enqueue, dequeue, begin or end)",
+				    QWA(words[3]));
+		err = 0;
 	} else {
 		return fail(p, "unknown keyword " QW " (expected boundary, edge, "
-			    "filter or argus-schema)", QWA(words[0]));
+			    "filter, instrument or argus-schema)", QWA(words[0]));
 	}
 	p->seen_rule = 1;
 	return err;

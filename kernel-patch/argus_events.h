@@ -77,6 +77,8 @@ enum ae_type {
 	AE_WORK_END = 24,       /* ... and ends */
 	AE_WORK_BOUNDARY = 25,  /* argus_work_boundary(): a cut, no item */
 	/* records produced in user space, never by BPF */
+	AE_LIVE_HIT = 28,   /* a function entry under `argus instrument --via
+	                       uprobe` ran (interposer/live/live_uprobe.bpf.c) */
 	AE_MARK = 32,       /* `argus mark TEXT` */
 	AE_LOST = 33,       /* lost-record counter for a CPU */
 	/* from the interposer (interposer/, docs/interposer.md): written by
@@ -431,5 +433,16 @@ struct aip_rec {
 
 /* Settings the loader writes into .rodata before load. */
 #define AE_SYSCALL_WORDS 8  /* bitmap of 512 syscall numbers */
+
+/* AE_LIVE_HIT: h = the thread that entered the function.  Written by
+ * interposer/live/live_uprobe.bpf.c into argusd's ring (the same rb map),
+ * so it is merged like any BPF record. */
+struct ae_live_hit {
+	struct ae_hdr h;
+	__u64 func;   /* the function's entry address in the process */
+	__u64 item;   /* its first argument (rdi): the work item */
+	__u32 kind;   /* what `--as` said: 1 boundary 2 enqueue 3 begin 4 end */
+	__u32 pad;    /* 0 */
+};
 
 #endif /* ARGUS_EVENTS_H */

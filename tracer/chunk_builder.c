@@ -89,6 +89,8 @@ static const struct type_schema builtin_schema[AE_TYPE_MAX] = {
 	[AE_MARK] = { "mark", 2, 0, ARGUS_SCHEMA_STR },
 	/* count */
 	[AE_LOST] = { "lost", 1, 0, 0 },
+	/* argus instrument --via uprobe: function, item, kind */
+	[AE_LIVE_HIT] = { "live_hit", 3, 0, 0 },
 	/* the interposer's: address, holder tid / errno / waiters, kind, arg
 	 * (kind and arg appended: chunks of older writers have 2 and 1
 	 * fields and read as kind 0, a mutex) */

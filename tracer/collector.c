@@ -488,6 +488,14 @@ static int take_record(struct argus_collector *c, const void *rec, size_t size)
 		attach_stack(c, p, (const uint8_t *)rec + sizeof(*r), size - sizeof(*r));
 		break;
 	}
+	case AE_LIVE_HIT: {     /* interposer/live/live_uprobe.bpf.c */
+		const struct ae_live_hit *r = rec;
+		NEED(*r);
+		p->ev.f[ARGUS_F_LIVE_FUNC] = r->func;
+		p->ev.f[ARGUS_F_LIVE_ITEM] = r->item;
+		p->ev.f[ARGUS_F_LIVE_KIND] = r->kind;
+		break;
+	}
 	case AE_HWWATCH: {
 		const struct ae_hwwatch *r = rec;
 		NEED(*r);

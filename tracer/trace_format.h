@@ -186,6 +186,12 @@ enum {
 #define ARGUS_F_WI_ITEM 0
 #define ARGUS_F_WI_FN 1
 #define ARGUS_F_WI_KIND 2
+/* AE_LIVE_HIT (argus instrument --via uprobe): the function's entry, its
+ * first argument (the work item), the kind (1 boundary 2 enqueue 3 begin
+ * 4 end) */
+#define ARGUS_F_LIVE_FUNC 0
+#define ARGUS_F_LIVE_ITEM 1
+#define ARGUS_F_LIVE_KIND 2
 /* AE_SAMPLE: stack only.  AE_LOST: f[0] = count. */
 #define ARGUS_F_LOST_COUNT 0
 /* AE_MARK: str = text; pid/tid = the sender (SO_PEERCRED); f[0] = the

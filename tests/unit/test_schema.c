@@ -492,7 +492,27 @@ static void error_unknown_keyword(void)
 		 2, "unknown keyword", "'boundry'");
 	FAILS_AT("Boundary before syscall:read\n", 1, "'Boundary'");
 	CHECK(!strcmp(message_of("x"), "app.schema:1: unknown keyword 'x' "
-		      "(expected boundary, edge, filter or argus-schema)"));
+		      "(expected boundary, edge, filter, instrument or argus-schema)"));
+}
+
+/* `instrument FUNC as KIND` is argus instrument's (docs/schema.md, "Live
+ * instrumentation"): the graph parser accepts it, adds no rule, and still
+ * rejects a malformed one. */
+static void instrument_lines_are_checked_and_add_no_rule(void)
+{
+	struct argus_schema *s = parse("instrument libz:crc32 as begin\n"
+				       "boundary before syscall:read\n"
+				       "instrument worker_run as dequeue\n");
+
+	CHECK(s);
+	if (s) {
+		CHECK_EQ(s->nboundaries, 1);
+		CHECK_EQ(s->nedges, 0);
+		CHECK_EQ(s->nfilters, 0);
+		argus_schema__free(s);
+	}
+	FAILS_AT("instrument libz:crc32 begin\n", 1, "instrument: expected");
+	FAILS_AT("\ninstrument f as start\n", 2, "unknown kind", "'start'");
 }
 
 static void error_unknown_syscall(void)
@@ -1234,6 +1254,7 @@ int main(void)
 	}
 
 	RUN(boundary_line_fills_every_field);
+	RUN(instrument_lines_are_checked_and_add_no_rule);
 	RUN(boundary_fields_not_named_are_any);
 	RUN(filters_come_in_any_order);
 	RUN(event_words_map_to_type_syscall_and_word);

@@ -1,0 +1,249 @@
+/* cmd_inject.c - `argus inject --pid PID [--lib PATH]`: load the
+ * interposer into a running process (interposer/live/, docs/interposer.md
+ * "Live: inject and instrument").
+ *
+ * dlopen is exported by glibc 2.34+ from libc.so.6 (before that, from
+ * libdl.so.2, looked at second).  Its address in the target is its
+ * .dynsym value (default version) plus libc's load bias from
+ * /proc/PID/maps.  The path string goes on the stopped thread's stack
+ * below its red zone (argus_live__call).  Only one thread is stopped: the
+ * others run on, so a loader or malloc lock that one of them holds is
+ * released while dlopen waits for it (had we stopped them all, the call
+ * could wait for ever).
+ *
+ * The file must be root-owned and writable by root only, as must its
+ * directory: the target (maybe another user's, maybe root's) would run
+ * code from it. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "argus_live.h"
+#include "cli.h"
+#include "live_cli.h"
+
+#ifndef ARGUS_BIN_TO_LIB
+#define ARGUS_BIN_TO_LIB "../lib"
+#endif
+
+#define RTLD_NOW_ 2	/* <dlfcn.h>'s RTLD_NOW, for the target's dlopen */
+
+int live_default_lib(const char *cmd, char *out, size_t len)
+{
+	static const char *const rel[] = { ARGUS_BIN_TO_LIB, "../lib" };
+	char dir[PATH_MAX], cand[PATH_MAX + 64], r[PATH_MAX];
+
+	cli_self_dir(dir, sizeof(dir));
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		snprintf(cand, sizeof(cand), "%s/%s/" LIVE_IPOSE_NAME, dir, rel[i]);
+		if (realpath(cand, r) && strlen(r) < len) {
+			snprintf(out, len, "%s", r);
+			return 0;
+		}
+	}
+	return cli_error(cmd, "no " LIVE_IPOSE_NAME " beside argus (looked in %s/%s): give --lib PATH",
+			 dir, ARGUS_BIN_TO_LIB);
+}
+
+int live_parse_pid(const char *cmd, const char *v, pid_t *pid)
+{
+	char *end;
+	long p;
+
+	errno = 0;
+	p = v ? strtol(v, &end, 10) : 0;
+	if (!v || errno || *end || end == v || p <= 0 || p > INT_MAX)
+		return cli_usage_error(cmd, "--pid needs a process id, got '%s'", v ? v : "");
+	*pid = (pid_t)p;
+	return 0;
+}
+
+int live_lib_mapped(pid_t pid, const char *lib, char *found, size_t len)
+{
+	struct argus_live_map *m;
+	const char *b = strrchr(lib, '/');
+	size_t n;
+	int r = argus_live__maps(pid, &m, &n);
+
+	if (r)
+		return r;
+	b = b ? b + 1 : lib;
+	r = 0;
+	for (size_t i = 0; i < n && !r; i++) {
+		const char *mb = strrchr(m[i].path, '/');
+
+		if (mb && !strcmp(mb + 1, b)) {
+			if (found)
+				snprintf(found, len, "%s", m[i].path);
+			r = 1;
+		}
+	}
+	free(m);
+	return r;
+}
+
+/* Refuse a file (or directory) another user could have written. */
+static int check_owner(const char *cmd, const char *path, bool dir)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return cli_error(cmd, "%s: %s", cli_tstr(path), strerror(errno));
+	if (!dir && !S_ISREG(st.st_mode))
+		return cli_error(cmd, "%s is not a regular file", cli_tstr(path));
+	if (st.st_uid != 0)
+		return cli_error(cmd, "%s is owned by uid %u, not root: the target would run code from a"
+				 " file another user controls (refused)", cli_tstr(path),
+				 (unsigned)st.st_uid);
+	if (st.st_mode & (S_IWGRP | S_IWOTH) && !(dir && (st.st_mode & S_ISVTX)))
+		return cli_error(cmd, "%s is writable by group or others (mode %o): the target would run"
+				 " code from a file another user can change (refused)", cli_tstr(path),
+				 (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
+/* dlerror()'s text in the target after a failed dlopen. */
+static void remote_dlerror(struct argus_live *l, pid_t tid, char *msg, size_t len)
+{
+	struct argus_live_sym s;
+	struct argus_live_call c = { .data_arg = -1 };
+	uint64_t ret = 0;
+
+	snprintf(msg, len, "(no dlerror text)");
+	if (argus_live__sym(argus_live__pid(l), "libc.so.6", "dlerror", &s, NULL) &&
+	    argus_live__sym(argus_live__pid(l), "libdl.so.2", "dlerror", &s, NULL))
+		return;
+	c.fn = s.addr;
+	if (argus_live__call(l, tid, &c, &ret, NULL) || !ret)
+		return;
+	memset(msg, 0, len);
+	for (size_t i = 0; i + 1 < len; i += 64) {
+		size_t k = len - 1 - i < 64 ? len - 1 - i : 64;
+
+		/* a page boundary may cut a long read short: 64 at a time */
+		if (argus_live__read(l, ret + i, msg + i, k) || memchr(msg + i, 0, k))
+			break;
+	}
+	msg[len - 1] = 0;
+}
+
+/* The target's run dir, as its constructor will see it. */
+static void target_run_dir(pid_t pid, char *out, size_t len)
+{
+	char p[64], buf[65536];
+	FILE *f;
+	size_t n;
+
+	snprintf(out, len, "/run/argus");
+	snprintf(p, sizeof(p), "/proc/%d/environ", (int)pid);
+	f = fopen(p, "re");
+	if (!f)
+		return;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
+		if (!strncmp(buf + i, "ARGUS_RUN_DIR=", 14) && buf[i + 14])
+			snprintf(out, len, "%s", buf + i + 14);
+}
+
+int live_inject(const char *cmd, pid_t pid, const char *lib)
+{
+	char path[PATH_MAX], dir[PATH_MAX], found[512], why[ARGUS_LIVE_WHY] = "", err[512], rd[256];
+	struct argus_live_sym s;
+	struct argus_live_call c = { .data_arg = 0 };
+	struct argus_live *l;
+	uint64_t handle = 0;
+	pid_t tid = pid;
+	int r;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return cli_error(cmd, "no process %d", (int)pid);
+	if (!realpath(lib, path))
+		return cli_error(cmd, "%s: %s", cli_tstr(lib), strerror(errno));
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = 0;
+	if (check_owner(cmd, path, false) || check_owner(cmd, dir[0] ? dir : "/", true))
+		return 1;
+	r = live_lib_mapped(pid, path, found, sizeof(found));
+	if (r == -EACCES || r == -EPERM)
+		return cli_error(cmd, "not allowed to trace process %d: root (or CAP_SYS_PTRACE) is needed",
+				 (int)pid);
+	if (r < 0)
+		return cli_error(cmd, "cannot read the maps of process %d: %s", (int)pid, strerror(-r));
+	if (r)
+		return cli_error(cmd, "process %d has already loaded %s (preloaded or injected)", (int)pid,
+				 cli_tstr(found));
+	if (argus_live__sym(pid, "libc.so.6", "dlopen", &s, why) &&
+	    argus_live__sym(pid, "libdl.so.2", "dlopen", &s, NULL))
+		return cli_error(cmd, "no dlopen in process %d: %s", (int)pid, why);
+
+	r = argus_live__open(pid, &l, why);
+	if (r == -EPERM)
+		return cli_error(cmd, "cannot ptrace process %d: %s (root, or CAP_SYS_PTRACE, is needed)",
+				 (int)pid, why);
+	if (r)
+		return cli_error(cmd, "%s", why[0] ? why : strerror(-r));
+	r = argus_live__stop_one(l, &tid);
+	if (r) {
+		argus_live__close(l);
+		return cli_error(cmd, "cannot stop a thread of process %d: %s", (int)pid, strerror(-r));
+	}
+	c.fn = s.addr;
+	c.data = path;
+	c.data_len = strlen(path) + 1;
+	c.args[1] = RTLD_NOW_;
+	c.timeout_ms = 10000;
+	r = argus_live__call(l, tid, &c, &handle, why);
+	if (!r && !handle)
+		remote_dlerror(l, tid, err, sizeof(err));
+	argus_live__close(l);	/* resumes: the interrupted syscall restarts */
+	if (r)
+		return cli_error(cmd, "calling dlopen in process %d failed: %s", (int)pid,
+				 why[0] ? why : strerror(-r));
+	if (!handle)
+		return cli_error(cmd, "dlopen(%s) in process %d returned NULL: %s", cli_tstr(path), (int)pid,
+				 cli_tstr(err));
+	target_run_dir(pid, rd, sizeof(rd));
+	printf("argus %s: loaded %s into process %d (handle %#llx); its ring registers with the argusd"
+	       " of %s if one runs there\n", cmd, cli_tstr(path), (int)pid, (unsigned long long)handle,
+	       cli_tstr(rd));
+	return 0;
+}
+
+int cmd_inject(int argc, char **argv)
+{
+	const char *lib = NULL;
+	char def[PATH_MAX];
+	pid_t pid = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--pid")) {
+			if (live_parse_pid("inject", v, &pid))
+				return 2;
+			i++;
+		} else if (!strcmp(a, "--lib")) {
+			if (!v)
+				return cli_usage_error("inject", "--lib needs a path");
+			lib = v;
+			i++;
+		} else {
+			return cli_usage_error("inject", "unknown argument '%s'", cli_tstr(a));
+		}
+	}
+	if (!pid)
+		return cli_usage_error("inject", "--pid PID is required");
+	if (!lib) {
+		if (live_default_lib("inject", def, sizeof(def)))
+			return 1;
+		lib = def;
+	}
+	return live_inject("inject", pid, lib);
+}

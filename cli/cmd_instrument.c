@@ -1,0 +1,336 @@
+/* cmd_instrument.c - `argus instrument`: Detours-style entry patches in a
+ * running process (interposer/live/live_patch.c; docs/interposer.md
+ * "Live: inject and instrument").
+ *
+ * The hook a kind calls (argus_work_enqueue/begin/end/boundary) is looked
+ * up in the libargus-interpose.so the process has mapped (injected first
+ * when it has none), so the trampoline calls the very code its ring is
+ * registered from.  --count-only patches with the trampoline's hit
+ * counter alone: a process without the interposer, or an interposer
+ * built before argus_work_*.
+ *
+ * --schema FILE: the `instrument FUNC as KIND` lines of a schema file
+ * (docs/schema.md); every other line is the graph's and skipped here.
+ * All are resolved before the first patch, so a typo changes nothing. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "argus_live.h"
+#include "cli.h"
+#include "control.h"
+#include "live_cli.h"
+
+#define CMD "instrument"
+#define MAX_SCHEMA_FUNCS 64
+
+struct func_req {
+	char spec[256];		/* as given: [LIB:]SYMBOL, 0xADDR, LIB+0xOFF */
+	enum argus_live_kind kind;
+	int line;		/* in the schema file, 0 from --func */
+};
+
+static int parse_kind(const char *v, enum argus_live_kind *k)
+{
+	static const struct { const char *n; enum argus_live_kind k; } t[] = {
+		{ "boundary", ARGUS_LIVE_BOUNDARY }, { "enqueue", ARGUS_LIVE_ENQUEUE },
+		{ "begin", ARGUS_LIVE_BEGIN }, { "dequeue", ARGUS_LIVE_BEGIN },
+		{ "end", ARGUS_LIVE_END },
+	};
+
+	for (size_t i = 0; v && i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(v, t[i].n)) {
+			*k = t[i].k;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* FUNC to an address (and its size, name, file). */
+static int resolve(pid_t pid, const char *spec, struct argus_live_sym *s, char *why)
+{
+	char lib[256];
+	const char *colon = strchr(spec, ':');
+
+	if (!strncmp(spec, "0x", 2) || strchr(spec, '+'))
+		return argus_live__addr(pid, spec, s, why);
+	/* LIB:SYMBOL; a C++ name's "::" is not a LIB separator */
+	if (colon && colon[1] != ':' && colon != spec) {
+		snprintf(lib, sizeof(lib), "%.*s", (int)(colon - spec), spec);
+		return argus_live__sym(pid, lib, colon + 1, s, why);
+	}
+	return argus_live__sym(pid, NULL, spec, s, why);
+}
+
+static const char *base(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* "libz.so.1:crc32" for the header and the messages. */
+static void display_name(const struct argus_live_sym *s, char *out, size_t len)
+{
+	if (s->name[0])
+		snprintf(out, len, "%.100s:%.120s", base(s->file), s->name);
+	else
+		snprintf(out, len, "%.100s+%#llx", base(s->file), (unsigned long long)(s->addr - s->bias));
+}
+
+/* Read the instrument lines of a schema file. */
+static int read_schema(const char *path, struct func_req *r, size_t *n)
+{
+	char line[4200];
+	int ln = 0;
+	FILE *f = fopen(path, "re");
+
+	*n = 0;
+	if (!f)
+		return cli_error(CMD, "%s: %s", cli_tstr(path), strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char *w[5], *save = NULL, *tok;
+		int k = 0;
+
+		ln++;
+		for (tok = strtok_r(line, " \t\r\n", &save); tok && k < 5;
+		     tok = strtok_r(NULL, " \t\r\n", &save)) {
+			if (tok[0] == '#')
+				break;
+			w[k++] = tok;
+		}
+		if (!k || strcmp(w[0], "instrument"))
+			continue;
+		if (k != 4 || strcmp(w[2], "as") || parse_kind(w[3], &r[*n].kind) ||
+		    strlen(w[1]) >= sizeof(r[*n].spec)) {
+			fclose(f);
+			return cli_error(CMD, "%s:%d: expected `instrument [LIB:]SYMBOL as"
+					 " boundary|enqueue|dequeue|begin|end`", cli_tstr(path), ln);
+		}
+		if (*n == MAX_SCHEMA_FUNCS) {
+			fclose(f);
+			return cli_error(CMD, "%s:%d: more than %d instrument lines", cli_tstr(path), ln,
+					 MAX_SCHEMA_FUNCS);
+		}
+		snprintf(r[*n].spec, sizeof(r[*n].spec), "%s", w[1]);
+		r[*n].line = ln;
+		(*n)++;
+	}
+	fclose(f);
+	if (!*n)
+		return cli_error(CMD, "%s has no `instrument` line", cli_tstr(path));
+	return 0;
+}
+
+static int list(pid_t pid)
+{
+	struct argus_live_tramp_hdr h[64];
+	uint64_t pages[64];
+	size_t n;
+	int r = argus_live__list(pid, h, pages, 64, &n);
+
+	if (r == -ESRCH || r == -ENOENT)
+		return cli_error(CMD, "no process %d", (int)pid);
+	if (r)
+		return cli_error(CMD, "cannot read process %d: %s", (int)pid, strerror(-r));
+	for (size_t i = 0; i < n; i++)
+		printf("%#llx %s as %s hits %llu trampoline %#llx\n", (unsigned long long)h[i].func,
+		       cli_tstr(h[i].name), argus_live__kind_name(h[i].kind),
+		       (unsigned long long)h[i].hits, (unsigned long long)pages[i]);
+	{
+		uint64_t f[64];
+		int k[64];
+		size_t nu = 0;
+
+		argus_live__uprobe_list(pid, f, k, 64, &nu);
+		for (size_t i = 0; i < nu; i++)
+			printf("%#llx as %s via uprobe\n", (unsigned long long)f[i],
+			       argus_live__kind_name((enum argus_live_kind)k[i]));
+		n += nu;
+	}
+	if (!n)
+		printf("# no argus instrument patch in process %d\n", (int)pid);
+	return 0;
+}
+
+/* --via uprobe: the kernel records the entries (interposer/live/
+ * live_uprobe.c) into the ring of this argus's collector. */
+static int via_uprobes(pid_t pid, const struct func_req *req, const struct argus_live_sym *sym,
+		       size_t n, bool remove, const char *schema)
+{
+	char why[ARGUS_LIVE_WHY], name[256];
+
+	for (size_t i = 0; i < n; i++) {
+		int r;
+
+		display_name(&sym[i], name, sizeof(name));
+		why[0] = 0;
+		r = remove ? argus_live__uprobe_remove(pid, sym[i].addr, why)
+			   : argus_live__uprobe_add(pid, &sym[i], req[i].kind, argus_run_dir(), why);
+		if (r && req[i].line)
+			return cli_error(CMD, "%s:%d: %s: %s", cli_tstr(schema), req[i].line,
+					 cli_tstr(name), why[0] ? why : strerror(-r));
+		if (r)
+			return cli_error(CMD, "%s: %s", cli_tstr(name), why[0] ? why : strerror(-r));
+		if (remove)
+			printf("argus %s: removed the uprobe on %s at %#llx\n", CMD, cli_tstr(name),
+			       (unsigned long long)sym[i].addr);
+		else
+			printf("argus %s: uprobe on %s at %#llx records %s (live_hit) into the collector of %s\n",
+			       CMD, cli_tstr(name), (unsigned long long)sym[i].addr,
+			       argus_live__kind_name(req[i].kind), cli_tstr(argus_run_dir()));
+	}
+	return 0;
+}
+
+int cmd_instrument(int argc, char **argv)
+{
+	static struct func_req req[MAX_SCHEMA_FUNCS];
+	static struct argus_live_sym sym[MAX_SCHEMA_FUNCS];
+	const char *func = NULL, *as = NULL, *schema = NULL, *lib = NULL;
+	bool remove = false, count_only = false, do_list = false, via_uprobe = false;
+	char why[ARGUS_LIVE_WHY], name[256], libpath[PATH_MAX];
+	struct argus_live *l;
+	size_t n = 0;
+	pid_t pid = 0;
+	uint64_t hooks[MAX_SCHEMA_FUNCS] = { 0 };
+	int r, rc = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--remove")) {
+			remove = true;
+		} else if (!strcmp(a, "--count-only")) {
+			count_only = true;
+		} else if (!strcmp(a, "--list")) {
+			do_list = true;
+		} else if (!strcmp(a, "--via")) {
+			if (!v || (strcmp(v, "uprobe") && strcmp(v, "patch")))
+				return cli_usage_error(CMD, "--via needs patch or uprobe");
+			via_uprobe = !strcmp(v, "uprobe");
+			i++;
+		} else if (!strcmp(a, "--pid")) {
+			if (live_parse_pid(CMD, v, &pid))
+				return 2;
+			i++;
+		} else if (!strcmp(a, "--func") || !strcmp(a, "--as") || !strcmp(a, "--schema") ||
+			   !strcmp(a, "--lib")) {
+			if (!v)
+				return cli_usage_error(CMD, "%s needs a value", a);
+			*(!strcmp(a, "--func") ? &func : !strcmp(a, "--as") ? &as :
+			  !strcmp(a, "--lib") ? &lib : &schema) = v;
+			i++;
+		} else {
+			return cli_usage_error(CMD, "unknown argument '%s'", cli_tstr(a));
+		}
+	}
+	if (!pid)
+		return cli_usage_error(CMD, "--pid PID is required");
+	if (do_list)
+		return list(pid);
+	if (!!func + !!schema != 1)
+		return cli_usage_error(CMD, "give --func FUNC or --schema FILE (one of them)");
+	if (func) {
+		if (strlen(func) >= sizeof(req[0].spec))
+			return cli_usage_error(CMD, "--func is too long");
+		snprintf(req[0].spec, sizeof(req[0].spec), "%s", func);
+		if (!remove && parse_kind(as, &req[0].kind))
+			return cli_usage_error(CMD, "--as needs boundary, enqueue, dequeue, begin or end%s%s%s",
+					       as ? " (got '" : "", as ? cli_tstr(as) : "", as ? "')" : "");
+		n = 1;
+	} else if (read_schema(schema, req, &n)) {
+		return 1;
+	}
+	if (remove && as)
+		return cli_usage_error(CMD, "--remove takes no --as");
+	if (count_only && via_uprobe)
+		return cli_usage_error(CMD, "--count-only is for patches (a uprobe always records)");
+	if (count_only)
+		for (size_t i = 0; i < n; i++)
+			req[i].kind = ARGUS_LIVE_COUNT;
+
+	/* resolve everything before changing anything */
+	for (size_t i = 0; i < n; i++) {
+		why[0] = 0;
+		r = resolve(pid, req[i].spec, &sym[i], why);
+		if (r == -ESRCH)
+			return cli_error(CMD, "no process %d", (int)pid);
+		if (r == -EACCES || r == -EPERM)
+			return cli_error(CMD, "not allowed to trace process %d: root (or CAP_SYS_PTRACE) is"
+					 " needed", (int)pid);
+		if (r && req[i].line)
+			return cli_error(CMD, "%s:%d: %s", cli_tstr(schema), req[i].line, why);
+		if (r)
+			return cli_error(CMD, "%s", why[0] ? why : strerror(-r));
+	}
+	if (via_uprobe)
+		return via_uprobes(pid, req, sym, n, remove, schema);
+	if (!remove && !count_only) {
+		r = live_lib_mapped(pid, LIVE_IPOSE_NAME, NULL, 0);
+		if (r < 0)
+			return cli_error(CMD, "no process %d", (int)pid);
+		if (!r) {
+			if (lib) {
+				snprintf(libpath, sizeof(libpath), "%s", lib);
+			} else if (live_default_lib(CMD, libpath, sizeof(libpath))) {
+				return 1;
+			}
+			printf("argus %s: process %d has no " LIVE_IPOSE_NAME ": injecting it\n", CMD,
+			       (int)pid);
+			if (live_inject(CMD, pid, libpath))
+				return 1;
+		}
+		for (size_t i = 0; i < n; i++) {
+			struct argus_live_sym h;
+			const char *hn = argus_live__kind_hook(req[i].kind);
+
+			if (argus_live__sym(pid, LIVE_IPOSE_NAME, hn, &h, NULL))
+				return cli_error(CMD, "the " LIVE_IPOSE_NAME " in process %d has no %s (built"
+						 " before the work-item API?): rebuild it, or use --count-only",
+						 (int)pid, hn);
+			hooks[i] = h.addr;
+		}
+	}
+
+	r = argus_live__open(pid, &l, why);
+	if (r == -EPERM)
+		return cli_error(CMD, "cannot ptrace process %d: %s (root, or CAP_SYS_PTRACE, is needed)",
+				 (int)pid, why);
+	if (r)
+		return cli_error(CMD, "%s", why);
+	for (size_t i = 0; i < n; i++) {
+		display_name(&sym[i], name, sizeof(name));
+		why[0] = 0;
+		if (remove) {
+			r = argus_live__unpatch(l, sym[i].addr, why);
+			if (!r)
+				printf("argus %s: restored %s at %#llx\n", CMD, cli_tstr(name),
+				       (unsigned long long)sym[i].addr);
+		} else {
+			struct argus_live_patch_opts o = { .sz = sizeof(o), .kind = req[i].kind,
+							   .hook = hooks[i], .name = name };
+			uint64_t page = 0;
+
+			r = argus_live__patch(l, &sym[i], &o, &page, why);
+			if (!r)
+				printf("argus %s: patched %s at %#llx%s -> trampoline %#llx, %s%s%s\n", CMD,
+				       cli_tstr(name), (unsigned long long)sym[i].addr,
+				       sym[i].dynsym_only ? " (stripped file: .dynsym)" : "",
+				       (unsigned long long)page,
+				       req[i].kind == ARGUS_LIVE_COUNT ? "hit counter only" : "calls ",
+				       req[i].kind == ARGUS_LIVE_COUNT ? "" : argus_live__kind_hook(req[i].kind),
+				       req[i].kind == ARGUS_LIVE_COUNT ? "" : "(rdi)");
+		}
+		if (r) {
+			rc = req[i].line ? cli_error(CMD, "%s:%d: %s: %s", cli_tstr(schema), req[i].line,
+						     cli_tstr(name), why[0] ? why : strerror(-r))
+					 : cli_error(CMD, "%s: %s", cli_tstr(name), why[0] ? why : strerror(-r));
+			break;
+		}
+	}
+	argus_live__close(l);
+	return rc;
+}

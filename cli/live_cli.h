@@ -1,0 +1,76 @@
+/* live_cli.h - what `argus inject` and `argus instrument` share
+ * (cli/cmd_inject.c, cli/cmd_instrument.c; interposer/live/). */
+#ifndef ARGUS_LIVE_CLI_H
+#define ARGUS_LIVE_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define LIVE_IPOSE_NAME "libargus-interpose.so"
+
+int cmd_inject(int argc, char **argv);
+int cmd_instrument(int argc, char **argv);
+
+/* The interposer beside this argus (lib/libargus-interpose.so), resolved;
+ * 0, or 1 after one error line. */
+int live_default_lib(const char *cmd, char *out, size_t len);
+/* Whether a file named like lib's basename is mapped in pid (its path in
+ * found, may be NULL).  1 yes, 0 no, -errno. */
+int live_lib_mapped(pid_t pid, const char *lib, char *found, size_t len);
+/* dlopen lib (a root-owned file, not writable by others) in pid; prints
+ * what it did on stdout.  0, or 1 after one error line prefixed with cmd. */
+int live_inject(const char *cmd, pid_t pid, const char *lib);
+/* pid from a --pid value: 0 or 2 after a usage line. */
+int live_parse_pid(const char *cmd, const char *v, pid_t *pid);
+
+#define CMD_INJECT_USAGE \
+	"argus inject --pid PID [--lib PATH]\n" \
+	"  Loads the interposer (default: the libargus-interpose.so beside this\n" \
+	"  argus) into the running process PID without restarting it: ptrace\n" \
+	"  stops one thread, calls dlopen(PATH, RTLD_NOW) on it, restores every\n" \
+	"  register (a syscall it was blocked in restarts), and detaches.  The\n" \
+	"  library's constructor then registers its ring with the argusd of\n" \
+	"  the process's $ARGUS_RUN_DIR (default /run/argus).\n" \
+	"  What this gives: argus_work_* for `argus instrument`.  The library's\n" \
+	"  wrappers stay inactive: a late dlopen is not in the global symbol\n" \
+	"  scope, so pthread_mutex_lock and the like keep going to glibc (for\n" \
+	"  those, restart the program under LD_PRELOAD).\n" \
+	"  PATH must be owned by root and writable by nobody else.\n"
+
+#define CMD_INSTRUMENT_USAGE \
+	"argus instrument --pid PID --func FUNC --as KIND [--count-only] [--lib PATH]\n" \
+	"argus instrument --pid PID --func FUNC --as KIND --via uprobe\n" \
+	"argus instrument --pid PID --func FUNC --remove\n" \
+	"argus instrument --pid PID --schema FILE [--remove]\n" \
+	"argus instrument --pid PID --list\n" \
+	"  Patches the entry of a function of a running process (Detours-style:\n" \
+	"  a jmp to a trampoline page near it, the displaced instructions\n" \
+	"  relocated with capstone) so that each call first records a work-item\n" \
+	"  event with the function's first argument (rdi) as the item:\n" \
+	"    --as enqueue   argus_work_enqueue(item)\n" \
+	"    --as begin     argus_work_begin(item)   (--as dequeue: the same)\n" \
+	"    --as end       argus_work_end(item)\n" \
+	"    --as boundary  argus_work_boundary(item): cut the segment here\n" \
+	"  FUNC: [LIB:]SYMBOL (LIB: a mapped file's basename or a prefix of it,\n" \
+	"  default the executable; .symtab, or .dynsym when stripped), 0xADDR,\n" \
+	"  or LIB+0xOFFSET (a virtual address as readelf shows it).\n" \
+	"  The interposer is injected first when the process has not loaded it\n" \
+	"  (see argus inject; --lib PATH).  --count-only patches with the hit\n" \
+	"  counter alone (no hook, no interposer needed).\n" \
+	"  Every thread is stopped while bytes change; none may be executing the\n" \
+	"  bytes replaced (retried for 1 s).  Refused: a function shorter than\n" \
+	"  5 bytes, a jump inside it back into those bytes, an instruction\n" \
+	"  capstone cannot relocate.\n" \
+	"  --remove  puts the original bytes back (kept in the trampoline's\n" \
+	"            header page)\n" \
+	"            and unmaps the trampoline\n" \
+	"  --list    the patches in PID: function, kind, hits (and its uprobes)\n" \
+	"  --via uprobe  no patch: a uprobe on the entry, whose BPF program writes\n" \
+	"            a live_hit record (function, item, kind) into the running\n" \
+	"            collector's ring; costs a trap per call (bench/live_hook.sh).\n" \
+	"            --remove takes it away (also --via uprobe)\n" \
+	"  --schema FILE  apply (or --remove) every `instrument FUNC as KIND`\n" \
+	"            line of a schema file (docs/schema.md)\n"
+
+#endif /* ARGUS_LIVE_CLI_H */

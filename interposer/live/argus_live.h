@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * argus_live.h - reach into a running process: `argus inject` (dlopen the
+ * interposer in it) and `argus instrument` (Detours-style entry patches).
+ * docs/interposer.md, "Live: inject and instrument", is the prose version.
+ *
+ * Three layers, each usable alone:
+ *   - live_proc.c   a process under ptrace: every thread seized, stopped
+ *                   and resumed as a group, memory through /proc/PID/mem,
+ *                   and a function call run on one stopped thread
+ *                   (argus_live__call) that leaves the thread exactly as it
+ *                   found it, an interrupted syscall included;
+ *   - live_elf.c    /proc/PID/maps and ELF symbols (libelf): a symbol's
+ *                   address in the target;
+ *   - live_patch.c  the relocator and the trampoline writer: pure functions
+ *                   over byte buffers (no process), then apply/remove/list
+ *                   on a live process.
+ *
+ * Library rules (STYLE.md): int functions return 0 or -errno; where a
+ * reason helps, a caller's `why` buffer gets one line of text; nothing is
+ * printed.  Addresses are the target's (uint64_t), tids the kernel's.
+ */
+#ifndef ARGUS_LIVE_H
+#define ARGUS_LIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define ARGUS_LIVE_WHY 1024	/* size of a `why` buffer */
+
+/* ---- live_proc.c: a process under ptrace ---- */
+
+struct argus_live;
+
+/* PTRACE_SEIZE every thread of pid (no stop yet: the process runs on).
+ * -ESRCH dead, -EPERM not allowed or already traced (why says by whom). */
+int argus_live__open(pid_t pid, struct argus_live **out, char *why);
+/* Resume what is stopped and detach every thread; accepts NULL. */
+void argus_live__close(struct argus_live *l);
+/* Stop one thread (PTRACE_INTERRUPT, wait for the stop). */
+int argus_live__stop(struct argus_live *l, pid_t tid);
+/* Stop one thread, the main one if it can, and say which. */
+int argus_live__stop_one(struct argus_live *l, pid_t *tid);
+/* Stop every thread, including ones created meanwhile. */
+int argus_live__stop_all(struct argus_live *l);
+/* Resume every stopped thread (a signal that arrived during our stop is
+ * handed back to it). */
+int argus_live__resume_all(struct argus_live *l);
+/* The threads (after stop_all: all of them, stopped); *pc gets each one's
+ * rip and *sp its rsp, n the count.  Arrays of at most cap. */
+int argus_live__pcs(struct argus_live *l, pid_t *tids, uint64_t *pc, uint64_t *sp,
+		    size_t cap, size_t *n);
+pid_t argus_live__pid(const struct argus_live *l);
+
+int argus_live__read(struct argus_live *l, uint64_t addr, void *buf, size_t len);
+/* Writes through /proc/PID/mem: also into read-only text (the kernel
+ * breaks copy-on-write for a tracer), never into the file behind it. */
+int argus_live__write(struct argus_live *l, uint64_t addr, const void *buf, size_t len);
+
+struct argus_live_call {
+	uint64_t fn;		/* the function to run in the target */
+	uint64_t args[6];	/* rdi, rsi, rdx, rcx, r8, r9 */
+	const void *data;	/* copied onto the thread's stack below its red zone */
+	size_t data_len;	/* at most 4096 */
+	int data_arg;		/* args[data_arg] = the copy's address; -1 none */
+	uint32_t timeout_ms;	/* 0: 5000 */
+};
+/* Run c->fn(args) on the stopped thread tid and return its rax in *ret.
+ * The thread is left stopped with every register (general, FP/AVX state)
+ * as before; a syscall it was interrupted in restarts when it resumes.
+ * -ETIMEDOUT: the call did not return in time (registers restored anyway,
+ * the call abandoned: a lock it took may stay taken); -EFAULT: it crashed
+ * (why says where). */
+int argus_live__call(struct argus_live *l, pid_t tid, const struct argus_live_call *c,
+		     uint64_t *ret, char *why);
+
+/* ---- live_elf.c: maps and symbols ---- */
+
+struct argus_live_map {
+	uint64_t start, end, off;
+	char perms[5];
+	char path[512];		/* "" anonymous */
+};
+
+/* /proc/PID/maps into a malloc'd array. */
+int argus_live__maps(pid_t pid, struct argus_live_map **maps, size_t *n);
+
+struct argus_live_sym {
+	uint64_t addr;		/* in the target */
+	uint64_t size;		/* 0 unknown */
+	uint64_t bias;		/* load bias of its file */
+	char file[512];		/* the mapped file it is in */
+	char name[128];		/* the symbol ("" none) */
+	bool dynsym_only;	/* the file has no .symtab (stripped) */
+};
+
+/* Which mapped file `lib` names: an absolute path, a basename, or a prefix
+ * of one ending at '.' or '-' ("libz" matches libz.so.1); NULL or "" the
+ * main executable.  -ENOENT not mapped. */
+int argus_live__find_file(pid_t pid, const struct argus_live_map *maps, size_t n,
+			  const char *lib, char *path, size_t pathlen, uint64_t *bias);
+/* SYMBOL in lib (see find_file): .symtab, else .dynsym (default version).
+ * -ENOENT with why. */
+int argus_live__sym(pid_t pid, const char *lib, const char *symbol, struct argus_live_sym *s,
+		    char *why);
+/* An address: "0xADDR" (absolute) or "LIB+0xOFF" (OFF a virtual address as
+ * readelf shows it); fills the enclosing symbol's name and size when there
+ * is one. */
+int argus_live__addr(pid_t pid, const char *spec, struct argus_live_sym *s, char *why);
+/* A symbol's value in an ELF file on disk (for the target's libc and the
+ * interposer: the caller adds the bias).  0 or -ENOENT. */
+int argus_live__file_sym(const char *path, const char *symbol, uint64_t *value, uint64_t *size,
+			 bool *dynsym_only);
+
+/* ---- live_patch.c: trampolines ---- */
+
+enum argus_live_kind {
+	ARGUS_LIVE_BOUNDARY = 1,
+	ARGUS_LIVE_ENQUEUE,
+	ARGUS_LIVE_BEGIN,	/* also --as dequeue */
+	ARGUS_LIVE_END,
+	ARGUS_LIVE_COUNT,	/* no hook: the hit counter only */
+};
+const char *argus_live__kind_name(enum argus_live_kind k);
+/* The argus_work_* function a kind calls (NULL for COUNT). */
+const char *argus_live__kind_hook(enum argus_live_kind k);
+
+/* The trampoline: two pages within +-2 GiB of the function, the header
+ * (rw-: the hit counter is written by the code) and the code (r-x: no
+ * page is writable and executable).  The header makes --remove and --list
+ * self-contained: no state file. */
+#define ARGUS_LIVE_MAGIC "ARGUSTR1"
+#define ARGUS_LIVE_CODE_OFF 4096	/* the code page */
+#define ARGUS_LIVE_TRAMP_BYTES 8192	/* both pages */
+struct argus_live_tramp_hdr {
+	char magic[8];		/* ARGUS_LIVE_MAGIC */
+	uint64_t func;		/* the patched function's address */
+	uint64_t hits;		/* incremented (lock inc) on every entry */
+	uint64_t hook;		/* the argus_work_* called, 0 none */
+	uint8_t len;		/* bytes replaced at func (>= 5) */
+	uint8_t kind;		/* enum argus_live_kind */
+	uint8_t pad[6];
+	uint8_t orig[32];	/* the original bytes at func */
+	char name[128];		/* "LIB:SYMBOL" for --list */
+	uint8_t reserved[56];
+};
+_Static_assert(sizeof(struct argus_live_tramp_hdr) == 256, "hdr size");
+
+/* What relocating a function's first instructions needs: its bytes. */
+struct argus_live_plan {
+	uint64_t func;		/* address of the entry */
+	uint8_t len;		/* bytes displaced: whole instructions, >= 5 */
+	uint8_t orig[32];
+	bool call_inside;	/* a displaced call returns inside them (call *%rax
+				 * at +0): a thread in its callee has a return
+				 * address there, and its stack is checked too */
+};
+
+/* Decide how many whole instructions to displace (>= 5 bytes) from body
+ * (the function's first body_len bytes, at func; size = the function's
+ * size, 0 unknown), and check the rest of the body: refuses (-EINVAL, why)
+ * a function that ends before 5 bytes, an instruction that cannot move,
+ * and a jump anywhere in the body whose target is inside the displaced
+ * bytes (other than their first byte). */
+int argus_live__plan(const uint8_t *body, size_t body_len, uint64_t func, uint64_t size,
+		     struct argus_live_plan *p, char *why);
+/* The trampoline's bytes for plan p placed at page (page_len bytes,
+ * at least ARGUS_LIVE_TRAMP_BYTES): header, counter, the hook call (hook 0: none), the
+ * displaced instructions relocated for their new address, a jump back.
+ * -ERANGE (why) when a RIP-relative target is out of reach from page. */
+int argus_live__tramp(const struct argus_live_plan *p, uint64_t page, uint64_t hook,
+		      enum argus_live_kind kind, const char *name, uint8_t *out, size_t page_len,
+		      char *why);
+/* The bytes written at the entry: jmp rel32 to the trampoline's code,
+ * int3 up to p->len.  -ERANGE when the page is out of reach. */
+int argus_live__entry(const struct argus_live_plan *p, uint64_t page, uint8_t *out, char *why);
+
+/* On a live process (every thread is stopped while bytes change; a thread
+ * whose pc is inside the replaced bytes, or in the trampoline page or with
+ * a return address into it on its stack for a removal, makes the call retry
+ * for ~1 s and then fail with -EBUSY). */
+struct argus_live_patch_opts {
+	size_t sz;
+	enum argus_live_kind kind;
+	uint64_t hook;		/* argus_work_* in the target; 0 count only */
+	const char *name;	/* for the header */
+};
+int argus_live__patch(struct argus_live *l, const struct argus_live_sym *fn,
+		      const struct argus_live_patch_opts *o, uint64_t *page, char *why);
+int argus_live__unpatch(struct argus_live *l, uint64_t func, char *why);
+
+/* The trampolines in a process (found by their magic in its r-x anonymous
+ * pages): up to cap headers (with their page address). */
+int argus_live__list(pid_t pid, struct argus_live_tramp_hdr *h, uint64_t *pages, size_t cap,
+		     size_t *n);
+
+/* ---- live_uprobe.c: --via uprobe ---- */
+
+/* Record fn's entries in pid through the kernel: a uprobe on every CPU
+ * linked to a BPF program writing AE_LIVE_HIT into the ring of the argusd
+ * of run_dir; the links are pinned under /sys/fs/bpf/argus-live/. */
+int argus_live__uprobe_add(pid_t pid, const struct argus_live_sym *fn, enum argus_live_kind kind,
+			   const char *run_dir, char *why);
+/* Unpin the uprobe of func in pid: -ENOENT none. */
+int argus_live__uprobe_remove(pid_t pid, uint64_t func, char *why);
+/* The uprobes of pid (function, kind), up to cap. */
+int argus_live__uprobe_list(pid_t pid, uint64_t *funcs, int *kinds, size_t cap, size_t *n);
+
+#endif /* ARGUS_LIVE_H */
