@@ -194,6 +194,19 @@ RemoteStepResult remote_step(RemoteStep *rs, int sig, int *stop_sig)
 	return kRemoteStepped;
 }
 
+lldb::SBValue eval_pthread_self(lldb::SBThread th)
+{
+	lldb::SBExpressionOptions o;
+	o.SetTryAllThreads(false);        // only this thread runs, briefly
+	o.SetStopOthers(true);
+	o.SetTimeoutInMicroSeconds(2000000);
+	o.SetUnwindOnError(true);
+	o.SetIgnoreBreakpoints(true);
+	o.SetSuppressPersistentResult(true);
+	o.SetLanguage(lldb::eLanguageTypeC);
+	return th.GetFrameAtIndex(0).EvaluateExpression("(unsigned long)pthread_self()", o);
+}
+
 int remote_step_flush(RemoteStep *rs, bool memory)
 {
 	if (!rs->dirty)
@@ -216,15 +229,7 @@ int remote_step_flush(RemoteStep *rs, bool memory)
 		return rc;
 	}
 	// a private stop clears lldb's memory cache: a call in the thread
-	lldb::SBExpressionOptions o;
-	o.SetTryAllThreads(false);
-	o.SetStopOthers(true);
-	o.SetTimeoutInMicroSeconds(2000000);
-	o.SetUnwindOnError(true);
-	o.SetIgnoreBreakpoints(true);
-	o.SetSuppressPersistentResult(true);
-	o.SetLanguage(lldb::eLanguageTypeC);
-	lldb::SBValue v = th.GetFrameAtIndex(0).EvaluateExpression("(unsigned long)pthread_self()", o);
+	lldb::SBValue v = eval_pthread_self(th);
 	if (!v.IsValid() || v.GetError().Fail())
 		rc = -EIO;
 	if (keep.IsValid())

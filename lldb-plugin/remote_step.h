@@ -49,6 +49,10 @@ RemoteStepResult remote_step(RemoteStep *rs, int sig, int *stop_sig);
 // memory when lldb's next act resumes the thread.  0 or -EIO.
 int remote_step_flush(RemoteStep *rs, bool memory);
 
+// pthread_self() called in thread th (an expression: the thread runs a few
+// instructions, the others stay stopped, registers restored after).
+lldb::SBValue eval_pthread_self(lldb::SBThread th);
+
 }  // namespace argus_lldb
 
 #endif

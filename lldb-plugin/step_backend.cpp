@@ -197,20 +197,26 @@ int read_reg(lldb::SBValue &gpr, uint32_t child, uint64_t *val)
 // a difference is reported on stderr (a test of the engine's rule).
 const unsigned kFullEvery = 256;
 
+// The registers lldb does not show, and what the next read starts from.
+int regs_done(Backend *b, struct argus_step_regs *out, uint64_t orig)
+{
+	out->r[ARGUS_REG_ORIG_RAX] = orig;
+	out->r[ARGUS_REG_FS_BASE] = b->fs_base;
+	out->r[ARGUS_REG_GS_BASE] = 0;
+	b->last = *out;
+	b->have_last = true;
+	b->next_full = false;
+	b->after_syscall = false;
+	return 0;
+}
+
 int get_regs(void *ctx, struct argus_step_regs *out)
 {
 	Backend *b = static_cast<Backend *>(ctx);
 	if (b->remote_regs) {
 		// every general register came with the stop reply
 		*out = b->rs.regs;
-		out->r[ARGUS_REG_ORIG_RAX] = (uint64_t)-1;   // never a syscall step
-		out->r[ARGUS_REG_FS_BASE] = b->fs_base;
-		out->r[ARGUS_REG_GS_BASE] = 0;
-		b->last = *out;
-		b->have_last = true;
-		b->next_full = false;
-		b->after_syscall = false;
-		return 0;
+		return regs_done(b, out, (uint64_t)-1);   // never a syscall step
 	}
 	lldb::SBFrame f = b->thread.GetFrameAtIndex(0);
 	if (!f.IsValid())
@@ -290,14 +296,7 @@ int get_regs(void *ctx, struct argus_step_regs *out)
 	}
 	// orig_rax is -1 at a single-step stop (the trap is an exception,
 	// not a syscall entry) except right after a syscall and at the start
-	out->r[ARGUS_REG_ORIG_RAX] = b->after_syscall ? orig_rax(b->pid, b->tid) : (uint64_t)-1;
-	out->r[ARGUS_REG_FS_BASE] = b->fs_base;
-	out->r[ARGUS_REG_GS_BASE] = 0;
-	b->last = *out;
-	b->have_last = true;
-	b->next_full = false;
-	b->after_syscall = false;
-	return 0;
+	return regs_done(b, out, b->after_syscall ? orig_rax(b->pid, b->tid) : (uint64_t)-1);
 }
 
 long read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -574,15 +573,7 @@ uint64_t thread_pointer(lldb::SBProcess proc, lldb::SBThread th, uint32_t pid, u
 	auto it = g_fs_base.find(key);
 	if (it != g_fs_base.end())
 		return it->second;
-	lldb::SBExpressionOptions o;
-	o.SetTryAllThreads(false);        // only this thread runs, briefly
-	o.SetStopOthers(true);
-	o.SetTimeoutInMicroSeconds(2000000);
-	o.SetUnwindOnError(true);
-	o.SetIgnoreBreakpoints(true);
-	o.SetSuppressPersistentResult(true);
-	o.SetLanguage(lldb::eLanguageTypeC);
-	lldb::SBValue v = th.GetFrameAtIndex(0).EvaluateExpression("(unsigned long)pthread_self()", o);
+	lldb::SBValue v = eval_pthread_self(th);
 	uint64_t tp = 0;
 	if (v.IsValid() && v.GetError().Success()) {
 		uint64_t cand = v.GetValueAsUnsigned(0), self[3] = {0, 0, 0};
