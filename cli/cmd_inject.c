@@ -152,9 +152,12 @@ static void target_run_dir(pid_t pid, char *out, size_t len)
 			snprintf(out, len, "%s", buf + i + 14);
 }
 
-int live_inject(const char *cmd, pid_t pid, const char *lib)
+int live_inject(const char *cmd, pid_t pid, const char *lib, bool bind)
 {
 	char path[PATH_MAX], dir[PATH_MAX], found[512], why[ARGUS_LIVE_WHY] = "", err[512], rd[256];
+	char bwhy[ARGUS_LIVE_WHY] = "";
+	struct argus_live_bind bs = { 0 };
+	int br = 0;
 	struct argus_live_sym s;
 	struct argus_live_call c = { .data_arg = 0 };
 	struct argus_live *l;
@@ -202,6 +205,15 @@ int live_inject(const char *cmd, pid_t pid, const char *lib)
 	r = argus_live__call(l, tid, &c, &handle, why);
 	if (!r && !handle)
 		remote_dlerror(l, tid, err, sizeof(err));
+	if (!r && handle && bind) {
+		/* the calls already bound to glibc: to the wrappers, with
+		 * every thread stopped (live_bind.c) */
+		br = argus_live__stop_all(l);
+		if (!br)
+			br = argus_live__bind(l, path, &bs, bwhy);
+		else
+			snprintf(bwhy, sizeof(bwhy), "cannot stop the threads: %s", strerror(-br));
+	}
 	argus_live__close(l);	/* resumes: the interrupted syscall restarts */
 	if (r)
 		return cli_error(cmd, "calling dlopen in process %d failed: %s", (int)pid,
@@ -213,6 +225,13 @@ int live_inject(const char *cmd, pid_t pid, const char *lib)
 	printf("argus %s: loaded %s into process %d (handle %#llx); its ring registers with the argusd"
 	       " of %s if one runs there\n", cmd, cli_tstr(path), (int)pid, (unsigned long long)handle,
 	       cli_tstr(rd));
+	if (!bind)
+		return 0;
+	if (br)
+		return cli_error(cmd, "loaded, but the lock calls were not rebound: %s", cli_tstr(bwhy));
+	printf("argus %s: rebound %u call slot%s of %u lock function%s in %u file%s to the wrappers\n", cmd,
+	       bs.slots, bs.slots == 1 ? "" : "s", bs.functions, bs.functions == 1 ? "" : "s", bs.files,
+	       bs.files == 1 ? "" : "s");
 	return 0;
 }
 
@@ -220,6 +239,7 @@ int cmd_inject(int argc, char **argv)
 {
 	const char *lib = NULL;
 	char def[PATH_MAX];
+	bool bind = true;
 	pid_t pid = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -229,6 +249,8 @@ int cmd_inject(int argc, char **argv)
 			if (live_parse_pid("inject", v, &pid))
 				return 2;
 			i++;
+		} else if (!strcmp(a, "--no-bind")) {
+			bind = false;
 		} else if (!strcmp(a, "--lib")) {
 			if (!v)
 				return cli_usage_error("inject", "--lib needs a path");
@@ -245,5 +267,5 @@ int cmd_inject(int argc, char **argv)
 			return 1;
 		lib = def;
 	}
-	return live_inject("inject", pid, lib);
+	return live_inject("inject", pid, lib, bind);
 }

@@ -280,7 +280,7 @@ int cmd_instrument(int argc, char **argv)
 			}
 			printf("argus %s: process %d has no " LIVE_IPOSE_NAME ": injecting it\n", CMD,
 			       (int)pid);
-			if (live_inject(CMD, pid, libpath))
+			if (live_inject(CMD, pid, libpath, false))
 				return 1;
 		}
 		for (size_t i = 0; i < n; i++) {

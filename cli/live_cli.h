@@ -18,24 +18,32 @@ int live_default_lib(const char *cmd, char *out, size_t len);
 /* Whether a file named like lib's basename is mapped in pid (its path in
  * found, may be NULL).  1 yes, 0 no, -errno. */
 int live_lib_mapped(pid_t pid, const char *lib, char *found, size_t len);
-/* dlopen lib (a root-owned file, not writable by others) in pid; prints
- * what it did on stdout.  0, or 1 after one error line prefixed with cmd. */
-int live_inject(const char *cmd, pid_t pid, const char *lib);
+/* dlopen lib (a root-owned file, not writable by others) in pid, and with
+ * bind point the process's lock calls at its wrappers (argus_live__bind);
+ * prints what it did on stdout.  0, or 1 after one error line prefixed
+ * with cmd. */
+int live_inject(const char *cmd, pid_t pid, const char *lib, bool bind);
 /* pid from a --pid value: 0 or 2 after a usage line. */
 int live_parse_pid(const char *cmd, const char *v, pid_t *pid);
 
 #define CMD_INJECT_USAGE \
-	"argus inject --pid PID [--lib PATH]\n" \
+	"argus inject --pid PID [--lib PATH] [--no-bind]\n" \
 	"  Loads the interposer (default: the libargus-interpose.so beside this\n" \
 	"  argus) into the running process PID without restarting it: ptrace\n" \
 	"  stops one thread, calls dlopen(PATH, RTLD_NOW) on it, restores every\n" \
 	"  register (a syscall it was blocked in restarts), and detaches.  The\n" \
 	"  library's constructor then registers its ring with the argusd of\n" \
 	"  the process's $ARGUS_RUN_DIR (default /run/argus).\n" \
-	"  What this gives: argus_work_* for `argus instrument`.  The library's\n" \
-	"  wrappers stay inactive: a late dlopen is not in the global symbol\n" \
-	"  scope, so pthread_mutex_lock and the like keep going to glibc (for\n" \
-	"  those, restart the program under LD_PRELOAD).\n" \
+	"  A late dlopen is not in the global symbol scope, so the calls the\n" \
+	"  process had bound keep going to glibc: inject then rewrites, with\n" \
+	"  every thread stopped, the GOT slots of the lock functions\n" \
+	"  (pthread_mutex_*, pthread_rwlock_*, pthread_cond_*, sem_*) in every\n" \
+	"  mapped file but libc and the loader to the wrappers, of the same\n" \
+	"  symbol version, as LD_PRELOAD would have bound them.  A thread\n" \
+	"  already waiting in glibc finishes there; later waits are recorded.\n" \
+	"  GLib's wrappers are not bound (their state starts when a pool or\n" \
+	"  source is made).  --no-bind: load only (argus_work_* for\n" \
+	"  `argus instrument`).\n" \
 	"  PATH must be owned by root and writable by nobody else.\n"
 
 #define CMD_INSTRUMENT_USAGE \

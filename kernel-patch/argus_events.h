@@ -76,9 +76,11 @@ enum ae_type {
 	AE_WORK_BEGIN = 23,     /* the item starts running on this thread */
 	AE_WORK_END = 24,       /* ... and ends */
 	AE_WORK_BOUNDARY = 25,  /* argus_work_boundary(): a cut, no item */
-	/* records produced in user space, never by BPF */
+	/* 26, 27: never assigned; tests use 27 as the type a reader does not
+	 * know (test_trace_format, test_tracegen, fuzz_trace_seeds) */
 	AE_LIVE_HIT = 28,   /* a function entry under `argus instrument --via
 	                       uprobe` ran (interposer/live/live_uprobe.bpf.c) */
+	/* records produced in user space, never by BPF */
 	AE_MARK = 32,       /* `argus mark TEXT` */
 	AE_LOST = 33,       /* lost-record counter for a CPU */
 	/* from the interposer (interposer/, docs/interposer.md): written by

@@ -114,6 +114,22 @@ int argus_live__addr(pid_t pid, const char *spec, struct argus_live_sym *s, char
 int argus_live__file_sym(const char *path, const char *symbol, uint64_t *value, uint64_t *size,
 			 bool *dynsym_only);
 
+/* ---- live_bind.c: after inject, the lock calls into the wrappers ---- */
+
+struct argus_live_bind {
+	unsigned files;         /* files with a slot rewritten */
+	unsigned slots;         /* GOT slots rewritten */
+	unsigned functions;     /* distinct wrappers they now reach */
+};
+/* Point every JUMP_SLOT/GLOB_DAT slot of the process's mapped files (not
+ * the interposer, the loader or libc) whose symbol is a lock-family
+ * function (pthread_mutex_*, pthread_rwlock_*, pthread_cond_*, sem_*)
+ * that the interposer at path ipose (mapped in the process) defines, of
+ * the same version, at its definition: what LD_PRELOAD would have bound.
+ * Every thread must be stopped (argus_live__stop_all).  0, or -errno with
+ * why. */
+int argus_live__bind(struct argus_live *l, const char *ipose, struct argus_live_bind *st, char *why);
+
 /* ---- live_patch.c: trampolines ---- */
 
 enum argus_live_kind {

@@ -19,6 +19,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+
+#include "live_internal.h"
 #include <libelf.h>
 #include <limits.h>
 #include <stdio.h>
@@ -100,7 +102,7 @@ static bool lib_matches(const char *path, const char *lib)
 }
 
 /* Open the ELF file behind a mapping. */
-static int open_mapped(pid_t pid, const struct argus_live_map *m)
+int live_open_mapped(pid_t pid, const struct argus_live_map *m)
 {
 	char p[128];
 	int fd;
@@ -130,8 +132,8 @@ static int64_t first_load(Elf *e)
 }
 
 /* The mapping of path at offset 0 and its bias. */
-static int bias_of(pid_t pid, const struct argus_live_map *maps, size_t n, const char *path,
-		   uint64_t *bias)
+int live_bias_of(pid_t pid, const struct argus_live_map *maps, size_t n, const char *path,
+		 uint64_t *bias)
 {
 	for (size_t i = 0; i < n; i++) {
 		int fd;
@@ -140,7 +142,7 @@ static int bias_of(pid_t pid, const struct argus_live_map *maps, size_t n, const
 
 		if (strcmp(maps[i].path, path) || maps[i].off)
 			continue;
-		fd = open_mapped(pid, &maps[i]);
+		fd = live_open_mapped(pid, &maps[i]);
 		if (fd < 0)
 			return -errno;
 		elf_version(EV_CURRENT);	/* libelf refuses to work before it */
@@ -177,7 +179,7 @@ int argus_live__find_file(pid_t pid, const struct argus_live_map *maps, size_t n
 		if (want ? strcmp(maps[i].path, want) : !lib_matches(maps[i].path, lib))
 			continue;
 		snprintf(path, pathlen, "%s", maps[i].path);
-		return bias_of(pid, maps, n, maps[i].path, bias);
+		return live_bias_of(pid, maps, n, maps[i].path, bias);
 	}
 	return -ENOENT;
 }
@@ -289,7 +291,7 @@ static int open_path(pid_t pid, const struct argus_live_map *maps, size_t n, con
 {
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(maps[i].path, path) && !maps[i].off)
-			return open_mapped(pid, &maps[i]);
+			return live_open_mapped(pid, &maps[i]);
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
@@ -375,7 +377,7 @@ int argus_live__addr(pid_t pid, const char *spec, struct argus_live_sym *s, char
 		for (size_t i = 0; i < n; i++)
 			if (off >= maps[i].start && off < maps[i].end && maps[i].path[0] == '/') {
 				snprintf(s->file, sizeof(s->file), "%s", maps[i].path);
-				r = bias_of(pid, maps, n, maps[i].path, &s->bias);
+				r = live_bias_of(pid, maps, n, maps[i].path, &s->bias);
 				break;
 			}
 		if (r) {

@@ -9,10 +9,13 @@
  *           then, once the worker holds mu, pthread_mutex_lock(&mu):
  *           blocked in futex() until the worker unlocks
  *
- * usage: mutex_pipe [DELAY_MS (3000)] [kill]
+ * usage: mutex_pipe [DELAY_MS (3000)] [kill|wait]
  *   kill: once the UI has the mutex, print the ground truth and SIGKILL
  *         the process at once (the interposer's last records are then
  *         read by argusd from a dead process's ring)
+ *   wait: first print PID=<pid> and READY=1 and wait for a line on stdin
+ *         (tests/e2e/live_inject_mutex.sh injects the interposer into the
+ *         running process meanwhile), then run as usual
  *
  * Ground truth on stdout, KEY=VALUE, after the run:
  *   PID UI_TID WORKER_TID WRITER_PID MUTEX_ADDR (hex) WAITED_MS
@@ -69,8 +72,20 @@ int main(int argc, char **argv)
 	int st;
 
 	if (delay_ms <= 0 || pipe(pfd)) {
-		fprintf(stderr, "usage: mutex_pipe [DELAY_MS]\n");
+		fprintf(stderr, "usage: mutex_pipe [DELAY_MS] [kill|wait]\n");
 		return 2;
+	}
+	if (argc > 2 && !strcmp(argv[2], "wait")) {
+		char line[64];
+
+		/* bind mutex_lock's GOT slot now (lazy binding): a process that
+		 * ran a while has its calls bound, which is what inject meets */
+		pthread_mutex_lock(&mu);
+		pthread_mutex_unlock(&mu);
+		printf("PID=%d\nREADY=1\n", getpid());
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin))
+			return 1;
 	}
 	writer = fork();
 	if (writer < 0) {

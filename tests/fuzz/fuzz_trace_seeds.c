@@ -19,7 +19,7 @@ static void fill(struct argus_chunk_builder *b, uint64_t ts, int n)
 		AE_FREE, AE_RENAME, AE_SYS_ENTER, AE_SYS_EXIT, AE_HRT_START,
 		AE_HRT_EXPIRE, AE_HRT_CANCEL, AE_IRQ_ENTRY, AE_IRQ_EXIT,
 		AE_SOFTIRQ_ENTRY, AE_SOFTIRQ_EXIT, AE_WQ_START, AE_WQ_END,
-		AE_SAMPLE, AE_MARK, AE_LOST, 25, AE_HWWATCH,
+		AE_SAMPLE, AE_MARK, AE_LOST, 27 /* unknown: keep it unused */, AE_HWWATCH,
 	};
 	static const unsigned nfields[] = { 8, 5, 3, 3, 1, 2, 3, 0, 7, 6, 5, 5,
 					    5, 2, 2, 2, 2, 2, 2, 0, 2, 1, 8, 7 };
@@ -43,13 +43,13 @@ static void fill(struct argus_chunk_builder *b, uint64_t ts, int n)
 
 		for (unsigned f = 0; f < nfields[t]; f++)
 			ev.f[f] = f == 0 ? 0x55d0c0a01000 + (uint64_t)i : (uint64_t)-(int64_t)f;
-		if (types[t] == AE_SWITCH || types[t] == AE_SAMPLE || types[t] == 25 ||
+		if (types[t] == AE_SWITCH || types[t] == AE_SAMPLE || types[t] == 27 ||
 		    types[t] == AE_HWWATCH)
 			ev.stack = stk;
 		if (types[t] == AE_SWITCH || types[t] == AE_EXEC || types[t] == AE_MARK ||
-		    types[t] == AE_FORK || types[t] == 25)
+		    types[t] == AE_FORK || types[t] == 27)
 			ev.str = comm;
-		if (types[t] == AE_EXEC || types[t] == 25)
+		if (types[t] == AE_EXEC || types[t] == 27)
 			ev.str2 = file;
 		argus_chunk_builder__event(b, &ev);
 	}
