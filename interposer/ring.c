@@ -112,17 +112,13 @@ static void register_ring(void)
 	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/interpose.sock", run_dir()) >=
 	    sizeof(sa.sun_path))
 		return;
-	sfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (sfd < 0)
-		return;
 	/* no collector: stop here, before making the ring */
-	if (connect(sfd, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(sfd);
+	if (access(sa.sun_path, F_OK))
 		return;
-	}
+	sfd = -1;
 	mfd = memfd_create("argus-interpose", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (mfd < 0)
-		goto out;
+		return;
 	if (ftruncate(mfd, AIP_RING_BYTES) ||
 	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
 		goto out;
@@ -139,18 +135,22 @@ static void register_ring(void)
 	cm.h.cmsg_type = SCM_RIGHTS;
 	cm.h.cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(&cm.h), &mfd, sizeof(int));
-	/* fire and forget: argusd reads it when its loop comes round (the
+	/* connect, then send at once: argusd may accept between the two
+	 * (it then waits a few loops for the message), so keep that short.
+	 * Fire and forget: argusd reads it when its loop comes round (the
 	 * data waits in the socket), this process never waits for it */
-	if (sendmsg(sfd, &mh, MSG_NOSIGNAL) != (ssize_t)iov.iov_len) {
+	sfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sfd < 0 || connect(sfd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    sendmsg(sfd, &mh, MSG_NOSIGNAL) != (ssize_t)iov.iov_len) {
 		munmap(p, AIP_RING_BYTES);
 		goto out;
 	}
 	slots = (struct aip_rec *)((char *)p + AIP_HDR_BYTES);
 	aip_ring = h;
 out:
-	if (mfd >= 0)
-		close(mfd);
-	close(sfd);
+	close(mfd);
+	if (sfd >= 0)
+		close(sfd);
 }
 
 /* A forked child inherits the parent's mapping: its records would carry

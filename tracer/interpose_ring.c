@@ -177,6 +177,11 @@ struct argus_ip_registry {
 	uint32_t ncpus;
 	struct ip_ring *rings[ARGUS_IP_MAX_PROCS];
 	uint32_t nrings;
+	/* connections accepted before their message came (see
+	 * argus_ip_registry__accept) and the accept rounds they have waited */
+	int pend_fd[ACCEPT_MAX];
+	uint32_t pend_age[ACCEPT_MAX];
+	uint32_t npend;
 	struct argus_ip_stats st;
 };
 
@@ -325,7 +330,7 @@ static int serve_one(struct argus_ip_registry *r, int cfd)
 	 * is refused (waiting for it would let anyone stall argusd) */
 	n = recvmsg(cfd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (n < 0)
-		return -errno;
+		return errno == EAGAIN ? -EAGAIN : -errno;
 	mfd = take_fd(&mh);
 	buf[n] = 0;
 	if (mfd < 0 || (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) || strcmp(buf, "register 1"))
@@ -392,19 +397,62 @@ out:
 	return e;
 }
 
+/* serve_one's outcome into the counters; 1 when the connection must wait
+ * for its message (kept open), else 0 (close it). */
+static int count_served(struct argus_ip_registry *r, int rc)
+{
+	if (rc == -EAGAIN)
+		return 1;
+	if (rc)
+		r->st.refused++;
+	else
+		r->st.registered++;
+	return 0;
+}
+
+/*
+ * The client connects, then sends.  A connection accepted between the two
+ * has no message yet: it waits here, without blocking argusd, for up to
+ * PEND_ROUNDS accept rounds (one per loop, ~50 ms each), then is refused.
+ * At most ACCEPT_MAX wait at once; one more is refused at once, so a
+ * client that connects and never sends costs a slot for a few rounds, not
+ * argusd's time.  (Refusing at once lost a real registration now and then:
+ * an injected library's constructor was accepted mid-way.)
+ */
+#define PEND_ROUNDS 8
+
 void argus_ip_registry__accept(struct argus_ip_registry *r)
 {
 	if (!r)
 		return;
+	for (uint32_t i = 0; i < r->npend;) {
+		int rc = serve_one(r, r->pend_fd[i]);
+
+		if (rc == -EAGAIN && ++r->pend_age[i] < PEND_ROUNDS) {
+			i++;
+			continue;
+		}
+		if (rc == -EAGAIN)
+			rc = -ETIMEDOUT;
+		count_served(r, rc);
+		close(r->pend_fd[i]);
+		r->npend--;
+		r->pend_fd[i] = r->pend_fd[r->npend];
+		r->pend_age[i] = r->pend_age[r->npend];
+	}
 	for (int i = 0; i < ACCEPT_MAX; i++) {
 		int cfd = accept4(r->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 		if (cfd < 0)
 			return;
-		if (serve_one(r, cfd))
+		if (count_served(r, serve_one(r, cfd))) {
+			if (r->npend < ACCEPT_MAX) {
+				r->pend_fd[r->npend] = cfd;
+				r->pend_age[r->npend++] = 0;
+				continue;
+			}
 			r->st.refused++;
-		else
-			r->st.registered++;
+		}
 		close(cfd);
 	}
 }
@@ -578,6 +626,8 @@ void argus_ip_registry__free(struct argus_ip_registry *r)
 		return;
 	for (uint32_t i = 0; i < r->nrings; i++)
 		ring_free(r->rings[i]);
+	for (uint32_t i = 0; i < r->npend; i++)
+		close(r->pend_fd[i]);
 	if (r->lfd >= 0) {
 		close(r->lfd);
 		unlink(r->path);

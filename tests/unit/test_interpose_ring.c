@@ -1,9 +1,17 @@
 /* test_interpose_ring.c - argusd's reader of the interposer's ring
  * (tracer/interpose_ring.c) on hand-made bytes: one record per reject
  * reason, the ring's lap / unpublished-slot / head-backwards handling,
- * and the per-drain bound. */
+ * and the per-drain bound; and the registry's socket: a client accepted
+ * before it sent its registration is still registered, one that never
+ * sends is refused after a few rounds. */
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "interpose_ring.h"
@@ -273,11 +281,90 @@ static void test_drain(void)
 	CHECK_EQ(st.records, 0);
 }
 
+/* A real registration: a sealed memfd of the ring's size, "register 1". */
+static int send_registration(int sfd)
+{
+	char msg[] = "register 1";
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct iovec iov = { msg, sizeof(msg) - 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cm.buf, .msg_controllen = sizeof(cm.buf) };
+	int mfd = memfd_create("t", MFD_CLOEXEC | MFD_ALLOW_SEALING), rc;
+
+	if (mfd < 0 || ftruncate(mfd, AIP_RING_BYTES) ||
+	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+		return -1;
+	memset(&cm, 0, sizeof(cm));
+	cm.h.cmsg_level = SOL_SOCKET;
+	cm.h.cmsg_type = SCM_RIGHTS;
+	cm.h.cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(&cm.h), &mfd, sizeof(int));
+	rc = sendmsg(sfd, &mh, MSG_NOSIGNAL) == (ssize_t)iov.iov_len ? 0 : -1;
+	close(mfd);
+	return rc;
+}
+
+static int connect_to(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void test_accept_before_send(void)
+{
+	char dir[] = "/tmp/argus-ipreg-XXXXXX", path[64], msg[256];
+	struct argus_ip_registry *r;
+	struct argus_ip_stats st;
+	int late, never;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/interpose.sock", dir);
+	r = argus_ip_registry__new(path, 2, msg, sizeof(msg));
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	late = connect_to(path);
+	never = connect_to(path);
+	CHECK(late >= 0 && never >= 0);
+	/* both accepted with nothing to read yet: neither refused */
+	argus_ip_registry__accept(r);
+	argus_ip_registry__stats(r, &st);
+	CHECK_EQ(st.registered, 0);
+	CHECK_EQ(st.refused, 0);
+	/* the late one sends: registered at the next round */
+	CHECK_EQ(send_registration(late), 0);
+	argus_ip_registry__accept(r);
+	argus_ip_registry__stats(r, &st);
+	CHECK_EQ(st.registered, 1);
+	CHECK_EQ(st.procs, 1);
+	CHECK_EQ(st.refused, 0);
+	/* the silent one is given up on after a few rounds, not at once */
+	for (int i = 0; i < 7; i++)
+		argus_ip_registry__accept(r);
+	argus_ip_registry__stats(r, &st);
+	CHECK_EQ(st.refused, 1);
+	close(late);
+	close(never);
+	argus_ip_registry__free(r);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	RUN(test_parse);
 	RUN(test_sync);
 	RUN(test_parse_work);
 	RUN(test_drain);
+	RUN(test_accept_before_send);
 	return check_report();
 }
