@@ -202,16 +202,40 @@ int argus_elf__build_id(int fd, uint8_t *id, size_t max)
 	return len;
 }
 
+int argus_debuginfo_open(const uint8_t *bid, size_t n, char **name)
+{
+	static const struct argus_elf_limits lim = { ARGUS_ELF_SYM_SECTION_MAX };
+	char path[128];
+	int rc, fd;
+
+	if (!bid || n < 2 || n > 40)
+		return -EINVAL;
+	rc = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", bid[0]);
+	for (size_t i = 1; i < n; i++)
+		rc += snprintf(path + rc, sizeof(path) - (size_t)rc, "%02x", bid[i]);
+	snprintf(path + rc, sizeof(path) - (size_t)rc, ".debug");
+	/* a root-owned tree: following its own symlinks is fine, but the
+	 * file at the end is still checked like any other */
+	fd = argus_open_untrusted(AT_FDCWD, path, NULL, NULL);
+	if (fd < 0)
+		return fd;
+	if (argus_elf_guard__check(fd, &lim)) {
+		close(fd);
+		return -ENOENT;
+	}
+	if (name)
+		*name = strdup(path);
+	return fd;
+}
+
 int argus_find_debuginfo(Dwfl_Module *mod, void **userdata,
 			 const char *modname, uint64_t base,
 			 const char *file_name, const char *debuglink_file,
 			 uint32_t debuglink_crc, char **debuginfo_file_name)
 {
-	static const struct argus_elf_limits lim = { ARGUS_ELF_SYM_SECTION_MAX };
 	const unsigned char *bits;
 	GElf_Addr vaddr;
-	char path[128];
-	int n, fd, rc;
+	int n, fd;
 
 	(void)userdata;
 	(void)modname;
@@ -222,20 +246,6 @@ int argus_find_debuginfo(Dwfl_Module *mod, void **userdata,
 	n = dwfl_module_build_id(mod, &bits, &vaddr);
 	if (n < 2 || n > 40)
 		return -1;
-	rc = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", bits[0]);
-	for (int i = 1; i < n; i++)
-		rc += snprintf(path + rc, sizeof(path) - (size_t)rc, "%02x", bits[i]);
-	snprintf(path + rc, sizeof(path) - (size_t)rc, ".debug");
-	/* a root-owned tree: following its own symlinks is fine, but the
-	 * file at the end is still checked like any other */
-	fd = argus_open_untrusted(AT_FDCWD, path, NULL, NULL);
-	if (fd < 0)
-		return -1;
-	if (argus_elf_guard__check(fd, &lim)) {
-		close(fd);
-		return -1;
-	}
-	if (debuginfo_file_name)
-		*debuginfo_file_name = strdup(path);
-	return fd;
+	fd = argus_debuginfo_open(bits, (size_t)n, debuginfo_file_name);
+	return fd < 0 ? -1 : fd;
 }

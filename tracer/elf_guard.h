@@ -56,6 +56,14 @@ int argus_elf_guard__check(int fd, const struct argus_elf_limits *lim);
 int argus_elf__build_id(int fd, uint8_t *id, size_t max);
 
 /*
+ * The separate debug file of the ELF whose build-id is bid[n] (2..40
+ * bytes): /usr/lib/debug/.build-id/NN/REST.debug, opened with
+ * argus_open_untrusted() and checked by argus_elf_guard__check().  The fd
+ * or -errno; *name (if name) gets a malloc'd copy of the path.
+ */
+int argus_debuginfo_open(const uint8_t *bid, size_t n, char **name);
+
+/*
  * A libdwfl find_debuginfo callback that looks only where root put debug
  * files: /usr/lib/debug/.build-id/NN/REST.debug, by the module's build-id
  * (hex, so no path can be smuggled in), opened with argus_open_untrusted()

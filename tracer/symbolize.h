@@ -15,12 +15,27 @@
  * Return addresses from argus_unwind() (frames after the first) should be
  * looked up as ip - 1 so the call instruction, not the next line, is named.
  *
+ * Where the files are parsed (issue 16): the paths are other users', and
+ * libelf/libdw are large C parsers.  In sandbox mode the symbolizer opens
+ * each file here (argus_open_untrusted(), its build-id and debug file
+ * found with bounded preads) and hands the fds to the sandboxed helper
+ * process of unwind_helper.h (another uid, seccomp, memory and CPU
+ * limits), which parses them and answers each lookup; answers are kept
+ * in a small cache, and a file on which the helper crashes or hangs
+ * (deadline SYM_HELPER_TIMEOUT_MS) keeps module+offset from then on, the
+ * helper being restarted for the next one.  The argus CLI turns the mode
+ * on for every symbolizer (argus_symbolizer__set_sandbox(true));
+ * libraries and the lldb plugin parse in their own process, since the
+ * helper is a fresh exec of /proc/self/exe and needs the argus binary's
+ * entry point.
+ *
  * Conventions (libbpf style): 0 / -errno, constructors return NULL and set
  * errno, free accepts NULL, never prints.  Not thread-safe.
  */
 #ifndef ARGUS_SYMBOLIZE_H
 #define ARGUS_SYMBOLIZE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,8 +59,28 @@ struct argus_sym {
 
 struct argus_symbolizer;
 
+/* In sandbox mode when argus_symbolizer__set_sandbox(true) was called. */
 struct argus_symbolizer *argus_symbolizer__new(void);
+/* In sandbox mode or not, whatever the default.  NULL with errno when the
+ * helper cannot be started. */
+struct argus_symbolizer *argus_symbolizer__new_in(bool sandboxed);
 void argus_symbolizer__free(struct argus_symbolizer *s);
+
+/* The default of argus_symbolizer__new(): false until set.  Only a
+ * program built from the argus binary's objects may set it (see above). */
+void argus_symbolizer__set_sandbox(bool on);
+
+struct argus_symbolizer_stats {
+	bool sandboxed;
+	uint32_t helper_pid;      /* the running helper, 0 = none */
+	uint64_t helper_restarts; /* helpers killed after a failure */
+	uint64_t remote_lookups;  /* answered by the helper */
+	uint64_t cache_hits;      /* answered from the cache */
+	uint64_t files_failed;    /* files the helper failed on */
+	uint64_t files_refused;   /* over UWP_SYM_FILES_MAX files */
+};
+void argus_symbolizer__stats(const struct argus_symbolizer *s,
+			     struct argus_symbolizer_stats *st);
 
 /*
  * Symbolize ip of a mapping of path ("[vdso]" = this machine's vDSO)
@@ -79,5 +114,19 @@ int argus_symbolize_trace_ip(struct argus_symbolizer *s,
  */
 int argus_sym__format(const struct argus_sym *sym, uint64_t ip, char *buf,
 		      size_t len);
+
+/*
+ * The helper's side (unwind_helper.c): a symbolizer that takes files as
+ * fds by the client's id and never opens anything.  __add_fd takes both
+ * fds (dbg_fd -1: none): 0, or -ENOENT when the file is not an ELF it
+ * reads (the id then answers -ENOENT).  __query_id fills r (rc -ESRCH for
+ * an unknown id).
+ */
+struct uwp_sym_result;
+struct argus_symbolizer *argus_symbolizer__new_by_fd(void);
+int argus_symbolizer__add_fd(struct argus_symbolizer *s, uint32_t id,
+			     const char *name, int fd, int dbg_fd);
+int argus_symbolizer__query_id(struct argus_symbolizer *s, uint32_t id,
+			       uint64_t off, struct uwp_sym_result *r);
 
 #endif /* ARGUS_SYMBOLIZE_H */

@@ -65,6 +65,7 @@ struct argus_unwind_client {
 	gid_t gid;
 	uint64_t next_spawn_ns; /* backoff: no helper before this */
 	uint32_t fails_in_row;
+	bool no_backoff;        /* a CLI's helper: start again at once */
 	struct uwp_counters seen; /* the helper's counters last added */
 	bool cut;               /* tell the helper at the next request */
 	struct cl_layout lay[CL_LAYOUTS];
@@ -146,7 +147,14 @@ static void helper_failed(struct argus_unwind_client *c, int err)
 	if (err == -ETIMEDOUT)
 		c->st.timeouts++;
 	c->fails_in_row++;
-	c->next_spawn_ns = mono_ns() + (back < CL_BACKOFF_MAX_NS ? back : CL_BACKOFF_MAX_NS);
+	c->next_spawn_ns = c->no_backoff ? 0 :
+			   mono_ns() + (back < CL_BACKOFF_MAX_NS ? back : CL_BACKOFF_MAX_NS);
+}
+
+void argus_unwind_client__no_backoff(struct argus_unwind_client *c)
+{
+	if (c)
+		c->no_backoff = true;
 }
 
 static int spawn(struct argus_unwind_client *c)
@@ -628,6 +636,36 @@ int argus_unwind_client__unwind(struct argus_unwind_client *c, uint32_t pid,
 	l->poisoned_until = mono_ns() + CL_POISON_NS;
 	helper_failed(c, err);
 	return err;
+}
+
+int argus_unwind_client__call(struct argus_unwind_client *c, uint32_t type,
+			      const void *body, size_t len, const int *fds,
+			      size_t nfds, uint32_t want, void *ans,
+			      size_t ans_len, unsigned timeout_ms)
+{
+	uint64_t deadline;
+	uint32_t got;
+	size_t glen;
+	int err;
+
+	if (!c || (len && !body) || (nfds && !fds) || nfds > UWP_FDS_MAX ||
+	    len > UWP_MSG_MAX || ans_len > CL_ANSWER_MAX - 64)
+		return -EINVAL;
+	if (ensure_helper(c))
+		return -EAGAIN;
+	deadline = mono_ns() + timeout_ms * 1000000ull;
+	err = send_msg(c, type, body, len, NULL, 0, fds, nfds, deadline);
+	if (!err)
+		err = recv_answer(c, &got, &glen, deadline);
+	if (!err && (got != want || glen != ans_len))
+		err = -EPROTO;
+	if (err) {
+		helper_failed(c, err);
+		return err;
+	}
+	memcpy(ans, c->rbuf, ans_len);
+	c->fails_in_row = 0;
+	return 0;
 }
 
 void argus_unwind_client__chunk_cut(struct argus_unwind_client *c)

@@ -14,6 +14,7 @@
 #include "unwind_helper.h"
 
 #include "elf_guard.h"
+#include "symbolize.h"
 #include "unwind.h"
 #include "unwind_memo.h"
 #include "unwind_wire.h"
@@ -77,6 +78,7 @@ struct hl_layout {
 
 struct helper {
 	struct argus_unwinder *u;
+	struct argus_symbolizer *sym; /* the CLI's lookups (UWP_SYM_*), lazily */
 	struct hl_layout lay[HL_LAYOUTS];
 	struct hl_layout *cur;  /* the layout being prepared or unwound */
 	uint64_t clock;
@@ -128,6 +130,11 @@ struct helper {
 	ALLOW, \
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS)
 
+/* if nr == NR: fail with EACCES */
+#define SYS_EACCES(NR) \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (NR), 0, 1), \
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES)
+
 static int install_seccomp(void)
 {
 	static struct sock_filter f[] = {
@@ -170,6 +177,16 @@ static int install_seccomp(void)
 		/* the sanitizers' allocator seeds itself with it (harmless: no
 		 * fd, nothing of anyone's) */
 		SYS_ANY(__NR_getrandom),
+		/* glibc's qsort() sizes its buffer by the machine's memory
+		 * (libdw sorts line tables with it) */
+		SYS_ANY(__NR_sysinfo),
+		/* libdw looks for a .dwz file by path on its own, and libdwfl
+		 * asks /proc/self/fd for a file's name: those calls fail
+		 * (EACCES) instead of killing the helper */
+		SYS_EACCES(__NR_openat),
+		SYS_EACCES(__NR_open),
+		SYS_EACCES(__NR_readlink),
+		SYS_EACCES(__NR_readlinkat),
 		SYS_ANY(__NR_exit_group),
 		SYS_ANY(__NR_exit),
 		SYS_ANY(__NR_rt_sigreturn),
@@ -210,8 +227,9 @@ static void sandbox(uid_t uid, gid_t gid)
 	set_limit(RLIMIT_FSIZE, 0);
 	set_limit(RLIMIT_NPROC, 0);
 	set_limit(RLIMIT_CORE, 0);
-	/* 256 cached files + 256 waiting in a layout + one FILES message */
-	set_limit(RLIMIT_NOFILE, 1024);
+	/* 256 cached files + 256 waiting in a layout + one FILES message; or
+	 * (the CLI's helper) UWP_SYM_FILES_MAX files with their debug files */
+	set_limit(RLIMIT_NOFILE, 2 * UWP_SYM_FILES_MAX + 64);
 	if (install_seccomp())
 		_exit(122);
 }
@@ -555,6 +573,49 @@ static int on_unwind(struct helper *h, const uint8_t *p, size_t len)
 	return 0;
 }
 
+/* ---- the symbolizer's requests (symbolize.c in sandbox mode) ---------- */
+
+/* SYM_FILE: uwp_sym_file, the name NUL-ended, with exactly nfds fds. */
+static int on_sym_file(struct helper *h, const uint8_t *p, size_t len)
+{
+	struct uwp_sym_file q;
+	const char *name = (const char *)p + sizeof(q);
+	int32_t rc;
+
+	if (len < sizeof(q) + 1 || len - sizeof(q) > UWP_SYM_NAME_MAX)
+		return -EPROTO;
+	memcpy(&q, p, sizeof(q));
+	if (q.id >= UWP_SYM_FILES_MAX || q.nfds < 1 || q.nfds > 2 ||
+	    q.nfds != (uint32_t)h->nrfds || name[len - sizeof(q) - 1] != '\0')
+		return -EPROTO;
+	if (!h->sym && !(h->sym = argus_symbolizer__new_by_fd()))
+		return -ENOMEM;
+	rc = argus_symbolizer__add_fd(h->sym, q.id, name, h->rfds[0],
+				      q.nfds == 2 ? h->rfds[1] : -1);
+	h->rfds[0] = h->rfds[1] = -1;   /* taken */
+	h->nrfds = 0;
+	answer(h, UWP_SYM_OK, &rc, sizeof(rc));
+	return 0;
+}
+
+static int on_sym_lookup(struct helper *h, const uint8_t *p, size_t len)
+{
+	struct uwp_sym_lookup q;
+	struct uwp_sym_result r;
+
+	if (len != sizeof(q) || h->nrfds)
+		return -EPROTO;
+	memcpy(&q, p, sizeof(q));
+	if (!h->sym) {
+		memset(&r, 0, sizeof(r));
+		r.rc = -ESRCH;
+	} else if (argus_symbolizer__query_id(h->sym, q.id, q.off, &r)) {
+		return -EPROTO;
+	}
+	answer(h, UWP_SYM_RESULT, &r, sizeof(r));
+	return 0;
+}
+
 void argus_unwind_helper__main(int sock, uid_t uid, gid_t gid)
 {
 	struct helper h = { 0 };
@@ -593,6 +654,8 @@ void argus_unwind_helper__main(int sock, uid_t uid, gid_t gid)
 		case UWP_UNWIND: err = on_unwind(&h, h.buf, hd.len); break;
 		case UWP_LAYOUT: err = on_layout(&h, h.buf, hd.len); break;
 		case UWP_FILES: err = on_files(&h, h.buf, hd.len); break;
+		case UWP_SYM_FILE: err = on_sym_file(&h, h.buf, hd.len); break;
+		case UWP_SYM_LOOKUP: err = on_sym_lookup(&h, h.buf, hd.len); break;
 		default: err = -EPROTO;
 		}
 		close_rfds(&h);

@@ -34,10 +34,15 @@
  * seccomp filter that allows read/write/recvmsg/sendmsg on its socket
  * only, pread64/lseek, close, fstat, fcntl F_GETFD/F_GETFL,
  * non-executable mmap/mprotect, munmap/mremap/brk/madvise, clock_gettime,
- * getrandom and exit; anything else kills it (the audit log, dmesg,
- * names the call).  It opens nothing: the fds come from argusd, already
- * checked (so it does not look for separate debug files in /usr/lib/debug
- * either: files without .eh_frame are rare).
+ * getrandom, sysinfo and exit; open/openat/readlink/readlinkat fail with
+ * EACCES; anything else kills it (the audit log, dmesg, names the call).
+ * It opens nothing: the fds come from argusd, already checked (so it
+ * does not look for separate debug files in /usr/lib/debug either: files
+ * without .eh_frame are rare).
+ *
+ * The same helper serves root's CLI symbolizer (symbolize.h, sandbox
+ * mode) with the UWP_SYM_* messages: files as fds by id (the CLI found
+ * their debug files), then lookups.
  *
  * Everything it answers is untrusted: sizes and counts are checked,
  * frames bounded, and the words it says the frames depend on are checked
@@ -91,6 +96,25 @@ int argus_unwind_client__unwind(struct argus_unwind_client *c, uint32_t pid,
 				uint64_t ip, uint64_t sp, uint64_t bp,
 				const uint8_t *copy, size_t copy_len,
 				uint64_t *ips, int max);
+
+/*
+ * Another kind of request, for the symbolizer (symbolize.c's sandbox
+ * mode, unwind_wire.h's UWP_SYM_*): send type with body and fds (they
+ * stay the caller's), and wait up to timeout_ms for one answer of type
+ * want whose body is exactly ans_len bytes, copied to ans.  0, -EAGAIN
+ * (no helper now: backoff), or -ETIMEDOUT / -EPIPE / -EPROTO when the
+ * helper failed on it (killed and counted, as for an unwind).  What ans
+ * says is untrusted: the caller checks it.
+ */
+int argus_unwind_client__call(struct argus_unwind_client *c, uint32_t type,
+			      const void *body, size_t len, const int *fds,
+			      size_t nfds, uint32_t want, void *ans,
+			      size_t ans_len, unsigned timeout_ms);
+
+/* Start a new helper at once after a failure, with no backoff: for a
+ * CLI run (the symbolizer), where a failure costs one fork and exec, and
+ * waiting would only leave the next files unsymbolized. */
+void argus_unwind_client__no_backoff(struct argus_unwind_client *c);
 
 /* A chunk was cut: with its next request, the helper closes its cached
  * files that were deleted (as argus_unwinder__drop_deleted()). */

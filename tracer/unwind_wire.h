@@ -20,6 +20,11 @@
  *   UWP_FILES   uwp_files + uint32 idx[n]   UWP_LAYOUT_OK  (after the last)
  *               + n fds                     UWP_MORE (before the last)
  *
+ * and the symbolizer's (root's CLI, symbolize.c in sandbox mode):
+ *
+ *   UWP_SYM_FILE  uwp_sym_file + name + fds UWP_SYM_OK  int32 rc
+ *   UWP_SYM_LOOKUP  uwp_sym_lookup          UWP_SYM_RESULT  uwp_sym_result
+ *
  * Each answer starts with struct uwp_counters: the helper's guard
  * counters (elf_guard.h) since it started, which argusd adds to its own.
  */
@@ -32,11 +37,15 @@ enum uwp_type {
 	UWP_UNWIND = 1,
 	UWP_LAYOUT,
 	UWP_FILES,
+	UWP_SYM_FILE,
+	UWP_SYM_LOOKUP,
 	UWP_FRAMES = 0x101,
 	UWP_NEED_LAYOUT,
 	UWP_NEED_FILES,
 	UWP_LAYOUT_OK,
 	UWP_MORE,               /* a FILES batch that was not the last: send on */
+	UWP_SYM_OK,
+	UWP_SYM_RESULT,
 };
 
 #define UWP_MSG_MAX (2u << 20)      /* a LAYOUT: <= 2048 maps + 256 KiB paths */
@@ -97,6 +106,38 @@ struct uwp_read {
 	uint32_t off;               /* in the stack copy */
 	uint32_t pad;
 	uint64_t val;
+};
+
+/*
+ * SYM_FILE: the file the client calls id, as 1 fd (the ELF) or 2 (the ELF
+ * and its separate debug info), then its module name (NUL-ended, at most
+ * UWP_SYM_NAME_MAX bytes with the NUL).  The helper answers SYM_OK with 0
+ * or -ENOENT (not an ELF it will read).  Ids are the client's; a helper
+ * that does not know one (a restarted helper) answers SYM_RESULT with
+ * rc -ESRCH, and the client sends the file again.
+ */
+#define UWP_SYM_NAME_MAX 128
+#define UWP_SYM_FILES_MAX 512       /* files one helper holds open */
+
+struct uwp_sym_file {
+	uint32_t id;                /* < UWP_SYM_FILES_MAX */
+	uint32_t nfds;              /* 1 or 2 */
+};
+
+struct uwp_sym_lookup {
+	uint32_t id;
+	uint32_t pad;
+	uint64_t off;               /* file offset of the address */
+};
+
+/* func and file NUL-terminated within their arrays (the client checks) */
+struct uwp_sym_result {
+	int32_t rc;                 /* 0, -ENOENT, -ESRCH (unknown id) */
+	uint32_t line;
+	uint64_t func_off;
+	uint64_t module_off;        /* ELF vaddr, or the offset when unmapped */
+	char func[256];             /* = ARGUS_SYM_FUNC_MAX */
+	char file[512];             /* = ARGUS_SYM_FILE_MAX */
 };
 
 #endif /* ARGUS_UNWIND_WIRE_H */

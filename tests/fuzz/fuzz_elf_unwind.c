@@ -13,7 +13,12 @@
  *      unwind from its entry point over a stack copy taken from the
  *      input's last bytes (libelf, libdwfl's CFI lookup);
  *   3. argus_symbolizer__lookup() of the same address through
- *      /proc/self/fd/N (symbol tables, DWARF lines).
+ *      /proc/self/fd/N (symbol tables, DWARF lines): the in-process
+ *      symbolizer, which the lldb plugin uses;
+ *   4. the helper's side of root's CLI symbolizer (symbolize.h, sandbox
+ *      mode): argus_symbolizer__add_fd() with the memfd as the ELF and as
+ *      its own separate debug file, then __query_id() at the same two
+ *      file offsets.
  * elfutils itself is not instrumented (the distro's library): its
  * crashes and hangs are still caught (ASan's SEGV handler, -timeout),
  * but coverage only steers through our side.
@@ -35,6 +40,7 @@
 #include "proc_maps.h"
 #include "symbolize.h"
 #include "unwind.h"
+#include "unwind_wire.h"
 
 #define BASE 0x10000000ull
 #define COPY_MAX 512
@@ -97,6 +103,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", memfd);
 		argus_symbolizer__lookup(s, path, BASE, 0, entry, &sym);
 		argus_symbolizer__lookup(s, path, BASE, 0, BASE + len / 2, &sym);
+		argus_symbolizer__free(s);
+	}
+	s = argus_symbolizer__new_by_fd();
+	if (s) {
+		struct uwp_sym_result r;
+
+		argus_symbolizer__add_fd(s, 7, "elf", dup(memfd), dup(memfd));
+		argus_symbolizer__query_id(s, 7, entry - BASE, &r);
+		argus_symbolizer__query_id(s, 7, len / 2, &r);
 		argus_symbolizer__free(s);
 	}
 out:

@@ -1053,6 +1053,175 @@ static void test_format_frame_lines(void)
 	CHECK_EQ(argus_sym__format(&sym, 0, buf, 0), -EINVAL);
 }
 
+/* ---- sandbox mode: root's CLI parses in the helper (symbolize.h) ---- */
+
+/* Frames of the fixture's unwound stack, then a spread of libc's text:
+ * what a dump of a trace asks for. */
+static size_t sandbox_probe_ips(uint64_t *ips, size_t max)
+{
+	size_t n = 0;
+	int k;
+
+	if (!fixture())
+		return 0;
+	k = argus_unwind(fx.pid, fx.maps, fx.nmaps, fx.rec.ip, fx.rec.sp,
+			 fx.rec.bp, fx.copy, fx.rec.len, ips, (int)(max / 2));
+	if (k > 0)
+		n = (size_t)k;
+	for (size_t i = 0; i < fx.nmaps && n < max; i++) {
+		const struct argus_proc_map *m = &fx.maps[i];
+
+		if (!strstr(m->path, "libc.so"))   /* maps keep executable mappings only */
+			continue;
+		for (uint64_t a = m->start + 0x1234; a < m->end && n < max;
+		     a += (m->end - m->start) / 16)
+			ips[n++] = a;
+	}
+	return n;
+}
+
+static void sandbox_lookup(struct argus_symbolizer *s, uint64_t ip,
+			   int *rc, struct argus_sym *out)
+{
+	const struct argus_proc_map *m = argus_proc_maps__find(fx.maps, fx.nmaps, ip);
+
+	memset(out, 0, sizeof(*out));
+	*rc = m ? argus_symbolizer__lookup(s, m->path, m->start, m->pgoff, ip, out)
+		: -ENOENT;
+}
+
+static bool sym_equal(const struct argus_sym *a, const struct argus_sym *b)
+{
+	return !strcmp(a->func, b->func) && a->func_off == b->func_off &&
+	       !strcmp(a->file, b->file) && a->line == b->line &&
+	       !strcmp(a->module, b->module) && a->module_off == b->module_off;
+}
+
+static void test_sandboxed_lookups_equal_in_process_ones(void)
+{
+	struct argus_symbolizer *local = argus_symbolizer__new_in(false);
+	struct argus_symbolizer *box = argus_symbolizer__new_in(true);
+	struct argus_symbolizer_stats st;
+	uint64_t ips[48];
+	size_t n = sandbox_probe_ips(ips, 48), named = 0, lines = 0;
+
+	CHECK(local && box);
+	CHECK(n >= 16);
+	if (!local || !box)
+		goto out;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n; i++) {
+			struct argus_sym a, b;
+			int ra, rb;
+
+			sandbox_lookup(local, ips[i], &ra, &a);
+			sandbox_lookup(box, ips[i], &rb, &b);
+			CHECK_EQ(ra, rb);
+			CHECK(sym_equal(&a, &b));
+			if (!sym_equal(&a, &b))
+				fprintf(stderr, "  %#llx: %s+%#llx %s:%u vs %s+%#llx %s:%u\n",
+					(unsigned long long)ips[i], a.func,
+					(unsigned long long)a.func_off, a.file, a.line,
+					b.func, (unsigned long long)b.func_off, b.file, b.line);
+			named += pass == 0 && b.func[0];
+			lines += pass == 0 && b.line;
+		}
+	/* the fixture's chain has names and lines (its own DWARF), libc names
+	 * (and lines when libc6-dbg is installed) */
+	CHECK(named >= n / 2);
+	CHECK(lines >= 4);
+	argus_symbolizer__stats(box, &st);
+	CHECK(st.sandboxed);
+	CHECK(st.remote_lookups >= 1);
+	CHECK(st.cache_hits >= n / 2);      /* the second pass */
+	CHECK_EQ(st.helper_restarts, 0);
+	fprintf(stderr, "  %zu addresses, %zu named, %zu with lines; helper: %llu lookups, %llu from the cache\n",
+		n, named, lines, (unsigned long long)st.remote_lookups,
+		(unsigned long long)st.cache_hits);
+out:
+	argus_symbolizer__free(local);
+	argus_symbolizer__free(box);
+}
+
+/* "Name:\tv1\tv2..." of /proc/PID/status: the first value, or -1 */
+static long status_field(pid_t pid, const char *name)
+{
+	char path[64], line[256];
+	size_t len = strlen(name);
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, len) && line[len] == ':') {
+			v = strtol(line + len + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+static void test_sandbox_helper_runs_unprivileged_under_seccomp(void)
+{
+	struct argus_symbolizer *box = argus_symbolizer__new_in(true);
+	struct argus_symbolizer_stats st;
+	struct argus_sym sym;
+	uint64_t ips[4];
+	int rc;
+
+	CHECK(box != NULL);
+	if (!box || sandbox_probe_ips(ips, 4) < 1)
+		goto out;
+	sandbox_lookup(box, ips[0], &rc, &sym);
+	CHECK_EQ(rc, 0);
+	argus_symbolizer__stats(box, &st);
+	CHECK(st.helper_pid > 0);
+	CHECK_EQ(status_field((pid_t)st.helper_pid, "Seccomp"), 2);     /* filter */
+	CHECK_EQ(status_field((pid_t)st.helper_pid, "NoNewPrivs"), 1);
+	/* root's CLI: the parsing runs as argus-unwind or nobody */
+	if (geteuid() == 0)
+		CHECK(status_field((pid_t)st.helper_pid, "Uid") > 0);
+out:
+	argus_symbolizer__free(box);
+}
+
+static void test_sandbox_survives_a_killed_helper(void)
+{
+	struct argus_symbolizer *local = argus_symbolizer__new_in(false);
+	struct argus_symbolizer *box = argus_symbolizer__new_in(true);
+	struct argus_symbolizer_stats st0, st1;
+	struct argus_sym a, b;
+	uint64_t ips[8];
+	int ra, rb;
+
+	CHECK(local && box);
+	if (!local || !box || sandbox_probe_ips(ips, 8) < 2)
+		goto out;
+	sandbox_lookup(box, ips[0], &rb, &b);
+	CHECK_EQ(rb, 0);
+	argus_symbolizer__stats(box, &st0);
+	CHECK(st0.helper_pid > 0);
+	/* its user kills it (or a hostile file crashed it) */
+	CHECK_EQ(kill((pid_t)st0.helper_pid, SIGKILL), 0);
+	usleep(50 * 1000);
+	/* an address of the same file, not cached: the new helper is sent the
+	 * file again and answers as the in-process symbolizer does */
+	sandbox_lookup(local, ips[1], &ra, &a);
+	sandbox_lookup(box, ips[1], &rb, &b);
+	CHECK_EQ(ra, 0);
+	CHECK_EQ(rb, 0);
+	CHECK(sym_equal(&a, &b));
+	argus_symbolizer__stats(box, &st1);
+	CHECK_EQ(st1.helper_restarts, 1);
+	CHECK(st1.helper_pid > 0 && st1.helper_pid != st0.helper_pid);
+	CHECK_EQ(st1.files_failed, 0);
+out:
+	argus_symbolizer__free(local);
+	argus_symbolizer__free(box);
+}
+
 int main(void)
 {
 	RUN(test_proc_maps_self_lists_libc_with_build_id);
@@ -1071,6 +1240,9 @@ int main(void)
 	RUN(test_lookup_vdso_by_name);
 	RUN(test_symbolize_trace_ip_checks_recorded_build_id);
 	RUN(test_format_frame_lines);
+	RUN(test_sandboxed_lookups_equal_in_process_ones);
+	RUN(test_sandbox_helper_runs_unprivileged_under_seccomp);
+	RUN(test_sandbox_survives_a_killed_helper);
 	fixture_end();
 	return check_report();
 }
