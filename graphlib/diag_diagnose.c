@@ -797,8 +797,12 @@ int argus_diag__diagnose(const struct argus_graph *g,
 		return 0;
 	}
 	/* A spin on a data flag with its writes in the trace: its writer
-	 * (diag_flag.c); without them, the report says how to get them. */
-	if (a.kind == ARGUS_KIND_YIELD && diag_flag_follow(g, o, d, &a, depth, ARGUS_NONE))
+	 * (diag_flag.c); without them, the report says how to get them.  A
+	 * normal run's write comes first; with none (the watch was armed
+	 * during this very hang: `argus flag --watch`), the write that ended
+	 * the hang, whose writer wrote late. */
+	if (a.kind == ARGUS_KIND_YIELD &&
+	    diag_flag_follow(g, o, d, &a, depth, diag_flag_hang_edge(g, hang)))
 		return 0;
 	/* A busy hang that a flag's write ended: a pure busy spin (`pause`,
 	 * no syscall) whose reader was named to `argus watch --reader`.  Its

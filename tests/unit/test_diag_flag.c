@@ -6,7 +6,10 @@
  * comes.  One normal round, then the hang round, where:
  *   - REPLY_DROPPED: SERVER reads the request and never replies;
  *   - WORKER_BUSY: SERVER replies, but WORKER computes instead of reading;
- *   - NO_WATCH: as REPLY_DROPPED, with no hwwatch events at all. */
+ *   - NO_WATCH: as REPLY_DROPPED, with no hwwatch events at all;
+ *   - WATCHED_LATE: the watch was armed during the hang (argus flag
+ *     --watch), so the only write in the trace is the one that ended it:
+ *     SERVER replies late, WORKER sets the flag, UI leaves its spin. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -31,7 +34,9 @@
 #define HANG_FROM 100000        /* us */
 #define HANG_TO 2600000
 
-enum mode { REPLY_DROPPED, WORKER_BUSY, NO_WATCH };
+enum mode { REPLY_DROPPED, WORKER_BUSY, NO_WATCH, WATCHED_LATE };
+
+static bool watch_armed;        /* WATCHED_LATE: from the late reply on */
 
 static enum mode mode;
 
@@ -54,7 +59,7 @@ static void hw_write(uint64_t ts, uint16_t cpu, uint32_t tid, uint64_t value)
 	struct argus_event ev = { .ts = ts, .tid = tid, .pid = pid_of(tid), .type = AE_HWWATCH,
 				  .cpu = cpu };
 
-	if (mode == NO_WATCH)
+	if (mode == NO_WATCH || (mode == WATCHED_LATE && !watch_armed))
 		return;
 	ev.f[ARGUS_F_HW_ADDR] = FLAG;
 	ev.f[ARGUS_F_HW_VALUE] = value;
@@ -99,6 +104,7 @@ static void ui_polls(uint64_t us)
 static void scenario(enum mode m)
 {
 	mode = m;
+	watch_armed = false;
 	begin();
 	task(UI, 100, "sysprefs");
 	task(WORKER, 100, "display_client");
@@ -135,6 +141,12 @@ static void scenario(enum mode m)
 			tg_ok(argus_tracegen__sample(tg, AT(us + 5), 1, WORKER, 100,
 						     (const uint64_t[]){ 0x401234, 0x400f00 }, 2),
 			      "sample", AT(us + 5));
+	}
+	if (m == WATCHED_LATE) {
+		/* the reply comes at last; the spin's next turn sees the flag */
+		watch_armed = true;
+		reply(HANG_TO - 8);
+		leave(AT(HANG_TO - 1), 0, UI, SYS_sched_yield, 0, 0, AE_OBJ_NONE, 0, 0);
 	}
 	ui_polls(HANG_TO);
 }
@@ -235,10 +247,33 @@ out:
 	scenario_end();
 }
 
+/* No normal run's write to compare with: the write that ended the hang
+ * is followed (its writer wrote late), then whoever woke the writer late. */
+static void TEST_spin_ended_by_the_only_watched_write_follows_that_write(void)
+{
+	struct argus_diagnosis d;
+
+	scenario(WATCHED_LATE);
+	if (!diagnose(&d))
+		goto out;
+	CHECK_EQ(d.kind, ARGUS_KIND_YIELD);
+	CHECK_EQ(d.flag_writer, WORKER);
+	CHECK_EQ(d.flag_hint, 0);
+	CHECK(d.nchain >= 1);
+	CHECK_EQ(d.chain[0].tid, SERVER);
+	CHECK_EQ(d.chain[0].rule, ARGUS_RULE_DATAFLAG);
+	CHECK(d.npath >= 2);
+	CHECK_EQ(tid_of(d.path[1].seg), WORKER);
+	CHECK_EQ(edge_type(d.path[1].edge), ARGUS_EDGE_DATAFLAG);
+out:
+	scenario_end();
+}
+
 int main(void)
 {
 	RUN(TEST_spin_follows_the_flag_to_the_writer_then_to_the_server_that_wakes_it);
 	RUN(TEST_writer_busy_instead_of_writing_is_the_culprit);
 	RUN(TEST_no_flag_writes_names_the_spinner_and_asks_for_a_watch);
+	RUN(TEST_spin_ended_by_the_only_watched_write_follows_that_write);
 	return check_report();
 }
