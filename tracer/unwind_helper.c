@@ -180,6 +180,10 @@ static int install_seccomp(void)
 		/* glibc's qsort() sizes its buffer by the machine's memory
 		 * (libdw sorts line tables with it) */
 		SYS_ANY(__NR_sysinfo),
+#if HL_SANITIZED
+		/* ASan takes its alternate signal stack down at exit */
+		SYS_ANY(__NR_sigaltstack),
+#endif
 		/* libdw looks for a .dwz file by path on its own, and libdwfl
 		 * asks /proc/self/fd for a file's name: those calls fail
 		 * (EACCES) instead of killing the helper */
