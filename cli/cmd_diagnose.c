@@ -302,16 +302,6 @@ static void verdict(struct graph_cli_ctx *c, const struct argus_diagnosis *d, ch
 	}
 }
 
-/* The dataflag edge followed is the one that ended the hang (no normal
- * run's write was in the trace), not a normal run's. */
-static bool flag_ended_hang(const struct graph_cli_ctx *c, const struct argus_diagnosis *d)
-{
-	const struct argus_edge *e = d->flag_writer && d->flag_edge != ARGUS_NONE
-				     ? argus_graph__edge(c->g, d->flag_edge) : NULL;
-
-	return e && e->dst_ts >= d->hang.start;
-}
-
 static void print_report(FILE *f, struct graph_cli_ctx *c, const struct diag_run *r)
 {
 	const struct argus_diagnosis *d = r->d;
@@ -346,7 +336,7 @@ static void print_report(FILE *f, struct graph_cli_ctx *c, const struct diag_run
 	}
 	fprintf(f, "\n          (%s; %u hang%s: argus hangs lists them)\n", r->picked[0] ? r->picked :
 	        "the hang asked for", r->nhangs, r->nhangs == 1 ? "" : "s");
-	if (d->flag_writer && flag_ended_hang(c, d))
+	if (d->flag_writer && d->flag_late)
 		fprintf(f, "flag      0x%" PRIx64 ": no normal run's write is in the trace; %s (%u) wrote it"
 		        " late and ended this spin (dataflag edge into segment #%u); followed from there\n",
 		        d->flag_addr, diag_cli_comm(c, d->flag_writer), d->flag_writer, d->normal_seg);
@@ -455,7 +445,7 @@ static void print_json(FILE *f, struct graph_cli_ctx *c, const struct diag_run *
 	if (d->flag_writer) {
 		diag_cli_fjson_str(f, diag_cli_comm_raw(c, d->flag_writer));
 		fprintf(f, ",\"normal_segment\":%u,\"edge\":%u,\"ended_hang\":%s}", d->normal_seg,
-		        d->flag_edge, flag_ended_hang(c, d) ? "true" : "false");
+		        d->flag_edge, d->flag_late ? "true" : "false");
 	} else {
 		fprintf(f, "null");
 	}

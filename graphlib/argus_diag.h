@@ -265,6 +265,9 @@ struct argus_diagnosis {
 	uint8_t flag_hint;      /* 1: a yield hang and no flag writes to follow:
 	                           the report says to run `argus flag`, then
 	                           `argus watch` */
+	uint8_t flag_late;      /* 1: flag_edge is the write that ended this
+	                           hang (no normal run's write was in the
+	                           trace), not a normal run's */
 };
 
 /* Which processes hold an IPC object open now, on the live system the

@@ -68,7 +68,9 @@ static uint32_t normal_flag_edge(const struct argus_graph *g, uint32_t tid, uint
 		if (e->dst_ts < from) {
 			if (before == ARGUS_NONE || e->dst_ts > EDGES(g)[before].dst_ts)
 				before = i;
-		} else if (e->dst_ts > to) {
+		} else if (e->dst_ts > to + HANG_END_SLACK_NS) {
+			/* (a leave just after the hang's end is the hang's own:
+			 * diag_flag_hang_edge) */
 			if (after == ARGUS_NONE || e->dst_ts < EDGES(g)[after].dst_ts)
 				after = i;
 		}
@@ -177,8 +179,10 @@ bool diag_flag_follow(const struct argus_graph *g, const struct argus_diag_opts 
 	struct argus_activity wa, ca;
 
 	ne = normal_flag_edge(g, d->hang.tid, d->hang.start, d->hang.end);
-	if (ne == ARGUS_NONE)
+	if (ne == ARGUS_NONE) {
 		ne = hang_edge;
+		d->flag_late = ne != ARGUS_NONE;
+	}
 	if (ne == ARGUS_NONE) {
 		d->flag_hint = 1;
 		return false;

@@ -49,6 +49,10 @@
  * a large debug file reads its line tables), it only bounds a helper that
  * hangs or was stopped. */
 #define SYM_HELPER_TIMEOUT_MS 10000
+/* sandbox mode: after this many files the helper failed on (crashed,
+ * timed out, answered nonsense), a run stops asking it: a trace naming
+ * many hostile files costs at most this many deadlines */
+#define SYM_HELPER_FAILS_MAX 3
 
 struct sym_mod {
 	struct sym_mod *next;   /* hash chain */
@@ -442,9 +446,20 @@ static int sym_mod_send(struct argus_symbolizer *s, struct sym_mod *m)
 					q.f.nfds, UWP_SYM_OK, &ok, sizeof(ok),
 					SYM_HELPER_TIMEOUT_MS);
 	if (!err && ok)
-		err = -ENOENT;  /* not an ELF the helper will read */
+		err = -ENOEXEC; /* not an ELF the helper will read */
 	m->sent = !err;
 	return err;
+}
+
+/* Sandbox mode: m answers module+offset from now on. */
+static void sym_mod_dead(struct sym_mod *m)
+{
+	m->dead = true;
+	if (m->fd >= 0)
+		close(m->fd);
+	if (m->dbg_fd >= 0)
+		close(m->dbg_fd);
+	m->fd = m->dbg_fd = -1;
 }
 
 /* Sandbox mode: r from the helper (or the cache).  0, or -errno with m
@@ -482,9 +497,19 @@ static int sym_mod_ask(struct argus_symbolizer *s, struct sym_mod *m,
 	/* untrusted: a known rc, strings that end inside their arrays */
 	if (!err && r->rc != 0 && r->rc != -ENOENT)
 		err = -EPROTO;
+	if (err == -EAGAIN)     /* no helper could be started now: not the file's fault */
+		return err;
+	if (err == -ENOEXEC) {  /* the helper will not read it: no symbols in it */
+		sym_mod_dead(m);
+		return err;
+	}
 	if (err) {
-		m->dead = true;
+		/* the helper died, hung or lied on this file: a hostile file
+		 * would do it again */
+		sym_mod_dead(m);
 		s->st.files_failed++;
+		if (s->st.files_failed >= SYM_HELPER_FAILS_MAX)
+			s->st.gave_up = true;
 		return err;
 	}
 	r->func[sizeof(r->func) - 1] = '\0';
@@ -517,7 +542,7 @@ static int sym_lookup(struct argus_symbolizer *s, const char *path,
 	m = sym_mod_get(s, path);
 	if (!m)
 		return -ENOMEM;
-	if (s->helper ? m->dead : !m->dwfl)
+	if (s->helper ? m->dead || s->st.gave_up : !m->dwfl)
 		return -ENOENT;
 	if (want_len && m->bid_len &&
 	    (m->bid_len != want_len || memcmp(m->bid, want_bid, want_len)))
@@ -552,13 +577,14 @@ int argus_symbolizer__add_fd(struct argus_symbolizer *s, uint32_t id,
 {
 	struct sym_mod *m;
 
-	if (!s || !s->by_fd || id >= UWP_SYM_FILES_MAX || !name || fd < 0 ||
-	    !(m = sym_mod_new())) {
+	bool bad = !s || !s->by_fd || id >= UWP_SYM_FILES_MAX || !name || fd < 0;
+
+	if (bad || !(m = sym_mod_new())) {
 		if (fd >= 0)
 			close(fd);
 		if (dbg_fd >= 0)
 			close(dbg_fd);
-		return s && s->by_fd ? -ENOMEM : -EINVAL;
+		return bad ? -EINVAL : -ENOMEM;
 	}
 	if (s->ids[id])
 		sym_mod_free(s->ids[id]);

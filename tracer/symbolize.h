@@ -23,7 +23,8 @@
  * limits), which parses them and answers each lookup; answers are kept
  * in a small cache, and a file on which the helper crashes or hangs
  * (deadline SYM_HELPER_TIMEOUT_MS) keeps module+offset from then on, the
- * helper being restarted for the next one.  The argus CLI turns the mode
+ * helper being restarted for the next one; after SYM_HELPER_FAILS_MAX
+ * such files the run stops asking (module+offset for every frame).  The argus CLI turns the mode
  * on for every symbolizer (argus_symbolizer__set_sandbox(true));
  * libraries and the lldb plugin parse in their own process, since the
  * helper is a fresh exec of /proc/self/exe and needs the argus binary's
@@ -78,6 +79,8 @@ struct argus_symbolizer_stats {
 	uint64_t cache_hits;      /* answered from the cache */
 	uint64_t files_failed;    /* files the helper failed on */
 	uint64_t files_refused;   /* over UWP_SYM_FILES_MAX files */
+	bool gave_up;             /* the helper failed on SYM_HELPER_FAILS_MAX
+				     files: module+offset for the rest */
 };
 void argus_symbolizer__stats(const struct argus_symbolizer *s,
 			     struct argus_symbolizer_stats *st);

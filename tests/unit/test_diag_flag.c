@@ -190,6 +190,7 @@ static void TEST_spin_follows_the_flag_to_the_writer_then_to_the_server_that_wak
 		goto out;
 	CHECK_EQ(d.kind, ARGUS_KIND_YIELD);
 	CHECK_EQ(d.flag_writer, WORKER);
+	CHECK_EQ(d.flag_late, 0);       /* a normal run's write */
 	CHECK_EQ(d.flag_addr, FLAG);
 	CHECK_EQ(d.flag_hint, 0);
 	CHECK_EQ(d.nchain, 1);          /* stops before the UI: no false cycle */
@@ -259,6 +260,7 @@ static void TEST_spin_ended_by_the_only_watched_write_follows_that_write(void)
 	CHECK_EQ(d.kind, ARGUS_KIND_YIELD);
 	CHECK_EQ(d.flag_writer, WORKER);
 	CHECK_EQ(d.flag_hint, 0);
+	CHECK_EQ(d.flag_late, 1);
 	CHECK(d.nchain >= 1);
 	CHECK_EQ(d.chain[0].tid, SERVER);
 	CHECK_EQ(d.chain[0].rule, ARGUS_RULE_DATAFLAG);
