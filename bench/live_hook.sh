@@ -14,6 +14,9 @@
 #            injected interposer (only when it exports argus_work_*; with a
 #            private collector running, so the ring is registered and each
 #            call writes a record)
+#   ret      argus instrument --as begin --at-return end: the same, plus the
+#            return hook (shadow stack, the return stub, argus_work_end:
+#            two records per call)
 #   uprobe   a uprobe on the same entry (perf_event_open, "uprobe" PMU,
 #            counting: the cheapest consumer)
 #   via-bpf  argus instrument --via uprobe: the uprobe and its BPF program
@@ -59,9 +62,15 @@ bare=$(best "run $calls")
 count=$(best "run $calls")
 "$argus_bin" instrument --pid $app --func $fn --remove >/dev/null || exit 1
 hook=n/a
+retn=n/a
 if nm -D --defined-only "$lib" | grep -q ' argus_work_begin$'; then
   "$argus_bin" instrument --pid $app --func $fn --as begin --lib "$lib" >/dev/null || exit 1
   hook=$(best "run $calls")
+  "$argus_bin" instrument --pid $app --func $fn --remove >/dev/null || exit 1
+fi
+if nm -D --defined-only "$lib" | grep -q ' argus_live_ret_enter$'; then
+  "$argus_bin" instrument --pid $app --func $fn --as begin --at-return end --lib "$lib" >/dev/null || exit 1
+  retn=$(best "run $calls")
   "$argus_bin" instrument --pid $app --func $fn --remove >/dev/null || exit 1
 fi
 # argus instrument --via uprobe: the uprobe plus its BPF program writing a
@@ -78,6 +87,7 @@ printf '%-8s %10s %12s\n' setup ns/call "minus bare"
 printf '%-8s %10s %12s\n' bare "$bare" -
 printf '%-8s %10s %12s\n' count "$count" "$(sub "$count" "$bare")"
 printf '%-8s %10s %12s\n' hook "$hook" "$(sub "$hook" "$bare")"
+printf '%-8s %10s %12s\n' ret "$retn" "$(sub "$retn" "$bare")"
 printf '%-8s %10s %12s\n' uprobe "$upns" "$(sub "$upns" "$bare")"
 printf '%-8s %10s %12s\n' via-bpf "$viabpf" "$(sub "$viabpf" "$bare")"
 hr=n/a

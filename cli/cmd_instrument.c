@@ -9,8 +9,13 @@
  * counter alone: a process without the interposer, or an interposer
  * built before argus_work_*.
  *
- * --schema FILE: the `instrument FUNC as KIND` lines of a schema file
- * (docs/schema.md); every other line is the graph's and skipped here.
+ * --at-return KIND also hooks the function's return (interposer/
+ * live_ret.c: the return address is swapped for a stub in the trampoline
+ * page), calling KIND's argus_work_* with the item the entry had.
+ *
+ * --schema FILE: the `instrument FUNC as KIND [at-return KIND]` lines of
+ * a schema file (docs/schema.md); every other line is the graph's and
+ * skipped here.
  * All are resolved before the first patch, so a typo changes nothing. */
 #include <errno.h>
 #include <limits.h>
@@ -29,6 +34,7 @@
 struct func_req {
 	char spec[256];		/* as given: [LIB:]SYMBOL, 0xADDR, LIB+0xOFF */
 	enum argus_live_kind kind;
+	enum argus_live_kind ret_kind;	/* --at-return KIND, 0 none */
 	int line;		/* in the schema file, 0 from --func */
 };
 
@@ -91,11 +97,11 @@ static int read_schema(const char *path, struct func_req *r, size_t *n)
 	if (!f)
 		return cli_error(CMD, "%s: %s", cli_tstr(path), strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
-		char *w[5], *save = NULL, *tok;
+		char *w[7], *save = NULL, *tok;
 		int k = 0;
 
 		ln++;
-		for (tok = strtok_r(line, " \t\r\n", &save); tok && k < 5;
+		for (tok = strtok_r(line, " \t\r\n", &save); tok && k < 7;
 		     tok = strtok_r(NULL, " \t\r\n", &save)) {
 			if (tok[0] == '#')
 				break;
@@ -103,11 +109,14 @@ static int read_schema(const char *path, struct func_req *r, size_t *n)
 		}
 		if (!k || strcmp(w[0], "instrument"))
 			continue;
-		if (k != 4 || strcmp(w[2], "as") || parse_kind(w[3], &r[*n].kind) ||
+		r[*n].ret_kind = 0;
+		if ((k != 4 && k != 6) || strcmp(w[2], "as") || parse_kind(w[3], &r[*n].kind) ||
+		    (k == 6 && (strcmp(w[4], "at-return") || parse_kind(w[5], &r[*n].ret_kind))) ||
 		    strlen(w[1]) >= sizeof(r[*n].spec)) {
 			fclose(f);
-			return cli_error(CMD, "%s:%d: expected `instrument [LIB:]SYMBOL as"
-					 " boundary|enqueue|dequeue|begin|end`", cli_tstr(path), ln);
+			return cli_error(CMD, "%s:%d: expected `instrument [LIB:]SYMBOL as KIND"
+					 " [at-return KIND]`, KIND boundary|enqueue|dequeue|begin|end",
+					 cli_tstr(path), ln);
 		}
 		if (*n == MAX_SCHEMA_FUNCS) {
 			fclose(f);
@@ -135,10 +144,17 @@ static int list(pid_t pid)
 		return cli_error(CMD, "no process %d", (int)pid);
 	if (r)
 		return cli_error(CMD, "cannot read process %d: %s", (int)pid, strerror(-r));
-	for (size_t i = 0; i < n; i++)
-		printf("%#llx %s as %s hits %llu trampoline %#llx\n", (unsigned long long)h[i].func,
-		       cli_tstr(h[i].name), argus_live__kind_name(h[i].kind),
-		       (unsigned long long)h[i].hits, (unsigned long long)pages[i]);
+	for (size_t i = 0; i < n; i++) {
+		h[i].name[sizeof(h[i].name) - 1] = '\0';      /* the target's page */
+		printf("%#llx %s as %s", (unsigned long long)h[i].func, cli_tstr(h[i].name),
+		       argus_live__kind_name(h[i].kind));
+		if (h[i].ret_hook)
+			printf(" at-return %s (%llu in flight)",
+			       argus_live__kind_name(h[i].ret_kind),
+			       (unsigned long long)h[i].inflight);
+		printf(" hits %llu trampoline %#llx\n", (unsigned long long)h[i].hits,
+		       (unsigned long long)pages[i]);
+	}
 	{
 		uint64_t f[64];
 		int k[64];
@@ -189,7 +205,8 @@ int cmd_instrument(int argc, char **argv)
 {
 	static struct func_req req[MAX_SCHEMA_FUNCS];
 	static struct argus_live_sym sym[MAX_SCHEMA_FUNCS];
-	const char *func = NULL, *as = NULL, *schema = NULL, *lib = NULL;
+	const char *func = NULL, *as = NULL, *schema = NULL, *lib = NULL, *at_return = NULL;
+	static struct argus_live_ret rets[MAX_SCHEMA_FUNCS];
 	bool remove = false, count_only = false, do_list = false, via_uprobe = false;
 	char why[ARGUS_LIVE_WHY], name[256], libpath[PATH_MAX];
 	struct argus_live *l;
@@ -217,11 +234,12 @@ int cmd_instrument(int argc, char **argv)
 				return 2;
 			i++;
 		} else if (!strcmp(a, "--func") || !strcmp(a, "--as") || !strcmp(a, "--schema") ||
-			   !strcmp(a, "--lib")) {
+			   !strcmp(a, "--lib") || !strcmp(a, "--at-return")) {
 			if (!v)
 				return cli_usage_error(CMD, "%s needs a value", a);
 			*(!strcmp(a, "--func") ? &func : !strcmp(a, "--as") ? &as :
-			  !strcmp(a, "--lib") ? &lib : &schema) = v;
+			  !strcmp(a, "--lib") ? &lib : !strcmp(a, "--at-return") ? &at_return
+			  : &schema) = v;
 			i++;
 		} else {
 			return cli_usage_error(CMD, "unknown argument '%s'", cli_tstr(a));
@@ -240,12 +258,23 @@ int cmd_instrument(int argc, char **argv)
 		if (!remove && parse_kind(as, &req[0].kind))
 			return cli_usage_error(CMD, "--as needs boundary, enqueue, dequeue, begin or end%s%s%s",
 					       as ? " (got '" : "", as ? cli_tstr(as) : "", as ? "')" : "");
+		req[0].ret_kind = 0;
+		if (at_return && parse_kind(at_return, &req[0].ret_kind))
+			return cli_usage_error(CMD, "--at-return needs boundary, enqueue, dequeue, begin or"
+					       " end (got '%s')", cli_tstr(at_return));
 		n = 1;
+	} else if (at_return) {
+		return cli_usage_error(CMD, "--at-return goes with --func (in a schema file: `instrument"
+				       " FUNC as KIND at-return KIND`)");
 	} else if (read_schema(schema, req, &n)) {
 		return 1;
 	}
-	if (remove && as)
-		return cli_usage_error(CMD, "--remove takes no --as");
+	if (remove && (as || at_return))
+		return cli_usage_error(CMD, "--remove takes no --as or --at-return");
+	for (size_t i = 0; i < n; i++)
+		if (req[i].ret_kind && (count_only || via_uprobe))
+			return cli_usage_error(CMD, "--at-return needs the patch and its hooks (not with"
+					       " --count-only or --via uprobe)");
 	if (count_only && via_uprobe)
 		return cli_usage_error(CMD, "--count-only is for patches (a uprobe always records)");
 	if (count_only)
@@ -292,6 +321,22 @@ int cmd_instrument(int argc, char **argv)
 						 " before the work-item API?): rebuild it, or use --count-only",
 						 (int)pid, hn);
 			hooks[i] = h.addr;
+			if (!req[i].ret_kind)
+				continue;
+			/* the return half lives in the interposer too (live_ret.c) */
+			const char *need[3] = { "argus_live_ret_enter", "argus_live_ret_leave",
+						argus_live__kind_hook(req[i].ret_kind) };
+			uint64_t *at[3] = { &rets[i].enter, &rets[i].leave, &rets[i].hook };
+
+			for (int k = 0; k < 3; k++) {
+				if (argus_live__sym(pid, LIVE_IPOSE_NAME, need[k], &h, NULL))
+					return cli_error(CMD, "the " LIVE_IPOSE_NAME " in process %d has no %s"
+							 " (built before --at-return?): rebuild it, or"
+							 " instrument without --at-return", (int)pid,
+							 need[k]);
+				*at[k] = h.addr;
+			}
+			rets[i].kind = req[i].ret_kind;
 		}
 	}
 
@@ -311,18 +356,22 @@ int cmd_instrument(int argc, char **argv)
 				       (unsigned long long)sym[i].addr);
 		} else {
 			struct argus_live_patch_opts o = { .sz = sizeof(o), .kind = req[i].kind,
-							   .hook = hooks[i], .name = name };
+							   .hook = hooks[i], .name = name,
+							   .ret = req[i].ret_kind ? &rets[i] : NULL };
 			uint64_t page = 0;
 
 			r = argus_live__patch(l, &sym[i], &o, &page, why);
 			if (!r)
-				printf("argus %s: patched %s at %#llx%s -> trampoline %#llx, %s%s%s\n", CMD,
-				       cli_tstr(name), (unsigned long long)sym[i].addr,
+				printf("argus %s: patched %s at %#llx%s -> trampoline %#llx, %s%s%s%s%s%s\n",
+				       CMD, cli_tstr(name), (unsigned long long)sym[i].addr,
 				       sym[i].dynsym_only ? " (stripped file: .dynsym)" : "",
 				       (unsigned long long)page,
 				       req[i].kind == ARGUS_LIVE_COUNT ? "hit counter only" : "calls ",
 				       req[i].kind == ARGUS_LIVE_COUNT ? "" : argus_live__kind_hook(req[i].kind),
-				       req[i].kind == ARGUS_LIVE_COUNT ? "" : "(rdi)");
+				       req[i].kind == ARGUS_LIVE_COUNT ? "" : "(rdi)",
+				       req[i].ret_kind ? ", and at its return " : "",
+				       req[i].ret_kind ? argus_live__kind_hook(req[i].ret_kind) : "",
+				       req[i].ret_kind ? "(the same item)" : "");
 		}
 		if (r) {
 			rc = req[i].line ? cli_error(CMD, "%s:%d: %s: %s", cli_tstr(schema), req[i].line,

@@ -47,7 +47,8 @@ int live_parse_pid(const char *cmd, const char *v, pid_t *pid);
 	"  PATH must be owned by root and writable by nobody else.\n"
 
 #define CMD_INSTRUMENT_USAGE \
-	"argus instrument --pid PID --func FUNC --as KIND [--count-only] [--lib PATH]\n" \
+	"argus instrument --pid PID --func FUNC --as KIND [--at-return KIND] [--lib PATH]\n" \
+	"argus instrument --pid PID --func FUNC --as KIND --count-only\n" \
 	"argus instrument --pid PID --func FUNC --as KIND --via uprobe\n" \
 	"argus instrument --pid PID --func FUNC --remove\n" \
 	"argus instrument --pid PID --schema FILE [--remove]\n" \
@@ -60,6 +61,11 @@ int live_parse_pid(const char *cmd, const char *v, pid_t *pid);
 	"    --as begin     argus_work_begin(item)   (--as dequeue: the same)\n" \
 	"    --as end       argus_work_end(item)\n" \
 	"    --as boundary  argus_work_boundary(item): cut the segment here\n" \
+	"  --at-return KIND  also at the function's return, with the same item\n" \
+	"            (--as begin --at-return end: each call is one work item):\n" \
+	"            the return address is swapped for a stub in the trampoline\n" \
+	"            page.  Not for functions C++ exceptions unwind through;\n" \
+	"            --remove waits until no hooked call is in flight\n" \
 	"  FUNC: [LIB:]SYMBOL (LIB: a mapped file's basename or a prefix of it,\n" \
 	"  default the executable; .symtab, or .dynsym when stripped), 0xADDR,\n" \
 	"  or LIB+0xOFFSET (a virtual address as readelf shows it).\n" \
@@ -73,12 +79,13 @@ int live_parse_pid(const char *cmd, const char *v, pid_t *pid);
 	"  --remove  puts the original bytes back (kept in the trampoline's\n" \
 	"            header page)\n" \
 	"            and unmaps the trampoline\n" \
-	"  --list    the patches in PID: function, kind, hits (and its uprobes)\n" \
+	"  --list    the patches in PID: function, kinds, hits, calls in flight\n" \
+	"            (and its uprobes)\n" \
 	"  --via uprobe  no patch: a uprobe on the entry, whose BPF program writes\n" \
 	"            a live_hit record (function, item, kind) into the running\n" \
 	"            collector's ring; costs a trap per call (bench/live_hook.sh).\n" \
 	"            --remove takes it away (also --via uprobe)\n" \
-	"  --schema FILE  apply (or --remove) every `instrument FUNC as KIND`\n" \
-	"            line of a schema file (docs/schema.md)\n"
+	"  --schema FILE  apply (or --remove) every `instrument FUNC as KIND\n" \
+	"            [at-return KIND]` line of a schema file (docs/schema.md)\n"
 
 #endif /* ARGUS_LIVE_CLI_H */

@@ -557,23 +557,27 @@ static int parse_line(struct parser *p, char *line)
 		      words[0][0] == 'e' ? parse_edge(p, words, n) :
 		      parse_filter(p, words, n);
 	} else if (!strcmp(words[0], "instrument")) {
-		/* `instrument FUNC as KIND`: for `argus instrument --schema`
+		/* `instrument FUNC as KIND [at-return KIND]`: for `argus
+		 * instrument --schema`
 		 * (cli/cmd_instrument.c), which patches a live process; the
 		 * graph takes nothing from it, but a malformed one is still
 		 * an error here, so a typo is caught by whichever reads first */
 		static const char *const kinds[] = { "boundary", "enqueue", "dequeue",
 						     "begin", "end" };
-		int ok = 0;
-
-		if (n != 4 || strcmp(words[2], "as"))
+		if ((n != 4 && n != 6) || strcmp(words[2], "as") ||
+		    (n == 6 && strcmp(words[4], "at-return")))
 			return fail(p, "instrument: expected `instrument [LIB:]SYMBOL "
-				    "as KIND`");
-		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
-			ok |= !strcmp(words[3], kinds[k]);
-		if (!ok)
-			return fail(p, "instrument: unknown kind " QW " (expected "
-				    "boundary, enqueue, dequeue, begin or end)",
-				    QWA(words[3]));
+				    "as KIND [at-return KIND]`");
+		for (int w = 3; w < n; w += 2) {
+			int ok = 0;
+
+			for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+				ok |= !strcmp(words[w], kinds[k]);
+			if (!ok)
+				return fail(p, "instrument: unknown kind " QW " (expected "
+					    "boundary, enqueue, dequeue, begin or end)",
+					    QWA(words[w]));
+		}
 		err = 0;
 	} else {
 		return fail(p, "unknown keyword " QW " (expected boundary, edge, "

@@ -160,9 +160,28 @@ struct argus_live_tramp_hdr {
 	uint8_t pad[6];
 	uint8_t orig[32];	/* the original bytes at func */
 	char name[128];		/* "LIB:SYMBOL" for --list */
-	uint8_t reserved[56];
+	uint64_t ret_hook;	/* --at-return: the argus_work_* called at the
+				 * function's return, 0 none */
+	uint64_t inflight;	/* calls whose return goes through the code page
+				 * now (interposer/live_ret.c counts them) */
+	uint8_t ret_kind;	/* enum argus_live_kind of ret_hook */
+	uint8_t reserved[39];
 };
 _Static_assert(sizeof(struct argus_live_tramp_hdr) == 256, "hdr size");
+
+/* Return hooks (`--at-return KIND`, interposer/live_ret.c): at the entry
+ * the trampoline calls ret_enter(item, &return address, stub, header,
+ * hook), which saves the return address on a per-thread shadow stack of
+ * ARGUS_LIVE_RET_DEPTH frames and puts the stub's address in its place;
+ * the function returns into the stub, which calls ret_leave(sp): hook(item)
+ * and the saved address to jump to.  Addresses in the target. */
+#define ARGUS_LIVE_RET_DEPTH 64
+struct argus_live_ret {
+	uint64_t enter;		/* argus_live_ret_enter */
+	uint64_t leave;		/* argus_live_ret_leave */
+	uint64_t hook;		/* argus_work_* of kind */
+	enum argus_live_kind kind;
+};
 
 /* What relocating a function's first instructions needs: its bytes. */
 struct argus_live_plan {
@@ -189,19 +208,25 @@ int argus_live__plan(const uint8_t *body, size_t body_len, uint64_t func, uint64
 int argus_live__tramp(const struct argus_live_plan *p, uint64_t page, uint64_t hook,
 		      enum argus_live_kind kind, const char *name, uint8_t *out, size_t page_len,
 		      char *why);
+/* The same, with a return hook too (ret NULL: none). */
+int argus_live__tramp_ret(const struct argus_live_plan *p, uint64_t page, uint64_t hook,
+			  enum argus_live_kind kind, const struct argus_live_ret *ret,
+			  const char *name, uint8_t *out, size_t page_len, char *why);
 /* The bytes written at the entry: jmp rel32 to the trampoline's code,
  * int3 up to p->len.  -ERANGE when the page is out of reach. */
 int argus_live__entry(const struct argus_live_plan *p, uint64_t page, uint8_t *out, char *why);
 
 /* On a live process (every thread is stopped while bytes change; a thread
  * whose pc is inside the replaced bytes, or in the trampoline page or with
- * a return address into it on its stack for a removal, makes the call retry
- * for ~1 s and then fail with -EBUSY). */
+ * a return address into it on its stack for a removal, or for a removal a
+ * hooked call still in flight (the header's inflight), makes the call
+ * retry for ~1 s and then fail with -EBUSY). */
 struct argus_live_patch_opts {
 	size_t sz;
 	enum argus_live_kind kind;
 	uint64_t hook;		/* argus_work_* in the target; 0 count only */
 	const char *name;	/* for the header */
+	const struct argus_live_ret *ret; /* a return hook too, NULL none */
 };
 int argus_live__patch(struct argus_live *l, const struct argus_live_sym *fn,
 		      const struct argus_live_patch_opts *o, uint64_t *page, char *why);

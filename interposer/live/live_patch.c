@@ -327,10 +327,56 @@ static int relocate(struct wbuf *w, const cs_insn *in, char *why)
 	return 0;
 }
 
+/* mov REG, imm64 (REX.W [+B] B8+r) */
+static void emit_mov_imm64(struct wbuf *w, uint8_t rex, uint8_t op, uint64_t v)
+{
+	emit8(w, rex);
+	emit8(w, op);
+	emit(w, &v, 8);
+}
+
+/*
+ * The return stub (see argus_live.h, "Return hooks"): the function
+ * returns here, with rsp 16-aligned (it was entered with a call).  The
+ * return registers are kept around argus_live_ret_leave(sp after the
+ * return), whose result is where to go: the original return address.
+ */
+static void emit_ret_stub(struct wbuf *w, uint64_t leave)
+{
+	static const uint8_t save[] = {
+		0x50, 0x52,                             /* push rax; push rdx */
+		0x48, 0x83, 0xec, 0x20,                 /* sub rsp, 32 */
+		0xf3, 0x0f, 0x7f, 0x04, 0x24,           /* movdqu [rsp], xmm0 */
+		0xf3, 0x0f, 0x7f, 0x4c, 0x24, 0x10,     /* movdqu [rsp+16], xmm1 */
+		0x48, 0x8d, 0x7c, 0x24, 0x30,           /* lea rdi, [rsp+48] */
+	};
+	static const uint8_t restore[] = {
+		0xff, 0xd0,                             /* call rax */
+		0x49, 0x89, 0xc3,                       /* mov r11, rax */
+		0xf3, 0x0f, 0x6f, 0x04, 0x24,           /* movdqu xmm0, [rsp] */
+		0xf3, 0x0f, 0x6f, 0x4c, 0x24, 0x10,     /* movdqu xmm1, [rsp+16] */
+		0x48, 0x83, 0xc4, 0x20,                 /* add rsp, 32 */
+		0x5a, 0x58,                             /* pop rdx; pop rax */
+		0x41, 0xff, 0xe3,                       /* jmp r11 */
+	};
+
+	emit(w, save, sizeof(save));
+	emit_mov_imm64(w, 0x48, 0xb8, leave);           /* mov rax, leave */
+	emit(w, restore, sizeof(restore));
+}
+
 int argus_live__tramp(const struct argus_live_plan *p, uint64_t page, uint64_t hook,
 		      enum argus_live_kind kind, const char *name, uint8_t *out, size_t page_len,
 		      char *why)
 {
+	return argus_live__tramp_ret(p, page, hook, kind, NULL, name, out, page_len, why);
+}
+
+int argus_live__tramp_ret(const struct argus_live_plan *p, uint64_t page, uint64_t hook,
+			  enum argus_live_kind kind, const struct argus_live_ret *ret,
+			  const char *name, uint8_t *out, size_t page_len, char *why)
+{
+	size_t stub_imm = 0;    /* where the stub's address goes in the code */
 	struct argus_live_tramp_hdr *hd = (struct argus_live_tramp_hdr *)out;
 	struct wbuf w = { out + ARGUS_LIVE_CODE_OFF, 0, page_len - ARGUS_LIVE_CODE_OFF,
 			  page + ARGUS_LIVE_CODE_OFF };
@@ -352,6 +398,12 @@ int argus_live__tramp(const struct argus_live_plan *p, uint64_t page, uint64_t h
 	hd->kind = (uint8_t)kind;
 	memcpy(hd->orig, p->orig, p->len);
 	snprintf(hd->name, sizeof(hd->name), "%s", name ? name : "");
+	if (ret) {
+		if (!ret->enter || !ret->leave || !ret->hook)
+			return -EINVAL;
+		hd->ret_hook = ret->hook;
+		hd->ret_kind = (uint8_t)ret->kind;
+	}
 
 	{	/* lock inc qword [rip + hits] */
 		static const uint8_t inc[] = { 0xf0, 0x48, 0xff, 0x05 };
@@ -361,7 +413,7 @@ int argus_live__tramp(const struct argus_live_plan *p, uint64_t page, uint64_t h
 		emit(&w, inc, sizeof(inc));
 		emit(&w, &d, 4);
 	}
-	if (hook) {
+	if (hook || ret) {
 		static const uint8_t push[] = { 0x57, 0x56, 0x52, 0x51, 0x41, 0x50, 0x41, 0x51,
 						0x50, 0x41, 0x52, 0x41, 0x53 };
 		static const uint8_t pop[] = { 0x41, 0x5b, 0x41, 0x5a, 0x58, 0x41, 0x59, 0x41,
@@ -377,10 +429,27 @@ int argus_live__tramp(const struct argus_live_plan *p, uint64_t page, uint64_t h
 					(uint8_t)(16 * i) };
 			emit(&w, m, sizeof(m));
 		}
-		emit8(&w, 0x48);	/* mov rax, imm64 */
-		emit8(&w, 0xb8);
-		emit(&w, &hook, 8);
-		emit(&w, callrax, sizeof(callrax));
+		if (hook) {
+			emit_mov_imm64(&w, 0x48, 0xb8, hook);	/* mov rax, hook */
+			emit(&w, callrax, sizeof(callrax));
+		}
+		if (ret) {
+			/* ret_enter(the saved rdi, &return address, stub, header,
+			 * hook): 9 registers (72 bytes) and 128 of xmm below the
+			 * return address */
+			static const uint8_t args[] = {
+				0x48, 0x8b, 0xbc, 0x24, 0xc0, 0, 0, 0,  /* mov rdi, [rsp+192] */
+				0x48, 0x8d, 0xb4, 0x24, 0xc8, 0, 0, 0,  /* lea rsi, [rsp+200] */
+			};
+
+			emit(&w, args, sizeof(args));
+			stub_imm = w.n + 2;
+			emit_mov_imm64(&w, 0x48, 0xba, 0);		/* mov rdx, stub */
+			emit_mov_imm64(&w, 0x48, 0xb9, page);		/* mov rcx, header */
+			emit_mov_imm64(&w, 0x49, 0xb8, ret->hook);	/* mov r8, hook */
+			emit_mov_imm64(&w, 0x48, 0xb8, ret->enter);	/* mov rax, enter */
+			emit(&w, callrax, sizeof(callrax));
+		}
 		for (int i = 0; i < 8; i++) {	/* movdqu xmm_i, [rsp+16*i] */
 			uint8_t m[] = { 0xf3, 0x0f, 0x6f, (uint8_t)(0x44 | i << 3), 0x24,
 					(uint8_t)(16 * i) };
@@ -406,6 +475,13 @@ int argus_live__tramp(const struct argus_live_plan *p, uint64_t page, uint64_t h
 	if (err)
 		return err;
 	emit_jmp_abs(&w, p->func + p->len);
+	if (ret) {
+		uint64_t stub = here(&w);
+
+		emit_ret_stub(&w, ret->leave);
+		if (stub_imm + 8 <= w.cap)
+			memcpy(w.p + stub_imm, &stub, 8);
+	}
 	if (w.n > w.cap) {
 		WHY("the trampoline does not fit in a page");
 		return -E2BIG;
@@ -672,7 +748,9 @@ int argus_live__patch(struct argus_live *l, const struct argus_live_sym *fn,
 		goto resume;
 	}
 	page = ret;
-	err = argus_live__tramp(&plan, page, o->hook, o->kind, o->name, tp, sizeof(tp), why);
+	err = argus_live__tramp_ret(&plan, page, o->hook, o->kind,
+				    o->sz > offsetof(struct argus_live_patch_opts, ret) ? o->ret : NULL,
+				    o->name, tp, sizeof(tp), why);
 	if (!err)
 		err = argus_live__entry(&plan, page, entry, why);
 	/* the page first (no thread can reach it yet), the entry last */
@@ -713,10 +791,31 @@ int argus_live__unpatch(struct argus_live *l, uint64_t func, char *why)
 		WHY("%#llx is not instrumented by argus", (unsigned long long)func);
 		return -ENOENT;
 	}
-	err = stop_quiet(l, func, func + h.len, page + ARGUS_LIVE_CODE_OFF,
-			 page + ARGUS_LIVE_TRAMP_BYTES, "the trampoline", &first, why);
-	if (err)
-		return err;
+	/* with a return hook, a call in flight returns through the code page
+	 * (its return address is on a stack, maybe deeper than stop_quiet
+	 * looks): wait until none is, as for a thread inside the page */
+	for (int tries = 0;; tries++) {
+		err = stop_quiet(l, func, func + h.len, page + ARGUS_LIVE_CODE_OFF,
+				 page + ARGUS_LIVE_TRAMP_BYTES, "the trampoline", &first, why);
+		if (err)
+			return err;
+		if (argus_live__read(l, page, &h, sizeof(h))) {
+			argus_live__resume_all(l);
+			WHY("cannot read the trampoline's header at %#llx", (unsigned long long)page);
+			return -EIO;
+		}
+		if (!h.inflight)
+			break;
+		argus_live__resume_all(l);
+		h.name[sizeof(h.name) - 1] = '\0';    /* the target's page: anything */
+		if (tries == 50) {
+			WHY("%llu call(s) of %s are still running (their return goes through the "
+			    "trampoline) after 1 s: try again when they have returned",
+			    (unsigned long long)h.inflight, h.name[0] ? h.name : "the function");
+			return -EBUSY;
+		}
+		usleep(20000);
+	}
 	err = argus_live__write(l, func, h.orig, h.len);
 	if (err)
 		WHY("cannot restore the entry: %s", strerror(-err));

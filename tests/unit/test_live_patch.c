@@ -5,8 +5,14 @@
  * replaces): it must give the original's result, count the call, and
  * call the hook with the first argument.  No ptrace, no other process.
  * Refusals (too short, a jump into the patched bytes, a short-only
- * branch, out of rel32 reach) are checked on the same functions. */
+ * branch, out of rel32 reach) are checked on the same functions.
+ * Return hooks (--at-return) run the interposer's own live_ret.c, linked
+ * in: the hook at the return gets the entry's item, the return values
+ * (rax, rdx, xmm0) survive, and a call left by longjmp is ended when an
+ * outer hooked call returns. */
 #include <errno.h>
+#include <setjmp.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,15 +48,28 @@ __asm__(".text\n"
 	"\txor %eax,%eax\n1:\tinc %eax\n\tcmp %edi,%eax\n\tjl 1b\n\tret\n.size t_back,.-t_back\n"
 	".globl t_loop\n.type t_loop,@function\nt_loop:\n"
 	"\tloop 1f\n\tnop\n\tnop\n\tnop\n1:\tret\n.size t_loop,.-t_loop\n"
+	/* mov rdi->rax, rsi->rdx; ret: a two-register return (rax:rdx) */
+	".globl t_pair\n.type t_pair,@function\nt_pair:\n"
+	"\tmov %rdi,%rax\n\tmov %rsi,%rdx\n\tret\n.size t_pair,.-t_pair\n"
+	/* t_callback(item, cb): cb(item), its 5 displaced bytes first */
+	".globl t_callback\n.type t_callback,@function\nt_callback:\n"
+	"\tmov %rsi,%rax\n\tnop\n\tnop\n\tsub $8,%rsp\n\tcall *%rax\n\tadd $8,%rsp\n\tret\n"
+	".size t_callback,.-t_callback\n"
 	".data\n.globl t_data\nt_data:\n.quad 1000\n.text\n");
 
 long t_riprel(long), t_jcc(long), t_call(void), t_tail(long, long, long), t_helper(void);
+long t_callback(long, void (*)(long));
+struct pair { long a, b; };
+struct pair t_pair(long, long);
+void argus_live_ret_enter(uint64_t, uint64_t *, uint64_t, uint64_t, uint64_t);
+uint64_t argus_live_ret_leave(uint64_t);
 double t_fp(double, double);
 extern char t_short[], t_back[], t_loop[];
 
 /* the size of an asm function: its .size, read back through the next
  * label is not possible from C; the tests give each one's bytes */
-enum { SZ_RIPREL = 11, SZ_JCC = 17, SZ_CALL = 10, SZ_TAIL = 7, SZ_FP = 6 };
+enum { SZ_RIPREL = 11, SZ_JCC = 17, SZ_CALL = 10, SZ_TAIL = 7, SZ_FP = 6, SZ_PAIR = 7,
+       SZ_CALLBACK = 16 };
 
 static const void *hook_item;
 static int hook_calls;
@@ -68,9 +87,23 @@ static void hook(const void *item)
 
 /* A trampoline for fn, mapped within reach and made runnable; its code
  * address in *code.  0, or -errno from the writer. */
+static void ret_hook(const void *item);
+
+static int build_ret(void *fn, uint64_t size, uint64_t hookaddr, bool at_return, void **code,
+		     uint8_t **page_out, char *why);
+
 static int build(void *fn, uint64_t size, uint64_t hookaddr, void **code, uint8_t **page_out,
 		 char *why)
 {
+	return build_ret(fn, size, hookaddr, false, code, page_out, why);
+}
+
+static int build_ret(void *fn, uint64_t size, uint64_t hookaddr, bool at_return, void **code,
+		     uint8_t **page_out, char *why)
+{
+	struct argus_live_ret r = { (uint64_t)(uintptr_t)argus_live_ret_enter,
+				    (uint64_t)(uintptr_t)argus_live_ret_leave,
+				    (uint64_t)(uintptr_t)ret_hook, ARGUS_LIVE_END };
 	struct argus_live_plan p;
 	static uint8_t buf[ARGUS_LIVE_TRAMP_BYTES];
 	uint8_t *page = MAP_FAILED;
@@ -88,8 +121,9 @@ static int build(void *fn, uint64_t size, uint64_t hookaddr, void **code, uint8_
 		}
 	if (page == MAP_FAILED)
 		return -ENOMEM;
-	err = argus_live__tramp(&p, (uint64_t)(uintptr_t)page, hookaddr,
-				hookaddr ? ARGUS_LIVE_BEGIN : ARGUS_LIVE_COUNT, "t", buf, sizeof(buf), why);
+	err = argus_live__tramp_ret(&p, (uint64_t)(uintptr_t)page, hookaddr,
+				    hookaddr ? ARGUS_LIVE_BEGIN : ARGUS_LIVE_COUNT,
+				    at_return ? &r : NULL, "t", buf, sizeof(buf), why);
 	if (err) {
 		munmap(page, sizeof(buf));
 		return err;
@@ -249,6 +283,108 @@ static void refuses_what_it_cannot_patch(void)
 	CHECK_EQ(argus_live__entry(&p, 0x10000000 + (3ull << 30), buf, why), -ERANGE);
 }
 
+/* ---- return hooks ---- */
+
+static const void *ret_items[8];
+static int ret_calls;
+
+static void ret_hook(const void *item)
+{
+	volatile double clobber = 1.5;
+
+	if (ret_calls < 8)
+		ret_items[ret_calls] = item;
+	ret_calls++;
+	clobber = clobber * clobber;    /* xmm0 is the caller's return value */
+	(void)clobber;
+}
+
+static uint64_t inflight(const uint8_t *page)
+{
+	return ((const struct argus_live_tramp_hdr *)page)->inflight;
+}
+
+static void return_hook_gets_the_entry_item_and_keeps_return_values(void)
+{
+	char why[ARGUS_LIVE_WHY] = "";
+	void *code;
+	uint8_t *page;
+	long v = 7;
+
+	hook_calls = ret_calls = 0;
+	CHECK_EQ(build_ret(t_riprel, SZ_RIPREL, (uint64_t)(uintptr_t)hook, true, &code, &page, why), 0);
+	if (why[0])
+		return;
+	CHECK_EQ(((long (*)(const long *))code)(&v), 1000 + (long)(uintptr_t)&v);
+	CHECK_EQ(hook_calls, 1);
+	CHECK(hook_item == &v);
+	CHECK_EQ(ret_calls, 1);
+	CHECK(ret_items[0] == &v);
+	CHECK_EQ(inflight(page), 0);
+	CHECK_EQ(((const struct argus_live_tramp_hdr *)page)->ret_kind, ARGUS_LIVE_END);
+	drop(page);
+
+	/* xmm0 (a double) and rax:rdx (a two-word struct) come back intact */
+	CHECK_EQ(build_ret(t_fp, SZ_FP, (uint64_t)(uintptr_t)hook, true, &code, &page, why), 0);
+	if (why[0])
+		return;
+	CHECK(((double (*)(double, double))code)(1.5, 2.25) == 3.75);
+	CHECK_EQ(ret_calls, 2);
+	drop(page);
+	CHECK_EQ(build_ret(t_pair, SZ_PAIR, 0, true, &code, &page, why), 0);
+	if (why[0])
+		return;
+	struct pair r = ((struct pair (*)(long, long))code)(0x1234, -77);
+	CHECK_EQ(r.a, 0x1234);
+	CHECK_EQ(r.b, -77);
+	CHECK_EQ(ret_calls, 3);
+	CHECK(ret_items[2] == (const void *)0x1234);
+	CHECK_EQ(inflight(page), 0);
+	drop(page);
+}
+
+static jmp_buf esc_env;
+static void *esc_code;
+static uint8_t *esc_page;
+
+static void escape(long item)
+{
+	(void)item;
+	longjmp(esc_env, 1);
+}
+
+/* called by the outer hooked call: a hooked call that never returns */
+static void middle(long item)
+{
+	(void)item;
+	if (!setjmp(esc_env))
+		((long (*)(long, void (*)(long)))esc_code)(0xb0b, escape);
+	/* left by longjmp: not ended yet, still counted in flight */
+	CHECK_EQ(ret_calls, 0);
+	CHECK_EQ(inflight(esc_page), 1);
+}
+
+static void a_call_left_by_longjmp_ends_when_an_outer_one_returns(void)
+{
+	char why[ARGUS_LIVE_WHY] = "";
+	void *outer;
+	uint8_t *outer_page;
+
+	ret_calls = 0;
+	CHECK_EQ(build_ret(t_callback, SZ_CALLBACK, 0, true, &outer, &outer_page, why), 0);
+	CHECK_EQ(build_ret(t_callback, SZ_CALLBACK, 0, true, &esc_code, &esc_page, why), 0);
+	if (why[0])
+		return;
+	((long (*)(long, void (*)(long)))outer)(0xa0a, middle);
+	CHECK_EQ(ret_calls, 2);
+	CHECK(ret_items[0] == (const void *)0xb0b);     /* the abandoned one first */
+	CHECK(ret_items[1] == (const void *)0xa0a);
+	CHECK_EQ(inflight(esc_page), 0);
+	CHECK_EQ(inflight(outer_page), 0);
+	drop(esc_page);
+	drop(outer_page);
+}
+
 int main(void)
 {
 	RUN(riprel_operand_is_fixed_up);
@@ -259,5 +395,7 @@ int main(void)
 	RUN(entry_is_a_jmp_to_the_code_page_padded_with_int3);
 	RUN(a_call_returning_inside_the_patch_is_flagged);
 	RUN(refuses_what_it_cannot_patch);
+	RUN(return_hook_gets_the_entry_item_and_keeps_return_values);
+	RUN(a_call_left_by_longjmp_ends_when_an_outer_one_returns);
 	return check_report();
 }

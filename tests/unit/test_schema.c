@@ -502,7 +502,8 @@ static void instrument_lines_are_checked_and_add_no_rule(void)
 {
 	struct argus_schema *s = parse("instrument libz:crc32 as begin\n"
 				       "boundary before syscall:read\n"
-				       "instrument worker_run as dequeue\n");
+				       "instrument worker_run as dequeue\n"
+				       "instrument handle_request as begin at-return end\n");
 
 	CHECK(s);
 	if (s) {
@@ -513,6 +514,9 @@ static void instrument_lines_are_checked_and_add_no_rule(void)
 	}
 	FAILS_AT("instrument libz:crc32 begin\n", 1, "instrument: expected");
 	FAILS_AT("\ninstrument f as start\n", 2, "unknown kind", "'start'");
+	FAILS_AT("instrument f as begin at-return finish\n", 1, "unknown kind", "'finish'");
+	FAILS_AT("instrument f as begin on-return end\n", 1, "instrument: expected");
+	FAILS_AT("instrument f as begin at-return\n", 1, "instrument: expected");
 }
 
 static void error_unknown_syscall(void)

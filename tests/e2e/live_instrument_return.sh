@@ -1,0 +1,86 @@
+#!/bin/bash
+# e2e: `argus instrument --as begin --at-return end` (issue 14 §3, "and
+# return, where asked"; docs/interposer.md "Return hooks") into a running
+# process: each call of the patched function becomes one work item, begun
+# at its entry and ended at its return, with no rebuild of the program.
+# tests/apps/live_hung: its worker calls live_item(&items[i]) once per
+# item ("work N"); the process is hung (poll, futex, pause) when patched.
+# Asserts:
+#   - the patch says it calls argus_work_end at the return; the results of
+#     "work 20" are right (live_item's return value survives the stub);
+#   - --list shows the return hook with 0 calls in flight and 20 hits;
+#   - the saved trace has, on the worker, 20 work_begin and 20 work_end
+#     records, one pair per item (the items: one array, 8 bytes apart),
+#     each end after its begin and before the next begin;
+#   - --remove puts the file's bytes back and the process goes on right;
+#   - refusals: --at-return with --count-only and with --via uprobe, a
+#     bad kind, --at-return with --remove.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+. "$(dirname "$0")/live_lib.sh"
+APP=$APPS/live_hung
+mkdir -p "$T/ring"
+start_collector --dir "$T/ring" --size 64M --no-watch-interactive
+
+live_start hung "$APP"
+live_wait_line '^READY=1'
+live_wait_blocked 2
+before=$(live_syscalls)
+VADDR=0x$(nm "$APP" | awk '$3 == "live_item" { print $1 }')
+ORIG=$(live_file_bytes "$APP" "$VADDR" 8)
+
+expect_clean_error '--at-return needs the patch' "$ARGUS" instrument --pid "$LPID" --func live_item --as begin --at-return end --count-only
+expect_clean_error '--at-return needs the patch' "$ARGUS" instrument --pid "$LPID" --func live_item --as begin --at-return end --via uprobe
+expect_clean_error '--at-return needs boundary' "$ARGUS" instrument --pid "$LPID" --func live_item --as begin --at-return finish
+
+"$ARGUS" instrument --pid "$LPID" --func live_item --as begin --at-return end >"$T/i.out" 2>"$T/i.err" ||
+	fail "argus instrument --as begin --at-return end failed" "$T/i.err"
+log "$(cat "$T/i.out")"
+grep -q 'calls argus_work_begin(rdi), and at its return argus_work_end(the same item)' "$T/i.out" ||
+	fail "the patch does not say it hooks the return" "$T/i.out"
+ADDR=$(sed -n 's/.* at \(0x[0-9a-f]*\) .*/\1/p' "$T/i.out")
+live_same_blocked "$before"
+
+live_send "work 20"
+live_wait_line '^DONE n=20 '
+[ "$(sed -n 's/^DONE n=20 sum=//p' "$T/hung.out")" = 2490 ] ||
+	fail "wrong result through the return stub" "$T/hung.out"
+"$ARGUS" instrument --pid "$LPID" --list >"$T/list" 2>&1 || fail "--list failed" "$T/list"
+log "list: $(cat "$T/list")"
+grep -q 'live_hung:live_item as begin at-return end (0 in flight) hits 20 ' "$T/list" ||
+	fail "--list does not show the return hook, 0 in flight, 20 hits" "$T/list"
+
+sleep 0.3
+"$ARGUS" save -o "$T/s.argus" >"$T/save.out" 2>&1 || fail "argus save failed" "$T/save.out"
+dump_to "$T/s.argus" "$T/s.dump" --pid "$LPID"
+export W=$(kv WORKER_TID "$T/hung.out")
+check_dump "$T/s.dump" '
+my $W = $ENV{W};
+my @wk = grep { $_->{type} =~ /^work_(begin|end)$/ && $_->{tid} == $W } @ev;
+for my $e (@wk) { my ($i) = $e->{rest} =~ /item=(0x[0-9a-f]+)/; $e->{item} = num($i // 0); }
+my @b = grep { $_->{type} eq "work_begin" } @wk;
+my @e = grep { $_->{type} eq "work_end" } @wk;
+printf STDERR "worker %d: %d work_begin, %d work_end\n", $W, scalar @b, scalar @e;
+if (@b != 20 || @e != 20) { print STDERR "FAIL: expected 20 of each\n"; show(@wk); exit 1; }
+my $bad = 0;
+for my $k (0 .. 19) {
+	my ($bk, $ek) = ($b[$k], $e[$k]);
+	$bad = 1, print STDERR "FAIL: item $k: begin $bk->{item} end $ek->{item} differ\n" if $bk->{item} != $ek->{item};
+	$bad = 1, print STDERR "FAIL: item $k ends before it begins\n" if $ek->{ts} < $bk->{ts};
+	$bad = 1, print STDERR "FAIL: item $k ends after the next begins\n" if $k < 19 && $ek->{ts} > $b[$k + 1]{ts};
+	$bad = 1, print STDERR "FAIL: items $k and " . ($k + 1) . " are not 8 bytes apart\n" if $k < 19 && $b[$k + 1]{item} - $bk->{item} != 8;
+}
+print STDERR "ok: 20 items, each begun at the entry and ended at the return, in order\n" unless $bad;
+exit $bad;
+' || fail "the begin/end records of the hooked calls are wrong (see above)"
+
+expect_clean_error '--remove takes no --as or --at-return' "$ARGUS" instrument --pid "$LPID" --func live_item --remove --at-return end
+"$ARGUS" instrument --pid "$LPID" --func live_item --remove >"$T/r.out" 2>"$T/r.err" ||
+	fail "--remove failed" "$T/r.err"
+[ "$(live_mem "$ADDR" 8)" = "$ORIG" ] || fail "after --remove live_item is $(live_mem "$ADDR" 8), the file has $ORIG"
+live_send "work 5"
+live_wait_line '^DONE n=5 sum=35$'
+live_send quit
+live_wait_line '^EXIT ok'
+live_finish 0
+pass "--as begin --at-return end: 20 calls, 20 begin/end pairs with their items, results right, --remove restores the bytes"
