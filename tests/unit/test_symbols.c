@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "proc_status.h"
 #include "proc_maps.h"
 #include "symbolize.h"
 #include "trace_format.h"
@@ -1141,26 +1142,6 @@ static void test_sandboxed_lookups_equal_in_process_ones(void)
 out:
 	argus_symbolizer__free(local);
 	argus_symbolizer__free(box);
-}
-
-/* "Name:\tv1\tv2..." of /proc/PID/status: the first value, or -1 */
-static long status_field(pid_t pid, const char *name)
-{
-	char path[64], line[256];
-	size_t len = strlen(name);
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, len) && line[len] == ':') {
-			v = strtol(line + len + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
 }
 
 static void test_sandbox_helper_runs_unprivileged_under_seccomp(void)

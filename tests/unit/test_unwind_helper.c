@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "proc_status.h"
 #include "proc_maps.h"
 #include "unwind.h"
 #include "unwind_helper.h"
@@ -108,23 +109,6 @@ static uint64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* A "Key:\tvalue" line of /proc/PID/status, as a number (-1 if absent). */
-static long status_field(pid_t pid, const char *key)
-{
-	char path[64], line[256];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, strlen(key)) && line[strlen(key)] == ':')
-			v = strtol(line + strlen(key) + 1, NULL, 10);
-	fclose(f);
-	return v;
 }
 
 static void test_helper_gives_the_in_process_stack(struct argus_unwind_client *c)
