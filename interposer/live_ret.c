@@ -12,11 +12,14 @@
  * returns, it returns into stub, which keeps the return registers (rax,
  * rdx, xmm0, xmm1) and calls argus_live_ret_leave(sp), sp being the stack
  * pointer after the return: the frame whose slot is sp - 8 is found from
- * the top of the shadow stack, its hook (an argus_work_* function) called
- * with its item, and its saved return address given back for stub to
- * jump to.  Frames above it on the shadow stack were left without a
- * return (longjmp, a thread cancellation): their hooks are called then
- * too, innermost first, so their items end.
+ * the top of the shadow stack and taken out, its hook (an argus_work_*
+ * function) called with its item, and its saved return address given
+ * back for stub to jump to.  Frames above it stay: they may be calls left
+ * by longjmp, which never return, but they may as well be live calls on
+ * another stack of the same thread (swapcontext coroutines), whose return
+ * would find nothing and abort the program if they were dropped.  So a
+ * call left by longjmp keeps its item open and stays counted in flight
+ * (and takes one of the thread's frames) for good.
  *
  * hdr is the trampoline's header page (argus_live_tramp_hdr): its
  * inflight counter is the number of calls whose return goes through the
@@ -65,7 +68,8 @@ EXPORT uint64_t argus_live_ret_leave(uint64_t sp)
 {
 	static const char lost[] = "argus: a hooked return has no saved return address "
 				   "(argus instrument --at-return); aborting\n";
-	uint64_t slot = sp - 8, orig;
+	uint64_t slot = sp - 8;
+	struct ret_frame f;
 	uint32_t i = ret_n;
 
 	while (i > 0 && ret_stack[i - 1].slot != slot)
@@ -77,14 +81,12 @@ EXPORT uint64_t argus_live_ret_leave(uint64_t sp)
 			abort();
 		abort();
 	}
-	i--;
-	orig = ret_stack[i].orig;
-	for (uint32_t j = ret_n; j-- > i;) {
-		const struct ret_frame *f = &ret_stack[j];
-
-		((void (*)(const void *))(uintptr_t)f->hook)((const void *)(uintptr_t)f->item);
-		__atomic_fetch_sub(inflight(f->hdr), 1, __ATOMIC_RELAXED);
-	}
-	ret_n = i;
-	return orig;
+	f = ret_stack[--i];
+	/* take it out, keep what is above it (see the top) */
+	for (; i + 1 < ret_n; i++)
+		ret_stack[i] = ret_stack[i + 1];
+	ret_n--;
+	((void (*)(const void *))(uintptr_t)f.hook)((const void *)(uintptr_t)f.item);
+	__atomic_fetch_sub(inflight(f.hdr), 1, __ATOMIC_RELAXED);
+	return f.orig;
 }
