@@ -26,9 +26,10 @@
  *      syscall that is not a spin syscall, or the end of a segment in a
  *      wait that is not a sleep (going back to its idle poll), or its
  *      exit.  For a named busy spinner that is simply the first syscall
- *      it makes after the write; its state and L are taken from the
+ *      it makes after the write.  Its state and L are taken from the
  *      earliest time the write can have been, not from its record's
- *      stamp (HIT_LAG_NS).  No L within LEAVE_MAX_NS: R did not leave (the
+ *      stamp (HIT_LAG_NS); so are another reader's when it was no
+ *      longer spinning at the stamp.  No L within LEAVE_MAX_NS: R did not leave (the
  *      write did not release it), no edge;
  *   4. edge: T's segment at tw -> R's segment at L, src_ts = tw (or L
  *      when the record was stamped after it), dst_ts = L, obj = A.  When several writes precede the same L (a
@@ -58,7 +59,10 @@
  * even gone to sleep in its poll, before the recorded tw.  The real write
  * is after the writer's previous task event (it runs user code between
  * the two) and, we take it, at most HIT_LAG_NS before tw: a named
- * reader's leave is looked for from there.
+ * reader's state and leave are looked for from there, and another
+ * reader's too when it was no longer spinning at tw (a yield loop is as
+ * quick to see the value as a busy spin, and was found already back in
+ * its poll at the stamp).
  */
 #define HIT_LAG_NS 1000000ull
 
@@ -291,9 +295,17 @@ int gflag_edges(struct argus_graph *g)
 			struct cand *c;
 
 			/* a named reader is looked at from the earliest time the
-			 * write can have been (HIT_LAG_NS) */
-			if (r == w->thr || rt->pid != wt->pid || rt->kernel || rt->tid == wt->tid ||
-			    !spin_leave(g, r, named ? w->lo : w->ts, r == armed, named, &tl, &dst))
+			 * write can have been (HIT_LAG_NS); another one at the
+			 * record's stamp, and, if it was no longer spinning by
+			 * then, from that earliest time too: a yield loop on the
+			 * other CPU sees the value as soon as a busy one does,
+			 * and was often back in its poll before the stamp (e2e
+			 * watch_flag_spin, 1 run in 5 in session 11) */
+			if (r == w->thr || rt->pid != wt->pid || rt->kernel || rt->tid == wt->tid)
+				continue;
+			if (!spin_leave(g, r, named ? w->lo : w->ts, r == armed, named, &tl, &dst) &&
+			    (named || w->lo >= w->ts ||
+			     !spin_leave(g, r, w->lo, r == armed, named, &tl, &dst)))
 				continue;
 			if (!(c = gvec_push(&cv, sizeof(*c))))
 				goto nomem;

@@ -46,7 +46,15 @@ OUT=$T/app.out
 [ "$(kv FLAG_ADDR)" = "$ADDR" ] || fail "nm + maps gave $ADDR, the app's flag is $(kv FLAG_ADDR)"
 "$ARGUS" save -o "$T/s.argus" >"$T/save.out" 2>"$T/save.err" || fail "argus save failed" "$T/save.err"
 "$ARGUS" graph "$T/s.argus" --stats >"$T/stats" 2>&1 || fail "argus graph --stats failed" "$T/stats"
-grep -qE '^  dataflag +[1-9]' "$T/stats" || fail "the saved trace's graph has no dataflag edge" "$T/stats"
+if ! grep -qE '^  dataflag +[1-9]' "$T/stats"; then
+	# evidence for the next failure (it failed once in a clean-clone CI
+	# run, session 11, and passed in the runs around it): the watched
+	# writes, and the UI thread's syscalls around each
+	"$ARGUS" dump "$T/s.argus" --pid "$P" >"$T/s.dump" 2>&1
+	{ cat "$T/stats"; echo "-- watched writes:"; grep -E ': hwwatch ' "$T/s.dump" | head -n 20
+	  echo "-- around each write:"; grep -E -B4 -A4 ': hwwatch ' "$T/s.dump" | head -n 120; } >"$T/evidence"
+	fail "the saved trace's graph has no dataflag edge" "$T/evidence" 200
+fi
 log "graph: $(grep -E 'dataflag' "$T/stats")"
 UI=$(kv UI_PID)
 "$ARGUS" diagnose "$T/s.argus" --pid "$UI" --json >"$T/d.json" 2>"$T/d.err" ||

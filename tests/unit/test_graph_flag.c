@@ -253,11 +253,59 @@ out:
 	scenario_end();
 }
 
+/*
+ * The record of a hardware watchpoint hit is stamped 10-50 us after the
+ * write in this VM (graph_flag.c, HIT_LAG_NS).  A yield spinner on the
+ * other CPU sees the value at once: here it has left its loop and is
+ * blocked in poll before the write's stamp (what e2e watch_flag_spin
+ * caught in session 11).  The write was after the writer's read returned,
+ * so the spinner's state is looked at from there: an edge.
+ */
+static void TEST_a_yield_spinner_back_in_poll_before_the_late_stamp_gets_the_edge(void)
+{
+	const struct argus_edge *e[8];
+
+	begin();
+	task(100, 100, "ui");
+	task(101, 100, "writer");
+	run(AT(0), 0, 100);
+	run(AT(1), 1, 101);
+	hw_write(AT(10), 0, 100, 0);
+	enter(AT(20), 1, 101, SYS_read, 3, 0);
+	block(AT(30), 1, 101, SYS_read, 3, AE_OBJ_UNIX, 0x10, 0x11);
+	for (int us = 100; us <= 400; us += 100)
+		leave(AT(us), 0, 100, SYS_sched_yield, 0, 0, AE_OBJ_NONE, 0, 0);
+	wake(AT(450), 3, 0, 101);
+	run(AT(450), 1, 101);
+	/* the writer's read returns, it writes (not seen yet) ... */
+	leave(AT(460), 1, 101, SYS_read, 12, 3, AE_OBJ_UNIX, 0x10, 0x11);
+	/* ... the ui sees the flag and goes back to its poll ... */
+	leave(AT(470), 0, 100, SYS_sched_yield, 0, 0, AE_OBJ_NONE, 0, 0);
+	enter(AT(475), 0, 100, SYS_poll, 0, 1);
+	block(AT(480), 0, 100, SYS_poll, ~0ull, AE_OBJ_NONE, 0, 0);
+	/* ... and only then is the hit recorded */
+	hw_write(AT(495), 1, 101, 1);
+	enter(AT(500), 1, 101, SYS_read, 3, 0);
+	block(AT(510), 1, 101, SYS_read, 3, AE_OBJ_UNIX, 0x10, 0x11);
+	if (!finish())
+		goto out;
+	CHECK_EQ(flag_edges(e, 8), 1);
+	if (flag_edges(e, 8) != 1)
+		goto out;
+	CHECK_EQ(e[0]->src, seg(101, 1));
+	CHECK_EQ(e[0]->dst, seg(100, 0));       /* the spin segment, ended by poll */
+	CHECK_EQ(e[0]->dst_ts, AT(475));        /* poll: the first non-spin syscall */
+	CHECK(e[0]->src_ts <= e[0]->dst_ts);    /* the write came first */
+out:
+	scenario_end();
+}
+
 int main(void)
 {
 	RUN(TEST_reader_that_cleared_the_flag_and_never_spun_gets_the_edge);
 	RUN(TEST_write_to_a_yield_spinner_is_an_edge_to_its_leaving_segment);
 	RUN(TEST_write_during_a_retry_sleep_links_to_the_segment_after_it);
 	RUN(TEST_no_edge_to_a_thread_not_spinning_or_in_another_process);
+	RUN(TEST_a_yield_spinner_back_in_poll_before_the_late_stamp_gets_the_edge);
 	return check_report();
 }
