@@ -44,7 +44,7 @@
 
 #define SYM_BUCKETS 1024
 #define SYM_CACHE_BITS 12
-#define SYM_CACHE (1u << SYM_CACHE_BITS) /* sandbox mode: answers kept, direct-mapped */
+#define SYM_CACHE (1u << SYM_CACHE_BITS) /* answers kept, direct-mapped */
 /* sandbox mode: a request's deadline.  Generous (the first line lookup in
  * a large debug file reads its line tables), it only bounds a helper that
  * hangs or was stopped. */
@@ -174,10 +174,6 @@ struct argus_symbolizer *argus_symbolizer__new_in(bool sandboxed)
 	if (sandboxed && !(s->helper = argus_unwind_client__new()))
 		goto fail;
 	argus_unwind_client__no_backoff(s->helper);
-	if (sandboxed && !(s->cache = calloc(SYM_CACHE, sizeof(*s->cache)))) {
-		errno = ENOMEM;
-		goto fail;
-	}
 	return s;
 fail:
 	e = errno;
@@ -191,16 +187,22 @@ struct argus_symbolizer *argus_symbolizer__new(void)
 	return argus_symbolizer__new_in(sandbox_default);
 }
 
+static void sym_mod_close_fds(struct sym_mod *m)
+{
+	if (m->fd >= 0)
+		close(m->fd);
+	if (m->dbg_fd >= 0)
+		close(m->dbg_fd);
+	m->fd = m->dbg_fd = -1;
+}
+
 static void sym_mod_free(struct sym_mod *m)
 {
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
 	if (m->pending)
 		elf_end(m->pending);
-	if (m->fd >= 0)
-		close(m->fd);
-	if (m->dbg_fd >= 0)
-		close(m->dbg_fd);
+	sym_mod_close_fds(m);
 	free(m->path);
 	free(m);
 }
@@ -455,30 +457,18 @@ static int sym_mod_send(struct argus_symbolizer *s, struct sym_mod *m)
 static void sym_mod_dead(struct sym_mod *m)
 {
 	m->dead = true;
-	if (m->fd >= 0)
-		close(m->fd);
-	if (m->dbg_fd >= 0)
-		close(m->dbg_fd);
-	m->fd = m->dbg_fd = -1;
+	sym_mod_close_fds(m);
 }
 
-/* Sandbox mode: r from the helper (or the cache).  0, or -errno with m
- * dead when the helper failed on it (a file that crashes or hangs libdw
- * would do it again: its addresses keep module+offset from now on). */
+/* Sandbox mode: r from the helper.  0, or -errno with m dead when the
+ * helper failed on it (a file that crashes or hangs libdw would do it
+ * again: its addresses keep module+offset from now on). */
 static int sym_mod_ask(struct argus_symbolizer *s, struct sym_mod *m,
 		       uint64_t off, struct uwp_sym_result *r)
 {
-	/* Fibonacci hashing: addresses a page apart must not collide */
-	uint64_t h = ((uint64_t)(uintptr_t)m ^ off) * 0x9e3779b97f4a7c15ull;
-	struct sym_cached *c = &s->cache[h >> (64 - SYM_CACHE_BITS)];
 	struct uwp_sym_lookup q = { m->id, 0, off };
 	int err = 0;
 
-	if (c->m == m && c->off == off) {
-		s->st.cache_hits++;
-		*r = c->r;
-		return 0;
-	}
 	for (int round = 0; round < 2; round++) {
 		if (!m->sent && (err = sym_mod_send(s, m)))
 			break;
@@ -515,10 +505,21 @@ static int sym_mod_ask(struct argus_symbolizer *s, struct sym_mod *m,
 	r->func[sizeof(r->func) - 1] = '\0';
 	r->file[sizeof(r->file) - 1] = '\0';
 	s->st.remote_lookups++;
-	c->m = m;
-	c->off = off;
-	c->r = *r;
 	return 0;
+}
+
+/* The answers kept, by (file, offset), in both modes: a dump asks for the
+ * same few return addresses over and over, and each answer is a symbol
+ * and line-table search (and, in sandbox mode, a round trip). */
+static struct sym_cached *sym_cache_slot(struct argus_symbolizer *s,
+					 const struct sym_mod *m, uint64_t off)
+{
+	/* Fibonacci hashing: addresses a page apart must not collide */
+	uint64_t h = ((uint64_t)(uintptr_t)m ^ off) * 0x9e3779b97f4a7c15ull;
+
+	if (!s->cache && !(s->cache = calloc(SYM_CACHE, sizeof(*s->cache))))
+		return NULL;
+	return &s->cache[h >> (64 - SYM_CACHE_BITS)];
 }
 
 static int sym_lookup(struct argus_symbolizer *s, const char *path,
@@ -527,6 +528,7 @@ static int sym_lookup(struct argus_symbolizer *s, const char *path,
 		      struct argus_sym *out)
 {
 	struct uwp_sym_result r;
+	struct sym_cached *c;
 	struct sym_mod *m;
 	uint64_t off;
 
@@ -547,11 +549,17 @@ static int sym_lookup(struct argus_symbolizer *s, const char *path,
 	if (want_len && m->bid_len &&
 	    (m->bid_len != want_len || memcmp(m->bid, want_bid, want_len)))
 		return -ESTALE;
-	if (s->helper) {
-		if (sym_mod_ask(s, m, off, &r))
-			return -ENOENT;
+	c = sym_cache_slot(s, m, off);
+	if (c && c->m == m && c->off == off) {
+		s->st.cache_hits++;
+		r = c->r;
+	} else if (s->helper && sym_mod_ask(s, m, off, &r)) {
+		return -ENOENT;
 	} else {
-		sym_mod_query(m, off, &r);
+		if (!s->helper)
+			sym_mod_query(m, off, &r);
+		if (c)
+			*c = (struct sym_cached){ m, off, r };
 	}
 	out->module_off = r.module_off;
 	copy_str(out->func, sizeof(out->func), r.func);

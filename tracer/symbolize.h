@@ -6,8 +6,10 @@
  * Input is what the trace keeps of a mapping (path, start, pgoff), so it
  * works after the process is gone, as long as the file (or its separate
  * debuginfo under /usr/lib/debug, found by build-id) is still on disk.
- * The symbolizer opens each path once and keeps its Dwfl module; lookups
- * then cost a symbol-table and line-table search.
+ * The symbolizer opens each path once and keeps its Dwfl module; a lookup
+ * then costs a symbol-table and line-table search, and its answer is kept
+ * in a 4,096-entry cache by (file, offset): a dump asks for the same
+ * return addresses over and over.
  *
  * Addresses: ip is a virtual address of the traced process.  The file
  * offset is ip - start + pgoff, and the module address (what `addr2line
@@ -20,12 +22,13 @@
  * each file here (argus_open_untrusted(), its build-id and debug file
  * found with bounded preads) and hands the fds to the sandboxed helper
  * process of unwind_helper.h (another uid, seccomp, memory and CPU
- * limits), which parses them and answers each lookup; answers are kept
- * in a small cache, and a file on which the helper crashes or hangs
+ * limits), which parses them and answers each lookup (the cache saves
+ * the round trip too).  A file on which the helper crashes or hangs
  * (deadline SYM_HELPER_TIMEOUT_MS) keeps module+offset from then on, the
  * helper being restarted for the next one; after SYM_HELPER_FAILS_MAX
- * such files the run stops asking (module+offset for every frame).  The argus CLI turns the mode
- * on for every symbolizer (argus_symbolizer__set_sandbox(true));
+ * such files the run stops asking (module+offset for every frame).  The
+ * argus CLI turns the mode on for every symbolizer
+ * (argus_symbolizer__set_sandbox(true));
  * libraries and the lldb plugin parse in their own process, since the
  * helper is a fresh exec of /proc/self/exe and needs the argus binary's
  * entry point.
