@@ -301,11 +301,12 @@ int gflag_edges(struct argus_graph *g)
 			 * other CPU sees the value as soon as a busy one does,
 			 * and was often back in its poll before the stamp (e2e
 			 * watch_flag_spin, 1 run in 5 in session 11) */
+			uint64_t at = named ? w->lo : w->ts;
+
 			if (r == w->thr || rt->pid != wt->pid || rt->kernel || rt->tid == wt->tid)
 				continue;
-			if (!spin_leave(g, r, named ? w->lo : w->ts, r == armed, named, &tl, &dst) &&
-			    (named || w->lo >= w->ts ||
-			     !spin_leave(g, r, w->lo, r == armed, named, &tl, &dst)))
+			if (!spin_leave(g, r, at, r == armed, named, &tl, &dst) &&
+			    (at <= w->lo || !spin_leave(g, r, w->lo, r == armed, named, &tl, &dst)))
 				continue;
 			if (!(c = gvec_push(&cv, sizeof(*c))))
 				goto nomem;

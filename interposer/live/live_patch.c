@@ -609,12 +609,18 @@ static int busy_thread(struct argus_live *l, uint64_t lo, uint64_t hi, uint64_t 
 	return 0;
 }
 
-/* Stop everything; retry for ~1 s while a thread is busy in the range. */
+/*
+ * Stop everything; retry for ~1 s while a thread is busy in the range, or
+ * (inflight, for a removal: the address of a trampoline header's inflight
+ * counter, 0 none) while hooked calls are in flight: their return
+ * addresses point into the code page, maybe deeper in a stack than
+ * busy_thread() looks.
+ */
 static int stop_quiet(struct argus_live *l, uint64_t lo, uint64_t hi, uint64_t slo, uint64_t shi,
-		      const char *what, pid_t *first, char *why)
+		      uint64_t inflight, const char *what, pid_t *first, char *why)
 {
 	pid_t busy = 0;
-	uint64_t bpc = 0;
+	uint64_t bpc = 0, calls = 0;
 	size_t nth = 0;
 
 	for (int tries = 0; tries < 50; tries++) {
@@ -622,6 +628,9 @@ static int stop_quiet(struct argus_live *l, uint64_t lo, uint64_t hi, uint64_t s
 
 		if (!err)
 			err = busy_thread(l, lo, hi, slo, shi, &busy, &bpc, first, &nth);
+		if (!err && !busy && inflight &&
+		    (err = argus_live__read(l, inflight, &calls, sizeof(calls))) == 0 && calls)
+			busy = -1;
 		if (err) {
 			WHY("cannot stop the threads of process %d: %s", (int)argus_live__pid(l),
 			    strerror(-err));
@@ -636,7 +645,10 @@ static int stop_quiet(struct argus_live *l, uint64_t lo, uint64_t hi, uint64_t s
 		argus_live__resume_all(l);
 		usleep(20000);
 	}
-	if (slo && bpc >= slo && bpc < shi)
+	if (busy < 0)
+		WHY("%llu hooked call(s) are still running (their return goes through %s) "
+		    "after 1 s: try again when they have returned", (unsigned long long)calls, what);
+	else if (slo && bpc >= slo && bpc < shi)
 		WHY("thread %d is still inside %s (pc or return address %#llx): try again later",
 		    (int)busy, what, (unsigned long long)bpc);
 	else
@@ -728,7 +740,7 @@ int argus_live__patch(struct argus_live *l, const struct argus_live_sym *fn,
 	}
 
 	err = stop_quiet(l, fn->addr, fn->addr + plan.len, plan.call_inside ? fn->addr + 1 : 0,
-			 fn->addr + plan.len, "a call among the bytes to patch", &first, why);
+			 fn->addr + plan.len, 0, "a call among the bytes to patch", &first, why);
 	if (err)
 		goto out;
 	c.args[0] = want;
@@ -791,31 +803,12 @@ int argus_live__unpatch(struct argus_live *l, uint64_t func, char *why)
 		WHY("%#llx is not instrumented by argus", (unsigned long long)func);
 		return -ENOENT;
 	}
-	/* with a return hook, a call in flight returns through the code page
-	 * (its return address is on a stack, maybe deeper than stop_quiet
-	 * looks): wait until none is, as for a thread inside the page */
-	for (int tries = 0;; tries++) {
-		err = stop_quiet(l, func, func + h.len, page + ARGUS_LIVE_CODE_OFF,
-				 page + ARGUS_LIVE_TRAMP_BYTES, "the trampoline", &first, why);
-		if (err)
-			return err;
-		if (argus_live__read(l, page, &h, sizeof(h))) {
-			argus_live__resume_all(l);
-			WHY("cannot read the trampoline's header at %#llx", (unsigned long long)page);
-			return -EIO;
-		}
-		if (!h.inflight)
-			break;
-		argus_live__resume_all(l);
-		h.name[sizeof(h.name) - 1] = '\0';    /* the target's page: anything */
-		if (tries == 50) {
-			WHY("%llu call(s) of %s are still running (their return goes through the "
-			    "trampoline) after 1 s: try again when they have returned",
-			    (unsigned long long)h.inflight, h.name[0] ? h.name : "the function");
-			return -EBUSY;
-		}
-		usleep(20000);
-	}
+	err = stop_quiet(l, func, func + h.len, page + ARGUS_LIVE_CODE_OFF,
+			 page + ARGUS_LIVE_TRAMP_BYTES,
+			 page + offsetof(struct argus_live_tramp_hdr, inflight), "the trampoline",
+			 &first, why);
+	if (err)
+		return err;
 	err = argus_live__write(l, func, h.orig, h.len);
 	if (err)
 		WHY("cannot restore the entry: %s", strerror(-err));

@@ -14,7 +14,14 @@
 #     each end after its begin and before the next begin;
 #   - --remove puts the file's bytes back and the process goes on right;
 #   - refusals: --at-return with --count-only and with --via uprobe, a
-#     bad kind, --at-return with --remove.
+#     bad kind, --at-return with --remove;
+#   - on a real program and library from Debian: deflate() of libz.so.1
+#     (zlib1g, stripped) in a running python3 (tests/apps/live_crc.py,
+#     "zip N": zlib.compress then decompress) hooked --as begin
+#     --at-return end: 20 round trips are right, the trampoline counted 20
+#     calls with 0 in flight after, and the trace has 20 work_begin and 20
+#     work_end records that alternate, each end with its begin's item (the
+#     z_stream, on python's stack).
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 . "$(dirname "$0")/live_lib.sh"
@@ -83,4 +90,43 @@ live_wait_line '^DONE n=5 sum=35$'
 live_send quit
 live_wait_line '^EXIT ok'
 live_finish 0
-pass "--as begin --at-return end: 20 calls, 20 begin/end pairs with their items, results right, --remove restores the bytes"
+
+# -- a real program: libz's deflate in python3
+SRC=$(cd "$(dirname "$0")/../apps" && pwd)
+live_start crc /usr/bin/python3 "$SRC/live_crc.py"
+live_wait_line '^READY=1'
+"$ARGUS" instrument --pid "$LPID" --func libz.so.1:deflate --as begin --at-return end \
+	>"$T/z.out" 2>"$T/z.err" || fail "instrument libz.so.1:deflate --at-return end failed" "$T/z.err"
+log "$(tail -n 1 "$T/z.out")"
+live_send "zip 20"
+live_wait_line '^ZIP n=20 '
+grep -q '^ZIP n=20 bad=0$' "$T/crc.out" || fail "zlib.compress/decompress went wrong through the return stub" "$T/crc.out"
+"$ARGUS" instrument --pid "$LPID" --list >"$T/zlist" 2>&1 || fail "--list failed" "$T/zlist"
+grep -q 'deflate as begin at-return end (0 in flight) hits 20 ' "$T/zlist" ||
+	fail "--list does not show 20 deflate calls, 0 in flight" "$T/zlist"
+sleep 0.3
+"$ARGUS" save -o "$T/z.argus" >"$T/zsave.out" 2>&1 || fail "argus save failed" "$T/zsave.out"
+dump_to "$T/z.argus" "$T/z.dump" --pid "$LPID"
+check_dump "$T/z.dump" '
+my @wk = grep { $_->{type} =~ /^work_(begin|end)$/ } @ev;
+for my $e (@wk) { my ($i) = $e->{rest} =~ /item=(0x[0-9a-f]+)/; $e->{item} = num($i // 0); }
+my $n = grep { $_->{type} eq "work_begin" } @wk;
+printf STDERR "python3: %d work records, %d of them work_begin\n", scalar @wk, $n;
+if ($n != 20 || @wk != 40) { print STDERR "FAIL: expected 20 begin and 20 end\n"; show(@wk); exit 1; }
+for (my $k = 0; $k < 40; $k += 2) {
+	my ($b, $e) = @wk[$k, $k + 1];
+	if ($b->{type} ne "work_begin" || $e->{type} ne "work_end" || $b->{item} != $e->{item} || !$b->{item}) {
+		print STDERR "FAIL: records $k and " . ($k + 1) . " are not a begin and the end of the same item\n"; show($b, $e); exit 1;
+	}
+}
+print STDERR "ok: 20 deflate calls, each a begin and an end of the same z_stream\n";
+exit 0;
+' || fail "the records of the hooked deflate calls are wrong (see above)"
+"$ARGUS" instrument --pid "$LPID" --func libz.so.1:deflate --remove >"$T/zr.out" 2>"$T/zr.err" ||
+	fail "--remove of deflate failed" "$T/zr.err"
+live_send "zip 5"
+live_wait_line '^ZIP n=5 bad=0$'
+live_send quit
+live_wait_line '^EXIT ok'
+live_finish 0
+pass "--as begin --at-return end: 20 calls, 20 begin/end pairs with their items, results right, --remove restores the bytes; the same on libz deflate in python3"
