@@ -82,7 +82,7 @@ static const struct argus_command commands[] = {
 	{ "diagnose", cmd_diagnose, "name the thread, in any process, that caused a hang",
 	  "argus diagnose FILE --pid PID [--tid TID] [--at TIME | --mark TEXT] [--depth N]\n"
 	  "               [--threshold MS] [--idle-wait RULE] [--pick N,N...] [--json | --dot]\n"
-	  "               [--schema FILE] [--live]\n"
+	  "               [--schema FILE] [--live | --no-live]\n"
 	  "  Classifies the hang (busy, blocked, yield), finds a similar normal run,\n"
 	  "  slices back to who normally wakes the UI thread, names the culprit and\n"
 	  "  the culprit's culprit (--depth, default 3), and detects cycles.\n"
@@ -94,11 +94,14 @@ static const struct argus_command commands[] = {
 	  "  --pick      answers for the places the slice must choose (else asked on a\n"
 	  "              TTY, or the edge that woke the segment, alternatives listed)\n"
 	  "  --live      FILE was just taken from this running system (argus save): a\n"
-	  "              wait nobody has ended yet on a socket or pipe is blamed on the\n"
-	  "              process holding its other end now (/proc/PID/fd)\n" },
+	  "              wait nobody has ended yet on a file lock, a socket or a pipe is\n"
+	  "              blamed on who holds it now (/proc/locks, /proc/PID/fd).  The\n"
+	  "              default when FILE is of this host and boot and at most 120 s\n"
+	  "              old; --no-live: the trace alone\n" },
 	{ "report", cmd_report, "the diagnosis of a hang as one self-contained HTML page",
 	  "argus report FILE --pid PID -o hang.html [--force] [--tid TID] [--at TIME | --mark TEXT]\n"
-	  "             [--threshold MS] [--depth N] [--pick N,N...] [--idle-wait RULE] [--live]\n"
+	  "             [--threshold MS] [--depth N] [--pick N,N...] [--idle-wait RULE]\n"
+	  "             [--live | --no-live]\n"
 	  "             [--schema FILE]\n"
 	  "  The hang `argus diagnose` takes with the same flags, drawn: a timeline of\n"
 	  "  the threads of the diagnosis (the hung thread, the path, the culprit and\n"

@@ -10,6 +10,7 @@
  *
  * The work is diag_run() (diag_run.h), printing to a FILE: the CLI prints
  * to stdout, the structured API of diag_query.c into a memory stream. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -530,13 +531,33 @@ void diag_run_free(struct diag_run *run)
 	memset(run, 0, sizeof(*run));
 }
 
+/* The hangs diag_run chooses from: the thread's (or, with none, the
+ * process's), listed at the threshold, or -- on a trace of the running
+ * system -- down to ARGUS_LIVE_ONGOING_NS, so that a hang a user attached
+ * to 1 s in is there to be chosen (argus_diag__choose_hang takes only the
+ * ongoing one of those under the threshold). */
+static int list_hangs(struct graph_cli_ctx *c, const char *cmd, struct diag_cli_opts *o,
+		      unsigned scope, struct argus_hang **h, uint32_t *n)
+{
+	uint64_t th = o->threshold_ns;
+	int rc;
+
+	if (o->live && !o->have_at && !o->mark && th > ARGUS_LIVE_ONGOING_NS)
+		o->threshold_ns = ARGUS_LIVE_ONGOING_NS;
+	rc = diag_cli_hangs(c, cmd, o, scope, h, n);
+	o->threshold_ns = th;
+	return rc;
+}
+
 int diag_run(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argus_hang *pre,
 	     uint32_t npre, unsigned flags, FILE *out, struct diag_run *run)
 {
 	struct argus_hang *h = NULL, chosen;
 	struct pick_ctx pc = { 0 };
 	struct argus_diag_opts dopt = { .sz = sizeof(dopt) };
+	struct argus_hang_ask ask = { .sz = sizeof(ask) };
 	uint32_t n = 0, best = 0;
+	unsigned why = 0;
 	int rc = 0;
 	const char *cmd = o->cmd ? o->cmd : "diagnose";   /* whose errors */
 
@@ -547,27 +568,21 @@ int diag_run(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argu
 		if (npre)
 			memcpy(h, pre, npre * sizeof(*h));
 		n = npre;
-	} else if ((rc = diag_cli_hangs(c, cmd, o, ARGUS_HANGS_THREAD, &h, &n))) {
+	} else if ((rc = list_hangs(c, cmd, o, ARGUS_HANGS_THREAD, &h, &n))) {
 		return rc;
 	}
 	if (o->at_rel) {
 		o->at_ns += argus_graph__stats(c->g)->min_ts;
 		o->at_rel = false;
 	}
-	/* which hang: --at, --mark, else the ongoing one, else the longest */
-	for (uint32_t i = 0; i < n; i++) {
-		const char *m = h[i].annotated ? argus_trace__string(c->t, h[i].mark) : NULL;
-		uint64_t len = h[i].end - h[i].start, blen = h[best].end - h[best].start;
-
-		if (o->have_at ? (o->at_ns >= h[i].start && o->at_ns <= h[i].end) :
-		    o->mark ? (m && strstr(m, o->mark)) :
-		    (h[i].ongoing && !h[best].ongoing) ||
-		    (h[i].ongoing == h[best].ongoing && len > blen))
-			best = i;
-	}
-	if (n && o->have_at && !(o->at_ns >= h[best].start && o->at_ns <= h[best].end))
-		n = 0;
-	if (!n && o->have_at) {
+	/* which hang: one rule for every front end (argus_diag__choose_hang) */
+	ask.have_at = o->have_at;
+	ask.at_ns = o->at_ns;
+	ask.mark = o->mark;
+	ask.min_ns = o->threshold_ns;
+	ask.ongoing_min_ns = o->live ? ARGUS_LIVE_ONGOING_NS : o->threshold_ns;
+	rc = argus_diag__choose_hang(c->g, h, n, &ask, &best, &why);
+	if (rc == -ENOENT && o->have_at) {
 		/* --at always answers: whatever the thread was doing then */
 		struct argus_hang_opts ho = diag_cli_hang_opts(o, ARGUS_HANGS_THREAD);
 
@@ -583,26 +598,26 @@ int diag_run(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argu
 		}
 		n = 1;
 		best = 0;
+		rc = 0;
 		snprintf(run->picked, sizeof(run->picked), "what the thread did at the time asked (--at)%s",
 			 h->flags & ARGUS_HANG_F_UNDER ? ", shorter than the threshold: not a hang" : "");
-	} else if (!n && !o->tid && !o->mark) {
+	} else if (rc == -ENOENT && !o->tid && !o->mark) {
 		/* no hang of the main thread: the process's other threads */
 		free(h);
 		h = NULL;
-		if ((rc = diag_cli_hangs(c, cmd, o, ARGUS_HANGS_PROCESS, &h, &n)))
+		if ((rc = list_hangs(c, cmd, o, ARGUS_HANGS_PROCESS, &h, &n)))
 			goto out;
-		for (uint32_t i = 0; i < n; i++)
-			if (h[i].ongoing && !h[best].ongoing)
-				best = i;
-		if (n)
+		rc = argus_diag__choose_hang(c->g, h, n, &ask, &best, &why);
+		if (!rc)
 			snprintf(run->picked, sizeof(run->picked), "the %s hang of thread %u (the main"
-				 " thread has none)", h[best].ongoing ? "ongoing" : "longest", h[best].tid);
-	} else if (n && !o->have_at && !o->mark) {
-		snprintf(run->picked, sizeof(run->picked), "the %s hang of the %s", h[best].ongoing ?
-			 "ongoing" : "longest", o->tid ? "thread" : "main thread");
+				 " thread has none)", why == ARGUS_CHOSE_ONGOING ? "ongoing" : "longest",
+				 h[best].tid);
+	} else if (!rc && why != ARGUS_CHOSE_AT && why != ARGUS_CHOSE_MARK) {
+		snprintf(run->picked, sizeof(run->picked), "the %s hang of the %s",
+			 why == ARGUS_CHOSE_ONGOING ? "ongoing" : "longest",
+			 o->tid ? "thread" : "main thread");
 	}
-	if (!n || (o->mark && !(h[best].annotated && strstr(argus_trace__string(c->t, h[best].mark) ?: "",
-						      o->mark)))) {
+	if (rc) {
 		rc = cli_error(cmd, "%s: no hang of %s %u%s (threshold %.0f ms); see argus hangs",
 			       o->g.path, o->tid ? "thread" : "process", o->tid ? o->tid : o->pid,
 			       o->mark ? " with that mark" : "",
@@ -663,6 +678,7 @@ int cmd_diagnose(int argc, char **argv)
 		return rc;
 	if ((rc = graph_cli_open(&c, "diagnose", &o.g)))
 		return rc;
+	diag_cli_resolve_live(&c, &o);
 	rc = diag_run(&c, &o, NULL, 0, isatty(0) && isatty(1) && !o.json && !o.dot ? DIAG_RUN_TTY : 0,
 		      stdout, &run);
 	diag_run_free(&run);

@@ -153,6 +153,7 @@ int cmd_report(int argc, char **argv)
 		return cli_out_error("report", &err);
 	if ((rc = graph_cli_open(&c, "report", &o.g)))
 		return rc;
+	diag_cli_resolve_live(&c, &o);
 	t0 = now_ns();
 	/* the JSON as `argus diagnose --json` prints it: the page embeds it */
 	o.json = true;

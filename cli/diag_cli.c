@@ -98,6 +98,12 @@ int diag_cli_parse(const char *cmd, int argc, char **argv, struct diag_cli_opts 
 		}
 		if (diagnose && !strcmp(a, "--live")) {
 			o->live = true;
+			o->live_flag = 1;
+			continue;
+		}
+		if (diagnose && !strcmp(a, "--no-live")) {
+			o->live = false;
+			o->live_flag = -1;
 			continue;
 		}
 		if (a[0] != '-') {
@@ -204,6 +210,12 @@ uint32_t diag_cli_proc_holders(void *ctx, unsigned obj_kind, uint64_t obj, uint3
 	}
 	closedir(proc);
 	return n;
+}
+
+void diag_cli_resolve_live(const struct graph_cli_ctx *c, struct diag_cli_opts *o)
+{
+	if (!o->live_flag)
+		o->live = argus_trace__of_running_system(c->t, DIAG_LIVE_MAX_AGE_NS);
 }
 
 struct argus_hang_opts diag_cli_hang_opts(const struct diag_cli_opts *o, unsigned scope)

@@ -24,7 +24,9 @@ struct diag_cli_opts {
 	uint32_t depth;
 	int picks[DIAG_MAX_PICKS];
 	uint32_t npicks;
-	bool live;               /* the trace is of this running system, just taken */
+	bool live;               /* the trace is of this running system, just taken:
+	                            --live, or found so (diag_cli_resolve_live) */
+	int8_t live_flag;        /* 1 --live, -1 --no-live, 0 neither: decide */
 	bool all;                /* hangs: deliberate waits too (wait4, sleep) */
 	uint8_t idle_rule;       /* --idle-wait: enum argus_idle_rule */
 	const char *cmd;         /* the command errors name (diag_run: NULL
@@ -45,6 +47,14 @@ int diag_cli_parse(const char *cmd, int argc, char **argv, struct diag_cli_opts 
  * error and returns non-zero if the process or thread is not in the trace. */
 int diag_cli_hangs(struct graph_cli_ctx *c, const char *cmd, struct diag_cli_opts *o,
 		   unsigned scope, struct argus_hang **h, uint32_t *n);
+/* How old a trace of this system may be for its open waits to be asked
+ * of /proc without --live: past this, a wait open at its end may have
+ * ended and its pids been reused (docs/diagnosis.md, "Live holders"). */
+#define DIAG_LIVE_MAX_AGE_NS (120ull * 1000000000ull)
+/* After graph_cli_open: with neither --live nor --no-live, o->live is
+ * whether the trace was saved from this running system, at most
+ * DIAG_LIVE_MAX_AGE_NS ago (argus_trace__of_running_system). */
+void diag_cli_resolve_live(const struct graph_cli_ctx *c, struct diag_cli_opts *o);
 /* The hang_opts the flags say (threshold, --idle-wait, --all). */
 struct argus_hang_opts diag_cli_hang_opts(const struct diag_cli_opts *o, unsigned scope);
 

@@ -17,6 +17,8 @@
 #ifndef ARGUS_DIAG_H
 #define ARGUS_DIAG_H
 
+#include <stdbool.h>
+
 #include "argus_graph.h"
 
 enum argus_hang_kind {
@@ -93,6 +95,41 @@ int argus_diag__hangs(const struct argus_graph *g,
  * thread did not exist then. */
 int argus_diag__hang_at(const struct argus_graph *g, uint32_t tid, uint64_t ts,
 			const struct argus_hang_opts *opts, struct argus_hang *out);
+
+/* ---- which hang (diag_choose.c): one rule for every front end ---------- */
+enum argus_hang_why {
+	ARGUS_CHOSE_AT = 1,     /* it contains the time asked */
+	ARGUS_CHOSE_MARK,       /* it holds the mark asked */
+	ARGUS_CHOSE_ONGOING,    /* still going at the end of the trace */
+	ARGUS_CHOSE_LONGEST,    /* none still going: the longest */
+};
+const char *argus_hang_why_str(unsigned why);
+
+struct argus_hang_ask {
+	size_t sz;
+	uint8_t have_at;        /* 1: the hang that contains at_ns */
+	uint8_t pad[7];
+	uint64_t at_ns;
+	const char *mark;       /* the first hang whose mark contains it */
+	uint64_t ongoing_min_ns; /* a hang still going is taken from this
+	                           length (a trace of the running system just
+	                           taken: ARGUS_LIVE_ONGOING_NS; else the
+	                           threshold) */
+	uint64_t min_ns;        /* the others: the longest of at least this */
+};
+#define ARGUS_LIVE_ONGOING_NS 100000000ull  /* 100 ms */
+
+/* Chooses among h[0..n) (argus_diag__hangs' list; g for the marks' text):
+ * 0 with *index and *why (enum argus_hang_why); -ENOENT when none fits
+ * what was asked; -EINVAL. */
+int argus_diag__choose_hang(const struct argus_graph *g, const struct argus_hang *h, uint32_t n,
+			    const struct argus_hang_ask *ask, uint32_t *index, unsigned *why);
+
+/* Was t saved from the system running now: the same host, kernel and boot
+ * (the offset between CLOCK_REALTIME and CLOCK_MONOTONIC), its last event
+ * at most max_age_ns ago?  Then /proc can name who holds what a hang
+ * still going at its end waits for (argus_diag_opts.holders). */
+bool argus_trace__of_running_system(const struct argus_trace *t, uint64_t max_age_ns);
 
 /* What one thread did in [from, to]. */
 struct argus_activity {

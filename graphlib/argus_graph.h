@@ -119,6 +119,10 @@ enum argus_woken_by {
 	ARGUS_WOKEN_KERNEL,     /* kernel housekeeping thread (or idle) */
 	ARGUS_WOKEN_FILTERED,   /* a user schema filter */
 	ARGUS_WOKEN_UNKNOWN,    /* no wake-up seen (lost, or before the trace) */
+	ARGUS_WOKEN_DEBUGGER,   /* a debugger's (ptrace) interrupt or resume,
+	                           or a wake-up by a debugger or by Argus itself
+	                           (lldb, gdb, strace, argusd, ...): never the
+	                           program's own causality */
 };
 
 /* Why a wake-up was not turned into an edge (argus_graph_stats.filtered). */
@@ -132,6 +136,13 @@ enum argus_filter_reason {
 	ARGUS_FILT_KERNEL_TARGET, /* P2: a thread woke a housekeeping thread */
 	ARGUS_FILT_SCHEMA,      /* a user schema filter line */
 	ARGUS_FILT_RUNNING,     /* target was not waiting (wake-up race) */
+	ARGUS_FILT_DEBUGGER,    /* a ptrace stop's interrupt (the wake-up that
+	                           made a waiting thread stop for its tracer)
+	                           or its resume (graph_debugger.c) */
+	ARGUS_FILT_TOOL,        /* woken by a debugger or by Argus's own
+	                           processes, or a child of one (lldb,
+	                           lldb-server, gdb, strace, argusd, argus,
+	                           argus-unwind): the tool, not the program */
 	ARGUS_FILT_MAX,
 };
 
@@ -140,6 +151,8 @@ enum argus_filter_reason {
 #define ARGUS_SEG_F_MULTI  0x2  /* served >= 2 processes and was not split */
 #define ARGUS_SEG_F_STOPPED 0x4 /* ended stopped (SIGSTOP, or a debugger's
                                    ptrace stop), not in a wait of its own */
+#define ARGUS_SEG_F_TRACED 0x8  /* ...and the stop was a ptrace stop
+                                   (__TASK_TRACED): a debugger's */
 
 /* A vertex: one execution segment of one thread.  72 bytes: the graph
  * holds one per segment, millions of them. */
@@ -174,7 +187,10 @@ struct argus_thread {
 	uint32_t comm;          /* trace string id of the thread's name */
 	uint32_t process;       /* trace string id of its process's name */
 	uint8_t kernel;         /* 1 = kernel thread (no user space) */
-	uint8_t pad[3];
+	uint8_t tool;           /* 1 = a debugger's or Argus's own thread, or
+	                           a child process of one (never a culprit,
+	                           left out of machine-wide hang lists) */
+	uint8_t pad[2];
 };
 
 /* A compact event, 24 bytes.  The full record is in the trace; this keeps

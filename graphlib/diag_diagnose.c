@@ -84,8 +84,12 @@ static uint32_t hot_stack(const struct argus_graph *g, uint32_t tid,
 static void wait_window(const struct argus_graph *g, uint32_t h, uint64_t *from,
 			uint64_t *to, uint32_t *next)
 {
-	*next = argus_graph__seg_next(g, h);
-	*from = SEGS(g)[h].end;
+	uint32_t last;
+
+	/* a wait an attach interrupted runs from before the stop to the
+	 * restarted call's end (graph_debugger.c) */
+	*from = SEGS(g)[gdebug_wait_began(g, h)].end;
+	gdebug_wait_through(g, h, &last, next);
 	*to = *next != ARGUS_NONE ? SEGS(g)[*next].start : g->st.max_ts;
 }
 
@@ -140,6 +144,16 @@ static uint32_t wait_origin(const struct argus_graph *g, uint32_t h)
 		    s->end_reason != ARGUS_END_WAIT || s->wait_nr < 0)
 			break;
 		ps = &SEGS(g)[p];
+		/* a debugger's stop inside the wait: h is the restarted call,
+		 * the wait began before the stop */
+		if (gdebug_interrupt_seg(g, p)) {
+			uint32_t b = gdebug_wait_began(g, h);
+
+			if (b == h)
+				break;
+			h = b;
+			continue;
+		}
 		o = argus_graph__object(g, s->wait_obj);
 		po = argus_graph__object(g, ps->wait_obj);
 		if (ps->end_reason != ARGUS_END_WAIT || ps->wait_nr != s->wait_nr ||
@@ -173,6 +187,14 @@ static void add_culprit(const struct argus_graph *g, const struct argus_diag_opt
 
 	if (d->nchain == ARGUS_DIAG_MAX_CHAIN || thr == ARGUS_NONE)
 		return;
+	/* a debugger or Argus itself is never to blame for a program's
+	 * hang (graph_debugger.c): only when the user diagnoses the tool */
+	if (THRS(g)[thr].tool) {
+		uint32_t ht = argus_graph__thread_by_tid(g, d->hang.tid);
+
+		if (ht == ARGUS_NONE || !THRS(g)[ht].tool)
+			return;
+	}
 	if (argus_diag__activity(g, c, wfrom, wto, &a))
 		return;
 	k = &d->chain[d->nchain++];

@@ -154,15 +154,23 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 		w->many_fds = (w->nr == SYS_poll || w->nr == SYS_ppoll) && many;
 		w->out_new = run_out;
 		w->call_new = run_exit1 == SHAPE_EXIT1_PLAIN || run_exit1 == SHAPE_EXIT1_TIMEDOUT;
-		if (i + 1 < n) {
-			w->to = SEGS(g)[v[i + 1]].start;
-			w->ongoing = stopped_next(g, v[i + 1]);
+		uint32_t last = v[i], nseg, next = i + 1;
+
+		if (next < n && gdebug_interrupt_seg(g, v[next]))  /* (rare: look closer) */
+			next = i + gdebug_wait_through(g, v[i], &last, &nseg);
+		if (next < n) {
+			w->to = SEGS(g)[v[next]].start;
+			w->ongoing = last == v[i] && stopped_next(g, v[next]);
 		} else {
 			w->to = g->st.max_ts > w->from ? g->st.max_ts : w->from;
 			w->ongoing = 1;
 		}
 		run_out = false;
 		run_exit1 = SHAPE_EXIT1_NONE;
+		/* a debugger's stops inside the wait: the segments up to the
+		 * one it ends in are the same wait (what they hold is the
+		 * restarted call's entry, no exit) */
+		i = next - 1;
 	}
 	return 0;
 }
@@ -327,9 +335,12 @@ static int loop_end(const struct argus_graph *g, uint32_t thr, struct lpass *lp)
 	if (n && SEGS(g)[v[n - 1]].end > end)
 		end = SEGS(g)[v[n - 1]].end;
 
-	/* Stopped at the end (a debugger attached): the hang in progress
-	 * ends where the stop began, not at the end of the trace. */
-	if (n && (SEGS(g)[v[n - 1]].flags & ARGUS_SEG_F_STOPPED))
+	/* Stopped at the end (a debugger attached) while it ran: the hang in
+	 * progress ends where the stop began, not at the end of the trace.
+	 * Stopped inside a wait (the attach interrupted it): it would still
+	 * be waiting, so the hang goes on to the end. */
+	if (n && (SEGS(g)[v[n - 1]].flags & ARGUS_SEG_F_STOPPED) &&
+	    !gdebug_interrupt_seg(g, v[n - 1]))
 		end = SEGS(g)[v[n - 1]].end;
 	/* Left its loop and exited by itself (exit_group): the app shutting
 	 * down, not a hang (under ASan the leak check before exit_group
@@ -673,7 +684,10 @@ static int machine_hangs(const struct argus_graph *g, unsigned rule, uint64_t th
 		struct lpass lp;
 		bool loop;
 
-		if (t->kernel || !t->tid)
+		/* kernel threads; and a debugger's or Argus's own threads:
+		 * the tool the user runs is not what hangs (asked for by
+		 * pid, they are listed) */
+		if (t->kernel || t->tool || !t->tid)
 			continue;
 		if ((rc = waits_begin(g, thr, &wp)))
 			break;
@@ -871,6 +885,15 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 		 * The time stopped counts for neither side. */
 		if (s->end_reason != ARGUS_END_WAIT || (s->flags & ARGUS_SEG_F_STOPPED))
 			continue;
+		/* a wait a debugger's attach interrupted goes on through the
+		 * stop and the restarted call: one wait, counted at its last
+		 * segment (whose wake-up, if any, is the real one) */
+		uint32_t last = v[i], nseg, next = i + 1;
+
+		if (next < n && gdebug_interrupt_seg(g, v[next]))
+			next = i + gdebug_wait_through(g, v[i], &last, &nseg);
+		if (next != i + 1)
+			wend = next < n ? SEGS(g)[v[next]].start : g->st.max_ts;
 		w = overlap(s->end, wend, from, to);
 		a->asleep_ns += w;
 		if (s->end >= from && s->end < to) {
@@ -887,9 +910,10 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 		 * which retry lasted microseconds longer is chance. */
 		if (w && (a->wait_seg == ARGUS_NONE || w > seg_w + seg_w / 100)) {
 			seg_w = w;
-			a->wait_seg = v[i];
+			a->wait_seg = last;
 			a->wait_ns = w;
 		}
+		i = next - 1;
 	}
 	/* sched_yield does not sleep (the switch is "runnable"): count calls,
 	 * by their exits (the collector records no entry for it) */

@@ -244,6 +244,10 @@ static int on_switch(struct argus_graph *g, const struct argus_event *ev,
 			seg->wait_stack = ev->stack;
 			if (state & (TASK_STOPPED_STATE | TASK_TRACED_STATE))
 				seg->flags |= ARGUS_SEG_F_STOPPED;
+			if (state & TASK_TRACED_STATE) {
+				seg->flags |= ARGUS_SEG_F_TRACED;
+				gdebug_interrupted(g, thr);
+			}
 			gseg_close(g, thr, ev->ts, ARGUS_END_WAIT);
 			s->run_since = 0;
 			s->waiting = 1;
@@ -625,6 +629,7 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 		goto out_err;   /* *err says which chunk is corrupt */
 	g->st.events = n;
 	close_all(g);
+	gedges_drop_dead(g);
 	if (!opts->no_split && (rc = gsplit_batching(g)))
 		goto fail;
 	if (opts->no_split)     /* not split: say which ones served several */

@@ -203,6 +203,18 @@ static bool schema_filtered(struct argus_graph *g, const struct tstate *w,
 	return false;
 }
 
+/* The wake-up of a thread in a ptrace stop (its last segment ended in
+ * __TASK_TRACED and it has not run since) is its tracer's resume: the
+ * debugger's, not the program's.  Nothing else wakes a traced task: the
+ * wait queue it slept on let go of it when the attach interrupted it.
+ * (The attach's own wake-up is only known for one once the woken thread
+ * stops: gdebug_interrupted, at that switch-out.) */
+static bool debugger_resume(const struct argus_graph *g, const struct tstate *t)
+{
+	return t->cur == ARGUS_NONE && t->last_seg != ARGUS_NONE &&
+	       (SEGS(g)[t->last_seg].flags & ARGUS_SEG_F_TRACED);
+}
+
 /* Decide what a sched_waking means and park it on the target. */
 void gwake_classify(struct argus_graph *g, const struct argus_event *ev)
 {
@@ -244,13 +256,19 @@ void gwake_classify(struct argus_graph *g, const struct argus_event *ev)
 			pend = 16 + ARGUS_WOKEN_HARDIRQ;
 			filt = ARGUS_FILT_HARDIRQ;
 		}
+	} else if (debugger_resume(g, t)) {
+		pend = 16 + ARGUS_WOKEN_DEBUGGER;
+		filt = ARGUS_FILT_DEBUGGER;
 	} else if (!w || w->cls == TC_KERNEL) {
 		pend = 16 + ARGUS_WOKEN_KERNEL;
 		filt = ARGUS_FILT_KERNEL_WAKER;
 	} else if (w->cls == TC_IRQ) {
 		pend = 16 + ARGUS_WOKEN_HARDIRQ;
 		filt = ARGUS_FILT_IRQ_THREAD;
-	} else if (t->cls != TC_USER) {
+	} else if (w->cls == TC_TOOL && t->cls != TC_TOOL) {
+		pend = 16 + ARGUS_WOKEN_DEBUGGER;
+		filt = ARGUS_FILT_TOOL;
+	} else if (t->cls == TC_KERNEL || t->cls == TC_IRQ) {
 		pend = 16 + ARGUS_WOKEN_KERNEL;
 		filt = ARGUS_FILT_KERNEL_TARGET;
 	} else if (schema_filtered(g, w, t)) {

@@ -298,6 +298,9 @@ enum thread_class {
 	TC_USER = 0,
 	TC_KERNEL,      /* housekeeping kernel thread (P2) */
 	TC_IRQ,         /* threaded irq handler: its wake-ups are interrupts */
+	TC_TOOL,        /* a debugger's or Argus's own thread (lldb,
+	                   lldb-server, gdb, strace, argusd, ...): its wake-ups
+	                   are the tool's, not the program's */
 };
 
 /* Builder state of one thread, parallel to g->thr. */
@@ -356,6 +359,7 @@ struct gbuild {
 	struct argus_hidx stream_idx;
 	struct gvec items;      /* struct mitem, linked per stream */
 	uint32_t free_item;     /* free list head, ARGUS_NONE */
+	uint32_t dead_edges;    /* edges gdebug_interrupted killed (type 0) */
 	uint64_t total_events;  /* from the chunk headers, for progress */
 	uint32_t idle_last;     /* last event of no thread, ARGUS_NONE */
 	uint32_t last_evid;     /* id of the event stored last */
@@ -433,6 +437,32 @@ int gschema_edges(struct argus_graph *g, const struct argus_event *ev,
 uint32_t gobj_intern(struct argus_graph *g, uint32_t kind, uint64_t obj,
 		     uint64_t peer);
 void gedges_build_free(struct argus_graph *g);
+/* graph_debugger.c: a debugger's stops (see there). */
+/* Thread thr's open segment is about to end in a ptrace stop: if it never
+ * returned from a syscall (its first exit is -ERESTART*, or none), the
+ * wake-up that began it was the attach's interrupt: its edge is killed
+ * (type 0, until gedges_drop_dead) and the segment is marked woken by the
+ * debugger. */
+void gdebug_interrupted(struct argus_graph *g, uint32_t thr);
+/* Removes the edges gdebug_interrupted killed, keeping the others' order;
+ * before the batching split and the CSR: nothing holds an edge id past
+ * the events' pass. */
+void gedges_drop_dead(struct argus_graph *g);
+/* Segment seg ends in an attach's interrupt: woken from its wait only to
+ * stop for its tracer (__TASK_TRACED), its call not returned (its first
+ * syscall exit is -ERESTART*, or none). */
+bool gdebug_interrupt_seg(const struct argus_graph *g, uint32_t seg);
+/* Segment seg ends in a wait (needs the per-thread index).  When an
+ * attach interrupted that wait, the wait goes on through the stop(s) and
+ * the restarted call: *last = the last segment whose wait is part of it
+ * (seg when none), *next = the segment that runs once the wait has really
+ * ended (ARGUS_NONE: still waiting, or stopped, at the end of the trace).
+ * Returns how many segments of the thread's list *next is after seg. */
+uint32_t gdebug_wait_through(const struct argus_graph *g, uint32_t seg, uint32_t *last,
+			     uint32_t *next);
+/* The reverse: seg ends in a restarted call's wait; the segment whose wait
+ * the attach interrupted (seg when none). */
+uint32_t gdebug_wait_began(const struct argus_graph *g, uint32_t seg);
 
 /* graph_split.c: the batching split (P3/P6). */
 int gsplit_batching(struct argus_graph *g);

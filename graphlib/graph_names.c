@@ -34,6 +34,8 @@ const char *argus_filter_reason_str(unsigned r)
 		[ARGUS_FILT_KERNEL_TARGET] = "kernel-target",
 		[ARGUS_FILT_SCHEMA] = "schema",
 		[ARGUS_FILT_RUNNING] = "target-running",
+		[ARGUS_FILT_DEBUGGER] = "debugger-stop",
+		[ARGUS_FILT_TOOL] = "tool-waker",
 	};
 	return NAME(n, r);
 }
@@ -65,6 +67,7 @@ const char *argus_woken_by_str(unsigned w)
 		[ARGUS_WOKEN_HARDIRQ] = "hardirq", [ARGUS_WOKEN_SOFTIRQ] = "softirq",
 		[ARGUS_WOKEN_NMI] = "nmi", [ARGUS_WOKEN_KERNEL] = "kernel",
 		[ARGUS_WOKEN_FILTERED] = "filtered", [ARGUS_WOKEN_UNKNOWN] = "unknown",
+		[ARGUS_WOKEN_DEBUGGER] = "debugger",
 	};
 	return NAME(n, w);
 }

@@ -22,14 +22,65 @@ static bool tid_eq(const void *ctx, uint32_t id, const void *key)
 	return THRS(g)[id - 1].tid == *(const uint32_t *)key;
 }
 
+/* A debugger's or Argus's own process, by its name (the kernel's comm:
+ * 15 bytes, so lldb-server-16 is "lldb-server-16.").  Their wake-ups of a
+ * program are the tool's (an attach, a resume, a read of /proc), never the
+ * program's causality, and they are never a culprit (docs/diagnosis.md,
+ * "The debugger is never to blame"). */
+static bool tool_name(const char *c)
+{
+	static const char *const names[] = {
+		"lldb", "gdb", "gdbserver", "strace", "ltrace", "argus", "argusd", "argus-unwind",
+	};
+
+	if (!c)
+		return false;
+	if (!strncmp(c, "lldb-", 5))    /* lldb-16, lldb-server-16., lldb-dap */
+		return true;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(c, names[i]))
+			return true;
+	return false;
+}
+
+/* A debugger's front end: what it starts for itself (lldb runs
+ * lsb_release through sh at start-up) is the tool's too.  Not lldb-server
+ * or gdbserver: their children are the programs being debugged. */
+static bool frontend_name(const char *c)
+{
+	return c && (!strcmp(c, "lldb") || !strcmp(c, "gdb") ||
+		     (!strncmp(c, "lldb-", 5) && strncmp(c, "lldb-server", 11)));
+}
+
+/* Is one of the process's ancestors (up to 4 generations, as far as the
+ * trace's task table knows them) a debugger's front end? */
+static bool frontend_child(const struct argus_graph *g, uint32_t ppid)
+{
+	for (int depth = 0; depth < 4 && ppid > 2; depth++) {
+		const struct argus_task *pk = argus_trace__task(g->trace, ppid);
+
+		if (!pk)
+			return false;
+		if (frontend_name(argus_trace__string(g->trace, pk->comm)))
+			return true;
+		if (pk->ppid == ppid)
+			return false;
+		ppid = pk->ppid;
+	}
+	return false;
+}
+
 /* Kernel threads are children of kthreadd (pid 2).  Threaded irq handlers
  * are named irq/N-name; their wake-ups are interrupt work, not intent. */
-static uint8_t thread_class(const struct argus_thread *t, const char *comm)
+static uint8_t thread_class(const struct argus_graph *g, const struct argus_thread *t,
+			    const char *comm, const char *process)
 {
 	if (comm && !strncmp(comm, "irq/", 4) && (t->ppid == 2 || !t->ppid))
 		return TC_IRQ;
 	if (t->tid == 0 || t->pid == 2 || t->ppid == 2)
 		return TC_KERNEL;
+	if (tool_name(process) || tool_name(comm) || frontend_child(g, t->ppid))
+		return TC_TOOL;
 	return TC_USER;
 }
 
@@ -53,8 +104,9 @@ void gthread_names(struct argus_graph *g, uint32_t thr)
 		return;
 	s->comm = comm;
 	s->process = argus_trace__string(g->trace, t->process);
-	s->cls = thread_class(t, comm);
-	t->kernel = s->cls != TC_USER;
+	s->cls = thread_class(g, t, comm, argus_trace__string(g->trace, t->process));
+	t->kernel = s->cls == TC_KERNEL || s->cls == TC_IRQ;
+	t->tool = s->cls == TC_TOOL;
 	if (g->b->schema) {
 		const struct argus_schema *sc = g->b->schema;
 
@@ -120,7 +172,7 @@ uint32_t gseg_open(struct argus_graph *g, uint32_t thr, uint64_t ts,
 	seg->first_event = ARGUS_NONE;
 	seg->start_reason = reason;
 	seg->wait_nr = -1;
-	if (s->cls != TC_USER)
+	if (s->cls == TC_KERNEL || s->cls == TC_IRQ)
 		seg->flags |= ARGUS_SEG_F_KERNEL;
 	s->wake_edge = s->msg_edge = ARGUS_NONE;
 	s->cur = s->last_seg = g->seg.n - 1;

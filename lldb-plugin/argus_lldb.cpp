@@ -17,13 +17,12 @@
 //     2 minutes of the always-on collector (`argus save --last 2m`) into a
 //     private temp dir; show/similar/slice/diff/export/pick read that
 //     snapshot, so the segment ids they take are the ones diagnose printed;
-//   - the hang in progress: when the UI thread is away from its loop at
-//     the end of the snapshot (an "ongoing" hang of 100 ms or more),
-//     diagnose picks that one (--at its end), not the longest of the 2
-//     minutes -- unless lldb sees the UI thread inside its loop's wait:
-//     then that gap is the debugger's own stop (choose_hang);
-//   - the debugger filter: lldb-server's wake-ups of the stopped app are
-//     not edges (a schema given to every graph command, debugger_filter);
+//   - the hang in progress: diagnose passes --live (the snapshot is of
+//     this running system), so libargus's one rule for every front end
+//     (argus_diag__choose_hang) takes the hang still going at the end of
+//     the snapshot, from 100 ms, whatever lldb sees the thread in now;
+//     the debugger's own attach, stops and wake-ups are never edges, ends
+//     of a wait or culprits (graphlib/graph_debugger.c);
 //   - the live view: the hang's and culprits' threads of the attached
 //     process, matched to lldb's threads (index, name) with their current
 //     frames from lldb's unwinder.  Threads are only read: never stepped or
@@ -70,7 +69,6 @@ __attribute__((visibility("default"))) bool PluginInitialize(lldb::SBDebugger de
 namespace {
 
 const char kDefaultLast[] = "2m";   // the snapshot hangs/diagnose take
-const char kOngoingThresholdMs[] = "100";  // ms: shortest gap taken as the hang in progress
 const unsigned kLiveFrames = 8;     // lldb frames shown per thread
 const char kWantVersion[] = "lldb version 16.";
 
@@ -115,27 +113,26 @@ public:
 		return trace_;
 	}
 	// The schema every graph command of the session is given: the user's
-	// --schema file (if any) followed by the debugger filter.  "" on error.
+	// --schema file, copied into the session (so that argus pick replays
+	// it even if the user's file changes).  "" on error.  The debugger's
+	// own wake-ups need no schema line: libargus never makes them edges
+	// (docs/diagnosis.md, "A debugger's stops").
 	std::string schema(const std::string &user, std::string &err)
 	{
 		if (trace(err).empty())
 			return "";
 		std::string text;
-		if (!user.empty()) {
-			FILE *f = fopen(user.c_str(), "r");
-			char buf[65536];
-			size_t n;
-			if (!f) {
-				err = "cannot read the schema " + user + ": " + strerror(errno);
-				return "";
-			}
-			while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-				text.append(buf, n);
-			fclose(f);
-			text += "\n";
+		FILE *f = fopen(user.c_str(), "r");
+		char buf[65536];
+		size_t n;
+		if (!f) {
+			err = "cannot read the schema " + user + ": " + strerror(errno);
+			return "";
 		}
-		text += debugger_filter();
-		FILE *f = fopen(schema_.c_str(), "w");
+		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+			text.append(buf, n);
+		fclose(f);
+		f = fopen(schema_.c_str(), "w");
 		bool ok = f && fwrite(text.data(), 1, text.size(), f) == text.size();
 		if (f && fclose(f))
 			ok = false;
@@ -155,28 +152,6 @@ public:
 	double snapshot_at = 0;          // now_s() of the last snapshot
 
 private:
-	// Attaching stops every thread of the app: lldb-server's signal wakes
-	// each blocked thread (its poll returns -ERESTARTNOHAND, then it sleeps
-	// in a ptrace stop, prev_state 0x8).  Those wake-ups are the
-	// debugger's, not the app's causality: they would make lldb-server the
-	// culprit of whatever was blocked.  docs/schema.md, "filter waker".
-	static std::string debugger_filter()
-	{
-		std::string f = "# argus lldb plugin: the debugger's own wake-ups are not edges\n"
-				"filter waker process=lldb-server\n";
-		char comm[64] = "";
-		FILE *c = fopen("/proc/self/comm", "r");
-		if (c) {
-			if (fgets(comm, sizeof(comm), c))
-				comm[strcspn(comm, "\n")] = 0;
-			fclose(c);
-		}
-		// the host's own name (lldb-16, lldb, lldb-dap): a plain word only
-		if (comm[0] && strlen(comm) <= 15 && !strpbrk(comm, "*?[] \t#") && strcmp(comm, "lldb-server"))
-			f += std::string("filter waker process=") + comm + "\n";
-		return f;
-	}
-
 	std::string dir_;
 	std::string trace_;
 	std::string schema_;
@@ -666,12 +641,14 @@ bool cmd_save(const Subcommand &sc, lldb::SBDebugger, Args args, lldb::SBCommand
 	return finish(result, r, sc.syntax);
 }
 
-// The session schema (the user's --schema, if any, plus the debugger
-// filter) replaces --schema in args.  False after an error in result.
+// The session's copy of the user's --schema, if any, replaces --schema in
+// args.  False after an error in result.
 bool use_session_schema(const Subcommand &sc, Args &args, lldb::SBCommandReturnObject &result)
 {
 	std::string user, err;
-	if (has(args, "--schema") && !take_opt(args, "--schema", user))
+	if (!has(args, "--schema"))
+		return true;
+	if (!take_opt(args, "--schema", user))
 		return fail(result, std::string("argus ") + sc.name + ": --schema needs a FILE\nusage: " + sc.syntax);
 	std::string path = g_session.schema(user, err);
 	if (path.empty())
@@ -795,31 +772,6 @@ private:
 	argus_diag_query *q_;
 };
 
-// The UI thread's hangs in the snapshot: the ones argus diagnose with
-// these words would choose from, at threshold_ms.
-bool list_hangs(Query &q, const DiagPrep &p, const std::string &threshold_ms,
-		std::vector<argus_hang> &v, std::string &err)
-{
-	if (!q.get()) {
-		err = "argus diagnose: out of memory";
-		return false;
-	}
-	Args a = p.cli;
-	a.push_back("--threshold");   // the parser keeps the last one
-	a.push_back(threshold_ms);
-	Argv av(a);
-	argus_hang *h = nullptr;
-	uint32_t n = 0;
-	int rc = argus_diag_query__hangs(q.get(), av.argc(), av.argv(), &h, &n);
-	if (rc) {
-		err = rtrim(q.failure(rc).err);
-		return false;
-	}
-	v.assign(h, h + n);
-	free(h);
-	return true;
-}
-
 // The session's picks (argus pick) as --pick N,N... for the CLI.
 void add_picks(Args &a)
 {
@@ -865,65 +817,6 @@ bool run_diagnose(const Subcommand &sc, lldb::SBDebugger d, Query &q, const Diag
 	return ok;
 }
 
-// Which hang, when neither --at nor --mark says: the one in progress (the
-// UI thread still away from its loop at the end of the snapshot, however
-// short), unless lldb sees the UI thread inside its loop's wait: then that
-// gap is the debugger's stop, and the longest earlier hang of at least the
-// threshold (default 2000 ms) is taken.  Adds --at (and --threshold) to
-// p.cli; false after an error in result.
-bool choose_hang(Query &q, DiagPrep &p, bool quiet, lldb::SBCommandReturnObject &result)
-{
-	std::string user_th = opt_value(p.cli, "--threshold"), err;
-	std::string list_th = user_th.empty() ? kOngoingThresholdMs : user_th;
-	uint64_t min_ns = (user_th.empty() ? 2000ull : strtoull(user_th.c_str(), nullptr, 10)) * 1000000ull;
-	std::vector<argus_hang> hangs;
-	if (!list_hangs(q, p, list_th, hangs, err))
-		return fail(result, err.empty() ? "argus diagnose: cannot list the hangs" : err);
-
-	std::string tid = opt_value(p.cli, "--tid");
-	lldb::SBThread ui = p.proc.GetThreadByID(strtoull((tid.empty() ? p.pid : tid).c_str(), nullptr, 10));
-	bool in_loop = p.proc.GetState() == lldb::eStateStopped && ui.IsValid() && in_loop_wait(ui);
-	const argus_hang *pick = nullptr;
-	// lldb seeing the thread in poll vetoes an ongoing gap of an event
-	// loop only: a thread with no idle wait (a client library's reply
-	// wait inside poll) is hung right there
-	for (const argus_hang &h : hangs)
-		if (h.ongoing && (!in_loop || !(h.flags & ARGUS_HANG_F_LOOP)))
-			pick = &h;
-	const char *why = "argus: the hang in progress (the UI thread is still away from its event loop "
-			  "at the end of the snapshot)\n";
-	if (!pick) {
-		for (const argus_hang &h : hangs)
-			if (!h.ongoing && h.end - h.start >= min_ns &&
-			    (!pick || h.end - h.start > pick->end - pick->start))
-				pick = &h;
-		why = in_loop ? "argus: no hang in progress (lldb sees the UI thread in its event-loop wait); "
-				"the longest earlier hang\n"
-			      : "argus: no hang in progress; the longest earlier hang\n";
-	}
-	if (!pick && !in_loop && opt_value(p.cli, "--tid").empty()) {
-		// none of the main thread: the CLI looks at the other threads
-		if (!quiet)
-			result.PutCString("argus: no hang of the main thread in the snapshot; "
-					  "the process's other threads\n");
-		return true;
-	}
-	if (!pick)
-		return fail(result, std::string("argus diagnose: no hang of process ") + p.pid + " in the snapshot" +
-				    (in_loop ? " (lldb sees the UI thread in its event-loop wait: it is not hung now)" : "") +
-				    "; no earlier one of " + std::to_string(min_ns / 1000000) +
-				    " ms or more (argus hangs --threshold MS lists shorter ones; --at TIME picks one)");
-	if (!quiet)
-		result.PutCString(why);
-	p.cli.push_back("--at");
-	p.cli.push_back(std::to_string(pick->ongoing ? pick->end : pick->start + (pick->end - pick->start) / 2));
-	if (user_th.empty()) {
-		p.cli.push_back("--threshold");
-		p.cli.push_back(list_th);
-	}
-	return true;
-}
-
 bool cmd_diagnose(const Subcommand &sc, lldb::SBDebugger d, Args args, lldb::SBCommandReturnObject &result)
 {
 	if (wants_help(args))
@@ -943,10 +836,11 @@ bool cmd_diagnose(const Subcommand &sc, lldb::SBDebugger d, Args args, lldb::SBC
 			b = e + 1;
 		}
 	}
-	bool quiet = has(p.cli, "--json") || has(p.cli, "--dot");
-	Query q;   // one graph for the hang list and the diagnosis
-	if (p.attached && !has(p.cli, "--at") && !has(p.cli, "--mark") && !choose_hang(q, p, quiet, result))
-		return false;
+	// Which hang is libargus's one rule (argus_diag__choose_hang): on
+	// this fresh snapshot of the running system (--live), the one still
+	// going, from 100 ms, whatever lldb sees the thread in now (a reply
+	// wait inside poll() is a hang); else the longest.
+	Query q;
 	return run_diagnose(sc, d, q, p, result);
 }
 
