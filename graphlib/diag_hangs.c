@@ -156,7 +156,7 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 		w->call_new = run_exit1 == SHAPE_EXIT1_PLAIN || run_exit1 == SHAPE_EXIT1_TIMEDOUT;
 		uint32_t last = v[i], nseg, next = i + 1;
 
-		if (next < n && gdebug_interrupt_seg(g, v[next]))  /* (rare: look closer) */
+		if (next < n && gdebug_may_continue(g, v[next]))  /* (rare: look closer) */
 			next = i + gdebug_wait_through(g, v[i], &last, &nseg);
 		if (next < n) {
 			w->to = SEGS(g)[v[next]].start;
@@ -890,7 +890,7 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 		 * segment (whose wake-up, if any, is the real one) */
 		uint32_t last = v[i], nseg, next = i + 1;
 
-		if (next < n && gdebug_interrupt_seg(g, v[next]))
+		if (next < n && gdebug_may_continue(g, v[next]))
 			next = i + gdebug_wait_through(g, v[i], &last, &nseg);
 		if (next != i + 1)
 			wend = next < n ? SEGS(g)[v[next]].start : g->st.max_ts;

@@ -29,11 +29,15 @@
  *     neither the wait's end nor its culprit, and a thread still stopped,
  *     or still in the restarted call, at the end of the trace is still in
  *     its wait.
+ * A call restarted at once, with no stop (a signal with no handler, such
+ * as SIGCHLD), goes on the same way.
  * A thread stopped while it ran (a busy hang, Ctrl-C in lldb) is not in a
  * wait: its stop only cuts its run (diag_hangs.c).  A real signal that
  * arrives while a debugger is attached shows the same way as the attach
  * (the tracer sees every signal first); it is dropped with it.
  */
+#include <sys/syscall.h>
+
 #include "graph_internal.h"
 
 void gdebug_interrupted(struct argus_graph *g, uint32_t thr)
@@ -83,12 +87,45 @@ bool gdebug_interrupt_seg(const struct argus_graph *g, uint32_t seg)
 	       (e == SHAPE_EXIT1_NONE || e == SHAPE_EXIT1_RESTART);
 }
 
+/* Segment seg was woken out of a wait only for its call to be restarted
+ * at once, with no stop (a signal with no handler, SIGCHLD's default, or
+ * SA_RESTART whose handler made no syscall): its every syscall exit is
+ * -ERESTART*, and it blocks again, in the restarted call.  Rare: the
+ * events are read only when its first exit is a restart. */
+static bool restart_seg(const struct argus_graph *g, uint32_t seg)
+{
+	const struct argus_segment *s = &SEGS(g)[seg];
+
+	if (SHAPE_EXIT1(SHAPES(g)[seg]) != SHAPE_EXIT1_RESTART || s->end_reason != ARGUS_END_WAIT ||
+	    (s->flags & ARGUS_SEG_F_STOPPED))
+		return false;
+	for (uint32_t e = s->first_event; e != ARGUS_NONE; e = argus_graph__seg_next_event(g, seg, e)) {
+		const struct argus_gevent *ev = &EVS(g)[e];
+
+		if (ev->type == AE_SYS_EXIT && !(ev->val <= -512 && ev->val >= -516))
+			return false;
+	}
+	return true;
+}
+
+bool gdebug_may_continue(const struct argus_graph *g, uint32_t seg)
+{
+	return gdebug_interrupt_seg(g, seg) ||
+	       (SHAPE_EXIT1(SHAPES(g)[seg]) == SHAPE_EXIT1_RESTART &&
+		SEGS(g)[seg].end_reason == ARGUS_END_WAIT);
+}
+
 uint32_t gdebug_wait_through(const struct argus_graph *g, uint32_t seg, uint32_t *last,
 			     uint32_t *next)
 {
 	uint32_t steps = 1, k = argus_graph__seg_next(g, seg);
 
 	*last = seg;
+	while (k != ARGUS_NONE && !gdebug_interrupt_seg(g, k) && restart_seg(g, k)) {
+		*last = k;              /* restarted at once, blocked again */
+		k = argus_graph__seg_next(g, k);
+		steps++;
+	}
 	while (k != ARGUS_NONE && gdebug_interrupt_seg(g, k)) {
 		/* stopped after k; r runs when the tracer lets it go (another
 		 * stop at once is the same stop: a debugger's interrupt and
@@ -127,6 +164,11 @@ uint32_t gdebug_wait_through(const struct argus_graph *g, uint32_t seg, uint32_t
 		*last = r;                      /* the restarted call blocked again */
 		k = argus_graph__seg_next(g, r);
 		steps = rsteps + 1;
+		while (k != ARGUS_NONE && !gdebug_interrupt_seg(g, k) && restart_seg(g, k)) {
+			*last = k;
+			k = argus_graph__seg_next(g, k);
+			steps++;
+		}
 	}
 	*next = k;
 	return steps;
@@ -141,9 +183,12 @@ uint32_t gdebug_wait_began(const struct argus_graph *g, uint32_t seg)
 			break;
 		while (p != ARGUS_NONE && gdebug_interrupt_seg(g, p))
 			p = argus_graph__seg_prev(g, p);
+		/* the restarted call: the same syscall, or restart_syscall
+		 * (a call with a timeout: poll, nanosleep, futex) */
 		if (p == ARGUS_NONE || SEGS(g)[p].end_reason != ARGUS_END_WAIT ||
 		    (SEGS(g)[p].flags & ARGUS_SEG_F_STOPPED) ||
-		    SEGS(g)[p].wait_nr != SEGS(g)[seg].wait_nr)
+		    (SEGS(g)[p].wait_nr != SEGS(g)[seg].wait_nr &&
+		     SEGS(g)[seg].wait_nr != SYS_restart_syscall))
 			break;
 		seg = p;
 	}

@@ -441,6 +441,10 @@ static int link(struct argus_graph *g, uint8_t type, uint32_t src,
 
 	if (src == dst)
 		return 0;
+	/* what a debugger or Argus itself writes to a program (a pipe into
+	 * `less`, lldb-server's replies) is the tool's, as its wake-ups are */
+	if (TSTATE(g, SEGS(g)[src].thread)->cls == TC_TOOL && x->cls != TC_TOOL)
+		return 0;
 	if (x->cur != dst)      /* not its open segment: nothing to merge */
 		x = NULL;
 	if (x && x->msg_edge != ARGUS_NONE && EDGES(g)[x->msg_edge].src == src &&

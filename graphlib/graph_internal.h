@@ -460,6 +460,10 @@ bool gdebug_interrupt_seg(const struct argus_graph *g, uint32_t seg);
  * Returns how many segments of the thread's list *next is after seg. */
 uint32_t gdebug_wait_through(const struct argus_graph *g, uint32_t seg, uint32_t *last,
 			     uint32_t *next);
+/* Cheap test on the segment after a wait: can the wait go on through it
+ * (an attach's interrupt, or a call restarted at once)?  Only then is
+ * gdebug_wait_through worth its searches. */
+bool gdebug_may_continue(const struct argus_graph *g, uint32_t seg);
 /* The reverse: seg ends in a restarted call's wait; the segment whose wait
  * the attach interrupted (seg when none). */
 uint32_t gdebug_wait_began(const struct argus_graph *g, uint32_t seg);
