@@ -118,6 +118,9 @@ SH
 real_run_harness dbus 3
 real_check_diagnose "$TRACE" "$GT"
 real_check_hangs "$TRACE" "$GT"
-real_live 8
+# the service's sleep starts as the victim enters poll: hold 8.5 s for a
+# live hang of 8 s (real_lib.sh: real_live)
+real_live 8.5 3
+real_live 8.5 random
 kill "$DAEMON" 2>/dev/null; wait "$DAEMON" 2>/dev/null
 real_finish "dbus: dbus-send -> dbus-daemon -> the slow service"

@@ -59,5 +59,8 @@ SH
 real_run_harness flock 3.5
 real_check_diagnose "$TRACE" "$GT"
 real_check_hangs "$TRACE" "$GT"
-real_live 8
+# the holder's sleep starts just before the victim waits: hold 8.5 s for a
+# live hang of 8 s (real_lib.sh: real_live)
+real_live 8.5 3
+real_live 8.5 random
 real_finish "flock: the waiter is blamed on the /proc/locks holder, in the trace and live in lldb"

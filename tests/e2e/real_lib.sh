@@ -15,16 +15,26 @@
 #        CHAIN        comma-separated pids the chain must start with (may be empty)
 #        IN_WAIT_NS   CLOCK_MONOTONIC ns when the harness saw the victim waiting
 #        DONE_NS      CLOCK_MONOTONIC ns when the victim had returned
-#        READY=1      (the last line before the hang ends: the live phase
-#                      attaches lldb once it is there)
+#        READY=1      (the last line before the hang ends: the live phases
+#                      time their attach from IN_WAIT_NS once it is there)
 #      and lists every pid it starts in GT_FILE.pids (reaped on exit);
 #   2. `argus record` of the harness, then real_check_diagnose (plain
 #      `argus diagnose FILE --pid VICTIM --json`, no time) and
 #      real_check_hangs (`argus hangs FILE --json`, no --pid: the victim's
 #      hang among the 5 longest);
-#   3. the harness again under a private collector; while the victim is
-#      hung, lldb-16 attaches, loads the plugin and runs
-#      `argus diagnose --json`: the same culprit (real_check_live).
+#   3. two live phases, each the harness again (HOLD_S of 8 s or more)
+#      under the test's private collector: `real_live HOLD 3` attaches
+#      lldb-16 to the victim 3 s after IN_WAIT_NS, as a user would, seconds
+#      into the hang; `real_live HOLD random` at a moment drawn uniformly
+#      from [0.5, HOLD - 3] s (the log says which; REAL_LIVE_DELAY=S forces
+#      it).  lldb loads the plugin and runs `argus diagnose --json`
+#      (REAL_LIVE_CMDS: more commands go there): the same culprit as the
+#      harness names (check.py live), while the hang still goes on (the
+#      command's time stamps are checked against IN_WAIT_NS + HOLD); then
+#      lldb detaches and the harness must run to its end.  HOLD is what
+#      each harness says (the time the culprit keeps the hang going), so
+#      HOLD >= delay + 3 s for lldb; tests whose hold starts before the
+#      victim waits use 8.5 s.  Each phase costs about HOLD s.
 #
 # A failed check does not stop the test: every check runs and the test
 # fails at the end (real_finish) with all of them, which tells more than
@@ -112,7 +122,10 @@ if what in ("diagnose", "live"):
                   f"culprit tid {c.get('tid')} == {g['CULPRIT_TID']}")
         check(isinstance(c.get("rule"), str) and c.get("rule") != "",
               f"the culprit says which rule named it: rule={c.get('rule')!r}")
-        if what == "diagnose":
+        # live too: attached seconds into the hang, the culprit's own
+        # culprit (the lock's holder behind a server's backend, the
+        # child a holder waits for) must be as right as when recorded
+        if what in ("diagnose", "live"):
             want_chain = [int(p) for p in g.get("CHAIN", "").split(",") if p]
             got = [x.get("pid") for x in d.get("chain") or []]
             check(got[:len(want_chain)] == want_chain,
@@ -167,47 +180,163 @@ real_check_hangs() {
 		soft "argus hangs without --pid does not list the victim's hang among the longest"
 }
 
-# real_live HOLD_S: the harness again, under a private collector, in the
-# background; once it says READY, lldb-16 attaches to the victim, loads
-# the plugin and runs `argus diagnose --json`; then detaches and the
-# harness runs to its end.  Checks the same culprit as the harness names.
+# The live phases (real_live): lldb attaches DELAY s into the hang (counted
+# from IN_WAIT_NS), as a user would, seconds in.  Each phase is its own run
+# of the harness; a test calls `real_live HOLD 3` (the fixed phase) and
+# `real_live HOLD random` (a moment drawn from [0.5, HOLD - REAL_LIVE_LLDB_S]
+# s, logged; REAL_LIVE_DELAY=S forces it).
+REAL_LIVE_MIN_HOLD=8     # every live hang lasts at least this long (s)
+REAL_LIVE_LLDB_S=3       # what a phase reserves, after its delay, for lldb to
+                         # start, attach, load the plugin and run the commands
+                         # below: the hang must still go on when they end
+REAL_LIVE_SLACK_NS=500000000  # IN_WAIT_NS + HOLD s overstates the hang's end by
+                         # up to this much (flock, dbus, late_child: the hold
+                         # starts just before the victim waits)
+# What lldb runs on the live victim after `plugin load`, in order, each as
+# MODE:COMMAND; the JSON line the command prints goes to
+# `check.py MODE JSON GT`.  Commands of mode `live` check a hang still in
+# progress (they must end before the hang does).  A second command is one
+# more element here.
+REAL_LIVE_CMDS=("live:argus diagnose --json")
+REAL_LIVE_COLLECTOR=0
+# (REAL_LIVE_DELAY is checked now, not after the phases before the random one)
+if [ -n "${REAL_LIVE_DELAY:-}" ] && ! [[ $REAL_LIVE_DELAY =~ ^[0-9]+(\.[0-9]{1,3})?$ ]]; then
+	fail "REAL_LIVE_DELAY=$REAL_LIVE_DELAY: seconds wanted (at most 3 decimals)"
+fi
+
+# real_live_stamp TAG: an lldb command printing REAL_TAG=<CLOCK_MONOTONIC ns>.
+real_live_stamp() {
+	printf '%s' "script print('REAL_$1=' + str(__import__('time').monotonic_ns()))"
+}
+
+# real_live_secs NS: NS nanoseconds as seconds with 2 decimals.
+real_live_secs() {
+	local ns=$1 sign=""
+	[ "$ns" -lt 0 ] && { sign=-; ns=$((-ns)); }
+	printf '%s%d.%02d' "$sign" $((ns / 1000000000)) $((ns % 1000000000 / 10000000))
+}
+
+# real_live HOLD_S DELAY: one live phase.  The harness again (its own
+# ground truth $T/live_PHASE.gt) under the test's private collector,
+# started by the first phase; once it says READY, sleeps until DELAY s
+# after IN_WAIT_NS (DELAY: seconds, or `random`), then lldb-16 attaches to
+# the victim, loads the plugin, runs REAL_LIVE_CMDS, each between two time
+# stamps, and detaches; the harness must then run to its end (exit 0).
+# Checks: each command's JSON names the harness's culprit, and the `live`
+# commands ended before the hang did (else the phase tested nothing: a
+# failure too).  Every failure message names the phase: "3 s" or
+# "random at X s".
 real_live() {
-	local hold=$1 g=$T/live.gt hp end
+	local hold=$1 want=$2 ms ph name
 	. "$(dirname "$0")/lldb_lib.sh"
 	lldb_require
 	[ -f "$T/check.py" ] || real_write_checker
-	start_collector --dir "$T/ring" --size 256M
+	local hold_ms lldb_ms
+	hold_ms=$(awk -v h="$hold" 'BEGIN { printf "%d", h * 1000 }')
+	lldb_ms=$((REAL_LIVE_LLDB_S * 1000))
+	[ "$hold_ms" -ge $((REAL_LIVE_MIN_HOLD * 1000)) ] ||
+		fail "real_live $hold $want: a live hang holds at least $REAL_LIVE_MIN_HOLD s"
+	if [ "$want" = random ]; then
+		local lo=500 hi=$((hold_ms - lldb_ms))
+		if [ -n "${REAL_LIVE_DELAY:-}" ]; then
+			ms=$(awk -v d="$REAL_LIVE_DELAY" 'BEGIN { printf "%d", d * 1000 + 0.5 }')
+		else
+			ms=$(( ((RANDOM << 15) | RANDOM) % (hi - lo + 1) + lo ))
+		fi
+		ph="random at $(printf '%d.%03d' $((ms / 1000)) $((ms % 1000))) s"
+		name=live_random
+		if [ -n "${REAL_LIVE_DELAY:-}" ]; then
+			log "live phase $ph: the delay REAL_LIVE_DELAY forces (the draw is from [0.5, $(real_live_secs $((hi * 1000000)))] s)"
+		else
+			log "live phase $ph: the delay drawn from [0.5, $(real_live_secs $((hi * 1000000)))] s" \
+				"(REAL_LIVE_DELAY=$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000))) repeats it)"
+		fi
+	else
+		[[ $want =~ ^[0-9]+(\.[0-9]{1,3})?$ ]] || fail "real_live $hold $want: DELAY is seconds or random"
+		ms=$(awk -v d="$want" 'BEGIN { printf "%d", d * 1000 + 0.5 }')
+		ph="$want s"
+		name=live_${want}s
+	fi
+	[ $((ms + lldb_ms)) -le "$hold_ms" ] ||
+		fail "live phase $ph: a hold of $hold s is too short (the delay + ${REAL_LIVE_LLDB_S} s for lldb)"
+	if [ "$REAL_LIVE_COLLECTOR" = 0 ]; then
+		start_collector --dir "$T/ring" --size 256M
+		REAL_LIVE_COLLECTOR=1
+	fi
+
+	local g=$T/$name.gt hp end
 	: >"$g"
-	bash "$T/harness.sh" "$hold" "$g" >"$T/live.out" 2>"$T/live.err" &
+	bash "$T/harness.sh" "$hold" "$g" >"$T/$name.out" 2>"$T/$name.err" &
 	hp=$!
 	E2E_PIDS+=("$hp")
 	end=$((SECONDS + 30))
 	until grep -q '^READY=1' "$g"; do
-		kill -0 "$hp" 2>/dev/null || fail "the live harness ended before the hang (its stderr below)" "$T/live.err"
-		[ $SECONDS -lt $end ] || fail "the live harness never saw the hang in 30 s" "$g"
+		kill -0 "$hp" 2>/dev/null || fail "live phase $ph: the harness ended before the hang (its stderr below)" "$T/$name.err"
+		[ $SECONDS -lt $end ] || fail "live phase $ph: the harness never saw the hang in 30 s" "$g"
 		sleep 0.1
 	done
-	local v
+	local v in_wait now target
 	v=$(gt VICTIM_PID "$g")
-	log "live: the victim $v is hung; lldb attaches ($(grep -v '^READY' "$g" | tr '\n' ' '))"
-	lldb_run live -p "$v" -o "plugin load $PLUGIN" -o "argus diagnose --json" \
-		-o "script lldb.debugger.GetSelectedTarget().GetProcess().Detach()"
-	lldb_no_crash
-	# the JSON is what the diagnose command printed, between its command
-	# echo and the next one; lldb's own warnings there (a language
-	# plugin it lacks) are not ours: the JSON is the line opening with {
-	sed -n '/^(lldb) argus diagnose --json$/,/^(lldb) script/p' "$LLDB_OUT" |
-		sed '1d;$d' | grep '^{' >"$T/live.json"
-	sed 's/^/    /' "$LLDB_OUT" | head -n 30 >&2
-	if [ "$LLDB_RC" -ne 0 ] || ! [ -s "$T/live.json" ]; then
-		soft "lldb: argus diagnose --json on the live victim failed (exit $LLDB_RC)"
+	in_wait=$(gt IN_WAIT_NS "$g")
+	target=$((in_wait + ms * 1000000))
+	now=$(mono)
+	if [ "$now" -lt "$target" ]; then
+		local rest=$((target - now))
+		sleep "$((rest / 1000000000)).$(printf '%09d' $((rest % 1000000000)))"
+	fi
+	local t_lldb
+	t_lldb=$(mono)
+	log "live phase $ph: the victim $v has been hung $(real_live_secs $((t_lldb - in_wait))) s (since IN_WAIT_NS); lldb attaches" \
+		"($(grep -v '^READY' "$g" | tr '\n' ' '))"
+	if ! kill -0 "$v" 2>/dev/null; then
+		soft "live phase $ph: the victim $v was gone before lldb attached (a hang shorter than the hold of $hold s?)"
 	else
-		/usr/bin/python3 "$T/check.py" live "$T/live.json" "$g" ||
-			soft "lldb's argus diagnose of the live hang does not name the culprit"
+		local args=(-p "$v" -o "$(real_live_stamp ATTACHED)" -o "plugin load $PLUGIN") i
+		for i in "${!REAL_LIVE_CMDS[@]}"; do
+			args+=(-o "$(real_live_stamp "BEGIN_$i")" -o "${REAL_LIVE_CMDS[i]#*:}" -o "$(real_live_stamp "END_$i")")
+		done
+		args+=(-o "script lldb.debugger.GetSelectedTarget().GetProcess().Detach()")
+		lldb_run "$name" "${args[@]}"
+		lldb_no_crash
+		sed 's/^/    /' "$LLDB_OUT" | head -n 40 >&2
+		local att
+		att=$(sed -n 's/^REAL_ATTACHED=//p' "$LLDB_OUT")
+		[ -n "$att" ] && log "live phase $ph: lldb attached by $(real_live_secs $((att - in_wait))) s into the hang"
+		local mode cmd b e j bad crc
+		for i in "${!REAL_LIVE_CMDS[@]}"; do
+			mode=${REAL_LIVE_CMDS[i]%%:*}
+			cmd=${REAL_LIVE_CMDS[i]#*:}
+			j=$T/$name.$i.json
+			# the command's output lies between its two stamps; lldb's own
+			# warnings there (a language plugin it lacks) are not ours: the
+			# JSON is the line opening with {
+			sed -n "/^REAL_BEGIN_$i=/,/^REAL_END_$i=/p" "$LLDB_OUT" | grep '^{' >"$j"
+			b=$(sed -n "s/^REAL_BEGIN_$i=//p" "$LLDB_OUT")
+			e=$(sed -n "s/^REAL_END_$i=//p" "$LLDB_OUT")
+			if [ -n "$b" ] && [ -n "$e" ]; then
+				log "live phase $ph: \`$cmd\` ran $(real_live_secs $((b - in_wait)))..$(real_live_secs $((e - in_wait))) s into the hang (hold $hold s)"
+				if [ "$mode" = live ] && [ $((e - in_wait)) -gt $((hold_ms * 1000000 - REAL_LIVE_SLACK_NS)) ]; then
+					soft "live phase $ph: \`$cmd\` ended $(real_live_secs $((e - in_wait))) s into a hang held $hold s: too late to see the hang in progress (the phase tested nothing; a loaded machine?)"
+				fi
+			fi
+			if [ "$LLDB_RC" -ne 0 ] || ! [ -s "$j" ]; then
+				soft "live phase $ph: lldb: \`$cmd\` on the live victim failed (lldb exit $LLDB_RC): $(grep -m 1 '^error:' "$LLDB_OUT" | head -c 300)"
+				continue
+			fi
+			bad=$(/usr/bin/python3 "$T/check.py" "$mode" "$j" "$g" 2>&1)
+			crc=$?
+			printf '%s\n' "$bad" >&2
+			[ $crc -eq 0 ] ||
+				soft "live phase $ph: lldb's \`$cmd\` does not match the ground truth: $(printf '%s\n' "$bad" | sed -n 's/^  FAIL: //p' | paste -sd ';' | head -c 400)"
+		done
 	fi
 	wait "$hp"
 	local rc=$?
-	[ $rc -eq 0 ] || soft "the live harness exited $rc after lldb detached: $(tail -n 3 "$T/live.err" | tr '\n' ' ')"
+	[ $rc -eq 0 ] || soft "live phase $ph: the harness exited $rc after lldb detached: $(tail -n 3 "$T/$name.err" | tr '\n' ' ')"
+	local done_ns
+	done_ns=$(gt DONE_NS "$g")
+	[ -n "$done_ns" ] && log "live phase $ph: the victim returned $(real_live_secs $((done_ns - in_wait))) s after IN_WAIT_NS"
+	return 0
 }
 
 # real_finish WHAT: pass, or fail with every failed check (and keep the

@@ -72,6 +72,7 @@ SH
 real_run_harness xlib 3
 real_check_diagnose "$TRACE" "$GT"
 real_check_hangs "$TRACE" "$GT"
-real_live 8
+real_live 8 3
+real_live 8 random
 kill -CONT "$XVFB" 2>/dev/null; kill "$XVFB" 2>/dev/null; wait "$XVFB" 2>/dev/null
 real_finish "xlib: xprop -> the stopped Xvfb -> the subshell that resumed it"
