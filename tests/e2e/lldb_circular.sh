@@ -50,16 +50,16 @@ check_report() {
 	[ "$(kv CULPRIT_COMM "$APP_OUT")" = ime_worker ] || fail "ground truth: the culprit is not ime_worker" "$APP_OUT"
 	[ "$(kv TIMEOUTS_IN_HANG "$APP_OUT")" = 2 ] || fail "ground truth: not 2 timeouts in the hang" "$APP_OUT"
 	# A late attach on a loaded machine can land after the hang ended;
-	# then lldb sees the UI thread back in poll and the hang just over is
-	# diagnosed: the same chain, only not "in progress".
-	if [ "$1" = late ] && grep -q '^argus: no hang in progress (lldb sees the UI thread in its event-loop wait); the longest earlier hang' "$O"; then
+	# then the UI thread is back in poll and the hang just over is
+	# diagnosed (the longest): the same chain, only not "in progress".
+	if [ "$1" = late ] && grep -q '^ *(the longest hang of the main thread' "$O"; then
 		log "$1: lldb attached after the hang ended (slow attach): the hang just over is diagnosed"
 		ONGOING=0
 		expect_in "$O" '^ +away from its event loop for [0-9.]+ ms; blocked in segment #[0-9]+: in futex for' \
 			"$1: the hang is not a futex wait"
 	else
 		ONGOING=1
-		expect_in "$O" '^argus: the hang in progress' "$1: diagnose did not take the hang in progress"
+		expect_in "$O" '^ *\(the ongoing hang of the main thread' "$1: diagnose did not take the hang in progress"
 		expect_in "$O" '^ +away from its event loop for [0-9.]+ ms \(still at the end of the trace\); blocked in segment #[0-9]+: in futex for' \
 			"$1: the hang is not an ongoing futex wait"
 	fi
