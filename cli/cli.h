@@ -94,4 +94,8 @@ void cli_set_bin_dir(const char *dir);
 /* Sends a request to the running collector; prints a clear error and
  * returns non-zero if it is not running. */
 int cli_request(const char *cmd, const char *req, char *resp, size_t len);
+/* Asks the running collector to write out what it holds ("flush"): the
+ * path of its ring into ring (len bytes) and its CLOCK_MONOTONIC now.
+ * 0, or 1 after an error line (cmd_save.c). */
+int cli_ring_flush(const char *cmd, char *ring, size_t len, uint64_t *now);
 #endif

@@ -22,8 +22,10 @@
 #include "diag_cli.h"
 #include "diag_run.h"
 #include "graph_cli.h"
+#include "holder_cmd.h"
 #include "symbolize.h"
 #include "syscall_names.h"
+#include "until_end.h"
 
 struct pick_ctx {
 	struct graph_cli_ctx *c;
@@ -88,10 +90,55 @@ static int pick(void *vctx, const struct argus_graph *g, uint32_t seg,
 	return k;
 }
 
-/* A culprit named through diag_cli_proc_holders (argus_culprit.holder). */
-#define HOLDER_NOTE "; its process holds the other end of the previous thread's wait (/proc, live)"
+/* A culprit named as the live holder of the other end (argus_culprit.holder);
+ * the live note says from where. */
+#define HOLDER_NOTE "; its process holds the other end of the previous thread's wait"
 /* ... named as the thread handed work just before the wait (argus_culprit.asked) */
 #define ASKED_NOTE "; handed work by the previous thread just before its wait (no normal run to compare)"
+/* rules child and tracer (live) */
+#define CHILD_NOTE "; a child the previous thread waits for (wait4/waitid), still running"
+#define TRACER_NOTE "; it ptrace-traces the previous thread and holds it stopped"
+/* rule holder-rule (live: holder_cmd.c) */
+#define HOLDER_RULE_NOTE "; the application names it as holding what the previous thread waits for"
+
+static const char *rule_note(const struct argus_culprit *k)
+{
+	return k->holder ? HOLDER_NOTE : k->asked ? ASKED_NOTE :
+	       k->rule == ARGUS_RULE_CHILD ? CHILD_NOTE : k->rule == ARGUS_RULE_TRACER ? TRACER_NOTE :
+	       k->rule == ARGUS_RULE_HOLDER_RULE ? HOLDER_RULE_NOTE : "";
+}
+
+/* What the live system said of entry k, for its line: " (live: WHERE)"
+ * for the source that named it, then its stop; "" for the trace's. */
+static const char *live_note(const struct argus_culprit *k, char *buf, size_t len)
+{
+	const char *where = diag_cli_live_where(k->live_source);
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (where)
+		n += (size_t)snprintf(buf, len, " (live: %s)", where);
+	if (n < len && k->live_stop == ARGUS_LIVE_STOP_SIGNAL)
+		n += (size_t)snprintf(buf + n, len - n, "; stopped by a signal now (SIGSTOP, SIGTSTP;"
+				      " live: /proc/PID/stat): it answers nobody until continued"
+				      " (kill -CONT %u)", k->pid);
+	else if (n < len && k->live_stop == ARGUS_LIVE_STOP_PTRACE && k->live_tracer)
+		n += (size_t)snprintf(buf + n, len - n, "; in a ptrace stop now, held by pid %u (live:"
+				      " /proc/PID/status TracerPid)", k->live_tracer);
+	else if (n < len && k->live_stop == ARGUS_LIVE_STOP_PTRACE)
+		n += (size_t)snprintf(buf + n, len - n, "; in a ptrace stop now (live: /proc/PID/stat)");
+	return buf;
+}
+
+/* A thread known only live (argus_culprit.live_only): its command from
+ * the trace's task table when it has one, else "?". */
+static const char *live_only_comm(struct graph_cli_ctx *c, uint32_t tid)
+{
+	const struct argus_task *tk = argus_trace__task(c->t, tid);
+	const char *s = tk ? argus_trace__string(c->t, tk->comm) : NULL;
+
+	return s ? s : "?";
+}
 
 static const char *sys_name(int nr)
 {
@@ -147,13 +194,24 @@ static void work_sentence(struct graph_cli_ctx *c, const struct argus_culprit *k
 }
 
 static void print_culprit(FILE *f, struct graph_cli_ctx *c, const struct argus_culprit *k,
-			  const struct diag_run_stack *st, const char *label)
+			  const struct diag_run_stack *st, const char *label,
+			  const struct holder_cmd *hc)
 {
+	char ln[512];
+
 	fprintf(f, "%-10s", label);
+	if (k->live_only) {
+		fprintf(f, "%s %u/%u, not in the trace (the live system knows it)%s%s [rule: %s]\n",
+		        cli_tstr(live_only_comm(c, k->tid)), k->pid, k->tid, rule_note(k),
+		        live_note(k, ln, sizeof(ln)), argus_culprit_rule_str(k->rule));
+		holder_cmd_print_culprit(f, hc, k);
+		return;
+	}
 	diag_cli_fprint_thread_line(f, c, k->tid);
 	if (k->cycle) {
-		fprintf(f, ": already in the chain (a cycle)%s\n",
-		        k->holder ? HOLDER_NOTE : k->asked ? ASKED_NOTE : "");
+		fprintf(f, ": already in the chain (a cycle)%s%s\n", rule_note(k),
+		        live_note(k, ln, sizeof(ln)));
+		holder_cmd_print_culprit(f, hc, k);
 		return;
 	}
 	fprintf(f, ", %s", argus_hang_kind_str(k->kind));
@@ -167,14 +225,15 @@ static void print_culprit(FILE *f, struct graph_cli_ctx *c, const struct argus_c
 	if (k->normal_seg != ARGUS_NONE && !k->asked)
 		fprintf(f, "%s%s woke the next thread in #%u", k->seg == ARGUS_NONE ? " (" : "; ",
 		        k->late ? "finally, late," : "normally", k->normal_seg);
-	fprintf(f, "%s%s [rule: %s]\n", k->seg != ARGUS_NONE || (k->normal_seg != ARGUS_NONE && !k->asked) ? ")" : "",
-	        k->holder ? HOLDER_NOTE : k->asked ? ASKED_NOTE : "", argus_culprit_rule_str(k->rule));
+	fprintf(f, "%s%s%s [rule: %s]\n", k->seg != ARGUS_NONE || (k->normal_seg != ARGUS_NONE && !k->asked) ? ")" : "",
+	        rule_note(k), live_note(k, ln, sizeof(ln)), argus_culprit_rule_str(k->rule));
 	if (work_rule(k)) {
 		char w[1024];
 
 		work_sentence(c, k, w, sizeof(w));
 		fprintf(f, "          %s\n", w);
 	}
+	holder_cmd_print_culprit(f, hc, k);
 	for (uint32_t i = 0; i < st->n; i++)
 		fprintf(f, "            %s\n", st->f[i].text);
 }
@@ -199,12 +258,12 @@ static bool shallow_waits(struct graph_cli_ctx *c, const struct argus_diagnosis 
 }
 
 static void json_culprit(FILE *f, struct graph_cli_ctx *c, const struct argus_culprit *k,
-			 const struct diag_run_stack *st)
+			 const struct diag_run_stack *st, const struct holder_cmd *hc)
 {
 	fprintf(f, "{\"pid\":%u,\"tid\":%u,\"comm\":", k->pid, k->tid);
-	diag_cli_fjson_str(f, diag_cli_comm_raw(c, k->tid));
+	diag_cli_fjson_str(f, k->live_only ? live_only_comm(c, k->tid) : diag_cli_comm_raw(c, k->tid));
 	fprintf(f, ",\"process\":");
-	diag_cli_fjson_str(f, diag_cli_process_raw(c, k->tid));
+	diag_cli_fjson_str(f, k->live_only ? live_only_comm(c, k->tid) : diag_cli_process_raw(c, k->tid));
 	fprintf(f, ",\"rule\":\"%s\"", argus_culprit_rule_str(k->rule));
 	fprintf(f, ",\"kind\":\"%s\",\"segment\":%u,\"normal_segment\":%d,\"late\":%s,\"cycle\":%s,\"holder\":%s,\"asked\":%s,"
 	        "\"window_ns\":[%" PRIu64 ",%" PRIu64 "]",
@@ -212,6 +271,9 @@ static void json_culprit(FILE *f, struct graph_cli_ctx *c, const struct argus_cu
 	        k->normal_seg == ARGUS_NONE ? -1 : (int)k->normal_seg, k->late ? "true" : "false",
 	        k->cycle ? "true" : "false", k->holder ? "true" : "false", k->asked ? "true" : "false",
 	        k->from, k->to);
+	fprintf(f, ",\"live\":");
+	diag_cli_fjson_live(f, k);
+	holder_cmd_json_culprit(f, hc, k);
 	if (k->kind == ARGUS_KIND_BLOCKED && k->wait_nr >= 0)
 		fprintf(f, ",\"wait\":{\"syscall\":\"%s\",\"ns\":%" PRIu64 "}", sys_name(k->wait_nr),
 		        k->wait_ns);
@@ -291,11 +353,19 @@ static void verdict(struct graph_cli_ctx *c, const struct argus_diagnosis *d, ch
 		work_sentence(c, k, w, sizeof(w));
 		snprintf(buf, len, "%s (%u) waited for a work item: %s", diag_cli_comm(c, d->hang.tid),
 			 d->hang.tid, w);
+	} else if (d->nchain && d->chain[0].live_only) {
+		const struct argus_culprit *k = &d->chain[0];
+
+		snprintf(buf, len, "%s (%u), which the trace did not see, still runs while %s (%u)"
+			 " waits for it", cli_tstr(live_only_comm(c, k->tid)), k->tid,
+			 diag_cli_comm(c, d->hang.tid), d->hang.tid);
 	} else if (d->nchain) {
 		const struct argus_culprit *k = &d->chain[0];
 
 		snprintf(buf, len, "%s (%u) in process %s was %s while %s (%u) waited for it",
 			 diag_cli_comm(c, k->tid), k->tid, diag_cli_process(c, k->tid),
+			 k->live_stop == ARGUS_LIVE_STOP_SIGNAL ? "stopped by a signal" :
+			 k->live_stop == ARGUS_LIVE_STOP_PTRACE ? "held in a ptrace stop" :
 			 argus_hang_kind_str(k->kind), diag_cli_comm(c, d->hang.tid), d->hang.tid);
 	} else {
 		snprintf(buf, len, "no culprit found: no normal run of this wait to compare with,"
@@ -308,6 +378,8 @@ static void print_report(FILE *f, struct graph_cli_ctx *c, const struct diag_run
 	const struct argus_diagnosis *d = r->d;
 	char v[1024];
 
+	if (r->until_end)
+		until_end_fprint(f, c, r->until_end);
 	fprintf(f, "hang      ");
 	diag_cli_fprint_thread_line(f, c, d->hang.tid);
 	fprintf(f, "\n          %s for %.1f ms%s; %s",
@@ -353,10 +425,16 @@ static void print_report(FILE *f, struct graph_cli_ctx *c, const struct diag_run
 			        d->normal_seg, d->nsimilar >= 64 ? "the first " : "", d->nsimilar,
 			        d->normal_relaxed ? " (none waited on this very object: matched on its kind)"
 			        : "");
-		else if (d->nchain && (d->chain[0].asked || d->chain[0].holder))
+		else if (d->nchain && (d->chain[0].asked || d->chain[0].holder ||
+				       d->chain[0].live_source))
 			fprintf(f, "normal    none found (%u similar), and nobody has woken it: %s\n",
 			        d->nsimilar, d->chain[0].asked ? "the thread it handed work to just before"
-			        : "the process holding the other end of its wait");
+			        : d->chain[0].rule == ARGUS_RULE_CHILD ? "the child it waits for (live)"
+			        : d->chain[0].rule == ARGUS_RULE_LOCK ? "the holder of the lock it wants (live)"
+			        : d->chain[0].rule == ARGUS_RULE_MUTEX ? "the owner of the lock it waits on (live)"
+			        : d->chain[0].rule == ARGUS_RULE_HOLDER_RULE ?
+			          "the holder the application names (live: the schema's holder rule)"
+			        : "the process holding the other end of its wait (live)");
 		else
 			fprintf(f, "normal    none found (%u similar); sliced from whoever woke it late\n",
 			        d->nsimilar);
@@ -380,7 +458,8 @@ static void print_report(FILE *f, struct graph_cli_ctx *c, const struct diag_run
 			fprintf(f, "%s\n", r->choices[i].text);
 	}
 	for (uint32_t i = 0; i < d->nchain; i++)
-		print_culprit(f, c, &d->chain[i], &r->stacks[i], i == 0 ? "culprit" : "then");
+		print_culprit(f, c, &d->chain[i], &r->stacks[i], i == 0 ? "culprit" : "then",
+			      r->holders);
 	verdict(c, d, v, sizeof(v));
 	fprintf(f, "verdict   %s\n", v);
 	if (d->flag_hint)
@@ -393,6 +472,7 @@ static void print_report(FILE *f, struct graph_cli_ctx *c, const struct diag_run
 		fprintf(f, "note      the waits' stacks above stop early: without --wait-stacks the collector"
 		        " follows frame pointers,\n          which Debian's libraries do not keep;"
 		        " `argus start --wait-stacks` (or record) shows their callers\n");
+	holder_cmd_print_notes(f, r->holders);
 	fprintf(f, "inspected %u nodes of %u\n", d->inspected, argus_graph__nsegments(c->g));
 }
 
@@ -427,13 +507,13 @@ static void print_json(FILE *f, struct graph_cli_ctx *c, const struct diag_run *
 	}
 	fprintf(f, "],\"culprit\":");
 	if (d->nchain)
-		json_culprit(f, c, &d->chain[0], &r->stacks[0]);
+		json_culprit(f, c, &d->chain[0], &r->stacks[0], r->holders);
 	else
 		fprintf(f, "null");
 	fprintf(f, ",\"chain\":[");
 	for (uint32_t i = 1; i < d->nchain; i++) {
 		fprintf(f, "%s", i > 1 ? "," : "");
-		json_culprit(f, c, &d->chain[i], &r->stacks[i]);
+		json_culprit(f, c, &d->chain[i], &r->stacks[i], r->holders);
 	}
 	verdict(c, d, v, sizeof(v));
 	fprintf(f, "],\"cycle\":%s,\"timeout_ns\":%" PRIu64 ",\"verdict\":", d->cycle ? "true" : "false",
@@ -455,9 +535,14 @@ static void print_json(FILE *f, struct graph_cli_ctx *c, const struct diag_run *
 		fprintf(f, "\"argus flag --pid %u --tid %u\",\"argus watch --pid %u --addr ADDR --reader %u\"",
 		        d->hang.pid, d->hang.tid, d->hang.pid, d->hang.tid);
 	fprintf(f, "]");
+	holder_cmd_json_calls(f, r->holders);
 	fprintf(f, ",\"inspected\":%u,\"vertices\":%u,\"picked\":", d->inspected,
 	        argus_graph__nsegments(c->g));
 	diag_cli_fjson_str(f, r->picked);
+	if (r->until_end) {
+		fprintf(f, ",\"until_end\":");
+		until_end_fjson(f, c, r->until_end);
+	}
 	fprintf(f, "}\n");
 }
 
@@ -528,6 +613,7 @@ void diag_run_free(struct diag_run *run)
 		free(run->stacks[i].f);
 	}
 	free(run->d);
+	holder_cmd_free(run->holders);
 	memset(run, 0, sizeof(*run));
 }
 
@@ -549,12 +635,10 @@ static int list_hangs(struct graph_cli_ctx *c, const char *cmd, struct diag_cli_
 	return rc;
 }
 
-int diag_run(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argus_hang *pre,
-	     uint32_t npre, unsigned flags, FILE *out, struct diag_run *run)
+int diag_run_choose(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argus_hang *pre,
+		    uint32_t npre, struct diag_run *run, struct argus_hang *chosen)
 {
-	struct argus_hang *h = NULL, chosen;
-	struct pick_ctx pc = { 0 };
-	struct argus_diag_opts dopt = { .sz = sizeof(dopt) };
+	struct argus_hang *h = NULL;
 	struct argus_hang_ask ask = { .sz = sizeof(ask) };
 	uint32_t n = 0, best = 0;
 	unsigned why = 0;
@@ -562,6 +646,7 @@ int diag_run(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argu
 	const char *cmd = o->cmd ? o->cmd : "diagnose";   /* whose errors */
 
 	memset(run, 0, sizeof(*run));
+	run->until_end = o->until_end;
 	if (pre) {
 		if (npre && !(h = malloc(npre * sizeof(*h))))
 			return cli_error(cmd, "out of memory");
@@ -624,8 +709,29 @@ int diag_run(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argu
 			       (double)o->threshold_ns / 1e6);
 		goto out;
 	}
-	chosen = h[best];
+	*chosen = h[best];
 	run->nhangs = n;
+	/* --until-end: the hang taken at the first snapshot, found again
+	 * by its middle (--at) in the second */
+	if (o->until_end && o->until_end->picked[0])
+		snprintf(run->picked, sizeof(run->picked), "%.120s%s", o->until_end->picked,
+			 o->until_end->ongoing ? ", waited for (--until-end)" : "");
+out:
+	free(h);
+	return rc;
+}
+
+int diag_run(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argus_hang *pre,
+	     uint32_t npre, unsigned flags, FILE *out, struct diag_run *run)
+{
+	struct argus_hang chosen;
+	struct pick_ctx pc = { 0 };
+	struct argus_diag_opts dopt = { .sz = sizeof(dopt) };
+	int rc;
+	const char *cmd = o->cmd ? o->cmd : "diagnose";   /* whose errors */
+
+	if ((rc = diag_run_choose(c, o, pre, npre, run, &chosen)))
+		return rc;
 	pc.c = c;
 	pc.o = o;
 	pc.tty = flags & DIAG_RUN_TTY;
@@ -633,20 +739,27 @@ int diag_run(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argu
 	dopt.depth = o->depth;
 	dopt.pick = pick;
 	dopt.pick_ctx = &pc;
-	if (o->live) {
+	if (o->live && o->live_fn) {     /* a caller's own (a test's mock) alone */
+		dopt.live = o->live_fn;
+		dopt.live_ctx = o->live_ctx;
+	} else if (o->live) {           /* /proc: every source, named per entry */
 		dopt.holders = diag_cli_proc_holders;
 		dopt.mutex_owner = mutex_owner;
+		dopt.live = diag_cli_live;
+	}
+	/* the schema's holder rules: commands run as the waiter (holder_cmd.h) */
+	if (o->live && !o->live_fn && (run->holders = holder_cmd_new(c, o->g.schema_path))) {
+		dopt.wait_holders = holder_cmd_wait_holders;
+		dopt.wait_holders_ctx = run->holders;
 	}
 	run->d = calloc(1, sizeof(*run->d));
-	if (!run->d) {
-		rc = cli_error(cmd, "out of memory");
-		goto out;
-	}
+	if (!run->d)
+		return cli_error(cmd, "out of memory");
 	if ((rc = argus_diag__diagnose(c->g, &chosen, &dopt, run->d))) {
 		rc = cli_error(cmd, "%s: diagnosis failed: %s", o->g.path, strerror(-rc));
 		free(run->d);
 		run->d = NULL;
-		goto out;
+		return rc;
 	}
 	/* each stack symbolized once: the report, the JSON and the caller's
 	 * structs show the same frames */
@@ -662,8 +775,53 @@ int diag_run(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argu
 		print_dot(out, c, run->d);
 	else
 		print_report(out, c, run);
+	return 0;
+}
+
+/* --until-end (without FILE): snapshot the running collector, wait for
+ * the hang going on to end, snapshot the same window again up to now and
+ * diagnose that (until_end.h).  The snapshots live in a private temp dir,
+ * removed after. */
+static int diagnose_until_end(struct diag_cli_opts *o, unsigned flags)
+{
+	struct until_end *ue = calloc(1, sizeof(*ue));
+	struct graph_cli_ctx c;
+	struct diag_run run;
+	int rc;
+
+	if (!ue)
+		return cli_error("diagnose", "out of memory");
+	if ((rc = until_end_begin("diagnose", ue, o->until_end_ns)))
+		goto out;
+	if ((rc = until_end_snapshot("diagnose", ue, ue->first)))
+		goto out;
+	o->g.path = ue->first;
+	if (!o->live_flag)
+		o->live = true;         /* taken just now, from this system */
+	if ((rc = graph_cli_open(&c, "diagnose", &o->g)))
+		goto out;
+	rc = until_end_wait("diagnose", &c, o, ue);
+	if (!rc && ue->ongoing) {
+		graph_cli_close(&c);
+		if (until_end_take_graph(ue, &c)) {
+			o->g.path = ue->check;  /* the snapshot that showed the end */
+		} else {
+			if ((rc = until_end_snapshot("diagnose", ue, ue->final)))
+				goto out;
+			o->g.path = ue->final;
+			if ((rc = graph_cli_open(&c, "diagnose", &o->g)))
+				goto out;
+		}
+	}
+	if (!rc) {
+		until_end_annotate(&c, o, ue);
+		rc = diag_run(&c, o, NULL, 0, flags, stdout, &run);
+		diag_run_free(&run);
+	}
+	graph_cli_close(&c);
 out:
-	free(h);
+	until_end_cleanup(ue);
+	free(ue);
 	return rc;
 }
 
@@ -676,6 +834,12 @@ int cmd_diagnose(int argc, char **argv)
 
 	if ((rc = diag_cli_parse("diagnose", argc, argv, &o, true)))
 		return rc;
+	if (o.until_end_ns && o.g.path)
+		return cli_usage_error("diagnose", "--until-end takes its own snapshots of the running"
+				       " collector: give --pid PID, not FILE (%s)", o.g.path);
+	if (o.until_end_ns)
+		return diagnose_until_end(&o, isatty(0) && isatty(1) && !o.json && !o.dot ?
+					  DIAG_RUN_TTY : 0);
 	if ((rc = graph_cli_open(&c, "diagnose", &o.g)))
 		return rc;
 	diag_cli_resolve_live(&c, &o);

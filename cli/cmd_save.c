@@ -56,14 +56,32 @@ static void *watch_save(void *arg)
 	return NULL;
 }
 
+int cli_ring_flush(const char *cmd, char *ring, size_t len, uint64_t *now)
+{
+	char resp[8192], fmt[32];
+	const char *p;
+
+	ring[0] = 0;
+	*now = 0;
+	if (cli_request(cmd, "flush", resp, sizeof(resp)))
+		return 1;
+	snprintf(fmt, sizeof(fmt), "%%%zu[^\n]", len - 1);
+	if ((p = strstr(resp, "ring=")))
+		sscanf(p + 5, fmt, ring);
+	if ((p = strstr(resp, "now=")))
+		*now = strtoull(p + 4, NULL, 10);
+	if (!ring[0])
+		return cli_error(cmd, "the collector did not say where its ring is");
+	return 0;
+}
+
 int cmd_save(int argc, char **argv)
 {
 	const char *out = NULL;
 	uint64_t last = 0, now = 0;
-	char resp[8192], ring[4096] = "";
+	char ring[4096] = "";
 	struct argus_trace_stats src = { 0 };
 	struct argus_error err = { 0 };
-	const char *p;
 	unsigned out_flags = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -82,14 +100,8 @@ int cmd_save(int argc, char **argv)
 	/* before asking the collector for anything: a refused -o costs nothing */
 	if (argus_out__check(out, out_flags, &err))
 		return cli_out_error("save", &err);
-	if (cli_request("save", "flush", resp, sizeof(resp)))
+	if (cli_ring_flush("save", ring, sizeof(ring), &now))
 		return 1;
-	if ((p = strstr(resp, "ring=")))
-		sscanf(p + 5, "%4095[^\n]", ring);
-	if ((p = strstr(resp, "now=")))
-		now = strtoull(p + 4, NULL, 10);
-	if (!ring[0])
-		return cli_error("save", "the collector did not say where its ring is");
 	struct save_watch w = { .ring = ring, .out = out, .from_ts = last && now > last ? now - last : 0 };
 	bool watching;
 	int rc;

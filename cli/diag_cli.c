@@ -1,5 +1,4 @@
 /* diag_cli.c - see diag_cli.h. */
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include "mark_who.h"
 #include "symbolize.h"
 #include "syscall_names.h"
+#include "until_end.h"
 
 static int parse_u32(const char *cmd, const char *opt, const char *s, uint32_t *out)
 {
@@ -106,6 +106,14 @@ int diag_cli_parse(const char *cmd, int argc, char **argv, struct diag_cli_opts 
 			o->live_flag = -1;
 			continue;
 		}
+		if (diagnose && !strcmp(cmd, "diagnose") && !strncmp(a, "--until-end", 11)) {
+			int u = until_end_parse(cmd, a, &o->until_end_ns);
+
+			if (u < 0)
+				return 2;
+			if (u)
+				continue;
+		}
 		if (a[0] != '-') {
 			if (o->g.path)
 				return cli_usage_error(cmd, "unexpected argument '%s'", a);
@@ -151,65 +159,18 @@ int diag_cli_parse(const char *cmd, int argc, char **argv, struct diag_cli_opts 
 			return cli_usage_error(cmd, "unknown option '%s'", a);
 		}
 	}
-	if (!o->g.path)
+	if (!o->g.path && !o->until_end_ns)
 		return cli_usage_error(cmd, "missing trace FILE");
 	if (!o->pid && (diagnose || o->tid))
 		return cli_usage_error(cmd, "--pid PID is required (the hung process)");
 	if (o->have_at && o->mark)
 		return cli_usage_error(cmd, "--at and --mark are exclusive");
+	if (o->until_end_ns && (o->have_at || o->mark))
+		return cli_usage_error(cmd, "--until-end waits for the hang going on now: not with %s",
+				       o->have_at ? "--at" : "--mark");
 	if (o->json && o->dot)
 		return cli_usage_error(cmd, "--json and --dot are exclusive");
 	return 0;
-}
-
-uint32_t diag_cli_proc_holders(void *ctx, unsigned obj_kind, uint64_t obj, uint32_t *pids,
-			       uint32_t max)
-{
-	char want[48], path[64], link[64];
-	DIR *proc = opendir("/proc"), *fds;
-	struct dirent *p, *f;
-	uint32_t n = 0;
-
-	if (obj_kind == AE_OBJ_FILE) {  /* a file lock's holders */
-		if (proc)
-			closedir(proc);
-		return diag_cli_proc_lock_holders(ctx, obj, pids, max);
-	}
-	if (!proc || (obj_kind != AE_OBJ_UNIX && obj_kind != AE_OBJ_PIPE)) {
-		if (proc)
-			closedir(proc);
-		return 0;
-	}
-	snprintf(want, sizeof(want), "%s:[%" PRIu64 "]", obj_kind == AE_OBJ_UNIX ? "socket" : "pipe",
-		 obj);
-	while (n < max && (p = readdir(proc))) {
-		char *end;
-		unsigned long pid = strtoul(p->d_name, &end, 10);
-
-		if (*end || !pid || pid > UINT32_MAX)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%lu/fd", pid);
-		if (!(fds = opendir(path)))
-			continue;       /* gone, or a kernel thread */
-		while ((f = readdir(fds))) {
-			ssize_t len;
-
-			if (f->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "/proc/%lu/fd/%.16s", pid, f->d_name);
-			len = readlink(path, link, sizeof(link) - 1);
-			if (len <= 0)
-				continue;
-			link[len] = 0;
-			if (!strcmp(link, want)) {
-				pids[n++] = (uint32_t)pid;
-				break;
-			}
-		}
-		closedir(fds);
-	}
-	closedir(proc);
-	return n;
 }
 
 void diag_cli_resolve_live(const struct graph_cli_ctx *c, struct diag_cli_opts *o)
@@ -712,4 +673,46 @@ void diag_cli_json_resume(struct graph_cli_ctx *c, uint32_t seg, const struct di
 	diag_cli_resume_str(c, seg, r, text, sizeof(text));
 	diag_cli_json_str(text);
 	printf("}");
+}
+
+/* ---- live state in the report ----------------------------------------- */
+
+const char *diag_cli_live_where(unsigned source)
+{
+	switch (source) {
+	case ARGUS_LIVE_LOCKS: return "/proc/locks";
+	case ARGUS_LIVE_FD_PEER: return "/proc/PID/fd";
+	case ARGUS_LIVE_TCP_PEER: return "/proc/net/tcp, /proc/PID/fd";
+	case ARGUS_LIVE_TCP_LISTENER: return "/proc/net/tcp, /proc/PID/fd: the listening socket";
+	case ARGUS_LIVE_CHILDREN: return "/proc/PID/task/TID/children";
+	case ARGUS_LIVE_MUTEX_OWNER: return "/proc/PID/mem, glibc's mutex owner";
+	case ARGUS_LIVE_PI_OWNER: return "/proc/PID/mem, the PI futex word";
+	case ARGUS_LIVE_TRACER: return "/proc/PID/status TracerPid";
+	case ARGUS_LIVE_HOLDER_RULE: return "the schema's holder rule";
+	}
+	return NULL;
+}
+
+void diag_cli_fjson_live(FILE *f, const struct argus_culprit *k)
+{
+	const char *src = argus_live_source_str(k->live_source);
+	const char *stop = argus_live_stop_str(k->live_stop);
+
+	if (!src && !stop) {
+		fprintf(f, "null");
+		return;
+	}
+	fprintf(f, "{\"source\":");
+	if (src)
+		diag_cli_fjson_str(f, src);
+	else
+		fprintf(f, "null");
+	if (stop) {
+		fprintf(f, ",\"stopped\":\"%s\"", stop);
+		if (k->live_tracer)
+			fprintf(f, ",\"tracer\":%u", k->live_tracer);
+	}
+	if (k->live_only)
+		fprintf(f, ",\"in_trace\":false");
+	fprintf(f, "}");
 }

@@ -12,6 +12,8 @@
 
 #define DIAG_MAX_PICKS 32
 
+struct until_end;
+
 struct diag_cli_opts {
 	struct graph_cli_opts g;
 	uint32_t pid, tid;
@@ -31,13 +33,30 @@ struct diag_cli_opts {
 	uint8_t idle_rule;       /* --idle-wait: enum argus_idle_rule */
 	const char *cmd;         /* the command errors name (diag_run: NULL
 	                            is "diagnose"; `argus report` sets it) */
+	uint64_t until_end_ns;   /* diagnose --until-end[=S]: how long to wait
+	                            for the ongoing hang to end; 0 not asked
+	                            (FILE may then be left out: until_end.h) */
+	const struct until_end *until_end; /* set by until_end_annotate: what
+	                            the wait saw, for the report (NULL none) */
+	argus_live_fn live_fn;   /* with live: who answers the diagnosis's
+	                            live questions; NULL diag_cli_live (/proc).
+	                            Set by callers, not by a flag (tests) */
+	void *live_ctx;
 };
 
 /* argus_holders_fn over /proc/PID/fd of the running system: the
  * processes that hold a unix socket ("socket:[INODE]") or a pipe
- * ("pipe:[INODE]") open now.  For `diagnose --live`. */
+ * ("pipe:[INODE]") open now; AE_OBJ_FILE: a file lock's holders
+ * (diag_cli_proc_lock_holders).  For `diagnose --live` (proc_holders.c). */
 uint32_t diag_cli_proc_holders(void *ctx, unsigned obj_kind, uint64_t obj, uint32_t *pids,
 			       uint32_t max);
+/* argus_live_fn over /proc of the running system: every live source
+ * (docs/diagnosis.md "Live holders"), each answer naming its source
+ * (proc_holders.c).  ctx unused. */
+int diag_cli_live(void *ctx, const struct argus_live_query *q, struct argus_live_answer *a);
+/* The processes with an open fd whose link reads exactly `want`
+ * ("socket:[123]", "pipe:[45]"), up to max; how many. */
+uint32_t diag_cli_fd_holders(const char *want, uint32_t *pids, uint32_t max);
 
 /* Parses the flags of hangs (diagnose = false) or diagnose; prints a usage
  * error and returns 2 on bad input. */
@@ -176,4 +195,57 @@ uint32_t diag_cli_proc_lock_holders(void *ctx, uint64_t file, uint32_t *pids, ui
  * comment in proc_locks.c); -EFAULT unmapped; -errno (-EACCES, -ENOENT
  * for a process that is gone) when /proc/PID/mem cannot be read. */
 int diag_cli_mutex_owner(uint32_t pid, uint64_t uaddr, uint32_t *owner_tid);
+/* The owner of the PI futex at uaddr in process pid: the tid in the
+ * word (FUTEX_TID_MASK) while FUTEX_WAITERS is set, a live thread of pid:
+ * 0 and *owner_tid; -ENOENT when the word is no held PI futex with
+ * waiters; -EFAULT, -errno as diag_cli_mutex_owner. */
+int diag_cli_pi_owner(uint32_t pid, uint64_t uaddr, uint32_t *owner_tid);
+
+/* ---- the other end of a loopback TCP connection (proc_tcp.c) ----------
+ * Ends are packed as the trace packs them (argus_events.h AE_OBJ_TCP):
+ * (IPv4 address, host order; IPv6: its last 32 bits) << 16 | port. */
+struct diag_tcp_end {
+	uint64_t inode;         /* the socket's inode */
+	bool listener;          /* the connection is not accepted yet: the
+	                           socket listening on its port */
+};
+/* Is the packed end on a loopback address (127.0.0.0/8, ::1)? */
+bool diag_cli_tcp_loopback(uint64_t end);
+/* In one table read from f (/proc/net/tcp or tcp6 text): the other end of
+ * the connection whose ends are local and remote (its local end remote,
+ * its remote end local, both loopback), else the socket listening on
+ * remote's port (bound to its address or the wildcard).  0 and *out;
+ * -ENOENT none; -EINVAL. */
+int diag_cli_tcp_find(FILE *f, uint64_t local, uint64_t remote, struct diag_tcp_end *out);
+/* The processes holding the other end now (/proc/net/tcp, then tcp6,
+ * then /proc/PID/fd), up to max; 0 unless both ends are loopback.
+ * *listener: they hold the listening socket, not the connection. */
+uint32_t diag_cli_tcp_peer_holders(uint64_t local, uint64_t remote, uint32_t *pids, uint32_t max,
+				   bool *listener);
+
+/* ---- children, stops and tracers (proc_task.c) ------------------------ */
+/* The state, parent and process group of /proc/PID/stat text (the fields
+ * after the comm's last ')'); NULL for what is not wanted.  0, -EINVAL. */
+int diag_cli_parse_stat(const char *buf, char *state, long *ppid, long *pgrp);
+/* The live (not zombie) children of process pid that a wait4 with pid
+ * argument `want` waits for: > 0 that child, -1 or ARGUS_ASK_ANY_CHILD
+ * every one, 0 those in pid's process group, < -1 those in group -want.
+ * Up to max; how many. */
+uint32_t diag_cli_proc_children(uint32_t pid, int64_t want, uint32_t *pids, uint32_t max);
+/* Thread tid of process pid now: *stop (enum argus_live_stop) and its
+ * TracerPid (0 none).  0, or -errno when it is gone. */
+int diag_cli_proc_thread_state(uint32_t pid, uint32_t tid, uint8_t *stop, uint32_t *tracer);
+/* Is pid this process, one of its ancestors or one of its descendants
+ * (the debugger the caller runs in, its lldb-server)? */
+bool diag_cli_pid_is_ours(uint32_t pid);
+
+/* ---- live state in the report (diag_cli.c) ---------------------------- */
+/* The JSON value of a chain entry's "live" key: null when the trace named
+ * it and the live system said nothing of it, else {"source":S|null} with
+ * "stopped":"signal"|"ptrace" (and "tracer":PID) when it is stopped, and
+ * "in_trace":false for a thread only the live system knows. */
+void diag_cli_fjson_live(FILE *f, const struct argus_culprit *k);
+/* Where a live source read, for the report: "/proc/locks",
+ * "/proc/PID/fd", ...; NULL for ARGUS_LIVE_NONE. */
+const char *diag_cli_live_where(unsigned source);
 #endif

@@ -24,6 +24,7 @@
 #include "diag_query.h"
 #include "diag_run.h"
 #include "graph_cli.h"
+#include "until_end.h"
 
 struct argus_diag_query {
 	struct graph_cli_ctx c;
@@ -46,6 +47,7 @@ struct report {
 	struct argus_diag_frame *frames[ARGUS_DIAG_MAX_CHAIN];
 	struct argus_diag_choice choices[DIAG_RUN_MAX_CHOICES];
 	struct diag_run run;                   /* owns the frames' and choices' strings */
+	struct until_end *ue;                  /* --until-end: what the wait saw */
 };
 
 static pthread_mutex_t query_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -106,8 +108,10 @@ static int prepare(struct argus_diag_query *q, int argc, char **argv, struct dia
 	if ((rc = diag_cli_parse("diagnose", argc, argv, o, true)))
 		return from_exit(rc);
 	if (q->open && same_str(q->path, o->g.path) && same_str(q->schema, o->g.schema_path) &&
-	    q->no_split == o->g.no_split)
+	    q->no_split == o->g.no_split) {
+		diag_cli_resolve_live(&q->c, o);        /* as argus diagnose does */
 		return 0;
+	}
 	if (q->open) {
 		graph_cli_close(&q->c);
 		q->open = false;
@@ -123,6 +127,47 @@ static int prepare(struct argus_diag_query *q, int argc, char **argv, struct dia
 	if (!q->path || (o->g.schema_path && !q->schema))
 		return -ENOMEM;
 	if ((rc = graph_cli_open(&q->c, "diagnose", &o->g)))
+		return from_exit(rc);
+	q->open = true;
+	diag_cli_resolve_live(&q->c, o);
+	return 0;
+}
+
+/* --until-end: on the snapshot FILE (just taken by the caller), wait for
+ * the hang going on to end, then replace FILE with a snapshot of the same
+ * window up to now and build its graph (until_end.h).  0 or -errno. */
+static int wait_until_end(struct argus_diag_query *q, struct diag_cli_opts *o,
+			  struct until_end *ue)
+{
+	int rc;
+
+	if ((rc = until_end_begin("diagnose", ue, o->until_end_ns)))
+		return from_exit(rc);
+	rc = until_end_wait("diagnose", &q->c, o, ue);
+	if (rc || !ue->ongoing) {
+		until_end_cleanup(ue);
+		return from_exit(rc);
+	}
+	/* the first snapshot's graph goes, with the hangs found in it */
+	graph_cli_close(&q->c);
+	q->open = false;
+	free(q->hangs);
+	q->hangs = NULL;
+	q->have_hangs = false;
+	/* the snapshot that showed the end becomes FILE, its graph kept
+	 * (FILE's dir is the caller's, usually on the same file system);
+	 * else a new snapshot into FILE */
+	if (until_end_take_graph(ue, &q->c)) {
+		if (!rename(ue->check, o->g.path)) {
+			q->open = true;
+			until_end_cleanup(ue);
+			return 0;
+		}
+		graph_cli_close(&q->c);
+	}
+	until_end_cleanup(ue);          /* its dir only held the checks */
+	if ((rc = until_end_snapshot("diagnose", ue, o->g.path)) ||
+	    (rc = graph_cli_open(&q->c, "diagnose", &o->g)))
 		return from_exit(rc);
 	q->open = true;
 	return 0;
@@ -263,8 +308,18 @@ int argus_diag_query__diagnose(struct argus_diag_query *q, int argc, char **argv
 		free(r);
 		return call_end(q, &k, rc);
 	}
+	if (o.until_end_ns) {
+		if (!(r->ue = calloc(1, sizeof(*r->ue))))
+			rc = -ENOMEM;
+		else if (!(rc = wait_until_end(q, &o, r->ue)))
+			until_end_annotate(&q->c, &o, r->ue);
+		if (rc) {
+			argus_diag_report__free(&r->pub);
+			return call_end(q, &k, rc);
+		}
+	}
 	if (!(f = open_memstream(&r->text, &len))) {
-		free(r);
+		argus_diag_report__free(&r->pub);
 		return call_end(q, &k, -ENOMEM);
 	}
 	ho = diag_cli_hang_opts(&o, ARGUS_HANGS_THREAD);
@@ -295,5 +350,6 @@ void argus_diag_report__free(struct argus_diag_report *pub)
 		free(r->frames[i]);
 	diag_run_free(&r->run);
 	free(r->text);
+	free(r->ue);
 	free(r);
 }

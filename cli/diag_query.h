@@ -96,7 +96,12 @@ int argus_diag_query__hangs(struct argus_diag_query *q, int argc, char **argv,
 
 /* argus diagnose with these words: *out is the report (free with
  * argus_diag_report__free).  Returns as __hangs; -EIO also when there is
- * no hang to diagnose. */
+ * no hang to diagnose.  With --until-end[=S], FILE must be a snapshot of
+ * the running collector just taken (argus save): the call waits for the
+ * hang going on in it to end (cli/until_end.h; up to S seconds, Ctrl-C
+ * and the host's until_end_set_tick stop it sooner), replaces FILE with a
+ * snapshot of the same window up to now, and diagnoses that; the report
+ * says what the wait saw ("until-end" line, "until_end" JSON key). */
 int argus_diag_query__diagnose(struct argus_diag_query *q, int argc, char **argv,
 			       struct argus_diag_report **out);
 

@@ -52,6 +52,12 @@ struct diag_run {
 	 * diag_cli_stack_funcs (the text report leaves out a cycle entry's,
 	 * --json shows it); not for --dot without DIAG_RUN_STACKS */
 	struct diag_run_stack stacks[ARGUS_DIAG_MAX_CHAIN];
+	/* diagnose --until-end: what the wait saw (o->until_end), printed
+	 * first in the report and as "until_end" in the JSON; NULL none */
+	const struct until_end *until_end;
+	/* diagnose --live: what the schema's holder rules did (holder_cmd.h),
+	 * owned (diag_run_free); NULL when not live */
+	struct holder_cmd *holders;
 };
 
 /* diag_run flags */
@@ -69,6 +75,11 @@ struct diag_run {
 int diag_run(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argus_hang *pre,
 	     uint32_t npre, unsigned flags, FILE *out, struct diag_run *run);
 void diag_run_free(struct diag_run *run);
+/* Only the choice of the hang, as diag_run makes it (run->picked,
+ * run->nhangs filled; nothing printed but errors): 0 and *chosen, or the
+ * exit code.  diag_run_free(run) after. */
+int diag_run_choose(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argus_hang *pre,
+		    uint32_t npre, struct diag_run *run, struct argus_hang *chosen);
 /* The report's verdict line, in words, without "verdict   " ("circular
  * wait between ...").  For `argus report`, which draws what diag_run kept. */
 void diag_run_verdict(struct graph_cli_ctx *c, const struct argus_diagnosis *d, char *buf,

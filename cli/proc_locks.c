@@ -1,6 +1,6 @@
 /* proc_locks.c - who holds a lock now, on the running system: the holder
  * of a file lock (/proc/locks, /proc/PID/fdinfo), and the owner of a
- * glibc mutex (/proc/PID/mem).  For a wait still open at a live snapshot
+ * glibc mutex or of a PI futex (/proc/PID/mem).  For a wait still open at a live snapshot
  * (`diagnose --live`, the lldb plugin), where the trace may not have seen
  * the lock being taken (it was taken before the ring's oldest chunk).
  *
@@ -205,20 +205,19 @@ uint32_t diag_cli_proc_lock_holders(void *ctx, uint64_t file, uint32_t *pids, ui
  * A mutex shared between processes (PTHREAD_PROCESS_SHARED) has an owner
  * in another process: that reads as -ENOENT.
  */
-int diag_cli_mutex_owner(uint32_t pid, uint64_t uaddr, uint32_t *owner_tid)
+/* len bytes of process pid's memory at uaddr: 0, -EFAULT unmapped (or
+ * short), -errno when /proc/PID/mem cannot be read. */
+static int read_mem(uint32_t pid, uint64_t uaddr, void *buf, size_t len)
 {
-	struct { int32_t lock; uint32_t count; int32_t owner; } m;
 	char path[64];
 	ssize_t got;
 	int fd;
 
-	if (!owner_tid || !pid || !uaddr || (uaddr & 3))
-		return -EINVAL;
 	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	got = pread(fd, &m, sizeof(m), (off_t)uaddr);
+	got = pread(fd, buf, len, (off_t)uaddr);
 	if (got < 0) {
 		int err = -errno;
 
@@ -226,15 +225,61 @@ int diag_cli_mutex_owner(uint32_t pid, uint64_t uaddr, uint32_t *owner_tid)
 		return err == -EIO ? -EFAULT : err; /* EIO: not mapped */
 	}
 	close(fd);
-	if (got != (ssize_t)sizeof(m))
-		return -EFAULT;
+	return got == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/* Is tid a live thread of process pid? */
+static bool thread_of(uint32_t pid, uint32_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u", pid, tid);
+	return tid && access(path, F_OK) == 0;
+}
+
+int diag_cli_mutex_owner(uint32_t pid, uint64_t uaddr, uint32_t *owner_tid)
+{
+	struct { int32_t lock; uint32_t count; int32_t owner; } m;
+	int rc;
+
+	if (!owner_tid || !pid || !uaddr || (uaddr & 3))
+		return -EINVAL;
+	if ((rc = read_mem(pid, uaddr, &m, sizeof(m))))
+		return rc;
 	if (!m.lock || m.owner <= 0)
 		return -ENOENT;
 	/* robust mutexes keep FUTEX_WAITERS/OWNER_DIED bits beside the tid
 	 * in __lock, but __owner is the plain tid */
-	snprintf(path, sizeof(path), "/proc/%u/task/%d", pid, m.owner);
-	if (access(path, F_OK))
+	if (!thread_of(pid, (uint32_t)m.owner))
 		return -ENOENT;
 	*owner_tid = (uint32_t)m.owner;
+	return 0;
+}
+
+/*
+ * The owner of a PI futex (FUTEX_LOCK_PI: a PTHREAD_PRIO_INHERIT mutex,
+ * or a lock built on the PI futex ops directly).  The kernel's protocol
+ * puts the owner's tid in the futex word itself (FUTEX_TID_MASK, the low
+ * 30 bits), and sets FUTEX_WAITERS (bit 31) once a thread sleeps on it in
+ * the kernel -- as the waiter being diagnosed does.  Believed only when
+ * both hold and the tid is a live thread of the same process: a plain
+ * glibc mutex's word is 0, 1 or 2 (no waiters bit), a condvar's counts
+ * do not reach bit 31.  A glibc PI mutex keeps __owner too, so
+ * diag_cli_mutex_owner answers it first.  A PI futex shared with another
+ * process has its owner there: -ENOENT.
+ */
+int diag_cli_pi_owner(uint32_t pid, uint64_t uaddr, uint32_t *owner_tid)
+{
+	uint32_t word, tid;
+	int rc;
+
+	if (!owner_tid || !pid || !uaddr || (uaddr & 3))
+		return -EINVAL;
+	if ((rc = read_mem(pid, uaddr, &word, sizeof(word))))
+		return rc;
+	tid = word & 0x3fffffffu;               /* FUTEX_TID_MASK */
+	if (!(word & 0x80000000u) || !thread_of(pid, tid))      /* FUTEX_WAITERS */
+		return -ENOENT;
+	*owner_tid = tid;
 	return 0;
 }

@@ -606,6 +606,11 @@ int report_html_write(FILE *f, const struct report_html_in *in)
 		html_str(f, diag_cli_process_raw(in->c, k->tid));
 		fprintf(f, "), %s%s [rule: %s]", argus_hang_kind_str(k->kind),
 			k->cycle ? ", already in the chain (a cycle)" : "", argus_culprit_rule_str(k->rule));
+		/* named from live state: from where (static text), and a stop */
+		if (diag_cli_live_where(k->live_source))
+			fprintf(f, " (live: %s)", diag_cli_live_where(k->live_source));
+		if (argus_live_stop_str(k->live_stop))
+			fprintf(f, " (stopped now: %s)", argus_live_stop_str(k->live_stop));
 		if (k->kind == ARGUS_KIND_BLOCKED && k->wait_nr >= 0) {
 			char b[32];
 

@@ -234,6 +234,14 @@ enum argus_culprit_rule {
 	                           and waited for (diag_work.c) */
 	ARGUS_RULE_QUEUED_BEHIND, /* ran the item queued ahead of the one the
 	                           thread waited for (diag_work.c) */
+	ARGUS_RULE_CHILD,       /* a child process the thread waits for in
+	                           wait4/waitid, still running (live) */
+	ARGUS_RULE_TRACER,      /* ptrace-stopped the previous thread, which
+	                           cannot answer until it resumes it (live) */
+	ARGUS_RULE_HOLDER_RULE, /* named by the application itself: a schema
+	                           `holder` rule whose function is on the
+	                           previous thread's wait stack ran its command
+	                           (argus_diag_opts.wait_holders; live) */
 };
 const char *argus_culprit_rule_str(unsigned rule);
 
@@ -274,6 +282,19 @@ struct argus_culprit {
 	uint8_t ahead_kind, ahead_done;
 	uint32_t ahead_tid;
 	uint64_t ahead, ahead_fn, ahead_ns;
+	/* Live state (argus_diag_opts.live, the older .holders/.mutex_owner):
+	 * which source named this entry, ARGUS_LIVE_NONE when the trace did;
+	 * whether the thread is stopped now (enum argus_live_stop, asked for
+	 * every entry but a cycle's: a stopped thread answers nobody, and its
+	 * own wait is not followed); and in a ptrace stop, its tracer (the
+	 * next entry, rule tracer), 0 none or the user's own debugger. */
+	uint8_t live_source;    /* enum argus_live_source */
+	uint8_t live_stop;      /* enum argus_live_stop */
+	uint8_t live_only;      /* 1: not in the trace, only the live system
+	                           knows it (a child or a tracer that did
+	                           nothing in the trace): kind NONE, seg
+	                           ARGUS_NONE, no stack */
+	uint32_t live_tracer;
 };
 
 struct argus_diagnosis {
@@ -305,14 +326,117 @@ struct argus_diagnosis {
 	uint8_t flag_late;      /* 1: flag_edge is the write that ended this
 	                           hang (no normal run's write was in the
 	                           trace), not a normal run's */
+	uint32_t live_hang_tracer; /* live: the pid ptrace-tracing the hung
+	                           thread (the user's debugger), 0 none: never
+	                           blamed as a chain entry's tracer */
 };
 
 /* Which processes hold an IPC object open now, on the live system the
  * trace was just taken from (the lldb plugin; /proc/PID/fd): up to max
  * pids into pids, returns how many.  obj: a unix socket's inode (the
- * other end's, as the trace records peers), a pipe's inode. */
+ * other end's, as the trace records peers), a pipe's inode.  The older,
+ * narrower form of argus_live_fn's ARGUS_ASK_HOLDERS. */
 typedef uint32_t (*argus_holders_fn)(void *ctx, unsigned obj_kind, uint64_t obj,
 				     uint32_t *pids, uint32_t max);
+
+/* ---- live state (docs/diagnosis.md, "Live holders") ---------------------
+ * A wait still open at the end of a trace of the running system has no
+ * waker in the trace yet: the live system can say whom it waits for.
+ * graphlib reads no /proc itself; it asks argus_diag_opts.live (the CLI's
+ * diag_cli_live answers from /proc) and records which source answered in
+ * each chain entry (argus_culprit.live_source). */
+enum argus_live_source {
+	ARGUS_LIVE_NONE = 0,    /* the trace named it */
+	ARGUS_LIVE_LOCKS,       /* /proc/locks (+ /proc/PID/fdinfo): holds
+	                           the file lock (flock, POSIX, OFD) */
+	ARGUS_LIVE_FD_PEER,     /* /proc/PID/fd: holds the other end of a
+	                           unix socket, or a pipe */
+	ARGUS_LIVE_TCP_PEER,    /* /proc/net/tcp{,6}, then /proc/PID/fd: holds
+	                           the other end of a loopback TCP connection */
+	ARGUS_LIVE_TCP_LISTENER, /* ...the connection is not accepted yet:
+	                           holds the socket listening on its port */
+	ARGUS_LIVE_CHILDREN,    /* /proc/PID/task/TID/children: a child that
+	                           wait4/waitid waits for */
+	ARGUS_LIVE_MUTEX_OWNER, /* /proc/PID/mem: glibc's owner of the mutex */
+	ARGUS_LIVE_PI_OWNER,    /* /proc/PID/mem: the owner tid in a PI futex */
+	ARGUS_LIVE_TRACER,      /* /proc/PID/status TracerPid: ptrace-stopped
+	                           the previous entry */
+	ARGUS_LIVE_HOLDER_RULE, /* a schema `holder` rule's command named it
+	                           (argus_holder_rule.h) */
+	ARGUS_LIVE_SOURCE_MAX
+};
+/* "locks" "fd-peer" "tcp-peer" "tcp-listener" "children" "mutex-owner"
+ * "pi-owner" "tracer" "holder-rule"; NULL for NONE and out of range. */
+const char *argus_live_source_str(unsigned source);
+
+/* Whether a thread is stopped now (argus_culprit.live_stop). */
+enum argus_live_stop {
+	ARGUS_LIVE_RUNNING = 0, /* not stopped (running, or in a wait) */
+	ARGUS_LIVE_STOP_SIGNAL, /* state T: SIGSTOP, SIGTSTP, SIGTTIN/OU */
+	ARGUS_LIVE_STOP_PTRACE, /* state t: a ptrace stop (a debugger,
+	                           strace between two syscalls) */
+};
+/* "signal" "ptrace"; NULL for RUNNING and out of range. */
+const char *argus_live_stop_str(unsigned stop);
+
+/* What the diagnosis asks (argus_live_query.ask). */
+enum argus_live_ask {
+	ARGUS_ASK_HOLDERS = 1,  /* who holds the other end of the object
+	                           (obj_kind, obj, peer) as the trace records
+	                           it: AE_OBJ_UNIX (peer: the other end's
+	                           inode), AE_OBJ_PIPE (obj: the inode),
+	                           AE_OBJ_TCP (obj: local ip:port, peer: remote
+	                           ip:port, as argus_events.h packs them),
+	                           AE_OBJ_FILE (obj: the file; its lock
+	                           holders).  pids[]: processes */
+	ARGUS_ASK_CHILDREN,     /* the children of process pid that thread
+	                           tid's wait4/waitid waits for; arg: wait4's
+	                           pid argument (> 0 that child, -1 any, 0 or
+	                           < -1 a process group) or ARGUS_ASK_ANY_CHILD
+	                           when unknown (waitid, or its entry was not
+	                           traced).  pids[]: processes */
+	ARGUS_ASK_LOCK_OWNER,   /* the owner of the lock whose futex word is at
+	                           address arg in process pid (a glibc mutex, a
+	                           PI futex).  pids[0]: its tid */
+	ARGUS_ASK_THREAD,       /* thread tid of process pid: stopped, and by
+	                           which tracer (answer.stop, .tracer) */
+};
+#define ARGUS_ASK_ANY_CHILD INT64_MIN
+
+struct argus_live_query {
+	size_t sz;              /* sizeof: a callback reads a field only
+	                           when it fits (offsetof + size <= sz) */
+	uint32_t ask;           /* enum argus_live_ask */
+	uint32_t obj_kind;      /* HOLDERS: enum ae_obj_kind */
+	uint64_t obj, peer;     /* HOLDERS */
+	uint32_t pid, tid;      /* CHILDREN, LOCK_OWNER, THREAD */
+	int64_t arg;            /* CHILDREN, LOCK_OWNER */
+};
+
+#define ARGUS_LIVE_MAX_PIDS 16
+struct argus_live_answer {
+	size_t sz;              /* set by the diagnosis (zeroed): a callback
+	                           writes a field only when it fits */
+	uint8_t source;         /* enum argus_live_source that answered
+	                           (HOLDERS: which /proc table; 0: the
+	                           diagnosis infers it from the kind) */
+	uint8_t stop;           /* THREAD: enum argus_live_stop */
+	uint8_t pad[2];
+	uint32_t tracer;        /* THREAD: the pid ptrace-tracing it (stopped
+	                           or not), 0 none, and 0 when the tracer is
+	                           the caller's own (the lldb the plugin runs
+	                           in, its lldb-server): a ptrace stop with
+	                           tracer 0 is the user's debugger's, no
+	                           cause */
+	uint32_t n;             /* pids[] filled */
+	uint32_t pids[ARGUS_LIVE_MAX_PIDS];
+};
+
+/* Answers one query about the running system: 0 with *a filled (n may be
+ * 0: nobody), -ENOENT nothing known, -EOPNOTSUPP a query it does not
+ * answer (then the older callbacks are asked, if set). */
+typedef int (*argus_live_fn)(void *ctx, const struct argus_live_query *q,
+			     struct argus_live_answer *a);
 
 struct argus_diag_opts {
 	size_t sz;
@@ -328,6 +452,26 @@ struct argus_diag_opts {
 	 * or non-zero when it is no mutex.  NULL: the trace only. */
 	int (*mutex_owner)(void *ctx, uint32_t pid, uint64_t uaddr, uint32_t *tid);
 	void *mutex_ctx;
+	/* Live state, every source (argus_live_fn): asked before holders and
+	 * mutex_owner, which are asked only for what it does not answer
+	 * (-EOPNOTSUPP).  NULL: the older callbacks alone. */
+	argus_live_fn live;
+	void *live_ctx;
+	/* The schema's `holder` rules (argus_holder_rule.h): who holds what
+	 * thread tid of process pid waits for, by the application's own
+	 * account (PostgreSQL's lock manager: pg_blocking_pids).  Asked, live,
+	 * for a wait nobody has ended yet (or retried after the thread's own
+	 * timeout and still open: diag_holder_rule.c), before the search for
+	 * normal runs, with the trace stack id of the open wait (a wait
+	 * without one is not asked).  The host symbolizes
+	 * it, and for a rule whose function is on it runs the rule's command
+	 * (graphlib runs nothing): up to max pids (processes) into pids,
+	 * returns how many; 0 when no rule applies or none answered.  The
+	 * chain entry it names has rule holder-rule and live_source
+	 * ARGUS_LIVE_HOLDER_RULE.  NULL: not asked. */
+	uint32_t (*wait_holders)(void *ctx, uint32_t pid, uint32_t tid, uint32_t stack,
+				 uint32_t *pids, uint32_t max);
+	void *wait_holders_ctx;
 };
 
 int argus_diag__diagnose(const struct argus_graph *g,

@@ -22,6 +22,13 @@
  *      timer, that timeout is what broke the cycle: a deadlock turned
  *      into a livelock.
  *
+ * A wait still open at the end of a trace of the running system is asked
+ * of the live system (argus_diag_opts.live, docs/diagnosis.md "Live
+ * holders"): who holds its other end, its lock, its mutex, which child
+ * it waits for, and whether a culprit is stopped and by which tracer.
+ * graphlib reads no /proc: it only calls the callbacks, and each chain
+ * entry says which source named it (argus_culprit.live_source).
+ *
  * "inspected" counts the nodes a user has to look at to follow this:
  * the hang segment, the normal node, each slice step where two or more
  * inter-thread edges made a choice, and the culprit.
@@ -40,6 +47,8 @@ bool diag_flag_follow(const struct argus_graph *g, const struct argus_diag_opts 
 		      struct argus_diagnosis *d, const struct argus_activity *a,
 		      uint32_t depth, uint32_t hang_edge);
 uint32_t diag_flag_hang_edge(const struct argus_graph *g, const struct argus_hang *h);
+uint32_t diag_holder_rule_pick(const struct argus_graph *g, const struct argus_diag_opts *o,
+			       const struct argus_diagnosis *d, uint32_t tid, uint32_t h, uint32_t hs);
 
 static uint32_t seg_tid(const struct argus_graph *g, uint32_t s)
 {
@@ -174,22 +183,87 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
  * window, close a cycle, or follow its own wait one level deeper. */
 enum culprit_via { VIA_PATH, VIA_HOLDER, VIA_ASKED, VIA_LOCK, VIA_MUTEX, VIA_MUTEX_HOLDER,
 		   VIA_COND,
-		  VIA_WORK_ITEM, VIA_QUEUED_BEHIND };
+		  VIA_WORK_ITEM, VIA_QUEUED_BEHIND, VIA_CHILD, VIA_TRACER, VIA_HOLDER_RULE };
 
+/* o->live asked q: 0 with *a (a->n clamped), -errno (nothing known), or 1
+ * when there is no such callback or it does not answer this query
+ * (-EOPNOTSUPP): the older callbacks are asked instead. */
+static int ask_live(const struct argus_diag_opts *o, const struct argus_live_query *q,
+		    struct argus_live_answer *a)
+{
+	int rc;
+
+	memset(a, 0, sizeof(*a));
+	a->sz = sizeof(*a);
+	if (!o->live)
+		return 1;
+	rc = o->live(o->live_ctx, q, a);
+	if (rc == -EOPNOTSUPP)
+		return 1;
+	if (a->n > ARGUS_LIVE_MAX_PIDS)
+		a->n = ARGUS_LIVE_MAX_PIDS;
+	return rc < 0 ? rc : 0;
+}
+
+static bool live_stopped(const struct argus_graph *g, const struct argus_diag_opts *o,
+			 struct argus_diagnosis *d, struct argus_culprit *k, uint64_t wfrom,
+			 uint64_t wto, uint32_t level, uint32_t depth);
+
+static uint8_t via_rule(enum culprit_via via, bool late)
+{
+	switch (via) {
+	case VIA_HOLDER: return ARGUS_RULE_PEER;
+	case VIA_ASKED: return ARGUS_RULE_HANDOFF;
+	case VIA_LOCK: return ARGUS_RULE_LOCK;
+	case VIA_MUTEX: return ARGUS_RULE_MUTEX;
+	case VIA_MUTEX_HOLDER: return ARGUS_RULE_MUTEX_HOLDER;
+	case VIA_COND: return ARGUS_RULE_COND_SIGNALLER;
+	case VIA_WORK_ITEM: return ARGUS_RULE_WORK_ITEM;
+	case VIA_QUEUED_BEHIND: return ARGUS_RULE_QUEUED_BEHIND;
+	case VIA_CHILD: return ARGUS_RULE_CHILD;
+	case VIA_TRACER: return ARGUS_RULE_TRACER;
+	case VIA_HOLDER_RULE: return ARGUS_RULE_HOLDER_RULE;
+	case VIA_PATH: break;
+	}
+	return late ? ARGUS_RULE_WAKER : ARGUS_RULE_NORMAL_PATH;
+}
+
+/* src: the live source that named c (enum argus_live_source), 0 the
+ * trace.  A child or a tracer the trace never saw (asleep since before
+ * it) is still an entry, known only live (argus_culprit.live_only). */
 static void add_culprit(const struct argus_graph *g, const struct argus_diag_opts *o,
 			struct argus_diagnosis *d, uint32_t c, uint32_t normal_seg,
-			bool late, enum culprit_via via, uint64_t wfrom, uint64_t wto,
+			bool late, enum culprit_via via, uint8_t src, uint64_t wfrom, uint64_t wto,
 			uint32_t level, uint32_t depth)
 {
 	struct argus_activity a;
 	struct argus_culprit *k;
 	uint32_t thr = argus_graph__thread_by_tid(g, c);
 
-	if (d->nchain == ARGUS_DIAG_MAX_CHAIN || thr == ARGUS_NONE)
+	if (d->nchain == ARGUS_DIAG_MAX_CHAIN || !c)
 		return;
+	if (thr == ARGUS_NONE) {
+		if (via != VIA_CHILD && via != VIA_TRACER && via != VIA_HOLDER_RULE)
+			return;
+		k = &d->chain[d->nchain++];
+		memset(k, 0, sizeof(*k));
+		k->tid = k->pid = c;    /* a process: its main thread */
+		k->kind = ARGUS_KIND_NONE;
+		k->seg = k->normal_seg = ARGUS_NONE;
+		k->late = late;
+		k->wait_nr = -1;
+		k->rule = via_rule(via, late);
+		k->live_source = src;
+		k->live_only = 1;
+		k->from = wfrom;
+		k->to = wto;
+		return;
+	}
 	/* a debugger or Argus itself is never to blame for a program's
-	 * hang (graph_debugger.c): only when the user diagnoses the tool */
-	if (THRS(g)[thr].tool) {
+	 * hang (graph_debugger.c): only when the user diagnoses the tool,
+	 * or when a debugger the user did not attach holds the thread in a
+	 * ptrace stop (VIA_TRACER: live_stopped left the user's own out) */
+	if (THRS(g)[thr].tool && via != VIA_TRACER) {
 		uint32_t ht = argus_graph__thread_by_tid(g, d->hang.tid);
 
 		if (ht == ARGUS_NONE || !THRS(g)[ht].tool)
@@ -206,13 +280,8 @@ static void add_culprit(const struct argus_graph *g, const struct argus_diag_opt
 	k->late = late;
 	k->holder = via == VIA_HOLDER;
 	k->asked = via == VIA_ASKED;
-	k->rule = via == VIA_HOLDER ? ARGUS_RULE_PEER : via == VIA_ASKED ? ARGUS_RULE_HANDOFF :
-		  via == VIA_LOCK ? ARGUS_RULE_LOCK : via == VIA_MUTEX ? ARGUS_RULE_MUTEX :
-		  via == VIA_MUTEX_HOLDER ? ARGUS_RULE_MUTEX_HOLDER :
-		  via == VIA_COND ? ARGUS_RULE_COND_SIGNALLER :
-		  via == VIA_WORK_ITEM ? ARGUS_RULE_WORK_ITEM :
-		  via == VIA_QUEUED_BEHIND ? ARGUS_RULE_QUEUED_BEHIND :
-		  late ? ARGUS_RULE_WAKER : ARGUS_RULE_NORMAL_PATH;
+	k->rule = via_rule(via, late);
+	k->live_source = src;
 	k->from = wfrom;
 	k->to = wto;
 	k->seg = a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE ? a.wait_seg
@@ -237,6 +306,9 @@ static void add_culprit(const struct argus_graph *g, const struct argus_diag_opt
 		d->cycle = 1;
 		return;
 	}
+	/* stopped now: the stop is why it does not answer, not its wait */
+	if (live_stopped(g, o, d, k, wfrom, wto, level, depth))
+		return;
 	if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE && level + 1 < depth)
 		blame_wait(g, o, d, c, a.wait_seg, wfrom, wto, level + 1, depth);
 }
@@ -256,6 +328,74 @@ static uint32_t thread_of_pid(const struct argus_graph *g, uint32_t pid)
 }
 
 /*
+ * Chain entry k (not a cycle), live: is its thread stopped now?  Stopped
+ * by a signal (SIGSTOP, SIGTSTP: state T), it answers nobody until it is
+ * continued: that is why it does not wake the previous thread, and its
+ * own wait in the trace is not followed.  In a ptrace stop (state t) by
+ * a tracer other than the user's own debugger (the caller, which the
+ * callback answers as tracer 0, and the hung thread's tracer,
+ * d->live_hang_tracer), that tracer is the next entry (rule tracer): it
+ * holds the thread stopped.  True when k is stopped.
+ */
+static bool live_stopped(const struct argus_graph *g, const struct argus_diag_opts *o,
+			 struct argus_diagnosis *d, struct argus_culprit *k, uint64_t wfrom,
+			 uint64_t wto, uint32_t level, uint32_t depth)
+{
+	struct argus_live_query q = { .sz = sizeof(q), .ask = ARGUS_ASK_THREAD, .pid = k->pid,
+				      .tid = k->tid };
+	struct argus_live_answer a;
+	uint32_t tracer, t;
+
+	if (!o->live || ask_live(o, &q, &a) || !a.stop)
+		return false;
+	/* a ptrace stop by the user's own debugger (the caller's: tracer 0,
+	 * or the hung thread's) is no cause (graph_debugger.c): its wait
+	 * goes on being followed */
+	tracer = a.stop == ARGUS_LIVE_STOP_PTRACE ? a.tracer : 0;
+	if (a.stop == ARGUS_LIVE_STOP_PTRACE && (!tracer || tracer == d->live_hang_tracer))
+		return false;
+	k->live_stop = a.stop;
+	if (!tracer || tracer == k->pid)
+		return true;
+	k->live_tracer = tracer;
+	if (level + 1 < depth) {
+		t = thread_of_pid(g, tracer);
+		add_culprit(g, o, d, t != ARGUS_NONE ? t : tracer, ARGUS_NONE, true, VIA_TRACER,
+			    ARGUS_LIVE_TRACER, wfrom, wto, level + 1, depth);
+	}
+	return true;
+}
+
+/* Who holds the other end of object (kind, obj, peer) now, live: up to
+ * ARGUS_LIVE_MAX_PIDS pids, how many, and *src the source that said so.
+ * o->live first, else the older o->holders (no TCP: it takes one id). */
+static uint32_t live_holders(const struct argus_diag_opts *o, unsigned kind, uint64_t obj,
+			     uint64_t peer, uint32_t *pids, uint8_t *src)
+{
+	struct argus_live_query q = { .sz = sizeof(q), .ask = ARGUS_ASK_HOLDERS, .obj_kind = kind,
+				      .obj = obj, .peer = peer };
+	struct argus_live_answer a;
+	int rc = ask_live(o, &q, &a);
+	uint32_t n;
+
+	*src = kind == AE_OBJ_FILE ? ARGUS_LIVE_LOCKS : kind == AE_OBJ_TCP ? ARGUS_LIVE_TCP_PEER
+	       : ARGUS_LIVE_FD_PEER;
+	if (rc < 0)
+		return 0;
+	if (rc == 0) {
+		memcpy(pids, a.pids, a.n * sizeof(*pids));
+		if (a.source && a.source < ARGUS_LIVE_SOURCE_MAX)
+			*src = a.source;
+		return a.n;
+	}
+	if (!o->holders || kind == AE_OBJ_TCP)
+		return 0;
+	n = o->holders(o->holders_ctx, kind, kind == AE_OBJ_UNIX ? peer : obj, pids,
+		       ARGUS_LIVE_MAX_PIDS);
+	return n < ARGUS_LIVE_MAX_PIDS ? n : ARGUS_LIVE_MAX_PIDS;
+}
+
+/*
  * Thread tid tried a file lock in [wfrom, wto] and was refused, or is
  * still waiting for it (a blocking flock/F_SETLKW, SQLite's busy loop of
  * F_SETLK tries and sleeps): the lock's holder is the culprit.  From the
@@ -269,6 +409,7 @@ static bool blame_lock(const struct argus_graph *g, const struct argus_diag_opts
 {
 	struct argus_lock_op *ops = NULL, h, *want = NULL;
 	uint32_t n = 0, pid, culprit = ARGUS_NONE;
+	uint8_t src = ARGUS_LIVE_NONE;
 
 	if (argus_diag__lock_ops(g, tid, wfrom, wto, &ops, &n) || !n) {
 		free(ops);
@@ -280,38 +421,113 @@ static bool blame_lock(const struct argus_graph *g, const struct argus_diag_opts
 	pid = want ? want->pid : 0;
 	if (want && !argus_diag__lock_blocker(g, want, &h) && h.tid != tid)
 		culprit = h.tid;
-	if (want && culprit == ARGUS_NONE && o->holders) {
-		uint32_t pids[16], np = o->holders(o->holders_ctx, AE_OBJ_FILE, want->file, pids, 16);
+	if (want && culprit == ARGUS_NONE && (o->live || o->holders)) {
+		uint32_t pids[ARGUS_LIVE_MAX_PIDS];
+		uint32_t np = live_holders(o, AE_OBJ_FILE, want->file, 0, pids, &src);
 
-		for (uint32_t i = 0; i < np && i < 16 && culprit == ARGUS_NONE; i++)
+		for (uint32_t i = 0; i < np && culprit == ARGUS_NONE; i++)
 			if (pids[i] != pid)
 				culprit = thread_of_pid(g, pids[i]);
+	} else {
+		src = ARGUS_LIVE_NONE;  /* the trace's lock records */
 	}
 	free(ops);
 	if (culprit == ARGUS_NONE)
 		return false;
-	add_culprit(g, o, d, culprit, ARGUS_NONE, true, VIA_LOCK, wfrom, wto, level, depth);
+	add_culprit(g, o, d, culprit, ARGUS_NONE, true, VIA_LOCK, src, wfrom, wto, level, depth);
 	return true;
 }
 
 /*
  * A futex wait nobody has ended, live: if the futex word is a glibc
  * mutex's, its owner (the tid glibc stores in it) is who the thread
- * waits for.  A heuristic: a condition variable or a bare futex has no
- * owner, and mutex_owner() says so.
+ * waits for; if it is a PI futex, the owner tid the kernel keeps in the
+ * word.  A heuristic: a condition variable or a bare futex has no owner,
+ * and the callback says so.
  */
 static bool blame_mutex(const struct argus_graph *g, const struct argus_diag_opts *o,
 			struct argus_diagnosis *d, uint32_t tid, uint32_t h, uint64_t wfrom,
 			uint64_t wto, uint32_t level, uint32_t depth)
 {
 	const struct argus_segment *s = &SEGS(g)[h];
-	uint32_t owner = 0;
+	uint32_t owner = 0, pid = THRS(g)[s->thread].pid;
+	struct argus_live_query q = { .sz = sizeof(q), .ask = ARGUS_ASK_LOCK_OWNER, .pid = pid,
+				      .tid = tid, .arg = (int64_t)s->wait_arg };
+	struct argus_live_answer a;
+	uint8_t src = ARGUS_LIVE_MUTEX_OWNER;
+	int rc;
 
-	if (!o->mutex_owner || s->wait_nr != SYS_futex ||
-	    o->mutex_owner(o->mutex_ctx, THRS(g)[s->thread].pid, s->wait_arg, &owner) ||
-	    !owner || owner == tid || argus_graph__thread_by_tid(g, owner) == ARGUS_NONE)
+	if (s->wait_nr != SYS_futex || (!o->live && !o->mutex_owner))
 		return false;
-	add_culprit(g, o, d, owner, ARGUS_NONE, true, VIA_MUTEX, wfrom, wto, level, depth);
+	rc = ask_live(o, &q, &a);
+	if (rc == 0 && a.n) {
+		owner = a.pids[0];
+		if (a.source && a.source < ARGUS_LIVE_SOURCE_MAX)
+			src = a.source;
+	} else if (rc != 1 || !o->mutex_owner ||
+		   o->mutex_owner(o->mutex_ctx, pid, s->wait_arg, &owner)) {
+		return false;
+	}
+	if (!owner || owner == tid || argus_graph__thread_by_tid(g, owner) == ARGUS_NONE)
+		return false;
+	add_culprit(g, o, d, owner, ARGUS_NONE, true, VIA_MUTEX, src, wfrom, wto, level, depth);
+	return true;
+}
+
+/*
+ * A wait for a child (wait4, waitid) nobody has ended, live: the child
+ * it waits for is who would end it, by exiting.  The trace knows the
+ * children only by what they did; which of them still run, only the
+ * live system says (o->live, ARGUS_ASK_CHILDREN).  wait4's pid argument
+ * (its sys_enter, in h or in the segments the same wait went on through)
+ * narrows it to one child or a process group.  Of several children, the
+ * first the trace has; else the first, known only live (a child asleep
+ * since before the trace).  True when one was added.
+ */
+static bool blame_children(const struct argus_graph *g, const struct argus_diag_opts *o,
+			   struct argus_diagnosis *d, uint32_t tid, uint32_t h, uint64_t wfrom,
+			   uint64_t wto, uint32_t level, uint32_t depth)
+{
+	const struct argus_segment *hs = &SEGS(g)[h];
+	struct argus_live_query q = { .sz = sizeof(q), .ask = ARGUS_ASK_CHILDREN,
+				      .pid = THRS(g)[hs->thread].pid, .tid = tid,
+				      .arg = ARGUS_ASK_ANY_CHILD };
+	struct argus_live_answer a;
+	uint32_t s = h, pick = ARGUS_NONE;
+	bool found = false;
+
+	if (!o->live)
+		return false;
+	for (int back = 0; back < 8 && s != ARGUS_NONE && !found; back++) {
+		for (uint32_t e = SEGS(g)[s].first_event; e != ARGUS_NONE;
+		     e = argus_graph__seg_next_event(g, s, e)) {
+			const struct argus_gevent *ev = &EVS(g)[e];
+
+			if (ev->type != AE_SYS_ENTER || (ev->nr != SYS_wait4 && ev->nr != SYS_waitid))
+				continue;
+			found = true;
+			/* wait4(pid, ...): the graph keeps arg0; waitid's id
+			 * is its second argument, not kept: any child */
+			q.arg = ev->nr == SYS_wait4 ? (int64_t)(int32_t)ev->val : ARGUS_ASK_ANY_CHILD;
+		}
+		s = argus_graph__seg_prev(g, s);
+		/* the same wait goes on only through segments that ended in it */
+		if (s != ARGUS_NONE && (SEGS(g)[s].end_reason != ARGUS_END_WAIT ||
+					SEGS(g)[s].wait_nr != hs->wait_nr))
+			break;
+	}
+	if (ask_live(o, &q, &a) || !a.n)
+		return false;
+	for (uint32_t i = 0; i < a.n && pick == ARGUS_NONE; i++)
+		if (a.pids[i] != q.pid)
+			pick = thread_of_pid(g, a.pids[i]);
+	if (pick == ARGUS_NONE)
+		pick = a.pids[0] != q.pid ? a.pids[0] : ARGUS_NONE;
+	if (pick == ARGUS_NONE || pick == tid)
+		return false;
+	add_culprit(g, o, d, pick, ARGUS_NONE, true, VIA_CHILD,
+		    a.source && a.source < ARGUS_LIVE_SOURCE_MAX ? a.source : ARGUS_LIVE_CHILDREN,
+		    wfrom, wto, level, depth);
 	return true;
 }
 
@@ -404,7 +620,8 @@ static bool blame_mutex_holder(const struct argus_graph *g, const struct argus_d
 			}
 		}
 	}
-	add_culprit(g, o, d, holder, ARGUS_NONE, false, VIA_MUTEX_HOLDER, wfrom, wto, level, depth);
+	add_culprit(g, o, d, holder, ARGUS_NONE, false, VIA_MUTEX_HOLDER, ARGUS_LIVE_NONE, wfrom, wto,
+		    level, depth);
 	return true;
 }
 
@@ -493,7 +710,8 @@ static bool blame_cond_signaller(const struct argus_graph *g, const struct argus
 	}
 	if (!who || who == tid || argus_graph__thread_by_tid(g, who) == ARGUS_NONE)
 		return false;
-	add_culprit(g, o, d, who, ARGUS_NONE, false, VIA_COND, wfrom, wto, level, depth);
+	add_culprit(g, o, d, who, ARGUS_NONE, false, VIA_COND, ARGUS_LIVE_NONE, wfrom, wto, level,
+		    depth);
 	return true;
 }
 
@@ -532,7 +750,7 @@ static bool blame_work(const struct argus_graph *g, const struct argus_diag_opts
 	}
 	add_culprit(g, o, d, c, ARGUS_NONE, false,
 		    w.rule == ARGUS_RULE_QUEUED_BEHIND ? VIA_QUEUED_BEHIND : VIA_WORK_ITEM,
-		    wfrom, wto, level, depth);
+		    ARGUS_LIVE_NONE, wfrom, wto, level, depth);
 	if (d->nchain <= at)
 		return false;
 	k = &d->chain[at];
@@ -554,7 +772,8 @@ static bool blame_work(const struct argus_graph *g, const struct argus_diag_opts
  * progress): the renderer blocked reading a socket it uses only in the
  * hang.  Who would write to it is whoever holds the other end, and the
  * trace cannot say until that thread touches it; a live system can
- * (o->holders, e.g. /proc/PID/fd).  Of the holding process, the thread
+ * (o->live or o->holders, e.g. /proc/PID/fd; for a loopback TCP
+ * connection /proc/net/tcp first).  Of the holding process, the thread
  * taken is one already in the chain or the hung UI thread (it serves its
  * process's IPC from its event loop, and naming it closes the cycle),
  * else the process's main thread.  True when a culprit was added.
@@ -565,15 +784,15 @@ static bool blame_holder(const struct argus_graph *g, const struct argus_diag_op
 {
 	const struct argus_segment *s = &SEGS(g)[h];
 	const struct argus_object *wo = argus_graph__object(g, s->wait_obj);
-	uint32_t pids[16], n, self = THRS(g)[s->thread].pid, pick = 0;
+	uint32_t pids[ARGUS_LIVE_MAX_PIDS], n, self = THRS(g)[s->thread].pid, pick = 0;
+	uint8_t src;
 
 	/* a pipe has no peer id: its inode is both ends' */
 	if (s->end_reason != ARGUS_END_WAIT || !wo || (!wo->peer && wo->kind != AE_OBJ_PIPE) ||
-	    (wo->kind != AE_OBJ_UNIX && wo->kind != AE_OBJ_PIPE))
+	    (wo->kind != AE_OBJ_UNIX && wo->kind != AE_OBJ_PIPE && wo->kind != AE_OBJ_TCP))
 		return false;
-	n = o->holders(o->holders_ctx, wo->kind,
-		       wo->kind == AE_OBJ_PIPE ? wo->obj : wo->peer, pids, 16);
-	for (uint32_t i = 0; i < n && i < 16 && !pick; i++) {
+	n = live_holders(o, wo->kind, wo->obj, wo->peer, pids, &src);
+	for (uint32_t i = 0; i < n && !pick; i++) {
 		if (pids[i] == self && wo->kind == AE_OBJ_PIPE)
 			continue;       /* a pipe's inode is both ends' */
 		if (pids[i] == d->hang.pid)
@@ -588,7 +807,7 @@ static bool blame_holder(const struct argus_graph *g, const struct argus_diag_op
 	}
 	if (!pick)
 		return false;
-	add_culprit(g, o, d, pick, ARGUS_NONE, true, VIA_HOLDER, wfrom, wto, level, depth);
+	add_culprit(g, o, d, pick, ARGUS_NONE, true, VIA_HOLDER, src, wfrom, wto, level, depth);
 	return true;
 }
 
@@ -690,13 +909,37 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 			d->normal_seg = ARGUS_NONE;
 		return;
 	}
+	/* Waiting for a child and nobody has ended it: the child, live (a
+	 * normal run of the wait would name a child long gone). */
+	if (next == ARGUS_NONE &&
+	    (SEGS(g)[h].wait_nr == SYS_wait4 || SEGS(g)[h].wait_nr == SYS_waitid) &&
+	    blame_children(g, o, d, tid, h, wfrom, wto, level, depth)) {
+		if (level == 0)
+			d->normal_seg = ARGUS_NONE;
+		return;
+	}
 	hs = wait_origin(g, h);
+	/* Nobody has ended it (or its retry after its own timeout), and the
+	 * application says who holds what it waits for (a schema holder rule,
+	 * live; diag_holder_rule.c): a fact, before any guess from similar
+	 * runs. */
+	if ((next == ARGUS_NONE || tmo) && o->wait_holders) {
+		uint32_t c = diag_holder_rule_pick(g, o, d, tid, h, hs);
+
+		if (c != ARGUS_NONE) {
+			add_culprit(g, o, d, c, ARGUS_NONE, true, VIA_HOLDER_RULE,
+				    ARGUS_LIVE_HOLDER_RULE, wfrom, wto, level, depth);
+			if (level == 0)
+				d->normal_seg = ARGUS_NONE;
+			return;
+		}
+	}
 	nsim = diag_similar(g, hs, SEGS(g)[hs].start, wto, sim, MAX_SIMILAR, true);
 	/* Not a usual wait and nobody has ended it yet: who holds the other
 	 * end of it (live systems only) says more than waits on the same
 	 * kind of object. */
 	if (nsim == 0 && next == ARGUS_NONE &&
-	    ((o->holders && blame_holder(g, o, d, tid, hs, wfrom, wto, level, depth)) ||
+	    (((o->live || o->holders) && blame_holder(g, o, d, tid, hs, wfrom, wto, level, depth)) ||
 	     blame_mutex(g, o, d, tid, hs, wfrom, wto, level, depth))) {
 		if (level == 0)
 			d->normal_seg = ARGUS_NONE;
@@ -741,7 +984,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 
 		if (e != ARGUS_NONE)
 			add_culprit(g, o, d, seg_tid(g, EDGES(g)[e].dst), EDGES(g)[e].dst, true,
-				    VIA_ASKED, wfrom, wto, level, depth);
+				    VIA_ASKED, ARGUS_LIVE_NONE, wfrom, wto, level, depth);
 		return;
 	}
 	/* steps[0] is the woken segment of the waiting thread, then the slice */
@@ -770,8 +1013,8 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 
 		if (c == tid)
 			continue;
-		add_culprit(g, o, d, c, steps[i].seg, normal == ARGUS_NONE, VIA_PATH, wfrom, wto,
-			    level, depth);
+		add_culprit(g, o, d, c, steps[i].seg, normal == ARGUS_NONE, VIA_PATH, ARGUS_LIVE_NONE,
+			    wfrom, wto, level, depth);
 		return;
 	}
 }
@@ -782,9 +1025,31 @@ const char *argus_culprit_rule_str(unsigned rule)
 					 "handoff", "lock-holder", "mutex-owner", "dataflag",
 					 "mutex-holder", "cond-signaller",
 					 [ARGUS_RULE_WORK_ITEM] = "work-item",
-					 [ARGUS_RULE_QUEUED_BEHIND] = "queued-behind" };
+					 [ARGUS_RULE_QUEUED_BEHIND] = "queued-behind",
+					 [ARGUS_RULE_CHILD] = "child",
+					 [ARGUS_RULE_TRACER] = "tracer",
+					 [ARGUS_RULE_HOLDER_RULE] = "holder-rule" };
 
 	return rule < sizeof(n) / sizeof(n[0]) ? n[rule] : NULL;
+}
+
+const char *argus_live_source_str(unsigned source)
+{
+	static const char *const n[ARGUS_LIVE_SOURCE_MAX] = {
+		[ARGUS_LIVE_LOCKS] = "locks", [ARGUS_LIVE_FD_PEER] = "fd-peer",
+		[ARGUS_LIVE_TCP_PEER] = "tcp-peer", [ARGUS_LIVE_TCP_LISTENER] = "tcp-listener",
+		[ARGUS_LIVE_CHILDREN] = "children", [ARGUS_LIVE_MUTEX_OWNER] = "mutex-owner",
+		[ARGUS_LIVE_PI_OWNER] = "pi-owner", [ARGUS_LIVE_TRACER] = "tracer",
+		[ARGUS_LIVE_HOLDER_RULE] = "holder-rule",
+	};
+
+	return source < ARGUS_LIVE_SOURCE_MAX ? n[source] : NULL;
+}
+
+const char *argus_live_stop_str(unsigned stop)
+{
+	return stop == ARGUS_LIVE_STOP_SIGNAL ? "signal" :
+	       stop == ARGUS_LIVE_STOP_PTRACE ? "ptrace" : NULL;
 }
 
 int argus_diag__diagnose(const struct argus_graph *g,
@@ -806,6 +1071,15 @@ int argus_diag__diagnose(const struct argus_graph *g,
 	d->hang = *hang;
 	d->normal_seg = ARGUS_NONE;
 	d->hang_seg = ARGUS_NONE;
+	if (o->live) {
+		/* the hung thread's tracer is the user's debugger: never blamed */
+		struct argus_live_query q = { .sz = sizeof(q), .ask = ARGUS_ASK_THREAD,
+					      .pid = hang->pid, .tid = hang->tid };
+		struct argus_live_answer la;
+
+		if (!ask_live(o, &q, &la))
+			d->live_hang_tracer = la.tracer;
+	}
 	if ((rc = argus_diag__activity(g, hang->tid, hang->start, hang->end, &a)))
 		return rc;
 	d->kind = a.kind;

@@ -85,6 +85,10 @@ struct argus_schema {
 	uint32_t nedges;
 	struct schema_filter *filters;
 	uint32_t nfilters;
+	/* `holder` rules (schema_holder.c, argus_holder_rule.h): not used by
+	 * the graph; the diagnosis's host runs them */
+	struct argus_holder_rule *holders;
+	uint32_t nholders;
 };
 
 struct argus_event;

@@ -10,6 +10,7 @@
  *   boundary before|after EVENT [FILTER...]
  *   edge TYPE EVENT ATTR [FILTER...] -> EVENT ATTR [FILTER...] [many]
  *   filter waker|target|kernel GLOB-FILTER...
+ *   holder FUNC[,FUNC...] [OPTION...] run COMMAND [ARG...]  (schema_holder.c)
  *
  *   EVENT   syscall:NAME | sys_enter:NAME | sys_exit:NAME | switch:NAME
  *           | mark:WORD | TYPE-NAME     (NAME, WORD may be '*': any)
@@ -36,6 +37,7 @@
 
 #include "argus_events.h"
 #include "schema.h"
+#include "schema_holder.h"
 #include "syscall_names.h"
 
 #define MAX_WORDS 32            /* a full edge line has 14 */
@@ -579,9 +581,18 @@ static int parse_line(struct parser *p, char *line)
 					    QWA(words[w]));
 		}
 		err = 0;
+	} else if (!strcmp(words[0], "holder")) {
+		/* the diagnosis's, not the graph's: schema_holder.c */
+		char why[200];
+
+		err = schema_holder_parse(s, words, n, p->line, why, sizeof(why));
+		if (err == -ENOMEM)
+			return fail_nomem(p);
+		if (err)
+			return fail(p, "%s", why);
 	} else {
 		return fail(p, "unknown keyword " QW " (expected boundary, edge, "
-			    "filter, instrument or argus-schema)", QWA(words[0]));
+			    "filter, holder, instrument or argus-schema)", QWA(words[0]));
 	}
 	p->seen_rule = 1;
 	return err;
@@ -615,6 +626,7 @@ void argus_schema__free(struct argus_schema *s)
 	free(s->boundaries);
 	free(s->edges);
 	free(s->filters);
+	schema_holders_free(s);
 	free(s);
 }
 

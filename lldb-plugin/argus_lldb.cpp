@@ -537,6 +537,48 @@ CliResult run_cli_stacks(const Args &args, bool text_output)
 	return r;
 }
 
+// ---- argus diagnose --until-end: the wait's progress and Ctrl-C ---------
+
+// The wait (cli/until_end.c) runs inside the command: the process stays
+// stopped, never continued.  While it waits, lldb's error stream gets a
+// progress line when it is a terminal, and Ctrl-C stops the wait: the
+// wait installs its own SIGINT handler for its duration (lldb 16 has no
+// SBDebugger::InterruptRequested), and does not hand the signal on to
+// lldb's, which would mark the command interrupted and make lldb drop its
+// output ("... Interrupted.").  An interrupt lldb got some other way
+// (SBCommandInterpreter::WasInterrupted) stops it too.  Then the
+// diagnosis is of what is known.
+struct UntilEndTick {
+	lldb::SBDebugger *debugger = nullptr;   // set by PluginInitialize
+	bool shown = false;
+	uint64_t drawn = 0;                     // waited_ns of the last line
+};
+UntilEndTick g_until_end_tick;
+
+int until_end_tick(void *ctx, uint64_t waited_ns, uint64_t timeout_ns, const char *what)
+{
+	auto *t = static_cast<UntilEndTick *>(ctx);
+	FILE *f = t->debugger ? t->debugger->GetErrorFileHandle() : nullptr;
+	bool tty = f && isatty(fileno(f));
+	if (waited_ns == UINT64_MAX) {          // over: erase the line
+		if (t->shown && tty) {
+			fprintf(f, "\r\033[K");
+			fflush(f);
+		}
+		t->shown = false;
+		t->drawn = 0;
+		return 0;
+	}
+	if (tty && waited_ns >= 1000000000ull && waited_ns - t->drawn >= 100000000ull) {
+		fprintf(f, "\rargus: %s: %.1f s of %.0f s (Ctrl-C: diagnose now)\033[K", what,
+			(double)waited_ns / 1e9, (double)timeout_ns / 1e9);
+		fflush(f);
+		t->shown = true;
+		t->drawn = waited_ns;
+	}
+	return t->debugger && t->debugger->GetCommandInterpreter().WasInterrupted() ? 1 : 0;
+}
+
 // ---- the subcommands ---------------------------------------------------
 
 struct Subcommand;
@@ -574,6 +616,21 @@ bool take_flag(Args &args, const char *name)
 		}
 	}
 	return false;
+}
+
+// Takes "--until-end" or "--until-end=S" out of args; true if it was there.
+bool take_until_end(Args &args)
+{
+	bool found = false;
+	for (size_t i = 0; i < args.size();) {
+		if (args[i] == "--until-end" || args[i].compare(0, 12, "--until-end=") == 0) {
+			args.erase(args.begin() + (long)i);
+			found = true;
+		} else {
+			i++;
+		}
+	}
+	return found;
 }
 
 bool has(const Args &args, const char *name)
@@ -806,6 +863,18 @@ bool run_diagnose(const Subcommand &sc, lldb::SBDebugger d, Query &q, const Diag
 	bool ok = finish(result, r, sc.syntax);
 	if (ok) {
 		g_session.last_diagnose = p.cli;
+		if (take_until_end(g_session.last_diagnose)) {
+			// the wait replaced the session trace: pick and report go
+			// on with the hang it waited for, found by its middle
+			const argus_hang &h = rep->diag.hang;
+			std::string tid;
+			take_opt(g_session.last_diagnose, "--tid", tid);
+			g_session.last_diagnose.push_back("--tid");
+			g_session.last_diagnose.push_back(std::to_string(h.tid));
+			g_session.last_diagnose.push_back("--at");
+			g_session.last_diagnose.push_back(std::to_string(h.start + (h.end - h.start) / 2));
+			g_session.snapshot_at = now_s();
+		}
 		g_session.have_diagnose = true;
 		g_session.choices.clear();
 		for (uint32_t i = 0; i < rep->nchoices; i++)
@@ -823,6 +892,10 @@ bool cmd_diagnose(const Subcommand &sc, lldb::SBDebugger d, Args args, lldb::SBC
 		return help_of(sc, result);
 	DiagPrep p;
 	std::string picks;
+	Args probe = args;
+	if (take_until_end(probe) && has(args, "--no-save"))
+		return fail(result, std::string("argus diagnose: --until-end takes fresh snapshots: not with "
+						"--no-save\nusage: ") + sc.syntax);
 	if (!prep_diag(sc, d, args, p, result))
 		return false;
 	g_session.picks.clear();
@@ -957,9 +1030,13 @@ const Subcommand kSubcommands[] = {
 	{"diagnose", cmd_diagnose,
 	 "Name the thread, in any process, that caused the attached process's hang: snapshots the "
 	 "last 2 minutes, takes the hang in progress (else the longest, or the one at --at / --mark), "
-	 "then shows the report's threads as lldb sees them now.",
-	 "argus diagnose [--tid TID] [--at TIME | --mark TEXT] [--depth N] [--threshold MS]\n"
-	 "               [--pick N,N...] [--json | --dot] [--pid PID] [--last DURATION] [--no-save]\n"},
+	 "then shows the report's threads as lldb sees them now.  --until-end[=SECONDS] (default 60): "
+	 "first wait, the process kept stopped, until what the hung thread waits for happens (the "
+	 "lock released, its fd readable, its futex word changed...), then snapshot again and "
+	 "diagnose with it; Ctrl-C stops the wait early.",
+	 "argus diagnose [--tid TID] [--at TIME | --mark TEXT | --until-end[=SECONDS]] [--depth N]\n"
+	 "               [--threshold MS] [--pick N,N...] [--json | --dot] [--pid PID] [--last DURATION]\n"
+	 "               [--no-save]\n"},
 	{"show", cmd_on_trace, "One segment of the session trace in full (ID as diagnose printed it: #261 or 261).",
 	 "argus show ID [--json] [--schema FILE] [--no-split]\n"},
 	{"similar", cmd_on_trace, "Segments of the same thread that did the same thing as segment ID.",
@@ -1089,6 +1166,8 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger)
 	argus_capture_set_bin_dir(bin_dir_of(self).c_str());
 	g_symbols.debugger = new lldb::SBDebugger(debugger);
 	argus_capture_set_symbolizer(lldb_symbolize, &g_symbols);
+	g_until_end_tick.debugger = g_symbols.debugger;
+	argus_capture_set_until_end_tick(until_end_tick, &g_until_end_tick);
 
 	lldb::SBCommandInterpreter ci = debugger.GetCommandInterpreter();
 	lldb::SBCommand argus = ci.AddMultiwordCommand(

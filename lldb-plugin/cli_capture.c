@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "cli_capture.h"
 #include "diag_cli.h"
+#include "until_end.h"
 
 #define CAPTURE_MAX (16u << 20)  /* bytes kept per stream; the rest is cut */
 
@@ -140,6 +141,11 @@ int argus_capture_check_diag_args(int argc, char **argv)
 void argus_capture_set_bin_dir(const char *dir)
 {
 	cli_set_bin_dir(dir);
+}
+
+void argus_capture_set_until_end_tick(argus_until_end_tick_fn fn, void *ctx)
+{
+	until_end_set_tick(fn, ctx);
 }
 
 void argus_capture_set_symbolizer(argus_sym_fn fn, void *ctx)

@@ -46,6 +46,14 @@ void argus_capture_set_symbolizer(argus_sym_fn fn, void *ctx);
 /* Where argusd lives, for the CLI (cli_set_bin_dir). */
 void argus_capture_set_bin_dir(const char *dir);
 
+/* `argus diagnose --until-end`'s wait calls fn about 50 times a second
+ * (cli/until_end.h, until_end_set_tick): the host draws its progress line
+ * and returns non-zero to stop waiting (the user's interrupt); a last call
+ * with waited_ns UINT64_MAX says the wait is over. */
+typedef int (*argus_until_end_tick_fn)(void *ctx, uint64_t waited_ns, uint64_t timeout_ns,
+				       const char *what);
+void argus_capture_set_until_end_tick(argus_until_end_tick_fn fn, void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -492,7 +492,7 @@ static void error_unknown_keyword(void)
 		 2, "unknown keyword", "'boundry'");
 	FAILS_AT("Boundary before syscall:read\n", 1, "'Boundary'");
 	CHECK(!strcmp(message_of("x"), "app.schema:1: unknown keyword 'x' "
-		      "(expected boundary, edge, filter, instrument or argus-schema)"));
+		      "(expected boundary, edge, filter, holder, instrument or argus-schema)"));
 }
 
 /* `instrument FUNC as KIND` is argus instrument's (docs/schema.md, "Live
@@ -1146,6 +1146,17 @@ static const char *const doc_examples[] = {
 	"filter target process=node_exporter\n"
 	"# irqbalance behaves like kernel housekeeping: ignore its wake-ups both ways.\n"
 	"filter kernel process=irqbalance\n",
+
+	"# Our PostgreSQL server: psql on its socket as the dba role, no helper.\n"
+	"# The SQL has no space: an argument cannot hold one.\n"
+	"holder ProcSleep,XactLockTableWait process=postgres as dba timeout 3000 run "
+	"/usr/lib/postgresql/15/bin/psql -X -A -t -q -w -h /run/postgresql -d postgres -c "
+	"SELECT(pg_blocking_pids(%p))\n"
+	"\n"
+	"# A job server whose workers wait in wait_for_job(): its admin tool\n"
+	"# names the process that holds the job, as a service user.\n"
+	"holder wait_for_job,job_lock_acquire process=jobd as jobd-admin timeout 1000 run "
+	"/usr/local/bin/jobctl who-holds %p %t\n",
 };
 #define NDOC (sizeof(doc_examples) / sizeof(doc_examples[0]))
 
@@ -1153,6 +1164,7 @@ static void docs_examples_parse(void)
 {
 	static const uint32_t want[NDOC][3] = {
 		{ 2, 0, 0 }, { 2, 1, 0 }, { 0, 3, 0 }, { 0, 0, 3 },
+		{ 0, 0, 0 },    /* two holder rules: the diagnosis's */
 	};
 
 	for (size_t i = 0; i < NDOC; i++) {

@@ -1,0 +1,153 @@
+/* proc_holders.c - the CLI's answers to the diagnosis's live questions
+ * (argus_live_fn, argus_holders_fn: graphlib/argus_diag.h), from /proc of
+ * the running system.  graphlib reads no /proc; `diagnose --live` (the
+ * default on a fresh trace of this system, diag_cli_resolve_live) and the
+ * lldb plugin pass these.  docs/diagnosis.md "Live holders" lists the
+ * sources:
+ *
+ *   who holds the other end   unix socket, pipe: /proc/PID/fd (here);
+ *                             loopback TCP: proc_tcp.c, then /proc/PID/fd;
+ *                             a file lock: proc_locks.c (/proc/locks)
+ *   the children it waits for proc_task.c (/proc/PID/task/TID/children)
+ *   a lock's owner            proc_locks.c (/proc/PID/mem: glibc's mutex
+ *                             owner, else a PI futex's)
+ *   a thread's stop, tracer   proc_task.c (/proc/PID/task/TID/stat,
+ *                             status), the caller's own debugger left out
+ *
+ * Every answer names its source (argus_live_answer.source), which the
+ * report and the JSON show for the entry it named.  A pid read now is
+ * trusted to be the one the trace saw: the trace must be fresh.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "argus_events.h"
+#include "diag_cli.h"
+
+uint32_t diag_cli_fd_holders(const char *want, uint32_t *pids, uint32_t max)
+{
+	char path[64], link[64];
+	DIR *proc = opendir("/proc"), *fds;
+	struct dirent *p, *f;
+	uint32_t n = 0;
+
+	if (!proc)
+		return 0;
+	while (n < max && (p = readdir(proc))) {
+		char *end;
+		unsigned long pid = strtoul(p->d_name, &end, 10);
+
+		if (*end || !pid || pid > UINT32_MAX)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%lu/fd", pid);
+		if (!(fds = opendir(path)))
+			continue;       /* gone, or a kernel thread */
+		while ((f = readdir(fds))) {
+			ssize_t len;
+
+			if (f->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%lu/fd/%.16s", pid, f->d_name);
+			len = readlink(path, link, sizeof(link) - 1);
+			if (len <= 0)
+				continue;
+			link[len] = 0;
+			if (!strcmp(link, want)) {
+				pids[n++] = (uint32_t)pid;
+				break;
+			}
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+	return n;
+}
+
+uint32_t diag_cli_proc_holders(void *ctx, unsigned obj_kind, uint64_t obj, uint32_t *pids,
+			       uint32_t max)
+{
+	char want[48];
+
+	if (obj_kind == AE_OBJ_FILE)    /* a file lock's holders */
+		return diag_cli_proc_lock_holders(ctx, obj, pids, max);
+	if (obj_kind != AE_OBJ_UNIX && obj_kind != AE_OBJ_PIPE)
+		return 0;
+	snprintf(want, sizeof(want), "%s:[%" PRIu64 "]", obj_kind == AE_OBJ_UNIX ? "socket" : "pipe",
+		 obj);
+	return diag_cli_fd_holders(want, pids, max);
+}
+
+/* A field of a growable struct is there when it fits in its sz. */
+#define HAS(s, field) ((s)->sz >= offsetof(__typeof__(*(s)), field) + sizeof((s)->field))
+
+static int holders(const struct argus_live_query *q, struct argus_live_answer *a)
+{
+	bool listener = false;
+
+	switch (q->obj_kind) {
+	case AE_OBJ_UNIX:       /* the trace's peer is the other end's inode */
+		a->n = diag_cli_proc_holders(NULL, AE_OBJ_UNIX, q->peer, a->pids, ARGUS_LIVE_MAX_PIDS);
+		a->source = ARGUS_LIVE_FD_PEER;
+		return 0;
+	case AE_OBJ_PIPE:
+		a->n = diag_cli_proc_holders(NULL, AE_OBJ_PIPE, q->obj, a->pids, ARGUS_LIVE_MAX_PIDS);
+		a->source = ARGUS_LIVE_FD_PEER;
+		return 0;
+	case AE_OBJ_FILE:
+		a->n = diag_cli_proc_lock_holders(NULL, q->obj, a->pids, ARGUS_LIVE_MAX_PIDS);
+		a->source = ARGUS_LIVE_LOCKS;
+		return 0;
+	case AE_OBJ_TCP:
+		if (!q->obj || !q->peer)
+			return -ENOENT;
+		a->n = diag_cli_tcp_peer_holders(q->obj, q->peer, a->pids, ARGUS_LIVE_MAX_PIDS,
+						 &listener);
+		a->source = listener ? ARGUS_LIVE_TCP_LISTENER : ARGUS_LIVE_TCP_PEER;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int diag_cli_live(void *ctx, const struct argus_live_query *q, struct argus_live_answer *a)
+{
+	uint32_t owner = 0;
+
+	(void)ctx;
+	if (!q || !a || !HAS(q, arg) || !HAS(a, pids))
+		return -EINVAL;
+	a->n = 0;
+	switch (q->ask) {
+	case ARGUS_ASK_HOLDERS:
+		return holders(q, a);
+	case ARGUS_ASK_CHILDREN:
+		a->n = diag_cli_proc_children(q->pid, q->arg, a->pids, ARGUS_LIVE_MAX_PIDS);
+		a->source = ARGUS_LIVE_CHILDREN;
+		return 0;
+	case ARGUS_ASK_LOCK_OWNER:
+		if (!diag_cli_mutex_owner(q->pid, (uint64_t)q->arg, &owner))
+			a->source = ARGUS_LIVE_MUTEX_OWNER;
+		else if (!diag_cli_pi_owner(q->pid, (uint64_t)q->arg, &owner))
+			a->source = ARGUS_LIVE_PI_OWNER;
+		else
+			return -ENOENT;
+		a->pids[0] = owner;
+		a->n = 1;
+		return 0;
+	case ARGUS_ASK_THREAD: {
+		int rc = diag_cli_proc_thread_state(q->pid, q->tid, &a->stop, &a->tracer);
+
+		/* the debugger this runs in (lldb, its lldb-server) is the
+		 * user's own: no tracer to blame */
+		if (!rc && a->tracer && diag_cli_pid_is_ours(a->tracer))
+			a->tracer = 0;
+		return rc;
+	}
+	}
+	return -EOPNOTSUPP;
+}

@@ -1,0 +1,746 @@
+/* until_end.c - see until_end.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "argus_diag.h"
+#include "argus_events.h"
+#include "cli.h"
+#include "diag_run.h"
+#include "progress.h"
+#include "safe_file.h"
+#include "syscall_names.h"
+#include "trace_format.h"
+#include "until_end.h"
+#include "wake_watch.h"
+
+#define TICK_NS 20000000ull             /* the loop's period */
+#define CONFIRM_MIN_NS 250000000ull     /* snapshots to confirm an end: at most 4/s */
+#define CONFIRM_AFTER_CHANGE_NS 2000000000ull /* keep confirming that long after a change */
+#define CONFIRM_EVERY_NS 10000000000ull /* and every 10 s anyway (a wait that
+                                           returned and was entered again with
+                                           the same arguments in between two
+                                           looks at /proc) */
+#define SETTLE_NS 50000000ull           /* after a stopped waiter's event: the
+                                           waker's events reach the ring */
+#define FIRST_LAST_NS (120ull * 1000000000ull)  /* the first snapshot: 2 min */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+
+	nanosleep(&ts, NULL);
+}
+
+/* ---- the host's tick, and Ctrl-C ------------------------------------- */
+
+static until_end_tick_fn host_tick;
+static void *host_tick_ctx;
+
+void until_end_set_tick(until_end_tick_fn fn, void *ctx)
+{
+	host_tick = fn;
+	host_tick_ctx = ctx;
+}
+
+static volatile sig_atomic_t interrupted;
+static struct sigaction old_int;
+
+/* Ctrl-C stops the wait, and only that: the signal is not handed on to
+ * the host's handler (lldb's would mark the running command interrupted,
+ * and lldb then drops the command's output: "... Interrupted."; Python's
+ * would raise KeyboardInterrupt after the command). */
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void catch_sigint(void)
+{
+	struct sigaction sa = { 0 };
+
+	interrupted = 0;
+	sa.sa_handler = on_sigint;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+}
+
+static void release_sigint(void)
+{
+	sigaction(SIGINT, &old_int, NULL);
+}
+
+/* ---- parsing, the temp dir, snapshots ---------------------------------- */
+
+int until_end_parse(const char *cmd, const char *arg, uint64_t *ns)
+{
+	const char *v;
+	char *end;
+	double s;
+
+	if (strncmp(arg, "--until-end", 11) || (arg[11] && arg[11] != '='))
+		return 0;
+	if (!arg[11]) {
+		*ns = (uint64_t)UNTIL_END_DEFAULT_S * 1000000000ull;
+		return 1;
+	}
+	v = arg + 12;
+	errno = 0;
+	s = strtod(v, &end);
+	if (!*v || *end || errno || !(s > 0) || s > UNTIL_END_MAX_S) {
+		cli_usage_error(cmd, "--until-end=%s: not a number of seconds (above 0, at most %d;"
+				" --until-end alone waits %d s)", v, UNTIL_END_MAX_S, UNTIL_END_DEFAULT_S);
+		return -1;
+	}
+	*ns = (uint64_t)(s * 1e9);
+	return 1;
+}
+
+int until_end_begin(const char *cmd, struct until_end *ue, uint64_t timeout_ns)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	memset(ue, 0, sizeof(*ue));
+	ue->timeout_ns = timeout_ns;
+	ue->wait_nr = -1;
+	snprintf(ue->dir, sizeof(ue->dir), "%s/argus-until-end.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(ue->dir)) {       /* 0700 */
+		int e = errno;
+
+		snprintf(ue->first, sizeof(ue->first), "%s", ue->dir);
+		ue->dir[0] = 0;
+		return cli_error(cmd, "cannot make a private temp dir like %s: %s", ue->first, strerror(e));
+	}
+	snprintf(ue->first, sizeof(ue->first), "%s/first.argus", ue->dir);
+	snprintf(ue->check, sizeof(ue->check), "%s/check.argus", ue->dir);
+	snprintf(ue->final, sizeof(ue->final), "%s/final.argus", ue->dir);
+	return 0;
+}
+
+void until_end_cleanup(struct until_end *ue)
+{
+	if (ue->have_kept)
+		graph_cli_close(&ue->kept);
+	ue->have_kept = false;
+	if (!ue->dir[0])
+		return;
+	unlink(ue->first);
+	unlink(ue->check);
+	unlink(ue->final);
+	rmdir(ue->dir);
+	ue->dir[0] = 0;
+}
+
+int until_end_snapshot(const char *cmd, struct until_end *ue, const char *out)
+{
+	char ring[4096];
+	uint64_t now = 0;
+	struct argus_error err = { 0 };
+	struct argus_trace_stats *src;
+	int rc;
+
+	if ((rc = cli_ring_flush(cmd, ring, sizeof(ring), &now)))
+		return rc;
+	if (!ue->from_ts)
+		ue->from_ts = now > FIRST_LAST_NS ? now - FIRST_LAST_NS : 1;
+	if (!(src = calloc(1, sizeof(*src))))
+		return cli_error(cmd, "out of memory");
+	rc = argus_trace__save_to(ring, out, 0, ue->from_ts, src, &err);
+	free(src);
+	if (rc)
+		return cli_out_error(cmd, &err);
+	return 0;
+}
+
+/* ---- what the thread is in: the first snapshot ------------------------- */
+
+/* The wait thread tid is in at the end of the trace: its last segment, or
+ * the one before the debugger's stop(s) that end it (graph_debugger.c),
+ * and where that wait began (an attach breaks a wait that the kernel then
+ * restarts: the same call, blocked again).  ARGUS_NONE when the thread
+ * is not in a wait (running, or stopped while it ran). */
+static uint32_t current_wait(const struct argus_graph *g, uint32_t tid, uint64_t *began)
+{
+	uint32_t thr = argus_graph__thread_by_tid(g, tid), s, p;
+	const struct argus_thread *t = argus_graph__thread(g, thr);
+	const struct argus_segment *sg;
+	const uint32_t *ids;
+
+	if (!t || !argus_graph__thread_segments(g, thr, &ids) || !t->nseg)
+		return ARGUS_NONE;
+	s = ids[t->nseg - 1];
+	while (s != ARGUS_NONE && (argus_graph__segment(g, s)->flags & ARGUS_SEG_F_STOPPED))
+		s = argus_graph__seg_prev(g, s);
+	if (s == ARGUS_NONE)
+		return ARGUS_NONE;
+	sg = argus_graph__segment(g, s);
+	if (sg->end_reason != ARGUS_END_WAIT || sg->wait_nr < 0)
+		return ARGUS_NONE;
+	*began = sg->end;
+	/* back through stop(s) to the call's first wait */
+	for (p = argus_graph__seg_prev(g, s); p != ARGUS_NONE;) {
+		const struct argus_segment *ps = argus_graph__segment(g, p);
+
+		if (!(ps->flags & ARGUS_SEG_F_STOPPED))
+			break;
+		while (p != ARGUS_NONE && (argus_graph__segment(g, p)->flags & ARGUS_SEG_F_STOPPED))
+			p = argus_graph__seg_prev(g, p);
+		if (p == ARGUS_NONE)
+			break;
+		ps = argus_graph__segment(g, p);
+		if (ps->end_reason != ARGUS_END_WAIT || ps->wait_nr != sg->wait_nr)
+			break;
+		*began = ps->end;
+		p = argus_graph__seg_prev(g, p);
+	}
+	return s;
+}
+
+/* ---- the live thread --------------------------------------------------- */
+
+/* The thread's state letter (/proc/PID/task/TID/stat), 0 when gone. */
+static char thread_state(uint32_t pid, uint32_t tid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", pid, tid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');          /* the comm may hold anything */
+	return p && p[1] == ' ' && p[2] ? p[2] : 0;
+}
+
+/* /proc/PID/task/TID/syscall as a line ("running", or the call, its
+ * arguments, sp and pc): it changes when the wait returns. */
+static void syscall_line(uint32_t pid, uint32_t tid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/syscall", pid, tid);
+	buf[0] = 0;
+	if (!(f = fopen(path, "re")))
+		return;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = 0;
+	fclose(f);
+}
+
+/* A fresh snapshot: is the hang (the one containing ue->at_ns) still
+ * ongoing?  1 ended, 0 not, or the exit code (> 1 is not used: 1 is an
+ * error too) as -rc after an error line. */
+static int confirm(const char *cmd, struct diag_cli_opts *o, struct until_end *ue)
+{
+	struct argus_error err = { 0 };
+	struct argus_graph_opts go = { .sz = sizeof(go) };
+	struct argus_hang_opts ho = diag_cli_hang_opts(o, ARGUS_HANGS_THREAD);
+	struct argus_schema *schema = NULL;
+	struct argus_trace *t;
+	struct argus_graph *g;
+	struct argus_hang h;
+	int rc;
+
+	if ((rc = until_end_snapshot(cmd, ue, ue->check)))
+		return -rc;
+	ue->checks++;
+	if (!(t = argus_trace__open(ue->check, &err)))
+		return -cli_error(cmd, "%s: %s", ue->check, err.msg);
+	if (o->g.schema_path && !(schema = argus_schema__load(o->g.schema_path, &err))) {
+		argus_trace__close(t);
+		return -cli_error(cmd, "%s: %s", o->g.schema_path, err.msg);
+	}
+	go.schema = schema;
+	go.no_split = o->g.no_split;
+	if (!(g = argus_graph__build(t, &go, &err))) {
+		argus_schema__free(schema);
+		argus_trace__close(t);
+		return -cli_error(cmd, "%s: %s", ue->check, err.msg);
+	}
+	/* every hang from the chosen one's length: an ongoing one was taken
+	 * from ARGUS_LIVE_ONGOING_NS */
+	ho.tid = ue->tid;
+	ho.pid = ue->pid;
+	if (!ho.threshold_ns || ho.threshold_ns > ARGUS_LIVE_ONGOING_NS)
+		ho.threshold_ns = ARGUS_LIVE_ONGOING_NS;
+	rc = argus_diag__hang_at(g, ue->tid, ue->at_ns, &ho, &h);
+	rc = !rc && !h.ongoing;
+	if (rc && !ue->have_kept) {
+		/* this snapshot has the end: it is the second one, graph built */
+		ue->kept = (struct graph_cli_ctx){ .t = t, .schema = schema, .g = g };
+		ue->have_kept = true;
+		return rc;
+	}
+	argus_graph__free(g);
+	argus_schema__free(schema);
+	argus_trace__close(t);
+	return rc;
+}
+
+bool until_end_take_graph(struct until_end *ue, struct graph_cli_ctx *c)
+{
+	if (!ue->have_kept)
+		return false;
+	*c = ue->kept;
+	memset(&ue->kept, 0, sizeof(ue->kept));
+	ue->have_kept = false;
+	return true;
+}
+
+struct ticker {
+	struct cli_progress p;
+	char what[96];
+};
+
+static int tick(struct ticker *tk, uint64_t waited, uint64_t timeout)
+{
+	if (host_tick)
+		return host_tick(host_tick_ctx, waited, timeout, tk->what);
+	cli_progress_cb(&tk->p, waited / 1000000000ull, timeout / 1000000000ull);
+	return 0;
+}
+
+int until_end_wait(const char *cmd, struct graph_cli_ctx *c, struct diag_cli_opts *o,
+		   struct until_end *ue)
+{
+	struct diag_run scratch;
+	struct argus_hang chosen;
+	struct wake_watch *ww = NULL;
+	bool ww_tried = false, was_stopped = false;
+	struct ticker tk;
+	char line[256], seen[256];
+	uint64_t t0, last_confirm, change_until = 0, gap = CONFIRM_MIN_NS;
+	uint32_t ws;
+	int rc;
+
+	if (!ue->from_ts)
+		ue->from_ts = argus_graph__stats(c->g)->min_ts;
+	rc = diag_run_choose(c, o, NULL, 0, &scratch, &chosen);
+	snprintf(ue->picked, sizeof(ue->picked), "%s", scratch.picked);
+	diag_run_free(&scratch);
+	if (rc)
+		return rc;
+	ue->pid = chosen.pid;
+	ue->tid = chosen.tid;
+	ue->start = chosen.start;
+	ue->seen_to = chosen.end;
+	ue->at_ns = chosen.start + (chosen.end - chosen.start) / 2;
+	ue->ongoing = chosen.ongoing;
+	if (!ue->ongoing)
+		return 0;
+	ws = current_wait(c->g, ue->tid, &ue->wait_start);
+	if (ws != ARGUS_NONE) {
+		const struct argus_segment *s = argus_graph__segment(c->g, ws);
+		const struct argus_object *ob = argus_graph__object(c->g, s->wait_obj);
+
+		ue->wait_nr = s->wait_nr;
+		ue->wait_arg = s->wait_arg;
+		if (ob) {
+			ue->obj_kind = ob->kind;
+			ue->obj = ob->obj;
+			ue->peer = ob->peer;
+		}
+	}
+
+	/* wait */
+	snprintf(tk.what, sizeof(tk.what), "waiting for the hang of %u/%u to end", ue->pid, ue->tid);
+	cli_progress_begin(&tk.p, tk.what, "s");
+	catch_sigint();
+	t0 = last_confirm = now_ns();
+	syscall_line(ue->pid, ue->tid, seen, sizeof(seen));
+	for (;;) {
+		uint64_t now = now_ns();
+		char st;
+
+		if (tick(&tk, now - t0, ue->timeout_ns) || interrupted) {
+			ue->interrupted = true;
+			break;
+		}
+		if (now - t0 >= ue->timeout_ns)
+			break;
+		st = thread_state(ue->pid, ue->tid);
+		if (!st || st == 'Z' || st == 'X') {
+			ue->ended = ue->exited = true;
+			snprintf(ue->event, sizeof(ue->event), "the thread exited: its wait is over");
+			break;
+		}
+		was_stopped = st == 't' || st == 'T';
+		if (was_stopped) {
+			if (!ww_tried && ue->wait_nr >= 0) {
+				struct wake_watch_wait w = {
+					.pid = ue->pid, .tid = ue->tid, .wait_nr = ue->wait_nr,
+					.wait_start = ue->wait_start, .wait_arg = ue->wait_arg,
+					.obj_kind = ue->obj_kind, .obj = ue->obj, .peer = ue->peer,
+				};
+
+				char why[sizeof(ue->watched) - 16];
+
+				if (!(ww = wake_watch__new(&w, why, sizeof(why))))
+					snprintf(ue->watched, sizeof(ue->watched), "nothing (%s)", why);
+				else
+					snprintf(ue->watched, sizeof(ue->watched), "%s", why);
+				ue->nlock_holders = wake_watch__lock_holders(ww, ue->lock_holders,
+									    UNTIL_END_MAX_HOLDERS);
+			} else if (!ww_tried) {
+				snprintf(ue->watched, sizeof(ue->watched),
+					 "nothing (it was stopped while it ran, not in a wait)");
+			}
+			ww_tried = true;
+			if (ww && wake_watch__check(ww, ue->event, sizeof(ue->event)) == 1) {
+				ue->ended = true;
+				break;
+			}
+		} else {
+			bool changed;
+
+			syscall_line(ue->pid, ue->tid, line, sizeof(line));
+			changed = strcmp(line, seen) != 0;
+			if (changed)
+				change_until = now + CONFIRM_AFTER_CHANGE_NS;
+			if (((changed || now < change_until) && now - last_confirm >= gap) ||
+			    now - last_confirm >= CONFIRM_EVERY_NS) {
+				uint64_t c0 = now_ns();
+
+				rc = confirm(cmd, o, ue);
+				last_confirm = now_ns();
+				/* a busy ring makes snapshots dear: no more than
+				 * a third of the time on them */
+				gap = 2 * (last_confirm - c0);
+				if (gap < CONFIRM_MIN_NS)
+					gap = CONFIRM_MIN_NS;
+				snprintf(seen, sizeof(seen), "%s", line);
+				if (rc < 0) {
+					rc = -rc;
+					goto out;
+				}
+				if (rc == 1) {
+					ue->ended = true;
+					snprintf(ue->event, sizeof(ue->event), "the hang is over on a new snapshot");
+					break;
+				}
+			}
+		}
+		sleep_ns(TICK_NS);
+	}
+	rc = 0;
+	ue->stopped = was_stopped && !ue->exited;
+	ue->seen_ns = now_ns();
+	ue->waited_ns = ue->seen_ns - t0;
+	if (ue->ended && ue->stopped)
+		sleep_ns(SETTLE_NS);
+out:
+	release_sigint();
+	cli_progress_end(&tk.p);
+	if (host_tick)
+		host_tick(host_tick_ctx, UINT64_MAX, ue->timeout_ns, tk.what);   /* done: erase */
+	wake_watch__free(ww);
+	return rc;
+}
+
+/* ---- after: who ended it, on the second snapshot ----------------------- */
+
+static const char *comm_of(struct graph_cli_ctx *c, uint32_t tid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	if (argus_graph__thread_by_tid(c->g, tid) != ARGUS_NONE)
+		return diag_cli_comm_raw(c, tid);
+	snprintf(path, sizeof(path), "/proc/%u/comm", tid);
+	buf[0] = 0;
+	if ((f = fopen(path, "re"))) {
+		if (fgets(buf, (int)len, f))
+			buf[strcspn(buf, "\n")] = 0;
+		fclose(f);
+	}
+	return buf[0] ? buf : "?";
+}
+
+static void set_by(struct graph_cli_ctx *c, struct until_end *ue, uint32_t pid, uint32_t tid,
+		   uint64_t ts, const char *how)
+{
+	char b[32];
+
+	ue->by.pid = pid;
+	ue->by.tid = tid;
+	ue->by.ts = ts;
+	snprintf(ue->by.how, sizeof(ue->by.how), "%s", how);
+	snprintf(ue->by.comm, sizeof(ue->by.comm), "%s", comm_of(c, tid, b, sizeof(b)));
+}
+
+static bool write_call(int nr)
+{
+	return nr == SYS_write || nr == SYS_writev || nr == SYS_sendto || nr == SYS_sendmsg ||
+	       nr == SYS_sendmmsg || nr == SYS_pwrite64;
+}
+
+/* The first write to the waiter's pipe or socket after its wait began,
+ * by another thread: what made it readable. */
+static void by_writer(struct graph_cli_ctx *c, struct until_end *ue)
+{
+	const struct argus_graph *g = c->g;
+	uint64_t best = UINT64_MAX;
+	uint32_t best_thr = ARGUS_NONE;
+	int64_t bytes = 0;
+	char how[96];
+
+	for (uint32_t i = 0; i < argus_graph__nthreads(g); i++) {
+		const struct argus_thread *t = argus_graph__thread(g, i);
+
+		if (t->tid == ue->tid)
+			continue;
+		for (uint32_t e = t->first_event; e != ARGUS_NONE; e = argus_graph__thread_next_event(g, i, e)) {
+			const struct argus_gevent *ev = argus_graph__event(g, e);
+			const struct argus_object *ob;
+			bool match;
+
+			if (ev->type != AE_SYS_EXIT || ev->ts < ue->wait_start || ev->ts >= best ||
+			    ev->val <= 0 || !write_call(ev->nr) || !(ob = argus_graph__object(g, ev->obj)))
+				continue;
+			switch (ue->obj_kind) {
+			case AE_OBJ_PIPE:
+				match = ob->kind == AE_OBJ_PIPE && ob->obj == ue->obj;
+				break;
+			case AE_OBJ_UNIX:
+				match = ob->kind == AE_OBJ_UNIX &&
+					((ue->peer && ob->obj == ue->peer) || ob->peer == ue->obj);
+				break;
+			case AE_OBJ_TCP:
+			case AE_OBJ_UDP:
+				match = ob->kind == ue->obj_kind && ob->obj == ue->peer && ob->peer == ue->obj;
+				break;
+			default:
+				match = false;
+			}
+			if (match) {
+				best = ev->ts;
+				best_thr = i;
+				bytes = ev->val;
+			}
+		}
+	}
+	if (best_thr == ARGUS_NONE)
+		return;
+	snprintf(how, sizeof(how), "wrote %" PRId64 " B to it (the first write after the wait began)",
+		 bytes);
+	set_by(c, ue, argus_graph__thread(g, best_thr)->pid, argus_graph__thread(g, best_thr)->tid,
+	       best, how);
+}
+
+/* The holder of the lock the waiter wants, from the trace's lock records
+ * (who acquired a conflicting lock and had not released it when the wait
+ * began), else the holders /proc/locks listed when the watch began. */
+static void by_lock_holder(struct graph_cli_ctx *c, struct until_end *ue)
+{
+	struct argus_lock_op *ops = NULL, h;
+	uint32_t n = 0;
+
+	if (!argus_diag__lock_ops(c->g, ue->tid, ue->wait_start > 1000000 ? ue->wait_start - 1000000 : 0,
+				  argus_graph__stats(c->g)->max_ts, &ops, &n)) {
+		for (uint32_t i = n; i-- > 0;) {
+			if (ops[i].file != ue->obj || ops[i].ret >= 0 || ops[i].op == ARGUS_LOCK_UNLOCK)
+				continue;
+			if (!argus_diag__lock_blocker(c->g, &ops[i], &h) && h.tid != ue->tid) {
+				set_by(c, ue, h.pid, h.tid, h.ts, "held the lock it waits for, taken before its wait"
+				       " (the trace's lock records)");
+				free(ops);
+				return;
+			}
+			break;
+		}
+	}
+	free(ops);
+	if (ue->nlock_holders)
+		set_by(c, ue, ue->lock_holders[0], ue->lock_holders[0], 0,
+		       "held the lock it waits for when argus began watching (/proc/locks)");
+}
+
+/* Another thread of the process that called futex() on the word after the
+ * wait began without sleeping on it: a FUTEX_WAKE, most likely (the
+ * graph keeps a call's first argument only). */
+static void by_futex_waker(struct graph_cli_ctx *c, struct until_end *ue)
+{
+	const struct argus_graph *g = c->g;
+
+	for (uint32_t i = 0; i < argus_graph__nthreads(g); i++) {
+		const struct argus_thread *t = argus_graph__thread(g, i);
+
+		if (t->tid == ue->tid || t->pid != ue->pid)
+			continue;
+		for (uint32_t e = t->first_event; e != ARGUS_NONE; e = argus_graph__thread_next_event(g, i, e)) {
+			const struct argus_gevent *ev = argus_graph__event(g, e);
+			uint32_t s;
+			const struct argus_segment *sg;
+
+			if (ev->type != AE_SYS_ENTER || ev->nr != SYS_futex || ev->ts < ue->wait_start ||
+			    (uint64_t)ev->val != ue->wait_arg)
+				continue;
+			s = argus_graph__segment_at(g, t->tid, ev->ts);
+			sg = s != ARGUS_NONE ? argus_graph__segment(g, s) : NULL;
+			if (sg && sg->end_reason == ARGUS_END_WAIT && sg->wait_nr == SYS_futex &&
+			    sg->wait_arg == ue->wait_arg)
+				continue;       /* it waits on the word too */
+			if (!ue->by.tid || ev->ts < ue->by.ts)
+				set_by(c, ue, t->pid, t->tid, ev->ts,
+				       "called futex() on the word after the wait began, without waiting on it"
+				       " (a wake, most likely)");
+		}
+	}
+}
+
+/* A thread that runs: the edge that woke it at the end of the wait. */
+static void by_waker_edge(struct graph_cli_ctx *c, struct until_end *ue)
+{
+	uint32_t s = argus_graph__segment_at(c->g, ue->tid, ue->wait_start);
+	struct diag_resume r;
+	char how[96];
+
+	if (s == ARGUS_NONE)
+		return;
+	diag_cli_resume(c, s, &r);
+	if (r.edge == ARGUS_NONE)
+		return;
+	const struct argus_edge *e = argus_graph__edge(c->g, r.edge);
+	const struct argus_thread *t = argus_graph__thread(c->g, argus_graph__segment(c->g, e->src)->thread);
+
+	if (!t || t->tid == ue->tid)
+		return;
+	snprintf(how, sizeof(how), "woke it at the end of its wait (edge: %s)",
+		 argus_edge_type_str(e->type));
+	set_by(c, ue, t->pid, t->tid, e->src_ts, how);
+}
+
+void until_end_annotate(struct graph_cli_ctx *c, struct diag_cli_opts *o, struct until_end *ue)
+{
+	struct argus_hang_opts ho = diag_cli_hang_opts(o, ARGUS_HANGS_THREAD);
+	struct argus_hang h;
+
+	if (ue->ongoing && ue->ended && !ue->stopped) {
+		ho.tid = ue->tid;
+		if (!ho.threshold_ns || ho.threshold_ns > ARGUS_LIVE_ONGOING_NS)
+			ho.threshold_ns = ARGUS_LIVE_ONGOING_NS;
+		if (!argus_diag__hang_at(c->g, ue->tid, ue->at_ns, &ho, &h) && !h.ongoing) {
+			ue->end_ns = h.end;
+			snprintf(ue->event, sizeof(ue->event), "%s%s",
+				 h.flags & ARGUS_HANG_F_LOOP ? "the thread came back to its event loop" :
+				 h.kind == ARGUS_KIND_BLOCKED ? "its wait returned" :
+				 "the thread's stretch of work ended", ue->exited ? ", then it exited" : "");
+		}
+		if (ue->wait_nr >= 0)
+			by_waker_edge(c, ue);
+	} else if (ue->ongoing && ue->ended && ue->stopped) {
+		if (ue->wait_nr == SYS_flock || ue->wait_nr == SYS_fcntl)
+			by_lock_holder(c, ue);
+		else if (ue->wait_nr == SYS_futex)
+			by_futex_waker(c, ue);
+		else if (ue->obj_kind)
+			by_writer(c, ue);
+		ue->end_ns = ue->by.ts && ue->by.ts > ue->wait_start ? ue->by.ts : ue->seen_ns;
+	}
+	o->tid = ue->tid;
+	o->have_at = true;
+	o->at_ns = ue->at_ns;
+	o->at_rel = false;
+	o->until_end = ue;
+}
+
+/* ---- printing ----------------------------------------------------------- */
+
+static double secs(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+void until_end_fprint(FILE *f, struct graph_cli_ctx *c, const struct until_end *ue)
+{
+	if (!ue->ongoing) {
+		fprintf(f, "until-end the hang had already ended at the first snapshot: nothing to wait for;"
+			" diagnosed as it is\n");
+		return;
+	}
+	if (ue->ended && ue->stopped) {
+		fprintf(f, "until-end the thread is stopped (a debugger holds it), so its wait cannot return;"
+			" what would have woken it came %.1f s after argus began waiting: %s\n",
+			secs(ue->waited_ns), cli_tstr(ue->event));
+		fprintf(f, "          watched: %s; the report below is of the wait up to now (%.6f s)\n",
+			cli_tstr(ue->watched), ue->end_ns ? diag_cli_rel_s(c, ue->end_ns) : 0.0);
+	} else if (ue->ended) {
+		fprintf(f, "until-end the hang ended %.1f s after argus began waiting (%s", secs(ue->waited_ns),
+			cli_tstr(ue->event));
+		if (ue->end_ns)
+			fprintf(f, "; it ended at %.6f s", diag_cli_rel_s(c, ue->end_ns));
+		fprintf(f, "): diagnosed with its real wake-up\n");
+	} else {
+		fprintf(f, "until-end %s after %.1f s and the hang is still going: diagnosed with what is known"
+			" so far\n", ue->interrupted ? "interrupted (Ctrl-C)" : "the timeout passed",
+			secs(ue->waited_ns));
+		if (ue->stopped)
+			fprintf(f, "          the thread is stopped (a debugger); watched: %s\n",
+				cli_tstr(ue->watched));
+	}
+	if (ue->by.tid)
+		fprintf(f, "          by %s %u/%u: %s\n", cli_tstr(ue->by.comm), ue->by.pid, ue->by.tid,
+			cli_tstr(ue->by.how));
+}
+
+static void json_str_or_null(FILE *f, const char *s)
+{
+	if (s && *s)
+		diag_cli_fjson_str(f, s);
+	else
+		fprintf(f, "null");
+}
+
+void until_end_fjson(FILE *f, struct graph_cli_ctx *c, const struct until_end *ue)
+{
+	(void)c;
+	fprintf(f, "{\"timeout_ns\":%" PRIu64 ",\"ongoing\":%s,\"ended\":%s,\"interrupted\":%s,"
+		"\"stopped\":%s,\"exited\":%s,\"waited_ns\":%" PRIu64 ",\"end_ns\":",
+		ue->timeout_ns, ue->ongoing ? "true" : "false", ue->ongoing ? ue->ended ? "true" : "false"
+		: "true", ue->interrupted ? "true" : "false", ue->stopped ? "true" : "false",
+		ue->exited ? "true" : "false", ue->waited_ns);
+	if (ue->end_ns)
+		fprintf(f, "%" PRIu64, ue->end_ns);
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\"event\":");
+	json_str_or_null(f, ue->event);
+	fprintf(f, ",\"watched\":");
+	json_str_or_null(f, ue->watched);
+	fprintf(f, ",\"checks\":%u,\"by\":", ue->checks);
+	if (ue->by.tid) {
+		fprintf(f, "{\"pid\":%u,\"tid\":%u,\"comm\":", ue->by.pid, ue->by.tid);
+		diag_cli_fjson_str(f, ue->by.comm);
+		fprintf(f, ",\"how\":");
+		diag_cli_fjson_str(f, ue->by.how);
+		fprintf(f, ",\"ts_ns\":");
+		if (ue->by.ts)
+			fprintf(f, "%" PRIu64, ue->by.ts);
+		else
+			fprintf(f, "null");
+		fprintf(f, "}");
+	} else {
+		fprintf(f, "null");
+	}
+	fprintf(f, "}");
+}
