@@ -188,6 +188,8 @@ void diag_cli_json_resume(struct graph_cli_ctx *c, uint32_t seg, const struct di
  * waiters ("->" lines) are not holders.  Up to max pids; returns how many.
  * The shape of argus_holders_fn without the kind (ctx unused). */
 uint32_t diag_cli_proc_lock_holders(void *ctx, uint64_t file, uint32_t *pids, uint32_t max);
+/* Appends pid to pids[0..n) unless it is there or n == max; the new n. */
+uint32_t diag_cli_pid_add(uint32_t *pids, uint32_t n, uint32_t max, uint32_t pid);
 /* The owner of the glibc mutex whose futex word is at uaddr in process
  * pid, read from /proc/PID/mem (__lock at offset 0, __owner at 8): 0 and
  * *owner_tid; -ENOENT when the word does not look like a held mutex of

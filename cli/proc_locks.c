@@ -85,7 +85,7 @@ static bool pid_alive(long pid)
 	return pid > 0 && access(path, F_OK) == 0;
 }
 
-static uint32_t add_pid(uint32_t *pids, uint32_t n, uint32_t max, uint32_t pid)
+uint32_t diag_cli_pid_add(uint32_t *pids, uint32_t n, uint32_t max, uint32_t pid)
 {
 	for (uint32_t i = 0; i < n; i++)
 		if (pids[i] == pid)
@@ -147,7 +147,7 @@ static uint32_t fdinfo_holders(const char *type, uint64_t obj, uint32_t *pids, u
 		if (*end || !pid || pid > UINT32_MAX)
 			continue;
 		if (fdinfo_holds(pid, type, obj))
-			n = add_pid(pids, n, max, (uint32_t)pid);
+			n = diag_cli_pid_add(pids, n, max, (uint32_t)pid);
 	}
 	closedir(proc);
 	return n;
@@ -173,7 +173,7 @@ uint32_t diag_cli_proc_lock_holders(void *ctx, uint64_t file, uint32_t *pids, ui
 		if (!c || parse_lock(c + 1, &l) || l.waiter || l.obj != file || !lock_type(l.type))
 			continue;
 		if (pid_alive(l.pid)) {
-			n = add_pid(pids, n, max, (uint32_t)l.pid);
+			n = diag_cli_pid_add(pids, n, max, (uint32_t)l.pid);
 			continue;
 		}
 		/* an OFD lock (-1), or a taker that is gone while the lock

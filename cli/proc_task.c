@@ -85,16 +85,6 @@ static bool waited_for(uint32_t c, int64_t want, long own_pgrp)
 	return pgrp == (want == 0 ? own_pgrp : -want);
 }
 
-static uint32_t add_pid(uint32_t *pids, uint32_t n, uint32_t max, uint32_t pid)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if (pids[i] == pid)
-			return n;
-	if (n < max)
-		pids[n++] = pid;
-	return n;
-}
-
 /* Without the children files: every process whose parent is pid. */
 static uint32_t children_by_ppid(uint32_t pid, int64_t want, long own_pgrp, uint32_t *pids,
 				 uint32_t max)
@@ -114,7 +104,7 @@ static uint32_t children_by_ppid(uint32_t pid, int64_t want, long own_pgrp, uint
 		    ppid != (long)pid)
 			continue;
 		if (waited_for((uint32_t)c, want, own_pgrp))
-			n = add_pid(pids, n, max, (uint32_t)c);
+			n = diag_cli_pid_add(pids, n, max, (uint32_t)c);
 	}
 	closedir(proc);
 	return n;
@@ -146,7 +136,7 @@ uint32_t diag_cli_proc_children(uint32_t pid, int64_t want, uint32_t *pids, uint
 		any_file = true;
 		while (n < max && fscanf(f, "%lu", &c) == 1)
 			if (c && c <= UINT32_MAX && waited_for((uint32_t)c, want, own_pgrp))
-				n = add_pid(pids, n, max, (uint32_t)c);
+				n = diag_cli_pid_add(pids, n, max, (uint32_t)c);
 		fclose(f);
 	}
 	closedir(d);
