@@ -413,7 +413,11 @@ int holder_cmd_exec(const char *path, char *const argv[], const struct holder_cr
 		snprintf(why, wlen, "its output could not be read");
 		return -EIO;
 	}
-	if (reaped && WIFEXITED(st) && WEXITSTATUS(st)) {
+	if (!reaped) {          /* its exit status is unknown: not a 0 */
+		snprintf(why, wlen, "its exit status is unknown (reaped elsewhere)");
+		return -ECHILD;
+	}
+	if (WIFEXITED(st) && WEXITSTATUS(st)) {
 		int code = WEXITSTATUS(st);
 
 		snprintf(why, wlen, "exited %d%s", code,
@@ -422,7 +426,7 @@ int holder_cmd_exec(const char *path, char *const argv[], const struct holder_cr
 			 code == 125 ? " (could not be set up)" : "");
 		return -ECHILD;
 	}
-	if (reaped && WIFSIGNALED(st)) {
+	if (WIFSIGNALED(st)) {
 		snprintf(why, wlen, "killed by signal %d", WTERMSIG(st));
 		return -ECHILD;
 	}

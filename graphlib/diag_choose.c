@@ -41,7 +41,7 @@ int argus_diag__choose_hang(const struct argus_graph *g, const struct argus_hang
 {
 	uint32_t best = ARGUS_NONE;
 
-	if (!ask || !index || !why || (n && !h))
+	if (!ask || ask->sz < sizeof(*ask) || !index || !why || (n && !h))
 		return -EINVAL;
 	if (ask->have_at) {
 		for (uint32_t i = 0; i < n; i++)
@@ -66,8 +66,9 @@ int argus_diag__choose_hang(const struct argus_graph *g, const struct argus_hang
 		}
 		return -ENOENT;
 	}
-	/* the latest hang still going (one thread has at most one; of a
-	 * process's threads, the one that began first) */
+	/* the hang still going (one thread has at most one; of a process's
+	 * threads, the one that began first: it is the one the others wait
+	 * behind, if any) */
 	for (uint32_t i = 0; i < n; i++)
 		if (h[i].ongoing && h[i].end - h[i].start >= ask->ongoing_min_ns &&
 		    (best == ARGUS_NONE || h[i].start < h[best].start))

@@ -83,7 +83,10 @@ bool gdebug_interrupt_seg(const struct argus_graph *g, uint32_t seg)
 	const struct argus_segment *s = &SEGS(g)[seg];
 	unsigned e = SHAPE_EXIT1(SHAPES(g)[seg]);
 
+	/* woken out of a wait: a thread stopped while it ran (no syscall
+	 * in a segment begun at the trace's start) is not in a wait */
 	return (s->flags & ARGUS_SEG_F_TRACED) && s->end_reason == ARGUS_END_WAIT &&
+	       s->start_reason == ARGUS_START_WAKE &&
 	       (e == SHAPE_EXIT1_NONE || e == SHAPE_EXIT1_RESTART);
 }
 

@@ -31,6 +31,7 @@ static bool tool_name(const char *c)
 {
 	static const char *const names[] = {
 		"lldb", "gdb", "gdbserver", "strace", "ltrace", "argus", "argusd", "argus-unwind",
+		"argus-pg-holder",      /* argus-pg-holders, cut to 15 bytes */
 	};
 
 	if (!c)
@@ -43,25 +44,37 @@ static bool tool_name(const char *c)
 	return false;
 }
 
-/* A debugger's front end: what it starts for itself (lldb runs
- * lsb_release through sh at start-up) is the tool's too.  Not lldb-server
- * or gdbserver: their children are the programs being debugged. */
+/* lldb's front end: what it starts for itself (it runs lsb_release
+ * through sh at start-up) is the tool's too.  Not gdb, whose children are
+ * the programs it runs, nor lldb-server or gdbserver, whose children are
+ * the programs being debugged: met on the way up, the process is a
+ * program (lldb -> lldb-server -> the app it launched). */
 static bool frontend_name(const char *c)
 {
-	return c && (!strcmp(c, "lldb") || !strcmp(c, "gdb") ||
+	return c && (!strcmp(c, "lldb") ||
 		     (!strncmp(c, "lldb-", 5) && strncmp(c, "lldb-server", 11)));
 }
 
+static bool server_name(const char *c)
+{
+	return c && (!strncmp(c, "lldb-server", 11) || !strcmp(c, "gdbserver") || !strcmp(c, "gdb"));
+}
+
 /* Is one of the process's ancestors (up to 4 generations, as far as the
- * trace's task table knows them) a debugger's front end? */
+ * trace's task table knows them) lldb's front end, with no debug server
+ * between them? */
 static bool frontend_child(const struct argus_graph *g, uint32_t ppid)
 {
 	for (int depth = 0; depth < 4 && ppid > 2; depth++) {
 		const struct argus_task *pk = argus_trace__task(g->trace, ppid);
+		const char *c;
 
 		if (!pk)
 			return false;
-		if (frontend_name(argus_trace__string(g->trace, pk->comm)))
+		c = argus_trace__string(g->trace, pk->comm);
+		if (server_name(c))
+			return false;
+		if (frontend_name(c))
 			return true;
 		if (pk->ppid == ppid)
 			return false;

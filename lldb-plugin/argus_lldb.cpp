@@ -767,7 +767,9 @@ bool prep_diag(const Subcommand &sc, lldb::SBDebugger d, Args &args, DiagPrep &p
 	g_session.have_diagnose = false;
 	g_session.snapshot_at = now_s();
 	// a snapshot just taken is of this running system: the diagnosis may
-	// ask /proc who holds the other end of a wait (not for --no-save)
+	// ask /proc who holds the other end of a wait (with --no-save, the
+	// session trace is live by the CLI's own rule: this host, this boot,
+	// at most 120 s old; diag_cli_resolve_live)
 	if (!strcmp(sc.name, "diagnose"))
 		p.cli.push_back("--live");
 	if (!has(p.cli, "--json") && !has(p.cli, "--dot"))   // keep JSON/DOT output clean
@@ -958,12 +960,17 @@ bool cmd_pick(const Subcommand &sc, lldb::SBDebugger d, Args args, lldb::SBComma
 	DiagPrep p;
 	p.cli = g_session.last_diagnose;
 	p.trace = g_session.trace_path();
-	if (take_flag(p.cli, "--live") && now_s() - g_session.snapshot_at <= kLiveMaxAgeS)
+	bool was_live = take_flag(p.cli, "--live");
+	if (was_live && now_s() - g_session.snapshot_at <= kLiveMaxAgeS) {
 		p.cli.push_back("--live");
-	else if (has(g_session.last_diagnose, "--live"))
+	} else if (was_live) {
+		// older than argus pick trusts: the trace alone (without
+		// --no-live the CLI's own 120 s rule could still go live)
+		p.cli.push_back("--no-live");
 		result.Printf("argus: the snapshot is %.0f s old: no live /proc lookup of who holds a "
 			      "wait's other end this time (argus diagnose takes a fresh one)\n",
 			      now_s() - g_session.snapshot_at);
+	}
 	p.pid = opt_value(p.cli, "--pid");
 	p.proc = attached_process(d);
 	p.attached = process_alive(p.proc) && std::to_string(p.proc.GetProcessID()) == p.pid;
