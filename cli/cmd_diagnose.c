@@ -576,12 +576,6 @@ static void print_dot(FILE *f, struct graph_cli_ctx *c, const struct argus_diagn
 	argus_graph__write_dot(c->g, v, n, f);
 }
 
-static int mutex_owner(void *ctx, uint32_t pid, uint64_t uaddr, uint32_t *tid)
-{
-	(void)ctx;
-	return diag_cli_mutex_owner(pid, uaddr, tid);
-}
-
 /* Collects a stack's frames into a diag_run_stack (strdup'd). */
 static void keep_frame(void *ctx, const char *frame, const char *func)
 {
@@ -742,9 +736,9 @@ int diag_run(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argu
 	if (o->live && o->live_fn) {     /* a caller's own (a test's mock) alone */
 		dopt.live = o->live_fn;
 		dopt.live_ctx = o->live_ctx;
-	} else if (o->live) {           /* /proc: every source, named per entry */
-		dopt.holders = diag_cli_proc_holders;
-		dopt.mutex_owner = mutex_owner;
+	} else if (o->live) {           /* /proc: every source, named per entry
+	                                   (it answers what .holders and
+	                                   .mutex_owner would) */
 		dopt.live = diag_cli_live;
 	}
 	/* the schema's holder rules: commands run as the waiter (holder_cmd.h) */

@@ -1044,7 +1044,7 @@ out:
  * argus-unwind), every thread of such a process whatever its own name, and
  * a process a debugger's front end started (lldb-16 runs sh at start-up).
  * Not: the program, its shell, GLib's "gdbus" thread. */
-static void TEST_debuggers_argus_and_a_front_ends_children_are_tool_threads(void)
+static void TEST_debuggers_argus_and_a_front_ends_children_are_tool_threads_not_what_they_run(void)
 {
 	static const struct { uint32_t tid, pid, ppid; const char *comm; uint8_t tool; } t[] = {
 		{ LLDB, LLDB, BASH, "lldb-16", 1 },
@@ -1063,6 +1063,13 @@ static void TEST_debuggers_argus_and_a_front_ends_children_are_tool_threads(void
 		{ VICTIM, VICTIM, BASH, "flock", 0 },
 		{ APP, APP, BASH, "app", 0 },
 		{ 7752, APP, BASH, "gdbus", 0 },                /* a thread of app */
+		/* programs a debugger runs are programs: lldb -> lldb-server
+		 * -> the app it launched, gdb -> its inferior, and what
+		 * `argus record -- CMD` runs */
+		{ 7901, 7901, DBG, "launched", 0 },
+		{ 7902, 7902, 7901, "launched-kid", 0 },
+		{ 7903, 7903, 7802, "inferior", 0 },
+		{ 7904, 7904, 7806, "recorded", 0 },
 	};
 	const size_t n = sizeof(t) / sizeof(t[0]);
 
@@ -1277,7 +1284,7 @@ int main(void)
 	RUN(TEST_ongoing_attached_flock_with_holders_blames_the_lock_holder);
 	RUN(TEST_poll_reply_wait_interrupted_by_the_attach_stays_an_ongoing_hang);
 	RUN(TEST_busy_thread_stopped_by_ptrace_ends_its_hang_where_the_stop_began);
-	RUN(TEST_debuggers_argus_and_a_front_ends_children_are_tool_threads);
+	RUN(TEST_debuggers_argus_and_a_front_ends_children_are_tool_threads_not_what_they_run);
 	RUN(TEST_tool_wakeup_of_a_program_thread_is_filtered_not_an_edge);
 	RUN(TEST_diagnosis_never_names_the_tool_that_ended_the_wait);
 	RUN(TEST_machine_wide_hangs_leave_out_lldb_servers_own_wait);
