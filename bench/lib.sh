@@ -10,6 +10,9 @@
 # machine that is never quiet, the interleaved runs and same-run ratios
 # are what is left.
 
+# mono: CLOCK_MONOTONIC now, ns (the trace's clock; bash has none).
+mono() { /usr/bin/python3 -c 'import time; print(time.monotonic_ns())'; }
+
 median() { sort -g | awk '{a[NR]=$1} END {if (NR) print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 # median_range: "MEDIAN MIN MAX COUNT" of the numbers on stdin, nothing if none.
 median_range() { sort -g | awk '{a[NR]=$1} END {if (NR) print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2, a[1], a[NR], NR}'; }
@@ -79,4 +82,43 @@ bench_init() {
   read -r -a argus_flags <<<"${ARGUS_BENCH_ARGUS_FLAGS:-}"
   tmp=$(mktemp -d /tmp/argus-bench.XXXXXX)
   trap 'rm -rf "$tmp"' EXIT
+}
+
+# bench_lldb_mix NAME DISPLAY_NUM FILL_S: what the live-debugger benchmarks
+# (lldb_diagnose.sh, until_end.sh) start from, after bench_init: lldb-16,
+# flock and the desktop mix's tools are there, the build has the plugin
+# (plugin=), we are root; a private collector (a 1 GiB ring in $tmp, its
+# own control socket: ARGUS_RUN_DIR) records the desktop mix
+# (desktop_workload.sh on DISPLAY_NUM, run again and again) for FILL_S
+# seconds, and keeps recording it until exit, when the mix, the collector
+# and any flock left over are stopped and $tmp removed.
+bench_lldb_mix() {
+  local name=$1 dnum=$2 fill=$3 t
+  plugin=$build/lib/libargus-lldb.so
+  export LLDB_DEBUGSERVER_PATH=${LLDB_DEBUGSERVER_PATH:-/usr/lib/llvm-16/bin/lldb-server}
+  for t in lldb-16 flock Xvfb xdotool; do
+    command -v $t >/dev/null || { echo "$name: $t missing (scripts/install-deps.sh)" >&2; exit 1; }
+  done
+  [ -x "$argus_bin" ] && [ -f "$plugin" ] || { echo "$name: build first ($argus_bin, $plugin)" >&2; exit 1; }
+  [ "$(id -u)" -eq 0 ] || { echo "$name: run as root (the collector loads BPF)" >&2; exit 1; }
+  export ARGUS_RUN_DIR=$tmp/run
+  bench_mixpid=
+  bench_mixdisplay=$dnum
+  trap 'bench_lldb_mix_stop' EXIT
+  "$argus_bin" start --dir "$tmp/ring" --size 1G --no-watch-interactive >"$tmp/start.log" 2>&1 ||
+    { cat "$tmp/start.log" >&2; exit 1; }
+  ( while :; do "$top/bench/desktop_workload.sh" "$top" "$build" "$dnum" >/dev/null 2>&1; done ) &
+  bench_mixpid=$!
+  echo "$name: filling the ring with ${fill} s of the desktop mix" >&2
+  sleep "$fill"
+}
+bench_lldb_mix_stop() {
+  [ -n "${bench_mixpid:-}" ] && kill "$bench_mixpid" 2>/dev/null
+  # the loop's current round too (its own EXIT trap stops Xvfb and the
+  # clients): killing the loop's shell alone left it running
+  pkill -TERM -f "desktop_workload.sh $top $build ${bench_mixdisplay:-}" 2>/dev/null
+  pkill -f "flock $tmp/L" 2>/dev/null
+  "$argus_bin" stop >/dev/null 2>&1
+  wait 2>/dev/null
+  rm -rf "$tmp"
 }

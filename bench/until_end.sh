@@ -23,34 +23,10 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/bench/lib.sh"
-build=${1:-$top/build}
+bench_init "${1:-}"
 reps=${2:-5}
 fill=${3:-120}
-argus_bin=$build/bin/argus
-plugin=$build/lib/libargus-lldb.so
-export LLDB_DEBUGSERVER_PATH=${LLDB_DEBUGSERVER_PATH:-/usr/lib/llvm-16/bin/lldb-server}
-for t in lldb-16 flock Xvfb xdotool; do
-  command -v $t >/dev/null || { echo "until_end: $t missing (scripts/install-deps.sh)" >&2; exit 1; }
-done
-[ -x "$argus_bin" ] && [ -f "$plugin" ] || { echo "until_end: build first ($argus_bin, $plugin)" >&2; exit 1; }
-[ "$(id -u)" -eq 0 ] || { echo "until_end: run as root (the collector loads BPF)" >&2; exit 1; }
-tmp=$(mktemp -d /tmp/argus-bench-until-end.XXXXXX)
-export ARGUS_RUN_DIR=$tmp/run   # a private collector: its own control socket
-mixpid=
-cleanup() {
-  [ -n "$mixpid" ] && kill "$mixpid" 2>/dev/null
-  "$argus_bin" stop >/dev/null 2>&1
-  wait 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-"$argus_bin" start --dir "$tmp/ring" --size 1G --no-watch-interactive >"$tmp/start.log" 2>&1 ||
-  { cat "$tmp/start.log" >&2; exit 1; }
-( while :; do "$top/bench/desktop_workload.sh" "$top" "$build" 79 >/dev/null 2>&1; done ) &
-mixpid=$!
-echo "until_end: filling the ring with ${fill} s of the desktop mix" >&2
-sleep "$fill"
+bench_lldb_mix until_end 79 "$fill"
 
 # hang NAME: the holder's shell in the background (its exit stamp goes to
 # $tmp/NAME.end), the victim's pid in $victim, the holder's in $holder.
