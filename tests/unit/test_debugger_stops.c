@@ -592,24 +592,26 @@ static uint32_t mock_holders(void *ctx, unsigned obj_kind, uint64_t obj, uint32_
 
 /* ---- R3: one wait through the stops ------------------------------------ */
 
-/* Attached in the middle of its flock wait, detached, and the holder ends
- * the wait at 216.104: one hang, from the first switch-out (208.405) to
- * the switch-in after the holder's wake-up (216.104010), over. */
-static void TEST_attach_in_the_middle_of_a_wait_is_one_hang_up_to_the_holders_wakeup(void)
+/* The story v, built: the victim has exactly one hang, from the first
+ * switch-out of its flock wait (208.405) to `end`, ongoing or not, and
+ * blocked. */
+static void check_one_hang(enum story v, uint64_t end, uint8_t ongoing)
 {
 	struct argus_hang *h;
 	uint32_t n;
 
-	flock_story(ENDED);
+	flock_story(v);
 	if (!finish())
 		goto out;
+	if (ongoing)    /* the trace ends where the story says */
+		CHECK_EQ(argus_graph__stats(graph)->max_ts, STORY_END[v]);
 	n = thread_hangs(VICTIM, &h);
 	CHECK_EQ(n, 1);
 	if (n == 1) {
 		CHECK_EQ(h[0].tid, VICTIM);
 		CHECK_EQ(h[0].start, WAIT_START);
-		CHECK_EQ(h[0].end, REAL_RUN);
-		CHECK_EQ(h[0].ongoing, 0);
+		CHECK_EQ(h[0].end, end);
+		CHECK_EQ(h[0].ongoing, ongoing);
 		CHECK_EQ(h[0].kind, ARGUS_KIND_BLOCKED);
 	}
 	free(h);
@@ -617,28 +619,20 @@ out:
 	scenario_end();
 }
 
+/* Attached in the middle of its flock wait, detached, and the holder ends
+ * the wait at 216.104: one hang, from the first switch-out (208.405) to
+ * the switch-in after the holder's wake-up (216.104010), over. */
+static void TEST_attach_in_the_middle_of_a_wait_is_one_hang_up_to_the_holders_wakeup(void)
+{
+	check_one_hang(ENDED, REAL_RUN, 0);
+}
+
 /* Attached at 211.807; the trace ends at 212.05 with the thread still
  * stopped: the wait it was in has not ended, one ongoing hang from
  * 208.405 to the end of the trace (not to the stop's start, 211.807025). */
 static void TEST_stop_that_outlasts_the_trace_is_an_ongoing_hang_to_the_trace_end(void)
 {
-	struct argus_hang *h;
-	uint32_t n;
-
-	flock_story(STOPPED_AT_END);
-	if (!finish())
-		goto out;
-	CHECK_EQ(argus_graph__stats(graph)->max_ts, STORY_END[STOPPED_AT_END]);
-	n = thread_hangs(VICTIM, &h);
-	CHECK_EQ(n, 1);
-	if (n == 1) {
-		CHECK_EQ(h[0].start, WAIT_START);
-		CHECK_EQ(h[0].ongoing, 1);
-		CHECK_EQ(h[0].end, STORY_END[STOPPED_AT_END]);
-	}
-	free(h);
-out:
-	scenario_end();
+	check_one_hang(STOPPED_AT_END, STORY_END[STOPPED_AT_END], 1);
 }
 
 /* Attached, detached at 212.130 (flock entered again and blocked), and the
@@ -646,45 +640,14 @@ out:
  * 208.405 to the end of the trace. */
 static void TEST_trace_ending_in_the_restarted_call_is_an_ongoing_hang_to_the_trace_end(void)
 {
-	struct argus_hang *h;
-	uint32_t n;
-
-	flock_story(RESTARTED_AT_END);
-	if (!finish())
-		goto out;
-	CHECK_EQ(argus_graph__stats(graph)->max_ts, STORY_END[RESTARTED_AT_END]);
-	n = thread_hangs(VICTIM, &h);
-	CHECK_EQ(n, 1);
-	if (n == 1) {
-		CHECK_EQ(h[0].start, WAIT_START);
-		CHECK_EQ(h[0].ongoing, 1);
-		CHECK_EQ(h[0].end, STORY_END[RESTARTED_AT_END]);
-	}
-	free(h);
-out:
-	scenario_end();
+	check_one_hang(RESTARTED_AT_END, STORY_END[RESTARTED_AT_END], 1);
 }
 
 /* lldb attaches and detaches twice (211.807/212.130, 213.500/213.800)
  * during one flock wait: still one hang, 208.405 .. 216.104010. */
 static void TEST_two_attach_detach_cycles_in_one_wait_are_one_hang(void)
 {
-	struct argus_hang *h;
-	uint32_t n;
-
-	flock_story(TWICE);
-	if (!finish())
-		goto out;
-	n = thread_hangs(VICTIM, &h);
-	CHECK_EQ(n, 1);
-	if (n == 1) {
-		CHECK_EQ(h[0].start, WAIT_START);
-		CHECK_EQ(h[0].end, REAL_RUN);
-		CHECK_EQ(h[0].ongoing, 0);
-	}
-	free(h);
-out:
-	scenario_end();
+	check_one_hang(TWICE, REAL_RUN, 0);
 }
 
 /* ---- R1, R2: the interrupt and the resume are no edges ------------------ */
