@@ -98,4 +98,13 @@ int cli_request(const char *cmd, const char *req, char *resp, size_t len);
  * path of its ring into ring (len bytes) and its CLOCK_MONOTONIC now.
  * 0, or 1 after an error line (cmd_save.c). */
 int cli_ring_flush(const char *cmd, char *ring, size_t len, uint64_t *now);
+/* Flushes the collector (cli_ring_flush) and copies its ring's chunks from
+ * *from_ts on into a new snapshot out (argus_trace__save_to, out_flags
+ * ARGUS_OUT_*: safe_file.h).  *from_ts 0: the last `last` ns before the
+ * collector's now, set to where that began (0, the whole ring, when last
+ * is 0 or the ring is younger).  A warning line when corrupt chunks were
+ * skipped; with progress, a progress line on a terminal.  0, or 1 after
+ * an error line (cmd_save.c). */
+int cli_ring_save(const char *cmd, const char *out, unsigned out_flags, uint64_t last,
+		  uint64_t *from_ts, bool progress);
 #endif

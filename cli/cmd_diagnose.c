@@ -541,7 +541,7 @@ static void print_json(FILE *f, struct graph_cli_ctx *c, const struct diag_run *
 	diag_cli_fjson_str(f, r->picked);
 	if (r->until_end) {
 		fprintf(f, ",\"until_end\":");
-		until_end_fjson(f, c, r->until_end);
+		until_end_fjson(f, r->until_end);
 	}
 	fprintf(f, "}\n");
 }

@@ -75,12 +75,51 @@ int cli_ring_flush(const char *cmd, char *ring, size_t len, uint64_t *now)
 	return 0;
 }
 
+int cli_ring_save(const char *cmd, const char *out, unsigned out_flags, uint64_t last,
+		  uint64_t *from_ts, bool progress)
+{
+	char ring[4096] = "";
+	struct argus_trace_stats *src;
+	struct argus_error err = { 0 };
+	uint64_t now = 0;
+	bool watching;
+	int rc;
+
+	if (cli_ring_flush(cmd, ring, sizeof(ring), &now))
+		return 1;
+	if (!*from_ts && last && now > last)
+		*from_ts = now - last;
+	/* the stats hold every cpu's: off the stack (the lldb plugin's
+	 * threads) */
+	if (!(src = calloc(1, sizeof(*src))))
+		return cli_error(cmd, "out of memory");
+	struct save_watch w = { .ring = ring, .out = out, .from_ts = *from_ts };
+
+	cli_progress_begin(&w.p, "saving", "MiB");
+	watching = progress && w.p.tty && !pthread_create(&w.th, NULL, watch_save, &w);
+	rc = argus_trace__save_to(ring, out, out_flags, w.from_ts, src, &err);
+	if (watching) {
+		atomic_store(&w.stop, true);
+		pthread_join(w.th, NULL);
+		cli_progress_end(&w.p);
+	}
+	if (rc) {
+		free(src);
+		return cli_out_error(cmd, &err);
+	}
+	if (src->chunks_corrupt)
+		fprintf(cli_err(), "argus %s: warning: skipped %llu corrupt chunk(s) of the ring %s,"
+			" first at offset 0x%llx (%s); the rest is saved\n", cmd,
+			(unsigned long long)src->chunks_corrupt, ring,
+			(unsigned long long)src->corrupt_offset, src->corrupt_why);
+	free(src);
+	return 0;
+}
+
 int cmd_save(int argc, char **argv)
 {
 	const char *out = NULL;
-	uint64_t last = 0, now = 0;
-	char ring[4096] = "";
-	struct argus_trace_stats src = { 0 };
+	uint64_t last = 0, from_ts = 0;
 	struct argus_error err = { 0 };
 	unsigned out_flags = 0;
 
@@ -100,27 +139,8 @@ int cmd_save(int argc, char **argv)
 	/* before asking the collector for anything: a refused -o costs nothing */
 	if (argus_out__check(out, out_flags, &err))
 		return cli_out_error("save", &err);
-	if (cli_ring_flush("save", ring, sizeof(ring), &now))
+	if (cli_ring_save("save", out, out_flags, last, &from_ts, true))
 		return 1;
-	struct save_watch w = { .ring = ring, .out = out, .from_ts = last && now > last ? now - last : 0 };
-	bool watching;
-	int rc;
-
-	cli_progress_begin(&w.p, "saving", "MiB");
-	watching = w.p.tty && !pthread_create(&w.th, NULL, watch_save, &w);
-	rc = argus_trace__save_to(ring, out, out_flags, w.from_ts, &src, &err);
-	if (watching) {
-		atomic_store(&w.stop, true);
-		pthread_join(w.th, NULL);
-		cli_progress_end(&w.p);
-	}
-	if (rc)
-		return cli_out_error("save", &err);
-	if (src.chunks_corrupt)
-		fprintf(stderr, "argus save: warning: skipped %llu corrupt chunk(s) of the ring %s,"
-			" first at offset 0x%llx (%s); the rest is saved\n",
-			(unsigned long long)src.chunks_corrupt, ring,
-			(unsigned long long)src.corrupt_offset, src.corrupt_why);
 
 	struct argus_trace *t = argus_trace__open(out, &err);
 	if (!t)

@@ -57,6 +57,14 @@ int diag_cli_live(void *ctx, const struct argus_live_query *q, struct argus_live
 /* The processes with an open fd whose link reads exactly `want`
  * ("socket:[123]", "pipe:[45]"), up to max; how many. */
 uint32_t diag_cli_fd_holders(const char *want, uint32_t *pids, uint32_t max);
+/* The lowest fd of process pid whose link reads exactly `want` (a scan
+ * of /proc/PID/fd); -1 none (or pid gone, not ours to read). */
+int diag_cli_fd_of(uint32_t pid, const char *want);
+/* The /proc/PID/fd link text of a pipe or socket inode: "pipe:[INODE]"
+ * for AE_OBJ_PIPE, "socket:[INODE]" for any other kind (unix, TCP, UDP
+ * sockets); into buf (DIAG_FD_LINK_LEN bytes is enough), returned. */
+#define DIAG_FD_LINK_LEN 48
+const char *diag_cli_fd_link(unsigned obj_kind, uint64_t inode, char *buf, size_t len);
 
 /* Parses the flags of hangs (diagnose = false) or diagnose; prints a usage
  * error and returns 2 on bad input. */
@@ -188,6 +196,16 @@ void diag_cli_json_resume(struct graph_cli_ctx *c, uint32_t seg, const struct di
  * waiters ("->" lines) are not holders.  Up to max pids; returns how many.
  * The shape of argus_holders_fn without the kind (ctx unused). */
 uint32_t diag_cli_proc_lock_holders(void *ctx, uint64_t file, uint32_t *pids, uint32_t max);
+/* The same from /proc/locks alone (one file read, no scan of every
+ * process's fdinfo): the holders it names by a live pid; *unresolved is
+ * set when a lock on file has holders only the fdinfo scan would find (an
+ * OFD lock, a taker that is gone). */
+uint32_t diag_cli_lock_holders_quick(uint64_t file, uint32_t *pids, uint32_t max,
+				     bool *unresolved);
+/* Is pid a live process now: /proc/PID/status is there and names pid its
+ * own Tgid (the id of a thread that leads no thread group is no process,
+ * although /proc/TID exists).  A zombie is there until reaped. */
+bool diag_cli_pid_alive(int64_t pid);
 /* Appends pid to pids[0..n) unless it is there or n == max; the new n. */
 uint32_t diag_cli_pid_add(uint32_t *pids, uint32_t n, uint32_t max, uint32_t pid);
 /* The owner of the glibc mutex whose futex word is at uaddr in process
@@ -234,6 +252,17 @@ int diag_cli_parse_stat(const char *buf, char *state, long *ppid, long *pgrp);
  * every one, 0 those in pid's process group, < -1 those in group -want.
  * Up to max; how many. */
 uint32_t diag_cli_proc_children(uint32_t pid, int64_t want, uint32_t *pids, uint32_t max);
+/* Thread tid of process pid now: its state letter (/proc/PID/task/TID/
+ * stat: R, S, D, T, t, Z...).  0, or -errno when it is gone. */
+int diag_cli_task_state(uint32_t pid, uint32_t tid, char *state);
+/* /proc/PID/task/TID/syscall as one line into buf ("running", or the call
+ * it is blocked in -- stopped by a tracer inside one, the call to be
+ * restarted -- with its six arguments, sp and pc): "" and -errno when it
+ * cannot be read (gone, not ours). */
+int diag_cli_task_syscall_line(uint32_t pid, uint32_t tid, char *buf, size_t len);
+/* The same, parsed: the call's number and its six arguments.  0; -ENOENT
+ * when it is in no call ("running"); -errno when it cannot be read. */
+int diag_cli_task_syscall(uint32_t pid, uint32_t tid, long *nr, uint64_t args[6]);
 /* Thread tid of process pid now: *stop (enum argus_live_stop) and its
  * TracerPid (0 none).  0, or -errno when it is gone. */
 int diag_cli_proc_thread_state(uint32_t pid, uint32_t tid, uint8_t *stop, uint32_t *tracer);

@@ -24,11 +24,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "argus_holder_rule.h"
 #include "cli.h"
+#include "collector.h"
 #include "diag_cli.h"
 #include "holder_cmd.h"
 
@@ -57,10 +57,7 @@ struct holder_cmd {
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return argus_now_ns() / 1000000;
 }
 
 /* ---- credentials ------------------------------------------------------- */
@@ -447,16 +444,15 @@ int holder_cmd_check_output(const char *out, size_t n, uint32_t waiter_pid, uint
 		return -EINVAL;
 	}
 	for (int i = 0; i < k; i++) {
-		char p[32];
-
 		if (pids[i] == waiter_pid) {
 			snprintf(why, wlen, "its output names the waiting process itself (%u)",
 				 waiter_pid);
 			return -EINVAL;
 		}
-		snprintf(p, sizeof(p), "/proc/%u", pids[i]);
-		if (access(p, F_OK)) {
-			snprintf(why, wlen, "its output names pid %u, which does not exist", pids[i]);
+		/* a process: a thread's id passes /proc/ID, not its Tgid */
+		if (!diag_cli_pid_alive(pids[i])) {
+			snprintf(why, wlen, "its output names pid %u, which does not exist as a "
+				 "process", pids[i]);
 			return -EINVAL;
 		}
 	}

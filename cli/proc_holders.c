@@ -30,11 +30,46 @@
 #include "argus_events.h"
 #include "diag_cli.h"
 
-uint32_t diag_cli_fd_holders(const char *want, uint32_t *pids, uint32_t max)
+const char *diag_cli_fd_link(unsigned obj_kind, uint64_t inode, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s:[%" PRIu64 "]", obj_kind == AE_OBJ_PIPE ? "pipe" : "socket", inode);
+	return buf;
+}
+
+int diag_cli_fd_of(uint32_t pid, const char *want)
 {
 	char path[64], link[64];
-	DIR *proc = opendir("/proc"), *fds;
-	struct dirent *p, *f;
+	struct dirent *f;
+	int found = -1;
+	DIR *fds;
+
+	snprintf(path, sizeof(path), "/proc/%u/fd", pid);
+	if (!(fds = opendir(path)))
+		return -1;      /* gone, or a kernel thread */
+	while (found < 0 && (f = readdir(fds))) {
+		ssize_t len;
+		char *end;
+		long fd;
+
+		if (f->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/fd/%.16s", pid, f->d_name);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = 0;
+		fd = strtol(f->d_name, &end, 10);
+		if (!*end && fd >= 0 && fd <= INT32_MAX && !strcmp(link, want))
+			found = (int)fd;
+	}
+	closedir(fds);
+	return found;
+}
+
+uint32_t diag_cli_fd_holders(const char *want, uint32_t *pids, uint32_t max)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *p;
 	uint32_t n = 0;
 
 	if (!proc)
@@ -45,25 +80,8 @@ uint32_t diag_cli_fd_holders(const char *want, uint32_t *pids, uint32_t max)
 
 		if (*end || !pid || pid > UINT32_MAX)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%lu/fd", pid);
-		if (!(fds = opendir(path)))
-			continue;       /* gone, or a kernel thread */
-		while ((f = readdir(fds))) {
-			ssize_t len;
-
-			if (f->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "/proc/%lu/fd/%.16s", pid, f->d_name);
-			len = readlink(path, link, sizeof(link) - 1);
-			if (len <= 0)
-				continue;
-			link[len] = 0;
-			if (!strcmp(link, want)) {
-				pids[n++] = (uint32_t)pid;
-				break;
-			}
-		}
-		closedir(fds);
+		if (diag_cli_fd_of((uint32_t)pid, want) >= 0)
+			pids[n++] = (uint32_t)pid;
 	}
 	closedir(proc);
 	return n;
@@ -72,15 +90,13 @@ uint32_t diag_cli_fd_holders(const char *want, uint32_t *pids, uint32_t max)
 uint32_t diag_cli_proc_holders(void *ctx, unsigned obj_kind, uint64_t obj, uint32_t *pids,
 			       uint32_t max)
 {
-	char want[48];
+	char want[DIAG_FD_LINK_LEN];
 
 	if (obj_kind == AE_OBJ_FILE)    /* a file lock's holders */
 		return diag_cli_proc_lock_holders(ctx, obj, pids, max);
 	if (obj_kind != AE_OBJ_UNIX && obj_kind != AE_OBJ_PIPE)
 		return 0;
-	snprintf(want, sizeof(want), "%s:[%" PRIu64 "]", obj_kind == AE_OBJ_UNIX ? "socket" : "pipe",
-		 obj);
-	return diag_cli_fd_holders(want, pids, max);
+	return diag_cli_fd_holders(diag_cli_fd_link(obj_kind, obj, want, sizeof(want)), pids, max);
 }
 
 /* A field of a growable struct is there when it fits in its sz. */
@@ -88,15 +104,18 @@ uint32_t diag_cli_proc_holders(void *ctx, unsigned obj_kind, uint64_t obj, uint3
 
 static int holders(const struct argus_live_query *q, struct argus_live_answer *a)
 {
+	char want[DIAG_FD_LINK_LEN];
 	bool listener = false;
 
 	switch (q->obj_kind) {
 	case AE_OBJ_UNIX:       /* the trace's peer is the other end's inode */
-		a->n = diag_cli_proc_holders(NULL, AE_OBJ_UNIX, q->peer, a->pids, ARGUS_LIVE_MAX_PIDS);
+		diag_cli_fd_link(AE_OBJ_UNIX, q->peer, want, sizeof(want));
+		a->n = diag_cli_fd_holders(want, a->pids, ARGUS_LIVE_MAX_PIDS);
 		a->source = ARGUS_LIVE_FD_PEER;
 		return 0;
 	case AE_OBJ_PIPE:
-		a->n = diag_cli_proc_holders(NULL, AE_OBJ_PIPE, q->obj, a->pids, ARGUS_LIVE_MAX_PIDS);
+		diag_cli_fd_link(AE_OBJ_PIPE, q->obj, want, sizeof(want));
+		a->n = diag_cli_fd_holders(want, a->pids, ARGUS_LIVE_MAX_PIDS);
 		a->source = ARGUS_LIVE_FD_PEER;
 		return 0;
 	case AE_OBJ_FILE:

@@ -77,12 +77,29 @@ static bool lock_type(const char *t)
 	return !strcmp(t, "FLOCK") || !strcmp(t, "POSIX") || !strcmp(t, "OFDLCK");
 }
 
-static bool pid_alive(long pid)
+bool diag_cli_pid_alive(int64_t pid)
 {
-	char path[32];
+	char path[48], line[128];
+	bool found = false;
+	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%ld", pid);
-	return pid > 0 && access(path, F_OK) == 0;
+	if (pid <= 0 || pid > INT32_MAX)
+		return false;
+	/* /proc/TID exists for every thread too (hidden from readdir):
+	 * a process is a thread group's leader, its Tgid its own id */
+	snprintf(path, sizeof(path), "/proc/%" PRId64 "/status", pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		long tgid;
+
+		if (sscanf(line, "Tgid: %ld", &tgid) == 1) {
+			found = tgid == pid;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
 }
 
 uint32_t diag_cli_pid_add(uint32_t *pids, uint32_t n, uint32_t max, uint32_t pid)
@@ -153,13 +170,18 @@ static uint32_t fdinfo_holders(const char *type, uint64_t obj, uint32_t *pids, u
 	return n;
 }
 
-uint32_t diag_cli_proc_lock_holders(void *ctx, uint64_t file, uint32_t *pids, uint32_t max)
+/* /proc/locks' holders of file; with fdinfo, those only
+ * /proc/PID/fdinfo names too (OFD locks, a taker gone), else *unresolved
+ * says there are such locks. */
+static uint32_t lock_holders(uint64_t file, uint32_t *pids, uint32_t max, bool fdinfo,
+			     bool *unresolved)
 {
 	char line[256], searched[3][16];
 	uint32_t n = 0, nsearched = 0;
 	FILE *f = fopen("/proc/locks", "re");
 
-	(void)ctx;
+	if (unresolved)
+		*unresolved = false;
 	if (!f || !max) {
 		if (f)
 			fclose(f);
@@ -172,12 +194,16 @@ uint32_t diag_cli_proc_lock_holders(void *ctx, uint64_t file, uint32_t *pids, ui
 
 		if (!c || parse_lock(c + 1, &l) || l.waiter || l.obj != file || !lock_type(l.type))
 			continue;
-		if (pid_alive(l.pid)) {
+		if (diag_cli_pid_alive(l.pid)) {
 			n = diag_cli_pid_add(pids, n, max, (uint32_t)l.pid);
 			continue;
 		}
 		/* an OFD lock (-1), or a taker that is gone while the lock
 		 * lives on in an inherited descriptor: once per type */
+		if (unresolved)
+			*unresolved = true;
+		if (!fdinfo)
+			continue;
 		for (i = 0; i < nsearched && strcmp(searched[i], l.type); i++)
 			;
 		if (i < nsearched || nsearched == 3)
@@ -187,6 +213,18 @@ uint32_t diag_cli_proc_lock_holders(void *ctx, uint64_t file, uint32_t *pids, ui
 	}
 	fclose(f);
 	return n;
+}
+
+uint32_t diag_cli_proc_lock_holders(void *ctx, uint64_t file, uint32_t *pids, uint32_t max)
+{
+	(void)ctx;
+	return lock_holders(file, pids, max, true, NULL);
+}
+
+uint32_t diag_cli_lock_holders_quick(uint64_t file, uint32_t *pids, uint32_t max,
+				     bool *unresolved)
+{
+	return lock_holders(file, pids, max, false, unresolved);
 }
 
 /*

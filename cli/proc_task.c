@@ -13,6 +13,9 @@
  *     stopped by a signal (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU), t a
  *     ptrace stop; /proc/PID/task/TID/status's TracerPid names the
  *     tracer;
+ *   - a thread's call: /proc/PID/task/TID/syscall, the call it is blocked
+ *     in (or, stopped by a tracer inside one, the call to be restarted)
+ *     and its six arguments, "running" when it runs;
  *   - ours: the debugger the caller runs in (the lldb plugin runs the
  *     diagnosis inside lldb, whose lldb-server traces the program) is the
  *     user's own, never a culprit: this process, its ancestors and its
@@ -22,6 +25,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +63,46 @@ static int read_stat(const char *path, char *state, long *ppid, long *pgrp)
 	fclose(f);
 	buf[n] = 0;
 	return diag_cli_parse_stat(buf, state, ppid, pgrp);
+}
+
+int diag_cli_task_state(uint32_t pid, uint32_t tid, char *state)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", pid, tid);
+	return read_stat(path, state, NULL, NULL);
+}
+
+int diag_cli_task_syscall_line(uint32_t pid, uint32_t tid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/syscall", pid, tid);
+	buf[0] = 0;
+	if (!(f = fopen(path, "re")))
+		return -errno;
+	if (!fgets(buf, (int)len, f)) {
+		buf[0] = 0;
+		rc = -EIO;
+	}
+	fclose(f);
+	return rc;
+}
+
+int diag_cli_task_syscall(uint32_t pid, uint32_t tid, long *nr, uint64_t args[6])
+{
+	char line[256];
+	int rc = diag_cli_task_syscall_line(pid, tid, line, sizeof(line));
+
+	if (rc)
+		return rc;
+	/* "running", "-1 SP PC" (blocked, not in a call): fewer fields */
+	if (sscanf(line, "%ld %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64,
+		   nr, &args[0], &args[1], &args[2], &args[3], &args[4], &args[5]) != 7)
+		return -ENOENT;
+	return 0;
 }
 
 static int pid_stat(uint32_t pid, char *state, long *ppid, long *pgrp)
@@ -151,8 +195,7 @@ int diag_cli_proc_thread_state(uint32_t pid, uint32_t tid, uint8_t *stop, uint32
 
 	*stop = ARGUS_LIVE_RUNNING;
 	*tracer = 0;
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", pid, tid);
-	if ((rc = read_stat(path, &st, NULL, NULL)))
+	if ((rc = diag_cli_task_state(pid, tid, &st)))
 		return rc;
 	*stop = st == 'T' ? ARGUS_LIVE_STOP_SIGNAL : st == 't' ? ARGUS_LIVE_STOP_PTRACE
 		: ARGUS_LIVE_RUNNING;

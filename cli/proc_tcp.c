@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "argus_events.h"
 #include "diag_cli.h"
 
 #define TCP_LISTEN 0x0a
@@ -127,7 +128,7 @@ uint32_t diag_cli_tcp_peer_holders(uint64_t local, uint64_t remote, uint32_t *pi
 {
 	static const char *const tables[] = { "/proc/net/tcp", "/proc/net/tcp6" };
 	struct diag_tcp_end best = { 0 };
-	char link[48];
+	char link[DIAG_FD_LINK_LEN];
 
 	*listener = false;
 	if (!max || !diag_cli_tcp_loopback(local) || !diag_cli_tcp_loopback(remote))
@@ -152,6 +153,6 @@ uint32_t diag_cli_tcp_peer_holders(uint64_t local, uint64_t remote, uint32_t *pi
 	if (!best.inode)
 		return 0;
 	*listener = best.listener;
-	snprintf(link, sizeof(link), "socket:[%" PRIu64 "]", best.inode);
+	diag_cli_fd_link(AE_OBJ_TCP, best.inode, link, sizeof(link));
 	return diag_cli_fd_holders(link, pids, max);
 }

@@ -1,19 +1,11 @@
 /* progress.c - see progress.h. */
 #include <inttypes.h>
 #include <stdio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "collector.h"
 #include "progress.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void cli_progress_begin(struct cli_progress *p, const char *what, const char *unit)
 {
@@ -21,7 +13,7 @@ void cli_progress_begin(struct cli_progress *p, const char *what, const char *un
 	/* only where the messages go to the terminal: not into a host's
 	 * buffer (cli_set_err: the lldb plugin), not into a pipe */
 	p->tty = cli_err() == stderr && isatty(2);
-	p->t0 = now_ns();
+	p->t0 = argus_now_ns();
 }
 
 int cli_progress_cb(void *vp, uint64_t done, uint64_t total)
@@ -33,7 +25,7 @@ int cli_progress_cb(void *vp, uint64_t done, uint64_t total)
 	if (!p)
 		return 0;
 	if (p->tty) {
-		now = now_ns();
+		now = argus_now_ns();
 		if (now - p->t0 >= CLI_PROGRESS_DELAY_NS && now - p->last >= 100000000ull) {
 			if (pct > 100)
 				pct = 100;

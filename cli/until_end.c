@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -13,10 +12,9 @@
 #include "argus_diag.h"
 #include "argus_events.h"
 #include "cli.h"
+#include "collector.h"
 #include "diag_run.h"
 #include "progress.h"
-#include "safe_file.h"
-#include "syscall_names.h"
 #include "trace_format.h"
 #include "until_end.h"
 #include "wake_watch.h"
@@ -31,14 +29,6 @@
 #define SETTLE_NS 50000000ull           /* after a stopped waiter's event: the
                                            waker's events reach the ring */
 #define FIRST_LAST_NS (120ull * 1000000000ull)  /* the first snapshot: 2 min */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void sleep_ns(uint64_t ns)
 {
@@ -118,7 +108,7 @@ int until_end_begin(const char *cmd, struct until_end *ue, uint64_t timeout_ns)
 
 	memset(ue, 0, sizeof(*ue));
 	ue->timeout_ns = timeout_ns;
-	ue->wait_nr = -1;
+	ue->wait.wait_nr = -1;
 	snprintf(ue->dir, sizeof(ue->dir), "%s/argus-until-end.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(ue->dir)) {       /* 0700 */
 		int e = errno;
@@ -149,23 +139,13 @@ void until_end_cleanup(struct until_end *ue)
 
 int until_end_snapshot(const char *cmd, struct until_end *ue, const char *out)
 {
-	char ring[4096];
-	uint64_t now = 0;
-	struct argus_error err = { 0 };
-	struct argus_trace_stats *src;
-	int rc;
+	int rc = cli_ring_save(cmd, out, 0, FIRST_LAST_NS, &ue->from_ts, false);
 
-	if ((rc = cli_ring_flush(cmd, ring, sizeof(ring), &now)))
-		return rc;
-	if (!ue->from_ts)
-		ue->from_ts = now > FIRST_LAST_NS ? now - FIRST_LAST_NS : 1;
-	if (!(src = calloc(1, sizeof(*src))))
-		return cli_error(cmd, "out of memory");
-	rc = argus_trace__save_to(ring, out, 0, ue->from_ts, src, &err);
-	free(src);
-	if (rc)
-		return cli_out_error(cmd, &err);
-	return 0;
+	/* the whole ring (it began less than FIRST_LAST_NS after boot):
+	 * from 1, and every later snapshot from there too */
+	if (!rc && !ue->from_ts)
+		ue->from_ts = 1;
+	return rc;
 }
 
 /* ---- what the thread is in: the first snapshot ------------------------- */
@@ -217,34 +197,9 @@ static uint32_t current_wait(const struct argus_graph *g, uint32_t tid, uint64_t
 /* The thread's state letter (/proc/PID/task/TID/stat), 0 when gone. */
 static char thread_state(uint32_t pid, uint32_t tid)
 {
-	char path[64], buf[512], *p;
-	FILE *f;
-	size_t n;
+	char st;
 
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", pid, tid);
-	if (!(f = fopen(path, "re")))
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');          /* the comm may hold anything */
-	return p && p[1] == ' ' && p[2] ? p[2] : 0;
-}
-
-/* /proc/PID/task/TID/syscall as a line ("running", or the call, its
- * arguments, sp and pc): it changes when the wait returns. */
-static void syscall_line(uint32_t pid, uint32_t tid, char *buf, size_t len)
-{
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/syscall", pid, tid);
-	buf[0] = 0;
-	if (!(f = fopen(path, "re")))
-		return;
-	if (!fgets(buf, (int)len, f))
-		buf[0] = 0;
-	fclose(f);
+	return diag_cli_task_state(pid, tid, &st) ? 0 : st;
 }
 
 /* A fresh snapshot: is the hang (the one containing ue->at_ns) still
@@ -279,11 +234,11 @@ static int confirm(const char *cmd, struct diag_cli_opts *o, struct until_end *u
 	}
 	/* every hang from the chosen one's length: an ongoing one was taken
 	 * from ARGUS_LIVE_ONGOING_NS */
-	ho.tid = ue->tid;
-	ho.pid = ue->pid;
+	ho.tid = ue->wait.tid;
+	ho.pid = ue->wait.pid;
 	if (!ho.threshold_ns || ho.threshold_ns > ARGUS_LIVE_ONGOING_NS)
 		ho.threshold_ns = ARGUS_LIVE_ONGOING_NS;
-	rc = argus_diag__hang_at(g, ue->tid, ue->at_ns, &ho, &h);
+	rc = argus_diag__hang_at(g, ue->wait.tid, ue->at_ns, &ho, &h);
 	rc = !rc && !h.ongoing;
 	if (rc && !ue->have_kept) {
 		/* this snapshot has the end: it is the second one, graph built */
@@ -340,36 +295,36 @@ int until_end_wait(const char *cmd, struct graph_cli_ctx *c, struct diag_cli_opt
 	diag_run_free(&scratch);
 	if (rc)
 		return rc;
-	ue->pid = chosen.pid;
-	ue->tid = chosen.tid;
-	ue->start = chosen.start;
-	ue->seen_to = chosen.end;
+	ue->wait.pid = chosen.pid;
+	ue->wait.tid = chosen.tid;
 	ue->at_ns = chosen.start + (chosen.end - chosen.start) / 2;
 	ue->ongoing = chosen.ongoing;
 	if (!ue->ongoing)
 		return 0;
-	ws = current_wait(c->g, ue->tid, &ue->wait_start);
+	ws = current_wait(c->g, ue->wait.tid, &ue->wait.wait_start);
 	if (ws != ARGUS_NONE) {
 		const struct argus_segment *s = argus_graph__segment(c->g, ws);
 		const struct argus_object *ob = argus_graph__object(c->g, s->wait_obj);
 
-		ue->wait_nr = s->wait_nr;
-		ue->wait_arg = s->wait_arg;
+		ue->wait.wait_nr = s->wait_nr;
+		ue->wait.wait_arg = s->wait_arg;
 		if (ob) {
-			ue->obj_kind = ob->kind;
-			ue->obj = ob->obj;
-			ue->peer = ob->peer;
+			ue->wait.obj_kind = ob->kind;
+			ue->wait.obj = ob->obj;
+			ue->wait.peer = ob->peer;
 		}
 	}
 
 	/* wait */
-	snprintf(tk.what, sizeof(tk.what), "waiting for the hang of %u/%u to end", ue->pid, ue->tid);
+	snprintf(tk.what, sizeof(tk.what), "waiting for the hang of %u/%u to end", ue->wait.pid,
+		 ue->wait.tid);
 	cli_progress_begin(&tk.p, tk.what, "s");
 	catch_sigint();
-	t0 = last_confirm = now_ns();
-	syscall_line(ue->pid, ue->tid, seen, sizeof(seen));
+	t0 = last_confirm = argus_now_ns();
+	/* /proc/PID/task/TID/syscall changes when the wait returns */
+	diag_cli_task_syscall_line(ue->wait.pid, ue->wait.tid, seen, sizeof(seen));
 	for (;;) {
-		uint64_t now = now_ns();
+		uint64_t now = argus_now_ns();
 		char st;
 
 		if (tick(&tk, now - t0, ue->timeout_ns) || interrupted) {
@@ -378,7 +333,7 @@ int until_end_wait(const char *cmd, struct graph_cli_ctx *c, struct diag_cli_opt
 		}
 		if (now - t0 >= ue->timeout_ns)
 			break;
-		st = thread_state(ue->pid, ue->tid);
+		st = thread_state(ue->wait.pid, ue->wait.tid);
 		if (!st || st == 'Z' || st == 'X') {
 			ue->ended = ue->exited = true;
 			snprintf(ue->event, sizeof(ue->event), "the thread exited: its wait is over");
@@ -386,21 +341,15 @@ int until_end_wait(const char *cmd, struct graph_cli_ctx *c, struct diag_cli_opt
 		}
 		was_stopped = st == 't' || st == 'T';
 		if (was_stopped) {
-			if (!ww_tried && ue->wait_nr >= 0) {
-				struct wake_watch_wait w = {
-					.pid = ue->pid, .tid = ue->tid, .wait_nr = ue->wait_nr,
-					.wait_start = ue->wait_start, .wait_arg = ue->wait_arg,
-					.obj_kind = ue->obj_kind, .obj = ue->obj, .peer = ue->peer,
-				};
-
+			if (!ww_tried && ue->wait.wait_nr >= 0) {
 				char why[sizeof(ue->watched) - 16];
 
-				if (!(ww = wake_watch__new(&w, why, sizeof(why))))
+				if (!(ww = wake_watch__new(&ue->wait, why, sizeof(why))))
 					snprintf(ue->watched, sizeof(ue->watched), "nothing (%s)", why);
 				else
 					snprintf(ue->watched, sizeof(ue->watched), "%s", why);
-				ue->nlock_holders = wake_watch__lock_holders(ww, ue->lock_holders,
-									    UNTIL_END_MAX_HOLDERS);
+				if (!wake_watch__lock_holders(ww, &ue->lock_holder, 1))
+					ue->lock_holder = 0;
 			} else if (!ww_tried) {
 				snprintf(ue->watched, sizeof(ue->watched),
 					 "nothing (it was stopped while it ran, not in a wait)");
@@ -413,16 +362,16 @@ int until_end_wait(const char *cmd, struct graph_cli_ctx *c, struct diag_cli_opt
 		} else {
 			bool changed;
 
-			syscall_line(ue->pid, ue->tid, line, sizeof(line));
+			diag_cli_task_syscall_line(ue->wait.pid, ue->wait.tid, line, sizeof(line));
 			changed = strcmp(line, seen) != 0;
 			if (changed)
 				change_until = now + CONFIRM_AFTER_CHANGE_NS;
 			if (((changed || now < change_until) && now - last_confirm >= gap) ||
 			    now - last_confirm >= CONFIRM_EVERY_NS) {
-				uint64_t c0 = now_ns();
+				uint64_t c0 = argus_now_ns();
 
 				rc = confirm(cmd, o, ue);
-				last_confirm = now_ns();
+				last_confirm = argus_now_ns();
 				/* a busy ring makes snapshots dear: no more than
 				 * a third of the time on them */
 				gap = 2 * (last_confirm - c0);
@@ -444,7 +393,7 @@ int until_end_wait(const char *cmd, struct graph_cli_ctx *c, struct diag_cli_opt
 	}
 	rc = 0;
 	ue->stopped = was_stopped && !ue->exited;
-	ue->seen_ns = now_ns();
+	ue->seen_ns = argus_now_ns();
 	ue->waited_ns = ue->seen_ns - t0;
 	if (ue->ended && ue->stopped)
 		sleep_ns(SETTLE_NS);
@@ -507,27 +456,29 @@ static void by_writer(struct graph_cli_ctx *c, struct until_end *ue)
 	for (uint32_t i = 0; i < argus_graph__nthreads(g); i++) {
 		const struct argus_thread *t = argus_graph__thread(g, i);
 
-		if (t->tid == ue->tid)
+		if (t->tid == ue->wait.tid)
 			continue;
 		for (uint32_t e = t->first_event; e != ARGUS_NONE; e = argus_graph__thread_next_event(g, i, e)) {
 			const struct argus_gevent *ev = argus_graph__event(g, e);
 			const struct argus_object *ob;
 			bool match;
 
-			if (ev->type != AE_SYS_EXIT || ev->ts < ue->wait_start || ev->ts >= best ||
-			    ev->val <= 0 || !write_call(ev->nr) || !(ob = argus_graph__object(g, ev->obj)))
+			if (ev->type != AE_SYS_EXIT || ev->ts < ue->wait.wait_start ||
+			    ev->ts >= best || ev->val <= 0 || !write_call(ev->nr) || !(ob = argus_graph__object(g, ev->obj)))
 				continue;
-			switch (ue->obj_kind) {
+			switch (ue->wait.obj_kind) {
 			case AE_OBJ_PIPE:
-				match = ob->kind == AE_OBJ_PIPE && ob->obj == ue->obj;
+				match = ob->kind == AE_OBJ_PIPE && ob->obj == ue->wait.obj;
 				break;
 			case AE_OBJ_UNIX:
 				match = ob->kind == AE_OBJ_UNIX &&
-					((ue->peer && ob->obj == ue->peer) || ob->peer == ue->obj);
+					((ue->wait.peer && ob->obj == ue->wait.peer) ||
+					 ob->peer == ue->wait.obj);
 				break;
 			case AE_OBJ_TCP:
 			case AE_OBJ_UDP:
-				match = ob->kind == ue->obj_kind && ob->obj == ue->peer && ob->peer == ue->obj;
+				match = ob->kind == ue->wait.obj_kind && ob->obj == ue->wait.peer &&
+					ob->peer == ue->wait.obj;
 				break;
 			default:
 				match = false;
@@ -555,12 +506,14 @@ static void by_lock_holder(struct graph_cli_ctx *c, struct until_end *ue)
 	struct argus_lock_op *ops = NULL, h;
 	uint32_t n = 0;
 
-	if (!argus_diag__lock_ops(c->g, ue->tid, ue->wait_start > 1000000 ? ue->wait_start - 1000000 : 0,
+	if (!argus_diag__lock_ops(c->g, ue->wait.tid,
+				  ue->wait.wait_start > 1000000 ? ue->wait.wait_start - 1000000 : 0,
 				  argus_graph__stats(c->g)->max_ts, &ops, &n)) {
 		for (uint32_t i = n; i-- > 0;) {
-			if (ops[i].file != ue->obj || ops[i].ret >= 0 || ops[i].op == ARGUS_LOCK_UNLOCK)
+			if (ops[i].file != ue->wait.obj || ops[i].ret >= 0 ||
+			    ops[i].op == ARGUS_LOCK_UNLOCK)
 				continue;
-			if (!argus_diag__lock_blocker(c->g, &ops[i], &h) && h.tid != ue->tid) {
+			if (!argus_diag__lock_blocker(c->g, &ops[i], &h) && h.tid != ue->wait.tid) {
 				set_by(c, ue, h.pid, h.tid, h.ts, "held the lock it waits for, taken before its wait"
 				       " (the trace's lock records)");
 				free(ops);
@@ -570,8 +523,8 @@ static void by_lock_holder(struct graph_cli_ctx *c, struct until_end *ue)
 		}
 	}
 	free(ops);
-	if (ue->nlock_holders)
-		set_by(c, ue, ue->lock_holders[0], ue->lock_holders[0], 0,
+	if (ue->lock_holder)
+		set_by(c, ue, ue->lock_holder, ue->lock_holder, 0,
 		       "held the lock it waits for when argus began watching (/proc/locks)");
 }
 
@@ -585,20 +538,20 @@ static void by_futex_waker(struct graph_cli_ctx *c, struct until_end *ue)
 	for (uint32_t i = 0; i < argus_graph__nthreads(g); i++) {
 		const struct argus_thread *t = argus_graph__thread(g, i);
 
-		if (t->tid == ue->tid || t->pid != ue->pid)
+		if (t->tid == ue->wait.tid || t->pid != ue->wait.pid)
 			continue;
 		for (uint32_t e = t->first_event; e != ARGUS_NONE; e = argus_graph__thread_next_event(g, i, e)) {
 			const struct argus_gevent *ev = argus_graph__event(g, e);
 			uint32_t s;
 			const struct argus_segment *sg;
 
-			if (ev->type != AE_SYS_ENTER || ev->nr != SYS_futex || ev->ts < ue->wait_start ||
-			    (uint64_t)ev->val != ue->wait_arg)
+			if (ev->type != AE_SYS_ENTER || ev->nr != SYS_futex ||
+			    ev->ts < ue->wait.wait_start || (uint64_t)ev->val != ue->wait.wait_arg)
 				continue;
 			s = argus_graph__segment_at(g, t->tid, ev->ts);
 			sg = s != ARGUS_NONE ? argus_graph__segment(g, s) : NULL;
 			if (sg && sg->end_reason == ARGUS_END_WAIT && sg->wait_nr == SYS_futex &&
-			    sg->wait_arg == ue->wait_arg)
+			    sg->wait_arg == ue->wait.wait_arg)
 				continue;       /* it waits on the word too */
 			if (!ue->by.tid || ev->ts < ue->by.ts)
 				set_by(c, ue, t->pid, t->tid, ev->ts,
@@ -611,7 +564,7 @@ static void by_futex_waker(struct graph_cli_ctx *c, struct until_end *ue)
 /* A thread that runs: the edge that woke it at the end of the wait. */
 static void by_waker_edge(struct graph_cli_ctx *c, struct until_end *ue)
 {
-	uint32_t s = argus_graph__segment_at(c->g, ue->tid, ue->wait_start);
+	uint32_t s = argus_graph__segment_at(c->g, ue->wait.tid, ue->wait.wait_start);
 	struct diag_resume r;
 	char how[96];
 
@@ -623,7 +576,7 @@ static void by_waker_edge(struct graph_cli_ctx *c, struct until_end *ue)
 	const struct argus_edge *e = argus_graph__edge(c->g, r.edge);
 	const struct argus_thread *t = argus_graph__thread(c->g, argus_graph__segment(c->g, e->src)->thread);
 
-	if (!t || t->tid == ue->tid)
+	if (!t || t->tid == ue->wait.tid)
 		return;
 	snprintf(how, sizeof(how), "woke it at the end of its wait (edge: %s)",
 		 argus_edge_type_str(e->type));
@@ -636,28 +589,28 @@ void until_end_annotate(struct graph_cli_ctx *c, struct diag_cli_opts *o, struct
 	struct argus_hang h;
 
 	if (ue->ongoing && ue->ended && !ue->stopped) {
-		ho.tid = ue->tid;
+		ho.tid = ue->wait.tid;
 		if (!ho.threshold_ns || ho.threshold_ns > ARGUS_LIVE_ONGOING_NS)
 			ho.threshold_ns = ARGUS_LIVE_ONGOING_NS;
-		if (!argus_diag__hang_at(c->g, ue->tid, ue->at_ns, &ho, &h) && !h.ongoing) {
+		if (!argus_diag__hang_at(c->g, ue->wait.tid, ue->at_ns, &ho, &h) && !h.ongoing) {
 			ue->end_ns = h.end;
 			snprintf(ue->event, sizeof(ue->event), "%s%s",
 				 h.flags & ARGUS_HANG_F_LOOP ? "the thread came back to its event loop" :
 				 h.kind == ARGUS_KIND_BLOCKED ? "its wait returned" :
 				 "the thread's stretch of work ended", ue->exited ? ", then it exited" : "");
 		}
-		if (ue->wait_nr >= 0)
+		if (ue->wait.wait_nr >= 0)
 			by_waker_edge(c, ue);
 	} else if (ue->ongoing && ue->ended && ue->stopped) {
-		if (ue->wait_nr == SYS_flock || ue->wait_nr == SYS_fcntl)
+		if (ue->wait.wait_nr == SYS_flock || ue->wait.wait_nr == SYS_fcntl)
 			by_lock_holder(c, ue);
-		else if (ue->wait_nr == SYS_futex)
+		else if (ue->wait.wait_nr == SYS_futex)
 			by_futex_waker(c, ue);
-		else if (ue->obj_kind)
+		else if (ue->wait.obj_kind)
 			by_writer(c, ue);
-		ue->end_ns = ue->by.ts && ue->by.ts > ue->wait_start ? ue->by.ts : ue->seen_ns;
+		ue->end_ns = ue->by.ts && ue->by.ts > ue->wait.wait_start ? ue->by.ts : ue->seen_ns;
 	}
-	o->tid = ue->tid;
+	o->tid = ue->wait.tid;
 	o->have_at = true;
 	o->at_ns = ue->at_ns;
 	o->at_rel = false;
@@ -711,9 +664,8 @@ static void json_str_or_null(FILE *f, const char *s)
 		fprintf(f, "null");
 }
 
-void until_end_fjson(FILE *f, struct graph_cli_ctx *c, const struct until_end *ue)
+void until_end_fjson(FILE *f, const struct until_end *ue)
 {
-	(void)c;
 	fprintf(f, "{\"timeout_ns\":%" PRIu64 ",\"ongoing\":%s,\"ended\":%s,\"interrupted\":%s,"
 		"\"stopped\":%s,\"exited\":%s,\"waited_ns\":%" PRIu64 ",\"end_ns\":",
 		ue->timeout_ns, ue->ongoing ? "true" : "false", ue->ongoing ? ue->ended ? "true" : "false"

@@ -32,10 +32,10 @@
 
 #include "diag_cli.h"
 #include "graph_cli.h"
+#include "wake_watch.h"
 
 #define UNTIL_END_DEFAULT_S 60          /* --until-end without =SECONDS */
 #define UNTIL_END_MAX_S (24 * 3600)
-#define UNTIL_END_MAX_HOLDERS 4
 
 /* Who did what ended the wait (from the second snapshot's trace). */
 struct until_end_by {
@@ -50,20 +50,14 @@ struct until_end_by {
 struct until_end {
 	/* asked */
 	uint64_t timeout_ns;
-	/* the hang chosen on the first snapshot */
-	uint32_t pid, tid;
-	uint64_t start;                     /* its start; ongoing: its end so far */
-	uint64_t seen_to;
+	/* the hang chosen on the first snapshot: its thread (wait.pid,
+	 * wait.tid), and the wait it was in then (wait.wait_nr -1: none, a
+	 * busy or yield hang; wait.obj_kind: enum ae_obj_kind, 0 none), what
+	 * a stopped waiter's watch is set up for */
+	struct wake_watch_wait wait;
 	uint64_t at_ns;                     /* a time inside it (--at for the end) */
 	char picked[160];                   /* why it was taken */
 	bool ongoing;                       /* still going at the first snapshot */
-	/* the wait it was in at the first snapshot (wait_nr -1: none, a
-	 * busy or yield hang) */
-	int32_t wait_nr;
-	uint64_t wait_start;                /* its switch-out */
-	uint64_t wait_arg;
-	uint32_t obj_kind;                  /* enum ae_obj_kind, 0 none */
-	uint64_t obj, peer;
 	/* what happened */
 	bool ended;                         /* it ended while argus waited */
 	bool interrupted;                   /* Ctrl-C */
@@ -79,9 +73,8 @@ struct until_end {
 	char watched[160];                  /* what was watched for a stopped waiter */
 	char event[160];                    /* what ended it, in words */
 	uint32_t checks;                    /* snapshots taken to confirm an end */
-	uint32_t lock_holders[UNTIL_END_MAX_HOLDERS]; /* a lock wait: /proc/locks'
-	                                       holders when the watch began */
-	uint32_t nlock_holders;
+	uint32_t lock_holder;               /* a lock wait: a holder /proc/locks
+	                                       named when the watch began, 0 none */
 	struct until_end_by by;
 	/* the private temp dir of the snapshots (0700), and its files */
 	char dir[4096];
@@ -141,5 +134,5 @@ void until_end_annotate(struct graph_cli_ctx *c, struct diag_cli_opts *o, struct
 /* The report's line(s) ("until-end ..."), and the JSON object of the
  * "until_end" key (docs/diagnosis.md). */
 void until_end_fprint(FILE *f, struct graph_cli_ctx *c, const struct until_end *ue);
-void until_end_fjson(FILE *f, struct graph_cli_ctx *c, const struct until_end *ue);
+void until_end_fjson(FILE *f, const struct until_end *ue);
 #endif

@@ -9,12 +9,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "argus_events.h"
+#include "collector.h"
 #include "diag_cli.h"
-#include "syscall_names.h"
 #include "wake_watch.h"
 
 #ifndef SYS_pidfd_open
@@ -26,6 +25,10 @@
 
 #define MAX_FDS 64
 #define MAX_HOLDERS 16
+/* a lock watch: how often the scan of every process's fdinfo (an OFD lock,
+ * a taker gone: diag_cli_proc_lock_holders) may run; /proc/locks alone is
+ * read at every check */
+#define LOCK_SCAN_NS 250000000ull
 
 enum watch_kind { W_LOCK = 1, W_FDS, W_FUTEX, W_TIMER };
 
@@ -34,6 +37,7 @@ struct wake_watch {
 	struct wake_watch_wait w;
 	/* W_LOCK */
 	uint32_t holders[MAX_HOLDERS], nholders;
+	uint64_t next_scan;             /* CLOCK_MONOTONIC ns of the next fdinfo scan */
 	/* W_FDS: copies of the waiter's fds */
 	struct pollfd fds[MAX_FDS];
 	uint32_t nfds;
@@ -43,44 +47,6 @@ struct wake_watch {
 	/* W_TIMER */
 	uint64_t due;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static const char *sys_name(int nr, char *buf, size_t len)
-{
-	const char *n = nr >= 0 ? argus_syscall_name(nr) : NULL;
-
-	if (n)
-		return n;
-	snprintf(buf, len, "syscall %d", nr);
-	return buf;
-}
-
-/* /proc/PID/task/TID/syscall: the call the thread is in (or, stopped by a
- * tracer inside one, the call to be restarted) and its six arguments.
- * 0, or -1 ("running", gone, unreadable). */
-static int proc_syscall(uint32_t pid, uint32_t tid, long *nr, uint64_t args[6])
-{
-	char path[64], line[256];
-	FILE *f;
-	int n;
-
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/syscall", pid, tid);
-	if (!(f = fopen(path, "re")))
-		return -1;
-	n = fgets(line, sizeof(line), f) ? sscanf(line, "%ld %" SCNx64 " %" SCNx64 " %" SCNx64
-						   " %" SCNx64 " %" SCNx64 " %" SCNx64, nr,
-						   &args[0], &args[1], &args[2], &args[3], &args[4],
-						   &args[5]) : 0;
-	fclose(f);
-	return n == 7 ? 0 : -1;
-}
 
 /* A copy of fd `fd` of process pid (pidfd_getfd), -errno. */
 static int steal_fd(int pidfd, int fd)
@@ -96,28 +62,6 @@ static uint64_t fd_ino(int fd)
 	struct stat st;
 
 	return fstat(fd, &st) ? 0 : (uint64_t)st.st_ino;
-}
-
-/* The fd of process pid open on the pipe or socket `ino` (a scan of
- * /proc/PID/fd), -1 none. */
-static int find_fd(uint32_t pid, uint32_t kind, uint64_t ino)
-{
-	char path[64], link[64], want[48];
-	int found = -1;
-
-	snprintf(want, sizeof(want), "%s:[%" PRIu64 "]", kind == AE_OBJ_PIPE ? "pipe" : "socket", ino);
-	for (int fd = 0; fd < 4096 && found < 0; fd++) {
-		ssize_t n;
-
-		snprintf(path, sizeof(path), "/proc/%u/fd/%d", pid, fd);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n <= 0)
-			continue;
-		link[n] = 0;
-		if (!strcmp(link, want))
-			found = fd;
-	}
-	return found;
 }
 
 static bool read_call(int nr)
@@ -174,18 +118,22 @@ static int setup_fd(struct wake_watch *ww, int pidfd, char *what, size_t len)
 	bool by_ino = w->obj_kind == AE_OBJ_PIPE || w->obj_kind == AE_OBJ_UNIX ||
 		      w->obj_kind == AE_OBJ_SOCK;
 	int fd = (int)w->wait_arg, rc;
-	char b[32];
+	char b[32], link[DIAG_FD_LINK_LEN];
 
 	if ((rc = add_fd(ww, pidfd, fd, ev)) == 0 && by_ino && fd_ino(ww->fds[0].fd) != w->obj) {
 		close(ww->fds[0].fd);           /* the fd was closed and reused */
 		ww->nfds = 0;
 		rc = -ESTALE;
 	}
-	if (rc && by_ino && (fd = find_fd(w->pid, w->obj_kind, w->obj)) >= 0)
-		rc = add_fd(ww, pidfd, fd, ev);
+	/* else its fd open on the pipe or socket, found in /proc/PID/fd */
+	if (rc && by_ino) {
+		diag_cli_fd_link(w->obj_kind, w->obj, link, sizeof(link));
+		if ((fd = diag_cli_fd_of(w->pid, link)) >= 0)
+			rc = add_fd(ww, pidfd, fd, ev);
+	}
 	if (rc) {
-		snprintf(what, len, "%s: cannot copy its fd %d (%s)", sys_name(w->wait_nr, b, sizeof(b)),
-			 (int)w->wait_arg, strerror(-rc));
+		snprintf(what, len, "%s: cannot copy its fd %d (%s)",
+			 diag_cli_sys(w->wait_nr, b, sizeof(b)), (int)w->wait_arg, strerror(-rc));
 		return rc;
 	}
 	if (by_ino)
@@ -207,9 +155,9 @@ static int setup_poll(struct wake_watch *ww, int pidfd, char *what, size_t len)
 	struct iovec local, remote;
 	uint32_t n;
 
-	if (proc_syscall(w->pid, w->tid, &nr, args) || nr != w->wait_nr || !args[1]) {
+	if (diag_cli_task_syscall(w->pid, w->tid, &nr, args) || nr != w->wait_nr || !args[1]) {
 		snprintf(what, len, "%s: its pollfd array is not known (/proc syscall)",
-			 nr == SYS_ppoll ? "ppoll" : "poll");
+			 w->wait_nr == SYS_ppoll ? "ppoll" : "poll");
 		return -ENOENT;
 	}
 	n = args[1] > MAX_FDS ? MAX_FDS : (uint32_t)args[1];
@@ -253,7 +201,7 @@ static int setup_futex(struct wake_watch *ww, char *what, size_t len)
 	}
 	/* FUTEX_WAIT / FUTEX_WAIT_BITSET (op & 127: 0, 9) sleep while the
 	 * word holds their third argument */
-	if (!proc_syscall(w->pid, w->tid, &nr, args) && nr == SYS_futex &&
+	if (!diag_cli_task_syscall(w->pid, w->tid, &nr, args) && nr == SYS_futex &&
 	    args[0] == w->wait_arg && ((args[1] & 127) == 0 || (args[1] & 127) == 9))
 		ww->expect = (uint32_t)args[2];
 	else
@@ -276,7 +224,8 @@ static int setup_timer(struct wake_watch *ww, char *what, size_t len)
 	/* clock_nanosleep(clock, flags, ...): TIMER_ABSTIME (1) is not a
 	 * length */
 	if (w->wait_nr == SYS_clock_nanosleep &&
-	    (proc_syscall(w->pid, w->tid, &nr, args) || nr != SYS_clock_nanosleep || (args[1] & 1))) {
+	    (diag_cli_task_syscall(w->pid, w->tid, &nr, args) || nr != SYS_clock_nanosleep ||
+	     (args[1] & 1))) {
 		snprintf(what, len, "clock_nanosleep: not a relative sleep");
 		return -ENOENT;
 	}
@@ -301,6 +250,7 @@ struct wake_watch *wake_watch__new(const struct wake_watch_wait *w, char *what, 
 		uint32_t pids[MAX_HOLDERS], n = diag_cli_proc_lock_holders(NULL, w->obj, pids, MAX_HOLDERS);
 
 		ww->kind = W_LOCK;
+		ww->next_scan = argus_now_ns() + LOCK_SCAN_NS;
 		for (uint32_t i = 0; i < n && i < MAX_HOLDERS; i++)
 			if (pids[i] != w->pid)
 				ww->holders[ww->nholders++] = pids[i];
@@ -321,8 +271,8 @@ struct wake_watch *wake_watch__new(const struct wake_watch_wait *w, char *what, 
 		ww->kind = W_FDS;
 		pidfd = (int)syscall(SYS_pidfd_open, (pid_t)w->pid, 0);
 		if (pidfd < 0) {
-			snprintf(what, len, "%s: pidfd_open(%u): %s", sys_name(w->wait_nr, b, sizeof(b)),
-				 w->pid, strerror(errno));
+			snprintf(what, len, "%s: pidfd_open(%u): %s",
+				 diag_cli_sys(w->wait_nr, b, sizeof(b)), w->pid, strerror(errno));
 			rc = -errno;
 		} else if (w->wait_nr == SYS_poll || w->wait_nr == SYS_ppoll) {
 			rc = setup_poll(ww, pidfd, what, len);
@@ -333,7 +283,7 @@ struct wake_watch *wake_watch__new(const struct wake_watch_wait *w, char *what, 
 			close(pidfd);
 	} else {
 		snprintf(what, len, "a wait in %s, which argus does not watch while the thread is stopped",
-			 w->wait_nr >= 0 ? sys_name(w->wait_nr, b, sizeof(b)) : "no syscall");
+			 w->wait_nr >= 0 ? diag_cli_sys(w->wait_nr, b, sizeof(b)) : "no syscall");
 	}
 	if (rc) {
 		wake_watch__free(ww);
@@ -351,11 +301,27 @@ int wake_watch__check(struct wake_watch *ww, char *event, size_t len)
 	w = &ww->w;
 	switch (ww->kind) {
 	case W_LOCK: {
-		uint32_t pids[MAX_HOLDERS], n = diag_cli_proc_lock_holders(NULL, w->obj, pids, MAX_HOLDERS);
+		uint32_t pids[MAX_HOLDERS], n;
+		bool unresolved;
+		uint64_t now;
 
+		/* /proc/locks names a live holder, or no lock at all: that
+		 * read is the answer */
+		n = diag_cli_lock_holders_quick(w->obj, pids, MAX_HOLDERS, &unresolved);
 		for (uint32_t i = 0; i < n && i < MAX_HOLDERS; i++)
 			if (pids[i] != w->pid)
 				return 0;
+		/* an OFD lock, a taker gone: the holders are in some process's
+		 * fdinfo, a scan of every process, at most every LOCK_SCAN_NS */
+		if (unresolved) {
+			if ((now = argus_now_ns()) < ww->next_scan)
+				return 0;
+			ww->next_scan = now + LOCK_SCAN_NS;
+			n = diag_cli_proc_lock_holders(NULL, w->obj, pids, MAX_HOLDERS);
+			for (uint32_t i = 0; i < n && i < MAX_HOLDERS; i++)
+				if (pids[i] != w->pid)
+					return 0;
+		}
 		snprintf(event, len, "the lock it waits for was released (no other holder in /proc/locks)");
 		return 1;
 	}
@@ -390,7 +356,7 @@ int wake_watch__check(struct wake_watch *ww, char *event, size_t len)
 		return 1;
 	}
 	case W_TIMER:
-		if (now_ns() < ww->due)
+		if (argus_now_ns() < ww->due)
 			return 0;
 		snprintf(event, len, "its sleep's timer came due");
 		return 1;

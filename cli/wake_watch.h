@@ -7,7 +7,10 @@
  * argument and its object: argus_segment.wait_nr, wait_arg, wait_obj);
  * the watch then looks at the live system:
  *   flock/fcntl on a file   /proc/locks (diag_cli_proc_lock_holders): no
- *                           process but the waiter holds a lock on it
+ *                           process but the waiter holds a lock on it (an
+ *                           OFD lock, or one whose taker has exited, needs
+ *                           a scan of every process's fdinfo: at most every
+ *                           250 ms)
  *   read/recv/accept, write/send/connect on an fd (a pipe, a socket), and
  *   epoll_wait              a copy of the waiter's fd (pidfd_getfd), polled
  *                           for POLLIN (POLLOUT for a write; the epoll fd

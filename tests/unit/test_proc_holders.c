@@ -78,6 +78,21 @@ static void test_holders_of_a_pipe_and_of_each_socket_end(void)
 	CHECK_EQ(n, 1);
 	CHECK(has(pids, n, getpid()));
 
+	/* one process's fd on it (the link text diag_cli_fd_link makes) */
+	{
+		uint32_t me = (uint32_t)getpid();
+		char link[DIAG_FD_LINK_LEN];
+
+		CHECK_EQ(diag_cli_fd_of(me, diag_cli_fd_link(AE_OBJ_UNIX, mine, link, sizeof(link))),
+			 sv[0]);
+		CHECK(!strncmp(link, "socket:[", 8));
+		CHECK_EQ(diag_cli_fd_of(me, diag_cli_fd_link(AE_OBJ_PIPE, pipe_ino, link, sizeof(link))),
+			 pfd[1]);
+		CHECK(!strncmp(link, "pipe:[", 6));
+		CHECK_EQ(diag_cli_fd_of(me, diag_cli_fd_link(AE_OBJ_UNIX, theirs, link, sizeof(link))),
+			 -1);
+	}
+
 	/* max bounds the answer */
 	CHECK_EQ(diag_cli_proc_holders(NULL, AE_OBJ_PIPE, pipe_ino, pids, 1), 1);
 	/* a pipe's inode asked as a socket, and kinds it does not look up */

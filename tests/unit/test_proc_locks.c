@@ -154,6 +154,15 @@ static void TEST_flock_holder_is_named_and_its_blocked_waiter_is_not(void)
 	CHECK_EQ(n, 1);
 	CHECK(has(pids, n, holder));
 	CHECK(!has(pids, n, waiter));
+	/* /proc/locks alone names it: nothing left for the fdinfo scan */
+	{
+		bool unresolved = true;
+
+		n = diag_cli_lock_holders_quick(obj_of(fd), pids, 16, &unresolved);
+		CHECK_EQ(n, 1);
+		CHECK(has(pids, n, holder));
+		CHECK(!unresolved);
+	}
 	reap(waiter);
 	reap(holder);
 	/* a flock belongs to the open file description, and we share the
@@ -220,6 +229,13 @@ static void TEST_ofd_lock_holder_is_found_through_fdinfo(void)
 	n = diag_cli_proc_lock_holders(NULL, obj_of(fd), pids, 16);
 	CHECK_EQ(n, 1);
 	CHECK(has(pids, n, holder));
+	/* /proc/locks alone: no holder named, one only fdinfo finds */
+	{
+		bool unresolved = false;
+
+		CHECK_EQ(diag_cli_lock_holders_quick(obj_of(fd), pids, 16, &unresolved), 0);
+		CHECK(unresolved);
+	}
 	reap(holder);
 	close(fd);
 	close(pr[0]);
@@ -362,6 +378,11 @@ static void TEST_mutex_owner_is_the_locking_thread_and_other_words_are_no_mutex(
 	CHECK_EQ(diag_cli_mutex_owner(child, (uint64_t)(uintptr_t)&held, &tid), 0);
 	CHECK_EQ(tid, owner);
 	CHECK(tid != (uint32_t)blocked);
+	/* a process, and a thread of it that leads no thread group */
+	CHECK(diag_cli_pid_alive(child));
+	CHECK(!diag_cli_pid_alive(owner));
+	CHECK(!diag_cli_pid_alive(0));
+	CHECK(!diag_cli_pid_alive(-1));
 	/* not held: no owner */
 	CHECK_EQ(diag_cli_mutex_owner(child, (uint64_t)(uintptr_t)&unlocked, &tid), -ENOENT);
 	/* a condition variable a thread waits on is no mutex */
@@ -371,6 +392,7 @@ static void TEST_mutex_owner_is_the_locking_thread_and_other_words_are_no_mutex(
 	reap(child);
 	/* a process that is gone */
 	CHECK(diag_cli_mutex_owner(child, (uint64_t)(uintptr_t)&held, &tid) < 0);
+	CHECK(!diag_cli_pid_alive(child));
 	close(pr[0]);
 	close(pr[1]);
 }
