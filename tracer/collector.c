@@ -297,6 +297,34 @@ static void attach_stack(struct argus_collector *c, struct pending *p,
 
 static int take_record(struct argus_collector *c, const void *rec, size_t size);
 
+/* Which records of the unwind helper are kept: what self_tgid keeps of
+ * argusd's in the kernel.  Its syscalls, samples and timers are its own
+ * work and go; the scheduler's records stay, because a switch out of the
+ * helper is the switch *into* the next task and its wake-ups are the
+ * tool's (the graph files them under tool-waker); and an interrupt that
+ * lands while it runs is not its own either: an hrtimer expiry waking a
+ * sleeper has the helper as current (h.pid) whenever it interrupted the
+ * helper.  Dropping those lost the sleeper's wake-up and switch-in. */
+static bool helper_record_kept(const struct ae_hdr *h)
+{
+	switch (h->type) {
+	case AE_SWITCH:
+	case AE_WAKING:
+	case AE_WAKEUP_NEW:
+	case AE_FORK:
+	case AE_EXEC:
+	case AE_EXIT:
+	case AE_FREE:
+	case AE_RENAME:
+		return true;
+	case AE_SAMPLE:         /* the sampler runs in hardirq, on the helper */
+	case AE_HWWATCH:
+		return false;
+	default:                /* irq, softirq, hrtimer expiry: not its own */
+		return h->ctx != AE_CTX_TASK;
+	}
+}
+
 /*
  * libbpf's consume loops while records keep coming; stop after a budget so
  * chunks are cut on time and the control socket answers.  Quirk: libbpf
@@ -335,8 +363,11 @@ static int take_record(struct argus_collector *c, const void *rec, size_t size)
 	/* The unwind helper's activity is the collector's own, untraced as
 	 * self_tgid is in the kernel; its pid changes when it is restarted,
 	 * so it is dropped here.  Else its samples were unwound by itself,
-	 * and its requests and answers filled the trace. */
-	if (stack_capture__is_helper(c->stacks, h->pid))
+	 * and its requests and answers filled the trace.  Its scheduler and
+	 * interrupt records stay (helper_record_kept), without a stack. */
+	bool helper = stack_capture__is_helper(c->stacks, h->pid);
+
+	if (helper && !helper_record_kept(h))
 		return 0;
 	size = h->size;
 	if (c->opts.tap)
@@ -362,7 +393,7 @@ static int take_record(struct argus_collector *c, const void *rec, size_t size)
 		p->ev.f[ARGUS_F_SW_OBJ] = r->obj.obj;
 		p->ev.f[ARGUS_F_SW_PEER] = r->obj.peer;
 		note_task(c, r->next_tid, r->next_pid, r->next_comm);
-		if (size > sizeof(*r))
+		if (size > sizeof(*r) && !helper)
 			attach_stack(c, p, (const uint8_t *)rec + sizeof(*r), size - sizeof(*r));
 		break;
 	}
