@@ -8,7 +8,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "step_cli.h"
+#include "diag_front.h"
+#include "step_front.h"
 #include "live_cli.h"
 #include "argus_graph.h"
 #include "control.h"
@@ -64,67 +65,11 @@ static const struct argus_command commands[] = {
 	  "  --stacks  print symbolized user stacks under events that have one\n"
 	  "  --stats   print only the per-CPU counts, lost events and time span\n" },
 	{ "hangs", cmd_hangs, "list the threads that stopped answering, longest first",
-	  "argus hangs FILE [--pid PID [--tid TID]] [--threshold MS] [--idle-wait RULE] [--all] [--json]\n"
-	  "argus hangs --saved [--hang-dir D] [--json]\n"
-	  "  A hang: a thread stayed away from its idle wait (where it waits for new\n"
-	  "  work: its event loop, learned per thread) for MS or more (default 2000);\n"
-	  "  a thread with no idle wait (a command-line tool, a script) hangs in any\n"
-	  "  single wait, spin or retry loop of MS or more.  Marked intervals are\n"
-	  "  listed whatever their length.\n"
-	  "  no --pid     every process in the trace, longest first (waits for a child\n"
-	  "               and lone sleeps left out unless --all)\n"
-	  "  --pid PID    every thread of PID;  --tid TID  that thread, in time order\n"
-	  "  --idle-wait  learn (default): epoll, poll on 2+ fds, and polls that are not a\n"
-	  "               request's reply wait are idle; poll: every poll-family wait is\n"
-	  "               idle (the event-loop model); none: no wait is idle\n"
-	  "  --saved      the hang snapshots the collector kept by itself (argus start\n"
-	  "               --watch), newest first, with their diagnosis' culprit\n" },
+	  DIAG_HANGS_USAGE },
 	{ "diagnose", cmd_diagnose, "name the thread, in any process, that caused a hang",
-	  "argus diagnose FILE --pid PID [--tid TID] [--at TIME | --mark TEXT] [--depth N]\n"
-	  "               [--threshold MS] [--idle-wait RULE] [--pick N,N...] [--json | --dot]\n"
-	  "               [--schema FILE] [--live | --no-live]\n"
-	  "argus diagnose --pid PID --until-end[=SECONDS] [--tid TID] [the flags above]\n"
-	  "  Classifies the hang (busy, blocked, yield), finds a similar normal run,\n"
-	  "  slices back to who normally wakes the UI thread, names the culprit and\n"
-	  "  the culprit's culprit (--depth, default 3), and detects cycles.\n"
-	  "  --at TIME   whatever the thread did at TIME (ns, or seconds from the trace\n"
-	  "              start: 12.5s), a hang or not, even under the threshold\n"
-	  "  --mark TEXT the hang annotated by `argus mark TEXT`\n"
-	  "  default     the ongoing, else the longest hang of the main thread (or of\n"
-	  "              --tid); if it has none, of the process's other threads\n"
-	  "  --pick      answers for the places the slice must choose (else asked on a\n"
-	  "              TTY, or the edge that woke the segment, alternatives listed)\n"
-	  "  --live      FILE was just taken from this running system (argus save): a\n"
-	  "              wait nobody has ended yet is blamed on who holds it now: a file\n"
-	  "              lock's holder (/proc/locks), a socket's, pipe's or loopback TCP\n"
-	  "              connection's other end (/proc/PID/fd, /proc/net/tcp), the child\n"
-	  "              a wait4 waits for, a mutex's owner; a stopped culprit, and the\n"
-	  "              tracer holding it, are named.  Each such step says its source\n"
-	  "              (JSON \"live\").  The default when FILE is of this host and boot\n"
-	  "              and at most 120 s old; --no-live: the trace alone\n"
-	  "  --until-end[=SECONDS]  no FILE: snapshot the running collector (the last\n"
-	  "              2 minutes), take the hang going on, wait until it ends (up to\n"
-	  "              SECONDS, default 60; Ctrl-C: stop waiting), snapshot again and\n"
-	  "              diagnose it with its real wake-up.  It ends when its thread's\n"
-	  "              wait returns (or it is back in its event loop); a thread stopped\n"
-	  "              by a debugger, when what would wake it happens: the file lock\n"
-	  "              released, its pipe or socket readable, its futex word changed.\n"
-	  "              At the timeout: what is known, and the hang is still going\n" },
+	  DIAG_DIAGNOSE_USAGE },
 	{ "report", cmd_report, "the diagnosis of a hang as one self-contained HTML page",
-	  "argus report FILE --pid PID -o hang.html [--force] [--tid TID] [--at TIME | --mark TEXT]\n"
-	  "             [--threshold MS] [--depth N] [--pick N,N...] [--idle-wait RULE]\n"
-	  "             [--live | --no-live]\n"
-	  "             [--schema FILE]\n"
-	  "  The hang `argus diagnose` takes with the same flags, drawn: a timeline of\n"
-	  "  the threads of the diagnosis (the hung thread, the path, the culprit and\n"
-	  "  its chain) over the similar normal run and over the hang, side by side;\n"
-	  "  their runs and waits (hover: the syscall and its object), the wake-up,\n"
-	  "  message, timer and data-flag edges as arrows, the verdict, each culprit's\n"
-	  "  stack (click a thread's name), the text report, the diagnose --json\n"
-	  "  object and the Perfetto JSON of those processes over both windows.  No\n"
-	  "  network: one file, opens in any browser.\n"
-	  "  -o FILE   created new, mode 0600; a FILE argus did not create is refused\n"
-	  "  --force   replace such a FILE (a symbolic link is replaced, not followed)\n" },
+	  DIAG_REPORT_USAGE },
 	{ "show", cmd_show, "one segment in full: times, wait, events, stack, edges",
 	  "argus show FILE ID [--json] [--schema FILE] [--no-split]\n"
 	  "  ID is a segment id as argus diagnose, hangs and graph print it (#261 or 261).\n"
@@ -237,72 +182,6 @@ static const struct argus_command commands[] = {
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-/* Where cli_error() and cli_usage_error() write: stderr, unless a host
- * that runs the commands' code in process (cli/diag_query.c, for the lldb
- * plugin) collects the messages itself. */
-static FILE *err_stream;
-
-FILE *cli_err(void)
-{
-	return err_stream ? err_stream : stderr;
-}
-
-void cli_set_err(FILE *f)
-{
-	err_stream = f;
-}
-
-static void vreport(const char *cmd, const char *fmt, va_list ap)
-{
-	FILE *f = cli_err();
-
-	fprintf(f, "argus %s: ", cmd);
-	vfprintf(f, fmt, ap);
-	fputc('\n', f);
-}
-
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(cmd, fmt, ap);
-	va_end(ap);
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(commands[i].name, cmd))
-			fprintf(cli_err(), "usage: %s", commands[i].usage);
-	return 2;
-}
-
-int cli_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(cmd, fmt, ap);
-	va_end(ap);
-	return 1;
-}
-
-const char *cli_tstr(const char *s)
-{
-	static char buf[16][16384];
-	static unsigned next;
-	char *b = buf[next++ % 16];
-
-	if (argus_text_escape(s, b, sizeof(buf[0])) >= sizeof(buf[0]))
-		strcpy(b + strlen(b) - (strlen(b) > 3 ? 3 : strlen(b)), "...");
-	return b;
-}
-
-int cli_out_error(const char *cmd, const struct argus_error *err)
-{
-	if (err->code == -EEXIST)
-		return cli_error(cmd, "%s, or pass --force to replace it (a link is replaced,"
-				 " never followed)", err->msg);
-	return cli_error(cmd, "%s", err->msg);
-}
-
 int cli_help(const char *cmd)
 {
 	for (size_t i = 0; i < NCOMMANDS; i++) {
@@ -325,52 +204,13 @@ bool cli_wants_help(int argc, char **argv)
 	return false;
 }
 
-static char bin_dir_override[4096];
-
-void cli_set_bin_dir(const char *dir)
+/* msg_usage_error()'s usage line: the command's from commands[]. */
+static const char *usage_of(const char *cmd)
 {
-	snprintf(bin_dir_override, sizeof(bin_dir_override), "%s", dir ? dir : "");
-}
-
-void cli_self_dir(char *buf, size_t len)
-{
-	ssize_t n;
-	char *slash;
-
-	if (bin_dir_override[0]) {      /* in a host process (lldb plugin) */
-		snprintf(buf, len, "%s", bin_dir_override);
-		return;
-	}
-	n = readlink("/proc/self/exe", buf, len - 1);
-
-	if (n <= 0) {
-		snprintf(buf, len, ".");
-		return;
-	}
-	buf[n] = 0;
-	slash = strrchr(buf, '/');
-	if (slash)
-		*slash = 0;
-}
-
-int cli_request(const char *cmd, const char *req, char *resp, size_t len)
-{
-	char sock[256];
-	int rc;
-
-	argus_control_path(sock, sizeof(sock));
-	rc = argus_control__request(sock, req, resp, len, 30000);
-	if (rc == -ENOENT || rc == -ECONNREFUSED)
-		return cli_error(cmd, "the collector is not running (no %s): start it with `sudo argus start`", sock);
-	if (rc == -EACCES || rc == -EPERM)
-		return cli_error(cmd, "permission denied on %s: the collector serves root only (use sudo)", sock);
-	if (rc < 0)
-		return cli_error(cmd, "cannot talk to the collector at %s: %s", sock, strerror(-rc));
-	if (rc > 0) {
-		fprintf(stderr, "argus %s: %s\n", cmd, resp);
-		return 1;
-	}
-	return 0;
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, cmd))
+			return commands[i].usage;
+	return NULL;
 }
 
 static void main_usage(FILE *f)
@@ -384,6 +224,7 @@ static void main_usage(FILE *f)
 
 int argus_cli_main(int argc, char **argv)
 {
+	msg_set_usage(usage_of);
 	if (argc < 2) {
 		main_usage(stderr);
 		return 2;

@@ -7,6 +7,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ctl_client.h"   /* the collector: requests, ring snapshots */
+#include "msg.h"          /* error lines */
+
 /* The whole CLI: argv[0] is "argus", argv[1] the subcommand.  main.c
  * calls it; so does the lldb plugin, in process. */
 int argus_cli_main(int argc, char **argv);
@@ -23,13 +26,6 @@ int cmd_stop(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_mark(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
-/* Arm a write watch on [addr, addr+len) of process pid through the
- * collector (`argus watch --pid --addr --len [--reader]`), after checking
- * the process and the reader thread exist; the "argus: watch N armed"
- * line goes to out, the watch id to *id (may be NULL).  0, or 1 after one
- * error line (prefixed with cmd). */
-int cli_watch_arm(const char *cmd, uint64_t pid, uint64_t addr, uint64_t len, uint64_t reader,
-		  FILE *out, int *id);
 #define CMD_WATCH_USAGE \
 	"argus watch --pid PID --addr ADDR [--len N] [--reader TID]\n" \
 	"argus watch --list\n" \
@@ -61,50 +57,16 @@ int cmd_similar(int argc, char **argv);
 int cmd_slice(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_lldb_init(int argc, char **argv);
+int cmd_step(int argc, char **argv);
+int cmd_step_diff(int argc, char **argv);
+int cmd_flag(int argc, char **argv);
 
-/* The stream cli_error() and cli_usage_error() write to: stderr unless
- * cli_set_err() gave another (NULL: stderr again).  Set by cli/diag_query.c
- * for the length of one call, so that code run in process inside another
- * program hands its messages back instead of printing them. */
-FILE *cli_err(void);
-void cli_set_err(FILE *f);
-/* Prints "argus NAME: <fmt>" to stderr; returns exit code 2 (usage) */
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* Prints "argus NAME: <fmt>" to stderr; returns exit code 1 */
-int cli_error(const char *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* s (a comm, path, mark: another user's choice) made safe for a terminal
- * and for one line of text: argus_text_escape() (argus_graph.h) into one
- * of 16 rotating buffers, so a printf() may take several; NULL gives "".
- * A string longer than a buffer (16 KiB escaped) ends in "...". */
-const char *cli_tstr(const char *s);
-/* cli_error() for an -o FILE that argus_out__check()/__open() refused
- * (safe_file.h): says that --force replaces it.  Returns 1. */
-struct argus_error;
-int cli_out_error(const char *cmd, const struct argus_error *err);
+/* A session call (argus_session.h) that failed with rc: its messages to
+ * stderr; the exit code (2 for a usage error, else 1). */
+struct argus_session;
+int cli_session_failed(struct argus_session *q, int rc);
 /* Prints the usage text of a command (from commands[]) to stdout. */
 int cli_help(const char *cmd);
 /* True when argv[i] is -h/--help. */
 bool cli_wants_help(int argc, char **argv);
-/* Directory of the running argus binary (for argusd), or the one set by
- * cli_set_bin_dir() when the CLI runs inside another program (lldb). */
-void cli_self_dir(char *buf, size_t len);
-void cli_set_bin_dir(const char *dir);
-/* Sends a request to the running collector; prints a clear error and
- * returns non-zero if it is not running. */
-int cli_request(const char *cmd, const char *req, char *resp, size_t len);
-/* Asks the running collector to write out what it holds ("flush"): the
- * path of its ring into ring (len bytes) and its CLOCK_MONOTONIC now.
- * 0, or 1 after an error line (cmd_save.c). */
-int cli_ring_flush(const char *cmd, char *ring, size_t len, uint64_t *now);
-/* Flushes the collector (cli_ring_flush) and copies its ring's chunks from
- * *from_ts on into a new snapshot out (argus_trace__save_to, out_flags
- * ARGUS_OUT_*: safe_file.h).  *from_ts 0: the last `last` ns before the
- * collector's now, set to where that began (0, the whole ring, when last
- * is 0 or the ring is younger).  A warning line when corrupt chunks were
- * skipped; with progress, a progress line on a terminal.  0, or 1 after
- * an error line (cmd_save.c). */
-int cli_ring_save(const char *cmd, const char *out, unsigned out_flags, uint64_t last,
-		  uint64_t *from_ts, bool progress);
 #endif

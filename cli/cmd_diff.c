@@ -21,8 +21,8 @@
 #include "argus_diag.h"
 #include "argus_events.h"
 #include "cli.h"
-#include "diag_cli.h"
-#include "graph_cli.h"
+#include "diag_front.h"
+#include "graph_open.h"
 
 #define DIFF_MAX_SYS 128   /* distinct syscalls kept per segment */
 #define DIFF_MAX_RETS 4    /* distinct return values kept per syscall */
@@ -84,7 +84,7 @@ static void add_ret(struct sys_rets *r, int64_t v)
 	r->nrets++;
 }
 
-static void summarize(struct graph_cli_ctx *c, uint32_t seg, struct side *d)
+static void summarize(struct graph_open_ctx *c, uint32_t seg, struct side *d)
 {
 	uint32_t prev = argus_graph__seg_prev(c->g, seg);
 
@@ -107,10 +107,10 @@ static void summarize(struct graph_cli_ctx *c, uint32_t seg, struct side *d)
 			add_ret(r, ev->val);
 	}
 	if (d->s->start_reason == ARGUS_START_WAKE && prev != ARGUS_NONE) {
-		diag_cli_resume(c, prev, &d->began);
+		diag_front_resume(c, prev, &d->began);
 		d->have_began = true;
 	}
-	diag_cli_resume(c, seg, &d->resumed);
+	diag_front_resume(c, seg, &d->resumed);
 }
 
 static const struct sys_rets *find_sys(const struct side *d, int16_t nr)
@@ -148,7 +148,7 @@ static void rets_str(const struct sys_rets *r, char *buf, size_t len)
 
 /* "ime_worker (7298) via futex after 0.011 ms", "its own timer after
  * 1500.163 ms", "hardirq (an attribution, no edge)", "nobody: ..." */
-static void woken_phrase(struct graph_cli_ctx *c, const struct side *d, char *buf, size_t len)
+static void woken_phrase(struct graph_open_ctx *c, const struct side *d, char *buf, size_t len)
 {
 	const struct diag_resume *r = &d->resumed;
 	const struct argus_segment *nx = r->next != ARGUS_NONE ?
@@ -156,7 +156,7 @@ static void woken_phrase(struct graph_cli_ctx *c, const struct side *d, char *bu
 	double ms = nx ? (double)(nx->start - d->s->end) / 1e6 : 0;
 
 	if (!nx || nx->start_reason != ARGUS_START_WAKE) {
-		diag_cli_resume_str(c, d->seg, r, buf, len);
+		diag_front_resume_str(c, d->seg, r, buf, len);
 	} else if (r->own_timer) {
 		snprintf(buf, len, "woken by its own timer after %.3f ms", ms);
 	} else if (r->edge != ARGUS_NONE) {
@@ -165,8 +165,8 @@ static void woken_phrase(struct graph_cli_ctx *c, const struct side *d, char *bu
 			argus_graph__thread(c->g, argus_graph__segment(c->g, e->src)->thread);
 
 		snprintf(buf, len, "woken by %s (%u%s%s) via %s after %.3f ms",
-			 graph_cli_comm(c->g, t), t->tid, t->pid != d->t->pid ? ", process " : "",
-			 t->pid != d->t->pid ? graph_cli_process(c->g, t) : "",
+			 graph_open_comm(c->g, t), t->tid, t->pid != d->t->pid ? ", process " : "",
+			 t->pid != d->t->pid ? graph_open_process(c->g, t) : "",
 			 argus_edge_type_str(e->type), ms);
 	} else {
 		snprintf(buf, len, "woken by %s (an attribution, no edge) after %.3f ms",
@@ -174,7 +174,7 @@ static void woken_phrase(struct graph_cli_ctx *c, const struct side *d, char *bu
 	}
 }
 
-static bool same_waker(struct graph_cli_ctx *c, const struct side *a, const struct side *b)
+static bool same_waker(struct graph_open_ctx *c, const struct side *a, const struct side *b)
 {
 	const struct argus_edge *x, *y;
 
@@ -188,7 +188,7 @@ static bool same_waker(struct graph_cli_ctx *c, const struct side *a, const stru
 				     argus_graph__segment(c->g, y->src)->thread;
 }
 
-static void summary(struct graph_cli_ctx *c, const struct side *n, const struct side *h,
+static void summary(struct graph_open_ctx *c, const struct side *n, const struct side *h,
 		    char *buf, size_t len)
 {
 	char pn[256], ph[256];
@@ -202,12 +202,12 @@ static void summary(struct graph_cli_ctx *c, const struct side *n, const struct 
 		snprintf(buf, len, "normally %s; in the hang, %s", pn, ph);
 }
 
-static void began_str(struct graph_cli_ctx *c, const struct side *d, char *buf, size_t len)
+static void began_str(struct graph_open_ctx *c, const struct side *d, char *buf, size_t len)
 {
 	char eb[256];
 
 	if (d->have_began && d->began.edge != ARGUS_NONE) {
-		diag_cli_edge_str(c, d->began.edge, true, eb, sizeof(eb));
+		diag_front_edge_str(c, d->began.edge, true, eb, sizeof(eb));
 		snprintf(buf, len, "%s, woken by %s", argus_seg_start_str(d->s->start_reason), eb);
 	} else {
 		snprintf(buf, len, "%s%s%s", argus_seg_start_str(d->s->start_reason),
@@ -224,11 +224,11 @@ static void wait_str(const struct side *d, char *buf, size_t len)
 		snprintf(buf, len, "none (%s)", argus_seg_end_str(d->s->end_reason));
 	else if (d->s->wait_ns)
 		snprintf(buf, len, "%s, %.3f ms", d->s->wait_nr >= 0 ?
-			 diag_cli_sys(d->s->wait_nr, sb, sizeof(sb)) : "(not in a syscall)",
+			 diag_front_sys(d->s->wait_nr, sb, sizeof(sb)) : "(not in a syscall)",
 			 (double)d->s->wait_ns / 1e6);
 	else
 		snprintf(buf, len, "%s, ? ms", d->s->wait_nr >= 0 ?
-			 diag_cli_sys(d->s->wait_nr, sb, sizeof(sb)) : "(not in a syscall)");
+			 diag_front_sys(d->s->wait_nr, sb, sizeof(sb)) : "(not in a syscall)");
 }
 
 static void row(const char *label, const char *a, const char *b)
@@ -236,7 +236,7 @@ static void row(const char *label, const char *a, const char *b)
 	printf("  %-16s %-34s %s\n", label, a, b);
 }
 
-static void print_text(struct graph_cli_ctx *c, const struct side *n, const struct side *h)
+static void print_text(struct graph_open_ctx *c, const struct side *n, const struct side *h)
 {
 	const struct side *v[2] = { n, h };
 	char a[512], b[512], sb[24];
@@ -247,11 +247,11 @@ static void print_text(struct graph_cli_ctx *c, const struct side *n, const stru
 	printf("diff of two segments%s\n", n->t == h->t ? " of one thread" :
 	       " (of different threads: usually a diff compares one thread's runs)");
 	row("", a, b);
-	snprintf(a, sizeof(a), "%s %u/%u", graph_cli_comm(c->g, n->t), n->t->pid, n->t->tid);
-	snprintf(b, sizeof(b), "%s %u/%u", graph_cli_comm(c->g, h->t), h->t->pid, h->t->tid);
+	snprintf(a, sizeof(a), "%s %u/%u", graph_open_comm(c->g, n->t), n->t->pid, n->t->tid);
+	snprintf(b, sizeof(b), "%s %u/%u", graph_open_comm(c->g, h->t), h->t->pid, h->t->tid);
 	row("thread", a, b);
-	snprintf(a, sizeof(a), "%.6f s", diag_cli_rel_s(c, n->s->start));
-	snprintf(b, sizeof(b), "%.6f s", diag_cli_rel_s(c, h->s->start));
+	snprintf(a, sizeof(a), "%.6f s", diag_front_rel_s(c, n->s->start));
+	snprintf(b, sizeof(b), "%.6f s", diag_front_rel_s(c, h->s->start));
 	row("start", a, b);
 	snprintf(a, sizeof(a), "%.3f ms", (double)(n->s->end - n->s->start) / 1e6);
 	snprintf(b, sizeof(b), "%.3f ms", (double)(h->s->end - h->s->start) / 1e6);
@@ -293,7 +293,7 @@ static void print_text(struct graph_cli_ctx *c, const struct side *n, const stru
 		for (uint32_t k = 0; k < x->nsys && len < sizeof(a) - 32; k++)
 			if (!find_sys(y, x->sys[k].nr))
 				len += (size_t)snprintf(a + len, sizeof(a) - len, "%s%s", len ? " " : "",
-							diag_cli_sys(x->sys[k].nr, sb, sizeof(sb)));
+							diag_front_sys(x->sys[k].nr, sb, sizeof(sb)));
 		printf("syscalls only in %-7s %s%s\n", i ? "hang:" : "normal:", len ? a : "(none)",
 		       x->sys_more ? " (and more: too many to list)" : "");
 	}
@@ -308,40 +308,40 @@ static void print_text(struct graph_cli_ctx *c, const struct side *n, const stru
 		any = true;
 		rets_str(&n->sys[k], a, sizeof(a));
 		rets_str(y, b, sizeof(b));
-		printf("  %-16s %s  vs  %s\n", diag_cli_sys(n->sys[k].nr, sb, sizeof(sb)), a, b);
+		printf("  %-16s %s  vs  %s\n", diag_front_sys(n->sys[k].nr, sb, sizeof(sb)), a, b);
 	}
 	if (!any)
 		printf("return values that differ: none among the syscalls both made\n");
 	printf("how each wait ended (who woke the next segment):\n");
 	for (int i = 0; i < 2; i++) {
-		diag_cli_resume_str(c, v[i]->seg, &v[i]->resumed, a, sizeof(a));
+		diag_front_resume_str(c, v[i]->seg, &v[i]->resumed, a, sizeof(a));
 		printf("  %-7s %s\n", i ? "hang" : "normal", a);
 	}
 	summary(c, n, h, a, sizeof(a));
 	printf("=> %s\n", a);
 }
 
-static void json_side(struct graph_cli_ctx *c, const struct side *d)
+static void json_side(struct graph_open_ctx *c, const struct side *d)
 {
 	char sb[24];
 
 	printf("{\"segment\":%u,\"tid\":%u,\"pid\":%u,\"comm\":", d->seg, d->t->tid, d->t->pid);
-	diag_cli_json_str(graph_cli_comm_raw(c->g, d->t));
+	diag_front_json_str(graph_open_comm_raw(c->g, d->t));
 	printf(",\"process\":");
-	diag_cli_json_str(graph_cli_process_raw(c->g, d->t));
+	diag_front_json_str(graph_open_process_raw(c->g, d->t));
 	printf(",\"start_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"oncpu_ns\":%" PRIu64
 	       ",\"nevents\":%u,\"start_reason\":\"%s\",\"woken_by\":\"%s\",\"woken_by_edge\":",
 	       d->s->start, d->s->end - d->s->start, d->s->oncpu, d->s->nevents,
 	       argus_seg_start_str(d->s->start_reason), argus_woken_by_str(d->s->woken_by));
 	if (d->have_began)
-		diag_cli_json_edge(c, d->began.edge);
+		diag_front_json_edge(c, d->began.edge);
 	else
 		printf("null");
 	printf(",\"end_reason\":\"%s\",\"wait\":", argus_seg_end_str(d->s->end_reason));
 	if (d->s->end_reason == ARGUS_END_WAIT) {
 		printf("{\"syscall\":");
 		if (d->s->wait_nr >= 0)
-			diag_cli_json_str(diag_cli_sys(d->s->wait_nr, sb, sizeof(sb)));
+			diag_front_json_str(diag_front_sys(d->s->wait_nr, sb, sizeof(sb)));
 		else
 			printf("null");
 		printf(",\"wait_ns\":");
@@ -353,7 +353,7 @@ static void json_side(struct graph_cli_ctx *c, const struct side *d)
 		printf("null");
 	}
 	printf(",\"resumed\":");
-	diag_cli_json_resume(c, d->seg, &d->resumed);
+	diag_front_json_resume(c, d->seg, &d->resumed);
 	printf("}");
 }
 
@@ -365,7 +365,7 @@ static void json_rets(const struct sys_rets *r)
 	printf("]");
 }
 
-static void print_json(struct graph_cli_ctx *c, const struct side *n, const struct side *h)
+static void print_json(struct graph_open_ctx *c, const struct side *n, const struct side *h)
 {
 	const struct side *v[2] = { n, h };
 	char sb[24], s[1024];
@@ -384,10 +384,10 @@ static void print_json(struct graph_cli_ctx *c, const struct side *n, const stru
 		printf("%s", first ? "" : ",");
 		first = false;
 		if (name) {
-			diag_cli_json_str(name);
+			diag_front_json_str(name);
 		} else {
 			snprintf(sb, sizeof(sb), "type_%u", t);
-			diag_cli_json_str(sb);
+			diag_front_json_str(sb);
 		}
 		printf(":[%u,%u]", n->counts[t], h->counts[t]);
 	}
@@ -402,7 +402,7 @@ static void print_json(struct graph_cli_ctx *c, const struct side *n, const stru
 				continue;
 			printf("%s", first ? "" : ",");
 			first = false;
-			diag_cli_json_str(diag_cli_sys(x->sys[k].nr, sb, sizeof(sb)));
+			diag_front_json_str(diag_front_sys(x->sys[k].nr, sb, sizeof(sb)));
 		}
 		printf("]");
 	}
@@ -415,7 +415,7 @@ static void print_json(struct graph_cli_ctx *c, const struct side *n, const stru
 			continue;
 		printf("%s{\"syscall\":", first ? "" : ",");
 		first = false;
-		diag_cli_json_str(diag_cli_sys(n->sys[k].nr, sb, sizeof(sb)));
+		diag_front_json_str(diag_front_sys(n->sys[k].nr, sb, sizeof(sb)));
 		printf(",\"normal\":");
 		json_rets(&n->sys[k]);
 		printf(",\"hang\":");
@@ -424,7 +424,7 @@ static void print_json(struct graph_cli_ctx *c, const struct side *n, const stru
 	}
 	summary(c, n, h, s, sizeof(s));
 	printf("],\n\"summary\":");
-	diag_cli_json_str(s);
+	diag_front_json_str(s);
 	printf("}\n");
 }
 
@@ -433,16 +433,16 @@ int cmd_diff(int argc, char **argv)
 	static const char *const names[] = { "ID_NORMAL", "ID_HANG" };
 	struct side *d = NULL;
 	struct seg_cli_opts o;
-	struct graph_cli_ctx c;
+	struct graph_open_ctx c;
 	int rc;
 
-	if ((rc = diag_cli_parse_segs("diff", argc, argv, &o, 2, names, NULL, NULL)))
+	if ((rc = diag_front_parse_segs("diff", argc, argv, &o, 2, names, NULL, NULL)))
 		return rc;
-	if ((rc = diag_cli_open_segs(&c, "diff", &o)))
+	if ((rc = diag_front_open_segs(&c, "diff", &o)))
 		return rc;
 	d = calloc(2, sizeof(*d));
 	if (!d) {
-		rc = cli_error("diff", "out of memory");
+		rc = msg_error("diff", "out of memory");
 		goto out;
 	}
 	summarize(&c, o.ids[0], &d[0]);
@@ -452,9 +452,9 @@ int cmd_diff(int argc, char **argv)
 	else
 		print_text(&c, &d[0], &d[1]);
 	if (fflush(stdout) || ferror(stdout))
-		rc = cli_error("diff", "writing the output failed");
+		rc = msg_error("diff", "writing the output failed");
 out:
 	free(d);
-	graph_cli_close(&c);
+	graph_open_close(&c);
 	return rc;
 }

@@ -52,7 +52,7 @@ static const char *comm_of(const struct argus_trace *t, uint32_t tid)
 	const char *s = k ? argus_trace__string(t, k->comm) : NULL;
 	/* a comm is the traced program's choice: escaped, so that neither
 	 * an ESC nor a newline in it acts on root's terminal or forges a line */
-	return s ? cli_tstr(s) : (tid ? "?" : "swapper");
+	return s ? msg_tstr(s) : (tid ? "?" : "swapper");
 }
 
 static void print_sys(long nr)
@@ -131,7 +131,7 @@ static void print_work_fn(const struct argus_trace *t, const struct argus_event 
 		sym = argus_symbolizer__new();
 	if (sym && !argus_symbolize_trace_ip(sym, t, e->pid, e->ts, fn, &s)) {
 		argus_sym__format(&s, fn, buf, sizeof(buf));
-		printf(" fn=%#" PRIx64 " %s", fn, cli_tstr(buf));
+		printf(" fn=%#" PRIx64 " %s", fn, msg_tstr(buf));
 	} else {
 		printf(" fn=%#" PRIx64, fn);
 	}
@@ -175,23 +175,23 @@ static void print_event(const struct argus_trace *t, const struct argus_event *e
 	case AE_FORK:
 	case AE_FREE:
 		printf(" child=%" PRIu64 "/%" PRIu64 " comm=%s", f[ARGUS_F_TK_CHILD_TID],
-		       f[ARGUS_F_TK_CHILD_PID], cli_tstr(e->str ? argus_trace__string(t, e->str) : ""));
+		       f[ARGUS_F_TK_CHILD_PID], msg_tstr(e->str ? argus_trace__string(t, e->str) : ""));
 		break;
 	case AE_EXEC:
 		printf(" old_tid=%" PRIu64 " comm=%s file=%s", f[ARGUS_F_EX_OLD_TID],
-		       cli_tstr(e->str ? argus_trace__string(t, e->str) : ""),
-		       cli_tstr(e->str2 ? argus_trace__string(t, e->str2) : ""));
+		       msg_tstr(e->str ? argus_trace__string(t, e->str) : ""),
+		       msg_tstr(e->str2 ? argus_trace__string(t, e->str2) : ""));
 		break;
 	case AE_EXIT:
 		printf(" code=%" PRId64, (int64_t)f[ARGUS_F_EXIT_CODE]);
 		break;
 	case AE_RENAME:
-		printf(" \"%s\"", cli_tstr(e->str ? argus_trace__string(t, e->str) : ""));
+		printf(" \"%s\"", msg_tstr(e->str ? argus_trace__string(t, e->str) : ""));
 		break;
 	case AE_MARK:
 		/* who marked: pid/tid are the sender's; the uid is absent in
 		 * traces of older collectors ("uid=?", not root) */
-		printf(" \"%s\"", cli_tstr(e->str ? argus_trace__string(t, e->str) : ""));
+		printf(" \"%s\"", msg_tstr(e->str ? argus_trace__string(t, e->str) : ""));
 		if (f[ARGUS_F_MARK_HAS_UID])
 			printf(" uid=%" PRIu64, f[ARGUS_F_MARK_UID]);
 		else
@@ -295,7 +295,7 @@ static void print_stack(const struct argus_trace *t, struct argus_symbolizer *sy
 		struct argus_sym s;
 		if (sym && !argus_symbolize_trace_ip(sym, t, e->pid, e->ts, ips[i], &s)) {
 			argus_sym__format(&s, ips[i], buf, sizeof(buf));
-			printf("\t%16" PRIx64 " %s\n", ips[i], cli_tstr(buf));
+			printf("\t%16" PRIx64 " %s\n", ips[i], msg_tstr(buf));
 		} else {
 			printf("\t%16" PRIx64 " [unknown]\n", ips[i]);
 		}
@@ -308,7 +308,7 @@ static void print_stats(const struct argus_trace *t)
 	const struct argus_file_header *fh = argus_trace__header(t);
 
 	printf("# %s from %s (kernel %s, %u CPUs); wait stacks: %s\n",
-	       fh->flags & ARGUS_FILE_RING ? "ring" : "snapshot", cli_tstr(fh->hostname), cli_tstr(fh->kernel),
+	       fh->flags & ARGUS_FILE_RING ? "ring" : "snapshot", msg_tstr(fh->hostname), msg_tstr(fh->kernel),
 	       fh->ncpus, fh->flags & ARGUS_FILE_WAIT_STACKS ? "DWARF-unwound (--wait-stacks)"
 	       : "frame pointers only");
 	printf("# %" PRIu64 " events in %" PRIu64 " chunks, %.3f s",
@@ -353,13 +353,13 @@ int cmd_dump(int argc, char **argv)
 		else if (argv[i][0] != '-' && !path)
 			path = argv[i];
 		else
-			return cli_usage_error("dump", "unexpected argument '%s'", argv[i]);
+			return msg_usage_error("dump", "unexpected argument '%s'", argv[i]);
 	}
 	if (!path)
-		return cli_usage_error("dump", "needs a trace FILE");
+		return msg_usage_error("dump", "needs a trace FILE");
 	struct argus_trace *t = argus_trace__open(path, &err);
 	if (!t)
-		return cli_error("dump", "%s", err.msg);
+		return msg_error("dump", "%s", err.msg);
 	if (stacks)
 		sym = argus_symbolizer__new();
 	while ((rc = argus_trace__next(t, &ev, &err)) > 0) {
@@ -379,7 +379,7 @@ int cmd_dump(int argc, char **argv)
 		fflush(stdout);
 		argus_symbolizer__free(sym);
 		argus_trace__close(t);
-		return cli_error("dump", "%s", err.msg);
+		return msg_error("dump", "%s", err.msg);
 	}
 	print_stats(t);
 	argus_symbolizer__free(sym);

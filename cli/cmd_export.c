@@ -20,7 +20,7 @@
 
 #include "argus_graph.h"
 #include "cli.h"
-#include "graph_cli.h"
+#include "graph_open.h"
 #include "progress.h"
 #include "safe_file.h"
 #include "trace_format.h"
@@ -58,7 +58,7 @@ static int temp_name(const char *out, char *tmp, size_t len)
 static int parse_time(const char *flag, const char *s, uint64_t *ns)
 {
 	if (argus_parse_duration(s, ns))
-		return cli_usage_error("export", "bad %s '%s': seconds from the start of the trace, e.g. 2.5 or 2500ms",
+		return msg_usage_error("export", "bad %s '%s': seconds from the start of the trace, e.g. 2.5 or 2500ms",
 				       flag, s);
 	return 0;
 }
@@ -96,16 +96,16 @@ static bool takes_value(const char *a)
 
 int cmd_export(int argc, char **argv)
 {
-	struct graph_cli_opts o = { 0 };
+	struct graph_open_opts o = { 0 };
 	struct argus_export_opts eo = { .sz = sizeof(eo) };
 	const char *format = "perfetto", *out = NULL;
 	uint64_t from = 0, to = 0, size = 0;
 	uint32_t pids[MAX_PIDS];
 	bool has_from = false, has_to = false, known = false;
-	struct cli_progress prog;
+	struct progress prog;
 	char tmp[PATH_MAX], sz[32];
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
-	struct graph_cli_ctx c;
+	struct graph_open_ctx c;
 	struct stat si, so;
 	const struct argus_graph_stats *st;
 	FILE *f;
@@ -115,14 +115,14 @@ int cmd_export(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		int used = graph_cli_common_flag(&o, argc, argv, i);
+		int used = graph_open_common_flag(&o, argc, argv, i);
 
 		if (used < 0)
 			return 2;
 		if (used) {
 			i += used - 1;
 		} else if (takes_value(a) && i + 1 >= argc) {
-			return cli_usage_error("export", "%s needs a value", a);
+			return msg_usage_error("export", "%s needs a value", a);
 		} else if (!strcmp(a, "--format")) {
 			format = argv[++i];
 		} else if (!strcmp(a, "-o")) {
@@ -144,9 +144,9 @@ int cmd_export(int argc, char **argv)
 			errno = 0;
 			v = strtoul(argv[++i], &end, 10);
 			if (!*argv[i] || *end || errno || !v || v > UINT32_MAX || argv[i][0] == '-')
-				return cli_usage_error("export", "--pid: '%s' is not a process id", argv[i]);
+				return msg_usage_error("export", "--pid: '%s' is not a process id", argv[i]);
 			if (eo.npids == MAX_PIDS)
-				return cli_usage_error("export", "--pid: at most %d processes", MAX_PIDS);
+				return msg_usage_error("export", "--pid: at most %d processes", MAX_PIDS);
 			pids[eo.npids++] = (uint32_t)v;
 			eo.pids = pids;
 		} else if (!strcmp(a, "--kernel")) {
@@ -154,7 +154,7 @@ int cmd_export(int argc, char **argv)
 		} else if (a[0] != '-' && !o.path) {
 			o.path = a;
 		} else {
-			return cli_usage_error("export", "unexpected argument '%s'", a);
+			return msg_usage_error("export", "unexpected argument '%s'", a);
 		}
 	}
 	for (size_t i = 0; i < NFORMATS; i++)
@@ -165,26 +165,26 @@ int cmd_export(int argc, char **argv)
 		for (size_t i = 0; i < NFORMATS; i++)
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
 				 i ? ", " : "", formats[i]);
-		return cli_usage_error("export", "unknown --format '%s' (known: %s)", format, list);
+		return msg_usage_error("export", "unknown --format '%s' (known: %s)", format, list);
 	}
 	if (!o.path)
-		return cli_usage_error("export", "needs a trace FILE");
+		return msg_usage_error("export", "needs a trace FILE");
 	if (!out)
-		return cli_usage_error("export", "needs -o OUT (the %s file to write)", format);
+		return msg_usage_error("export", "needs -o OUT (the %s file to write)", format);
 	if (has_from && has_to && to <= from)
-		return cli_usage_error("export", "--to must be later than --from");
+		return msg_usage_error("export", "--to must be later than --from");
 	if (temp_name(out, tmp, sizeof(tmp)))
-		return cli_usage_error("export", "-o '%s' does not name a file", out);
+		return msg_usage_error("export", "-o '%s' does not name a file", out);
 	if (!stat(out, &so) && !stat(o.path, &si) && so.st_dev == si.st_dev &&
 	    so.st_ino == si.st_ino)
-		return cli_usage_error("export", "-o %s would overwrite the trace", out);
+		return msg_usage_error("export", "-o %s would overwrite the trace", out);
 	/* the temp file is mkstemp's (O_EXCL, 0600) and rename() replaces a
 	 * link rather than following it; what is left to refuse is replacing
 	 * a file argus did not create */
 	if (argus_out__check(out, out_flags, &oerr))
-		return cli_out_error("export", &oerr);
+		return msg_out_error("export", &oerr);
 
-	if ((rc = graph_cli_open(&c, "export", &o)))
+	if ((rc = graph_open_trace(&c, "export", &o)))
 		return rc;
 	st = argus_graph__stats(c.g);
 	if (has_from)
@@ -193,23 +193,23 @@ int cmd_export(int argc, char **argv)
 		eo.to_ts = st->min_ts + to;
 	/* a bar on a terminal once the write has lasted a second; a non-zero
 	 * return (Ctrl-C) cancels the export */
-	cli_progress_begin(&prog, "writing", "items");
+	progress_begin(&prog, "writing", "items");
 	prog.cancel = &interrupted;
-	eo.progress = cli_progress_cb;
+	eo.progress = progress_cb;
 	eo.progress_ctx = &prog;
 
 	fd = mkstemp(tmp);
 	if (fd < 0) {
-		rc = cli_error("export", "cannot write %s: %s", out, strerror(errno));
-		graph_cli_close(&c);
+		rc = msg_error("export", "cannot write %s: %s", out, strerror(errno));
+		graph_open_close(&c);
 		return rc;
 	}
 	f = fdopen(fd, "w");
 	if (!f) {
-		rc = cli_error("export", "cannot write %s: %s", out, strerror(errno));
+		rc = msg_error("export", "cannot write %s: %s", out, strerror(errno));
 		close(fd);
 		unlink(tmp);
-		graph_cli_close(&c);
+		graph_open_close(&c);
 		return rc;
 	}
 	/* From here on Ctrl-C cancels cleanly: the temp file goes away. */
@@ -217,23 +217,23 @@ int cmd_export(int argc, char **argv)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	rc = write_out(c.g, &eo, !strcmp(format, "dot"), f, &size);
-	cli_progress_end(&prog);
+	progress_end(&prog);
 	if (!rc && rename(tmp, out))
 		rc = -errno;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	if (rc) {
 		unlink(tmp);
-		graph_cli_close(&c);
+		graph_open_close(&c);
 		if (rc == -ECANCELED)
-			return cli_error("export", "interrupted: %s not written", out);
-		return cli_error("export", "writing %s: %s (nothing written)", out, strerror(-rc));
+			return msg_error("export", "interrupted: %s not written", out);
+		return msg_error("export", "writing %s: %s (nothing written)", out, strerror(-rc));
 	}
 	argus_format_size(size, sz, sizeof(sz));
 	fprintf(stderr, "argus export: %s: %" PRIu64 " segments, %" PRIu64
 		" edges (%" PRIu64 " strong) -> %s (%s, %s)\n",
 		o.path, st->vertices, st->edges,
 		st->edges - st->edges_by_type[ARGUS_EDGE_INTRA], out, format, sz);
-	graph_cli_close(&c);
+	graph_open_close(&c);
 	return 0;
 }

@@ -1,285 +1,30 @@
-/* cmd_flag.c - `argus flag --pid PID [--tid TID] [--normal FILE] [--json] [--watch]`:
- * the data flag a spinning thread waits for (BRIEF §1 "Data-flag flow").
- *
- * The thread is single-stepped (step/) until its loop has come round
- * ITERATIONS times (a yield loop, a sleep-retry loop: the sleep is stepped
- * through, a pure spin), at most --max instructions or --timeout seconds,
- * then left running.  The flag is then read off the recording:
- *   without --normal: the loop's exit branch whose condition reads memory
- *                     the thread never writes (argus_step_rec__find_flag);
- *   with --normal F:  the first divergence from F, a recording of the same
- *                     code when it did not hang (argus step --record), and
- *                     the memory its branch reads (argus_step_diff__flag);
- *                     the loop's own exit branch if they do not diverge.
- * The flag's name: a symbol (a global), else its mapping and offset
- * ("[heap]+0x2a0", "[stack]+0x1f8c").  Next step: argus watch on it,
- * naming the stepped thread as its reader (--reader); --watch does it
- * (the collector must be running).
- *
- * Parse, open, run (step_cli.h): the CLI opens the thread with ptrace and
- * leaves it running; the lldb plugin opens it through lldb, calls
- * step_cli_flag_run, and the process stays stopped in lldb. */
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-#include "argus_graph.h"
+/* cmd_flag.c - `argus flag`: parse, open the thread with ptrace, run
+ * (step/front/flag_cmd.c holds the parser and the run, which the lldb
+ * plugin calls with a thread opened through lldb). */
 #include "cli.h"
-#include "step_cli.h"
+#include "step_front.h"
 
 #define CMD "flag"
-#define ITERATIONS 4        /* loop turns to see before judging */
-#define CHECK_EVERY 256     /* instructions between loop checks */
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-int step_cli_flag_parse(int argc, char **argv, struct step_cli_flag_opts *o)
-{
-	struct argus_step_err err;
-
-	memset(o, 0, sizeof(*o));
-	o->max = 200000;
-	o->timeout_s = 10;
-	o->syscall_ms = 5000;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		uint32_t *dst = NULL;
-
-		if (!strcmp(a, "--json")) {
-			o->json = true;
-			continue;
-		}
-		if (!strcmp(a, "--watch")) {
-			o->watch = true;
-			continue;
-		}
-		if (!strcmp(a, "--pid"))
-			dst = &o->pid;
-		else if (!strcmp(a, "--tid"))
-			dst = &o->tid;
-		else if (!strcmp(a, "--max"))
-			dst = &o->max;
-		else if (!strcmp(a, "--timeout"))
-			dst = &o->timeout_s;
-		else if (!strcmp(a, "--syscall-timeout"))
-			dst = &o->syscall_ms;
-		if (dst) {
-			if (step_cli_u32(CMD, a, v, dst))
-				return 2;
-			i++;
-			continue;
-		}
-		if (!strcmp(a, "--normal") || !strcmp(a, "--record")) {
-			if (!v)
-				return cli_usage_error(CMD, "%s needs a file", a);
-			*(a[2] == 'n' ? &o->normal : &o->record) = v;
-			i++;
-			continue;
-		}
-		return cli_usage_error(CMD, "unknown argument %s", cli_tstr(a));
-	}
-	if (!o->pid)
-		return cli_usage_error(CMD, "--pid PID is required");
-	/* a bad --normal costs no stepping */
-	if (o->normal && !(o->normal_rec = argus_step_rec__load(o->normal, &err)))
-		return cli_error(CMD, "--normal %s", cli_tstr(err.msg));
-	return 0;
-}
-
-void step_cli_flag_opts_free(struct step_cli_flag_opts *o)
-{
-	argus_step_rec__free(o->normal_rec);
-	o->normal_rec = NULL;
-}
 
 int cmd_flag(int argc, char **argv)
 {
-	struct step_cli_flag_opts o;
+	struct step_front_flag_opts o;
 	struct argus_stepper *s;
 	int rc;
 
 	if (cli_wants_help(argc, argv))
 		return cli_help(CMD);
-	rc = step_cli_flag_parse(argc, argv, &o);
+	rc = step_front_flag_parse(argc, argv, &o);
 	if (rc)
 		return rc;
-	s = step_cli_open(CMD, o.pid, o.tid, o.syscall_ms);
+	s = step_front_open(CMD, o.pid, o.tid, o.syscall_ms);
 	if (!s) {
-		step_cli_flag_opts_free(&o);
+		step_front_flag_opts_free(&o);
 		return 1;
 	}
-	step_cli_catch_signals();   /* Ctrl-C: stop stepping, detach */
-	rc = step_cli_flag_run(s, &o);
-	step_cli_flag_opts_free(&o);
+	step_front_catch_signals();   /* Ctrl-C: stop stepping, detach */
+	rc = step_front_flag_run(s, &o);
+	step_front_flag_opts_free(&o);
 	return rc;
 }
 
-int step_cli_flag_run(struct argus_stepper *s, const struct step_cli_flag_opts *opts)
-{
-	struct step_cli_flag_opts o = *opts;
-	const struct argus_step_rec *normal = o.normal_rec;
-	struct argus_step_rec *rec = NULL;
-	struct argus_step_flag f;
-	struct argus_step_loop loop;
-	struct argus_step_err err;
-	struct argus_step_diff d;
-	const char *method = "loop";
-	char sym[256] = "", map[256] = "", where[300], bwhere[300];
-	uint64_t sym_off = 0, map_off = 0;
-	bool have_sym = false, have_map;
-	uint32_t tid;
-	double deadline;
-	size_t n = 0;
-	int rc = 0, st = 0;
-
-	tid = o.tid ? o.tid : o.pid;
-	rec = argus_step__new_rec(s);
-	if (!rec) {
-		rc = cli_error(CMD, "out of memory");
-		goto out;
-	}
-	deadline = now_s() + o.timeout_s;
-	while (n < o.max && !step_cli_interrupted) {
-		st = argus_step__next(s, rec, NULL);
-		if (st)
-			break;
-		n++;
-		if (n % CHECK_EVERY == 0) {
-			if (!argus_step_rec__loop(rec, &loop) && loop.iterations >= ITERATIONS)
-				break;
-			if (now_s() > deadline)
-				break;
-		}
-	}
-	if (st == -ESRCH) {
-		rc = cli_error(CMD, "thread %u exited while being stepped (after %zu instructions)", tid, n);
-		goto out;
-	}
-	if (st == -ETIMEDOUT) {
-		rc = cli_error(CMD, "thread %u is not spinning: it stayed in one syscall for more than"
-			       " %u ms (a blocking wait: see argus diagnose)", tid, o.syscall_ms);
-		goto out;
-	}
-	if (st) {
-		rc = cli_error(CMD, "stepping thread %u failed after %zu instructions: %s", tid, n,
-			       strerror(-st));
-		goto out;
-	}
-	if (step_cli_interrupted) {
-		rc = cli_error(CMD, "interrupted after %zu instructions; thread %u %s", n, tid,
-			       o.host ? "stopped" : "detached");
-		goto out;
-	}
-
-	st = -ENOENT;
-	if (normal) {
-		rc = argus_step_rec__diff(normal, rec, &d);
-		if (!rc && d.diverged) {
-			st = argus_step_diff__flag(rec, &d, &f);
-			if (!st)
-				method = "diff";
-		}
-		rc = 0;
-	}
-	if (st)
-		st = argus_step_rec__find_flag(rec, &f);
-	if (st == -ENOENT) {
-		rc = cli_error(CMD, "thread %u is not spinning: no loop in its %zu instructions", tid, n);
-		goto out;
-	}
-	if (st == -ENODATA) {
-		const struct argus_step_insn *h = NULL;
-
-		for (size_t i = 0; i < n && !h; i++)
-			if (argus_step_rec__insn(rec, i)->addr == f.loop.head)
-				h = argus_step_rec__insn(rec, i);
-		rc = cli_error(CMD, "thread %u loops (head %s) but no exit of the loop tests memory that"
-			       " another thread or process could set: not a flag spin", tid,
-			       h ? step_cli_where(rec, h, where, sizeof(where)) : "?");
-		goto out;
-	}
-	if (st) {
-		rc = cli_error(CMD, "%s", strerror(-st));
-		goto out;
-	}
-	if (argus_step__symbolize(s, f.addr, sym, sizeof(sym), &sym_off, &have_sym) || !have_sym)
-		have_sym = false;
-	have_map = !argus_step__mapping(s, f.addr, map, sizeof(map), &map_off);
-	argus_step__close(s);   /* ptrace: the thread runs on; lldb: stays stopped */
-	s = NULL;
-	if (o.record && argus_step_rec__save(rec, o.record, &err)) {
-		rc = cli_error(CMD, "%s", cli_tstr(err.msg));
-		goto out;
-	}
-
-	{
-		const struct argus_step_insn *ri = argus_step_rec__insn(rec, f.insn_index);
-		const struct argus_step_insn *bi = argus_step_rec__insn(rec, f.branch_index);
-
-		step_cli_where(rec, ri, where, sizeof(where));
-		step_cli_where(rec, bi, bwhere, sizeof(bwhere));
-		if (o.json) {
-			printf("{\"flag\":{\"addr\":%" PRIu64 ",\"size\":%u,\"symbol\":", f.addr, f.size);
-			if (have_sym)
-				argus_json_write_str(stdout, sym);
-			else
-				printf("null");
-			printf(",\"symbol_offset\":%" PRIu64 ",\"mapping\":", have_sym ? sym_off : 0);
-			if (have_map)
-				argus_json_write_str(stdout, map);
-			else
-				printf("null");
-			printf(",\"offset\":%" PRIu64 ",\"value\":%" PRIu64 ",\"insn\":{\"addr\":%" PRIu64
-			       ",\"text\":", map_off, f.value, ri->addr);
-			argus_json_write_str(stdout, ri->text);
-			printf(",\"where\":");
-			argus_json_write_str(stdout, where);
-			printf("}},\"branch\":{\"addr\":%" PRIu64 ",\"text\":", bi->addr);
-			argus_json_write_str(stdout, bi->text);
-			printf(",\"where\":");
-			argus_json_write_str(stdout, bwhere);
-			printf("},\"loop\":");
-			step_cli_json_loop(&f.loop);
-			printf(",\"method\":\"%s\",\"pid\":%u,\"tid\":%u,\"instructions\":%zu}\n", method,
-			       o.pid, tid, n);
-		} else {
-			printf("flag 0x%" PRIx64 " (%u bytes) = %" PRIu64 "  ", f.addr, f.size, f.value);
-			if (have_sym)
-				printf("%s+0x%" PRIx64 " ", cli_tstr(sym), sym_off);
-			if (have_map)
-				printf("(%s+0x%" PRIx64 ")", cli_tstr(map), map_off);
-			printf("\n  read by    0x%" PRIx64 " %s  %s\n", ri->addr, where, ri->text);
-			printf("  exit test  0x%" PRIx64 " %s  %s\n", bi->addr, bwhere, bi->text);
-			printf("  loop       head 0x%" PRIx64 ", body 0x%" PRIx64 "..0x%" PRIx64
-			       ", %u iterations in %zu instructions (%s)\n", f.loop.head, f.loop.body_lo,
-			       f.loop.body_hi, f.loop.iterations, n,
-			       !strcmp(method, "diff") ? "found by the diff with --normal" :
-			       "found by the loop's exit branch");
-			/* --reader: the thread just stepped is the one that
-			 * spins; named, its writes get edges even when its spin
-			 * makes no syscall (docs/graph.md) */
-			if (!o.watch)
-				printf("next: argus watch --pid %u --addr 0x%" PRIx64 " --len %u --reader %u\n",
-				       o.pid, f.addr, f.size, tid);
-		}
-	}
-	/* --watch: the next step done here; with --json its line goes to
-	 * stderr, stdout stays one JSON object */
-	if (o.watch) {
-		fflush(stdout);
-		rc = cli_watch_arm(CMD, o.pid, f.addr, f.size, tid, o.json ? stderr : stdout, NULL);
-	}
-out:
-	argus_step__close(s);
-	argus_step_rec__free(rec);
-	return rc;
-}

@@ -9,8 +9,8 @@
 
 #include "argus_graph.h"
 #include "cli.h"
-#include "diag_cli.h"
-#include "graph_cli.h"
+#include "diag_front.h"
+#include "graph_open.h"
 #include "syscall_names.h"
 
 static void print_stats(const char *path, const struct argus_graph *g)
@@ -53,15 +53,15 @@ static void print_stats(const char *path, const struct argus_graph *g)
 	       st->events ? (double)st->mem_bytes / (double)st->events : 0.0);
 }
 
-static void print_edge(struct graph_cli_ctx *c, uint32_t edge, bool in)
+static void print_edge(struct graph_open_ctx *c, uint32_t edge, bool in)
 {
 	char buf[512];
 
-	diag_cli_edge_str(c, edge, in, buf, sizeof(buf));
+	diag_front_edge_str(c, edge, in, buf, sizeof(buf));
 	printf("  %s %s\n", in ? "<-" : "->", buf);
 }
 
-static void print_node(struct graph_cli_ctx *c, uint32_t id)
+static void print_node(struct graph_open_ctx *c, uint32_t id)
 {
 	const struct argus_graph *g = c->g;
 	const struct argus_segment *s = argus_graph__segment(g, id);
@@ -70,8 +70,8 @@ static void print_node(struct graph_cli_ctx *c, uint32_t id)
 	const uint32_t *ids;
 	uint32_t n;
 
-	printf("segment #%u: %s %u/%u (process %s)\n", id, graph_cli_comm(g, t), t->pid,
-	       t->tid, graph_cli_process(g, t));
+	printf("segment #%u: %s %u/%u (process %s)\n", id, graph_open_comm(g, t), t->pid,
+	       t->tid, graph_open_process(g, t));
 	printf("  time      %.6f .. %.6f s (%.3f ms), on CPU %.3f ms, %u events, %u samples\n",
 	       (double)(s->start - st->min_ts) / 1e9, (double)(s->end - st->min_ts) / 1e9,
 	       (double)(s->end - s->start) / 1e6, (double)s->oncpu / 1e6, s->nevents,
@@ -81,7 +81,7 @@ static void print_node(struct graph_cli_ctx *c, uint32_t id)
 	       s->woken_by ? argus_woken_by_str(s->woken_by) : "");
 	printf("  ended     %s", argus_seg_end_str(s->end_reason));
 	if (s->end_reason == ARGUS_END_WAIT) {
-		graph_cli_print_wait(g, s);
+		graph_open_print_wait(g, s);
 	}
 	printf("\n");
 	if (s->flags & ARGUS_SEG_F_MULTI)
@@ -119,7 +119,7 @@ static int write_neighbourhood(const struct argus_graph *g, uint32_t id, bool do
 }
 
 /* Every segment of the selected processes / threads, for --dot / --json. */
-static int write_selection(struct graph_cli_ctx *c, const uint32_t *pids,
+static int write_selection(struct graph_open_ctx *c, const uint32_t *pids,
 			   uint32_t npid, const uint32_t *tids, uint32_t ntid, bool dot,
 			   bool text)
 {
@@ -162,23 +162,23 @@ static int parse_id(const char *opt, const char *s, uint32_t *out)
 	unsigned long long v = strtoull(s, &end, 10);
 
 	if (!*s || *end || v == 0 || v > UINT32_MAX)
-		return cli_usage_error("graph", "%s: '%s' is not a positive id", opt, s);
+		return msg_usage_error("graph", "%s: '%s' is not a positive id", opt, s);
 	*out = (uint32_t)v;
 	return 0;
 }
 
 int cmd_graph(int argc, char **argv)
 {
-	struct graph_cli_opts o = { 0 };
+	struct graph_open_opts o = { 0 };
 	bool stats = false, dot = false, json = false;
 	uint32_t pids[MAX_SEL], tids[MAX_SEL], npid = 0, ntid = 0;
 	long long node = -1;
-	struct graph_cli_ctx c;
+	struct graph_open_ctx c;
 	int rc;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		int used = graph_cli_common_flag(&o, argc, argv, i);
+		int used = graph_open_common_flag(&o, argc, argv, i);
 
 		if (used < 0)
 			return 2;
@@ -190,17 +190,17 @@ int cmd_graph(int argc, char **argv)
 			char *end;
 
 			if (i + 1 >= argc)
-				return cli_usage_error("graph", "--node needs a segment id");
+				return msg_usage_error("graph", "--node needs a segment id");
 			node = strtoll(argv[++i], &end, 10);
 			if (*end || node < 0 || node > UINT32_MAX)
-				return cli_usage_error("graph", "--node: '%s' is not a segment id", argv[i]);
+				return msg_usage_error("graph", "--node: '%s' is not a segment id", argv[i]);
 		} else if (!strcmp(a, "--pid") || !strcmp(a, "--tid")) {
 			bool pid = a[2] == 'p';
 
 			if (i + 1 >= argc)
-				return cli_usage_error("graph", "%s needs an id", a);
+				return msg_usage_error("graph", "%s needs an id", a);
 			if ((pid ? npid : ntid) == MAX_SEL)
-				return cli_usage_error("graph", "at most %d %s options", MAX_SEL, a);
+				return msg_usage_error("graph", "at most %d %s options", MAX_SEL, a);
 			if (parse_id(a, argv[++i], pid ? &pids[npid++] : &tids[ntid++]))
 				return 2;
 		} else if (!strcmp(a, "--dot")) {
@@ -208,27 +208,27 @@ int cmd_graph(int argc, char **argv)
 		} else if (!strcmp(a, "--json")) {
 			json = true;
 		} else if (a[0] == '-') {
-			return cli_usage_error("graph", "unknown option '%s'", a);
+			return msg_usage_error("graph", "unknown option '%s'", a);
 		} else if (!o.path) {
 			o.path = a;
 		} else {
-			return cli_usage_error("graph", "unexpected argument '%s'", a);
+			return msg_usage_error("graph", "unexpected argument '%s'", a);
 		}
 	}
 	if (!o.path)
-		return cli_usage_error("graph", "missing trace FILE");
+		return msg_usage_error("graph", "missing trace FILE");
 	if (dot && json)
-		return cli_usage_error("graph", "--dot and --json are exclusive");
+		return msg_usage_error("graph", "--dot and --json are exclusive");
 	if ((dot || json) && node < 0 && !npid && !ntid)
-		return cli_usage_error("graph", "--dot/--json need --node ID or --pid/--tid");
+		return msg_usage_error("graph", "--dot/--json need --node ID or --pid/--tid");
 	if (node >= 0 && (npid || ntid))
-		return cli_usage_error("graph", "--node and --pid/--tid are exclusive");
+		return msg_usage_error("graph", "--node and --pid/--tid are exclusive");
 	if (!stats && node < 0 && !npid && !ntid)
 		stats = true;
-	if ((rc = graph_cli_open(&c, "graph", &o)))
+	if ((rc = graph_open_trace(&c, "graph", &o)))
 		return rc;
 	if (node >= 0 && (uint64_t)node >= argus_graph__nsegments(c.g)) {
-		rc = cli_error("graph", "%s: no segment #%lld (the graph has %u)", o.path,
+		rc = msg_error("graph", "%s: no segment #%lld (the graph has %u)", o.path,
 			       node, argus_graph__nsegments(c.g));
 	} else {
 		if (stats)
@@ -236,11 +236,11 @@ int cmd_graph(int argc, char **argv)
 		if (node >= 0 && !dot && !json)
 			print_node(&c, (uint32_t)node);
 		else if (node >= 0 && write_neighbourhood(c.g, (uint32_t)node, dot))
-			rc = cli_error("graph", "writing the output failed");
+			rc = msg_error("graph", "writing the output failed");
 		else if ((npid || ntid) && write_selection(&c, pids, npid, tids, ntid, dot,
 							       !dot && !json))
-			rc = cli_error("graph", "writing the output failed");
+			rc = msg_error("graph", "writing the output failed");
 	}
-	graph_cli_close(&c);
+	graph_open_close(&c);
 	return rc;
 }

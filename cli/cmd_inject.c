@@ -38,7 +38,7 @@ int live_default_lib(const char *cmd, char *out, size_t len)
 	static const char *const rel[] = { ARGUS_BIN_TO_LIB, "../lib" };
 	char dir[PATH_MAX], cand[PATH_MAX + 64], r[PATH_MAX];
 
-	cli_self_dir(dir, sizeof(dir));
+	ctl_bin_dir(dir, sizeof(dir));
 	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 		snprintf(cand, sizeof(cand), "%s/%s/" LIVE_IPOSE_NAME, dir, rel[i]);
 		if (realpath(cand, r) && strlen(r) < len) {
@@ -46,7 +46,7 @@ int live_default_lib(const char *cmd, char *out, size_t len)
 			return 0;
 		}
 	}
-	return cli_error(cmd, "no " LIVE_IPOSE_NAME " beside argus (looked in %s/%s): give --lib PATH",
+	return msg_error(cmd, "no " LIVE_IPOSE_NAME " beside argus (looked in %s/%s): give --lib PATH",
 			 dir, ARGUS_BIN_TO_LIB);
 }
 
@@ -58,7 +58,7 @@ int live_parse_pid(const char *cmd, const char *v, pid_t *pid)
 	errno = 0;
 	p = v ? strtol(v, &end, 10) : 0;
 	if (!v || errno || *end || end == v || p <= 0 || p > INT_MAX)
-		return cli_usage_error(cmd, "--pid needs a process id, got '%s'", v ? v : "");
+		return msg_usage_error(cmd, "--pid needs a process id, got '%s'", v ? v : "");
 	*pid = (pid_t)p;
 	return 0;
 }
@@ -93,16 +93,16 @@ static int check_owner(const char *cmd, const char *path, bool dir)
 	struct stat st;
 
 	if (stat(path, &st))
-		return cli_error(cmd, "%s: %s", cli_tstr(path), strerror(errno));
+		return msg_error(cmd, "%s: %s", msg_tstr(path), strerror(errno));
 	if (!dir && !S_ISREG(st.st_mode))
-		return cli_error(cmd, "%s is not a regular file", cli_tstr(path));
+		return msg_error(cmd, "%s is not a regular file", msg_tstr(path));
 	if (st.st_uid != 0)
-		return cli_error(cmd, "%s is owned by uid %u, not root: the target would run code from a"
-				 " file another user controls (refused)", cli_tstr(path),
+		return msg_error(cmd, "%s is owned by uid %u, not root: the target would run code from a"
+				 " file another user controls (refused)", msg_tstr(path),
 				 (unsigned)st.st_uid);
 	if (st.st_mode & (S_IWGRP | S_IWOTH) && !(dir && (st.st_mode & S_ISVTX)))
-		return cli_error(cmd, "%s is writable by group or others (mode %o): the target would run"
-				 " code from a file another user can change (refused)", cli_tstr(path),
+		return msg_error(cmd, "%s is writable by group or others (mode %o): the target would run"
+				 " code from a file another user can change (refused)", msg_tstr(path),
 				 (unsigned)(st.st_mode & 07777));
 	return 0;
 }
@@ -166,36 +166,36 @@ int live_inject(const char *cmd, pid_t pid, const char *lib, bool bind)
 	int r;
 
 	if (kill(pid, 0) && errno == ESRCH)
-		return cli_error(cmd, "no process %d", (int)pid);
+		return msg_error(cmd, "no process %d", (int)pid);
 	if (!realpath(lib, path))
-		return cli_error(cmd, "%s: %s", cli_tstr(lib), strerror(errno));
+		return msg_error(cmd, "%s: %s", msg_tstr(lib), strerror(errno));
 	snprintf(dir, sizeof(dir), "%s", path);
 	*strrchr(dir, '/') = 0;
 	if (check_owner(cmd, path, false) || check_owner(cmd, dir[0] ? dir : "/", true))
 		return 1;
 	r = live_lib_mapped(pid, path, found, sizeof(found));
 	if (r == -EACCES || r == -EPERM)
-		return cli_error(cmd, "not allowed to trace process %d: root (or CAP_SYS_PTRACE) is needed",
+		return msg_error(cmd, "not allowed to trace process %d: root (or CAP_SYS_PTRACE) is needed",
 				 (int)pid);
 	if (r < 0)
-		return cli_error(cmd, "cannot read the maps of process %d: %s", (int)pid, strerror(-r));
+		return msg_error(cmd, "cannot read the maps of process %d: %s", (int)pid, strerror(-r));
 	if (r)
-		return cli_error(cmd, "process %d has already loaded %s (preloaded or injected)", (int)pid,
-				 cli_tstr(found));
+		return msg_error(cmd, "process %d has already loaded %s (preloaded or injected)", (int)pid,
+				 msg_tstr(found));
 	if (argus_live__sym(pid, "libc.so.6", "dlopen", &s, why) &&
 	    argus_live__sym(pid, "libdl.so.2", "dlopen", &s, NULL))
-		return cli_error(cmd, "no dlopen in process %d: %s", (int)pid, why);
+		return msg_error(cmd, "no dlopen in process %d: %s", (int)pid, why);
 
 	r = argus_live__open(pid, &l, why);
 	if (r == -EPERM)
-		return cli_error(cmd, "cannot ptrace process %d: %s (root, or CAP_SYS_PTRACE, is needed)",
+		return msg_error(cmd, "cannot ptrace process %d: %s (root, or CAP_SYS_PTRACE, is needed)",
 				 (int)pid, why);
 	if (r)
-		return cli_error(cmd, "%s", why[0] ? why : strerror(-r));
+		return msg_error(cmd, "%s", why[0] ? why : strerror(-r));
 	r = argus_live__stop_one(l, &tid);
 	if (r) {
 		argus_live__close(l);
-		return cli_error(cmd, "cannot stop a thread of process %d: %s", (int)pid, strerror(-r));
+		return msg_error(cmd, "cannot stop a thread of process %d: %s", (int)pid, strerror(-r));
 	}
 	c.fn = s.addr;
 	c.data = path;
@@ -216,19 +216,19 @@ int live_inject(const char *cmd, pid_t pid, const char *lib, bool bind)
 	}
 	argus_live__close(l);	/* resumes: the interrupted syscall restarts */
 	if (r)
-		return cli_error(cmd, "calling dlopen in process %d failed: %s", (int)pid,
+		return msg_error(cmd, "calling dlopen in process %d failed: %s", (int)pid,
 				 why[0] ? why : strerror(-r));
 	if (!handle)
-		return cli_error(cmd, "dlopen(%s) in process %d returned NULL: %s", cli_tstr(path), (int)pid,
-				 cli_tstr(err));
+		return msg_error(cmd, "dlopen(%s) in process %d returned NULL: %s", msg_tstr(path), (int)pid,
+				 msg_tstr(err));
 	target_run_dir(pid, rd, sizeof(rd));
 	printf("argus %s: loaded %s into process %d (handle %#llx); its ring registers with the argusd"
-	       " of %s if one runs there\n", cmd, cli_tstr(path), (int)pid, (unsigned long long)handle,
-	       cli_tstr(rd));
+	       " of %s if one runs there\n", cmd, msg_tstr(path), (int)pid, (unsigned long long)handle,
+	       msg_tstr(rd));
 	if (!bind)
 		return 0;
 	if (br)
-		return cli_error(cmd, "loaded, but the lock calls were not rebound: %s", cli_tstr(bwhy));
+		return msg_error(cmd, "loaded, but the lock calls were not rebound: %s", msg_tstr(bwhy));
 	printf("argus %s: rebound %u call slot%s of %u lock function%s in %u file%s to the wrappers\n", cmd,
 	       bs.slots, bs.slots == 1 ? "" : "s", bs.functions, bs.functions == 1 ? "" : "s", bs.files,
 	       bs.files == 1 ? "" : "s");
@@ -253,15 +253,15 @@ int cmd_inject(int argc, char **argv)
 			bind = false;
 		} else if (!strcmp(a, "--lib")) {
 			if (!v)
-				return cli_usage_error("inject", "--lib needs a path");
+				return msg_usage_error("inject", "--lib needs a path");
 			lib = v;
 			i++;
 		} else {
-			return cli_usage_error("inject", "unknown argument '%s'", cli_tstr(a));
+			return msg_usage_error("inject", "unknown argument '%s'", msg_tstr(a));
 		}
 	}
 	if (!pid)
-		return cli_usage_error("inject", "--pid PID is required");
+		return msg_usage_error("inject", "--pid PID is required");
 	if (!lib) {
 		if (live_default_lib("inject", def, sizeof(def)))
 			return 1;

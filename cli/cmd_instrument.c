@@ -95,7 +95,7 @@ static int read_schema(const char *path, struct func_req *r, size_t *n)
 
 	*n = 0;
 	if (!f)
-		return cli_error(CMD, "%s: %s", cli_tstr(path), strerror(errno));
+		return msg_error(CMD, "%s: %s", msg_tstr(path), strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
 		char *w[7], *save = NULL, *tok;
 		int k = 0;
@@ -114,13 +114,13 @@ static int read_schema(const char *path, struct func_req *r, size_t *n)
 		    (k == 6 && (strcmp(w[4], "at-return") || parse_kind(w[5], &r[*n].ret_kind))) ||
 		    strlen(w[1]) >= sizeof(r[*n].spec)) {
 			fclose(f);
-			return cli_error(CMD, "%s:%d: expected `instrument [LIB:]SYMBOL as KIND"
+			return msg_error(CMD, "%s:%d: expected `instrument [LIB:]SYMBOL as KIND"
 					 " [at-return KIND]`, KIND boundary|enqueue|dequeue|begin|end",
-					 cli_tstr(path), ln);
+					 msg_tstr(path), ln);
 		}
 		if (*n == MAX_SCHEMA_FUNCS) {
 			fclose(f);
-			return cli_error(CMD, "%s:%d: more than %d instrument lines", cli_tstr(path), ln,
+			return msg_error(CMD, "%s:%d: more than %d instrument lines", msg_tstr(path), ln,
 					 MAX_SCHEMA_FUNCS);
 		}
 		snprintf(r[*n].spec, sizeof(r[*n].spec), "%s", w[1]);
@@ -129,7 +129,7 @@ static int read_schema(const char *path, struct func_req *r, size_t *n)
 	}
 	fclose(f);
 	if (!*n)
-		return cli_error(CMD, "%s has no `instrument` line", cli_tstr(path));
+		return msg_error(CMD, "%s has no `instrument` line", msg_tstr(path));
 	return 0;
 }
 
@@ -141,12 +141,12 @@ static int list(pid_t pid)
 	int r = argus_live__list(pid, h, pages, 64, &n);
 
 	if (r == -ESRCH || r == -ENOENT)
-		return cli_error(CMD, "no process %d", (int)pid);
+		return msg_error(CMD, "no process %d", (int)pid);
 	if (r)
-		return cli_error(CMD, "cannot read process %d: %s", (int)pid, strerror(-r));
+		return msg_error(CMD, "cannot read process %d: %s", (int)pid, strerror(-r));
 	for (size_t i = 0; i < n; i++) {
 		h[i].name[sizeof(h[i].name) - 1] = '\0';      /* the target's page */
-		printf("%#llx %s as %s", (unsigned long long)h[i].func, cli_tstr(h[i].name),
+		printf("%#llx %s as %s", (unsigned long long)h[i].func, msg_tstr(h[i].name),
 		       argus_live__kind_name(h[i].kind));
 		if (h[i].ret_hook)
 			printf(" at-return %s (%llu in flight)",
@@ -186,17 +186,17 @@ static int via_uprobes(pid_t pid, const struct func_req *req, const struct argus
 		r = remove ? argus_live__uprobe_remove(pid, sym[i].addr, why)
 			   : argus_live__uprobe_add(pid, &sym[i], req[i].kind, argus_run_dir(), why);
 		if (r && req[i].line)
-			return cli_error(CMD, "%s:%d: %s: %s", cli_tstr(schema), req[i].line,
-					 cli_tstr(name), why[0] ? why : strerror(-r));
+			return msg_error(CMD, "%s:%d: %s: %s", msg_tstr(schema), req[i].line,
+					 msg_tstr(name), why[0] ? why : strerror(-r));
 		if (r)
-			return cli_error(CMD, "%s: %s", cli_tstr(name), why[0] ? why : strerror(-r));
+			return msg_error(CMD, "%s: %s", msg_tstr(name), why[0] ? why : strerror(-r));
 		if (remove)
-			printf("argus %s: removed the uprobe on %s at %#llx\n", CMD, cli_tstr(name),
+			printf("argus %s: removed the uprobe on %s at %#llx\n", CMD, msg_tstr(name),
 			       (unsigned long long)sym[i].addr);
 		else
 			printf("argus %s: uprobe on %s at %#llx records %s (live_hit) into the collector of %s\n",
-			       CMD, cli_tstr(name), (unsigned long long)sym[i].addr,
-			       argus_live__kind_name(req[i].kind), cli_tstr(argus_run_dir()));
+			       CMD, msg_tstr(name), (unsigned long long)sym[i].addr,
+			       argus_live__kind_name(req[i].kind), msg_tstr(argus_run_dir()));
 	}
 	return 0;
 }
@@ -226,7 +226,7 @@ int cmd_instrument(int argc, char **argv)
 			do_list = true;
 		} else if (!strcmp(a, "--via")) {
 			if (!v || (strcmp(v, "uprobe") && strcmp(v, "patch")))
-				return cli_usage_error(CMD, "--via needs patch or uprobe");
+				return msg_usage_error(CMD, "--via needs patch or uprobe");
 			via_uprobe = !strcmp(v, "uprobe");
 			i++;
 		} else if (!strcmp(a, "--pid")) {
@@ -236,47 +236,47 @@ int cmd_instrument(int argc, char **argv)
 		} else if (!strcmp(a, "--func") || !strcmp(a, "--as") || !strcmp(a, "--schema") ||
 			   !strcmp(a, "--lib") || !strcmp(a, "--at-return")) {
 			if (!v)
-				return cli_usage_error(CMD, "%s needs a value", a);
+				return msg_usage_error(CMD, "%s needs a value", a);
 			*(!strcmp(a, "--func") ? &func : !strcmp(a, "--as") ? &as :
 			  !strcmp(a, "--lib") ? &lib : !strcmp(a, "--at-return") ? &at_return
 			  : &schema) = v;
 			i++;
 		} else {
-			return cli_usage_error(CMD, "unknown argument '%s'", cli_tstr(a));
+			return msg_usage_error(CMD, "unknown argument '%s'", msg_tstr(a));
 		}
 	}
 	if (!pid)
-		return cli_usage_error(CMD, "--pid PID is required");
+		return msg_usage_error(CMD, "--pid PID is required");
 	if (do_list)
 		return list(pid);
 	if (!!func + !!schema != 1)
-		return cli_usage_error(CMD, "give --func FUNC or --schema FILE (one of them)");
+		return msg_usage_error(CMD, "give --func FUNC or --schema FILE (one of them)");
 	if (func) {
 		if (strlen(func) >= sizeof(req[0].spec))
-			return cli_usage_error(CMD, "--func is too long");
+			return msg_usage_error(CMD, "--func is too long");
 		snprintf(req[0].spec, sizeof(req[0].spec), "%s", func);
 		if (!remove && parse_kind(as, &req[0].kind))
-			return cli_usage_error(CMD, "--as needs boundary, enqueue, dequeue, begin or end%s%s%s",
-					       as ? " (got '" : "", as ? cli_tstr(as) : "", as ? "')" : "");
+			return msg_usage_error(CMD, "--as needs boundary, enqueue, dequeue, begin or end%s%s%s",
+					       as ? " (got '" : "", as ? msg_tstr(as) : "", as ? "')" : "");
 		req[0].ret_kind = 0;
 		if (at_return && parse_kind(at_return, &req[0].ret_kind))
-			return cli_usage_error(CMD, "--at-return needs boundary, enqueue, dequeue, begin or"
-					       " end (got '%s')", cli_tstr(at_return));
+			return msg_usage_error(CMD, "--at-return needs boundary, enqueue, dequeue, begin or"
+					       " end (got '%s')", msg_tstr(at_return));
 		n = 1;
 	} else if (at_return) {
-		return cli_usage_error(CMD, "--at-return goes with --func (in a schema file: `instrument"
+		return msg_usage_error(CMD, "--at-return goes with --func (in a schema file: `instrument"
 				       " FUNC as KIND at-return KIND`)");
 	} else if (read_schema(schema, req, &n)) {
 		return 1;
 	}
 	if (remove && (as || at_return))
-		return cli_usage_error(CMD, "--remove takes no --as or --at-return");
+		return msg_usage_error(CMD, "--remove takes no --as or --at-return");
 	for (size_t i = 0; i < n; i++)
 		if (req[i].ret_kind && (count_only || via_uprobe))
-			return cli_usage_error(CMD, "--at-return needs the patch and its hooks (not with"
+			return msg_usage_error(CMD, "--at-return needs the patch and its hooks (not with"
 					       " --count-only or --via uprobe)");
 	if (count_only && via_uprobe)
-		return cli_usage_error(CMD, "--count-only is for patches (a uprobe always records)");
+		return msg_usage_error(CMD, "--count-only is for patches (a uprobe always records)");
 	if (count_only)
 		for (size_t i = 0; i < n; i++)
 			req[i].kind = ARGUS_LIVE_COUNT;
@@ -286,21 +286,21 @@ int cmd_instrument(int argc, char **argv)
 		why[0] = 0;
 		r = resolve(pid, req[i].spec, &sym[i], why);
 		if (r == -ESRCH)
-			return cli_error(CMD, "no process %d", (int)pid);
+			return msg_error(CMD, "no process %d", (int)pid);
 		if (r == -EACCES || r == -EPERM)
-			return cli_error(CMD, "not allowed to trace process %d: root (or CAP_SYS_PTRACE) is"
+			return msg_error(CMD, "not allowed to trace process %d: root (or CAP_SYS_PTRACE) is"
 					 " needed", (int)pid);
 		if (r && req[i].line)
-			return cli_error(CMD, "%s:%d: %s", cli_tstr(schema), req[i].line, why);
+			return msg_error(CMD, "%s:%d: %s", msg_tstr(schema), req[i].line, why);
 		if (r)
-			return cli_error(CMD, "%s", why[0] ? why : strerror(-r));
+			return msg_error(CMD, "%s", why[0] ? why : strerror(-r));
 	}
 	if (via_uprobe)
 		return via_uprobes(pid, req, sym, n, remove, schema);
 	if (!remove && !count_only) {
 		r = live_lib_mapped(pid, LIVE_IPOSE_NAME, NULL, 0);
 		if (r < 0)
-			return cli_error(CMD, "no process %d", (int)pid);
+			return msg_error(CMD, "no process %d", (int)pid);
 		if (!r) {
 			if (lib) {
 				snprintf(libpath, sizeof(libpath), "%s", lib);
@@ -317,7 +317,7 @@ int cmd_instrument(int argc, char **argv)
 			const char *hn = argus_live__kind_hook(req[i].kind);
 
 			if (argus_live__sym(pid, LIVE_IPOSE_NAME, hn, &h, NULL))
-				return cli_error(CMD, "the " LIVE_IPOSE_NAME " in process %d has no %s (built"
+				return msg_error(CMD, "the " LIVE_IPOSE_NAME " in process %d has no %s (built"
 						 " before the work-item API?): rebuild it, or use --count-only",
 						 (int)pid, hn);
 			hooks[i] = h.addr;
@@ -330,7 +330,7 @@ int cmd_instrument(int argc, char **argv)
 
 			for (int k = 0; k < 3; k++) {
 				if (argus_live__sym(pid, LIVE_IPOSE_NAME, need[k], &h, NULL))
-					return cli_error(CMD, "the " LIVE_IPOSE_NAME " in process %d has no %s"
+					return msg_error(CMD, "the " LIVE_IPOSE_NAME " in process %d has no %s"
 							 " (built before --at-return?): rebuild it, or"
 							 " instrument without --at-return", (int)pid,
 							 need[k]);
@@ -342,17 +342,17 @@ int cmd_instrument(int argc, char **argv)
 
 	r = argus_live__open(pid, &l, why);
 	if (r == -EPERM)
-		return cli_error(CMD, "cannot ptrace process %d: %s (root, or CAP_SYS_PTRACE, is needed)",
+		return msg_error(CMD, "cannot ptrace process %d: %s (root, or CAP_SYS_PTRACE, is needed)",
 				 (int)pid, why);
 	if (r)
-		return cli_error(CMD, "%s", why);
+		return msg_error(CMD, "%s", why);
 	for (size_t i = 0; i < n; i++) {
 		display_name(&sym[i], name, sizeof(name));
 		why[0] = 0;
 		if (remove) {
 			r = argus_live__unpatch(l, sym[i].addr, why);
 			if (!r)
-				printf("argus %s: restored %s at %#llx\n", CMD, cli_tstr(name),
+				printf("argus %s: restored %s at %#llx\n", CMD, msg_tstr(name),
 				       (unsigned long long)sym[i].addr);
 		} else {
 			struct argus_live_patch_opts o = { .sz = sizeof(o), .kind = req[i].kind,
@@ -363,7 +363,7 @@ int cmd_instrument(int argc, char **argv)
 			r = argus_live__patch(l, &sym[i], &o, &page, why);
 			if (!r)
 				printf("argus %s: patched %s at %#llx%s -> trampoline %#llx, %s%s%s%s%s%s\n",
-				       CMD, cli_tstr(name), (unsigned long long)sym[i].addr,
+				       CMD, msg_tstr(name), (unsigned long long)sym[i].addr,
 				       sym[i].dynsym_only ? " (stripped file: .dynsym)" : "",
 				       (unsigned long long)page,
 				       req[i].kind == ARGUS_LIVE_COUNT ? "hit counter only" : "calls ",
@@ -374,9 +374,9 @@ int cmd_instrument(int argc, char **argv)
 				       req[i].ret_kind ? "(the same item)" : "");
 		}
 		if (r) {
-			rc = req[i].line ? cli_error(CMD, "%s:%d: %s: %s", cli_tstr(schema), req[i].line,
-						     cli_tstr(name), why[0] ? why : strerror(-r))
-					 : cli_error(CMD, "%s: %s", cli_tstr(name), why[0] ? why : strerror(-r));
+			rc = req[i].line ? msg_error(CMD, "%s:%d: %s: %s", msg_tstr(schema), req[i].line,
+						     msg_tstr(name), why[0] ? why : strerror(-r))
+					 : msg_error(CMD, "%s: %s", msg_tstr(name), why[0] ? why : strerror(-r));
 			break;
 		}
 	}

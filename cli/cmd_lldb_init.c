@@ -40,13 +40,13 @@ static int find_plugin(char *out, size_t len)
 	static const char *const rel[] = { ARGUS_BIN_TO_LIB, "../lib" };
 	char dir[PATH_MAX], cand[PATH_MAX + 64];
 
-	cli_self_dir(dir, sizeof(dir));
+	ctl_bin_dir(dir, sizeof(dir));
 	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 		snprintf(cand, sizeof(cand), "%s/%s/" PLUGIN_NAME, dir, rel[i]);
 		if (realpath(cand, out) && strlen(out) < len)
 			return 0;
 	}
-	return cli_error("lldb-init", "no lldb plugin beside argus (looked for %s/%s/" PLUGIN_NAME
+	return msg_error("lldb-init", "no lldb plugin beside argus (looked for %s/%s/" PLUGIN_NAME
 			 "): it is built only where liblldb-16-dev is installed (scripts/install-deps.sh)"
 			 " and not in a sanitizer build; or give --plugin SO", dir, ARGUS_BIN_TO_LIB);
 }
@@ -56,7 +56,7 @@ static int find_plugin(char *out, size_t len)
 static int load_line(const char *path, char *out, size_t len)
 {
 	if (strpbrk(path, "\"'`\\\n\r"))
-		return cli_usage_error("lldb-init", "the plugin path '%s' has a quote, backslash or newline,"
+		return msg_usage_error("lldb-init", "the plugin path '%s' has a quote, backslash or newline,"
 				       " which an lldb command line cannot hold", path);
 	snprintf(out, len, strpbrk(path, " \t") ? "plugin load \"%s\"" : "plugin load %s", path);
 	return 0;
@@ -73,9 +73,9 @@ static int default_init(char *out, size_t len)
 		home = pw ? pw->pw_dir : NULL;
 	}
 	if (!home || !*home)
-		return cli_error("lldb-init", "no home directory (HOME is unset): give --file LLDBINIT");
+		return msg_error("lldb-init", "no home directory (HOME is unset): give --file LLDBINIT");
 	if ((size_t)snprintf(out, len, "%s/.lldbinit", home) >= len)
-		return cli_error("lldb-init", "the home directory path is too long: give --file LLDBINIT");
+		return msg_error("lldb-init", "the home directory path is too long: give --file LLDBINIT");
 	return 0;
 }
 
@@ -96,29 +96,29 @@ static int read_init(const char *path, char **buf, size_t *n, struct stat *st, b
 			fclose(f);
 		else if (fd >= 0)
 			close(fd);
-		return cli_error("lldb-init", "out of memory");
+		return msg_error("lldb-init", "out of memory");
 	}
 	if (!f) {
 		if (errno == ENOENT)
 			return 0;
 		if (fd >= 0)
 			close(fd);
-		return cli_error("lldb-init", "cannot read %s: %s", path, strerror(errno));
+		return msg_error("lldb-init", "cannot read %s: %s", path, strerror(errno));
 	}
 	if (fstat(fileno(f), st) || !S_ISREG(st->st_mode)) {
 		fclose(f);
-		return cli_error("lldb-init", "%s is not a regular file: not touching it", path);
+		return msg_error("lldb-init", "%s is not a regular file: not touching it", path);
 	}
 	got = fread(*buf, 1, MAX_INIT + 1, f);
 	if (ferror(f) || got > MAX_INIT) {
 		fclose(f);
-		return cli_error("lldb-init", "%s: %s", path, got > MAX_INIT ? "larger than 4 MiB: not touching it"
+		return msg_error("lldb-init", "%s: %s", path, got > MAX_INIT ? "larger than 4 MiB: not touching it"
 								      : strerror(errno));
 	}
 	fclose(f);
 	(*buf)[got] = 0;
 	if (memchr(*buf, 0, got))
-		return cli_error("lldb-init", "%s holds NUL bytes: not an lldb command file, not touching it", path);
+		return msg_error("lldb-init", "%s holds NUL bytes: not an lldb command file, not touching it", path);
 	*n = got;
 	*exists = true;
 	return 0;
@@ -182,10 +182,10 @@ static int replace_file(const char *path, const char *text, size_t n, const stru
 	int fd, rc = 0;
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= sizeof(tmp))
-		return cli_error("lldb-init", "%s: path too long", path);
+		return msg_error("lldb-init", "%s: path too long", path);
 	fd = mkstemp(tmp);
 	if (fd < 0)
-		return cli_error("lldb-init", "cannot write beside %s: %s", path, strerror(errno));
+		return msg_error("lldb-init", "cannot write beside %s: %s", path, strerror(errno));
 	if (exists) {
 		if (fchmod(fd, st->st_mode & 07777) || (geteuid() == 0 && fchown(fd, st->st_uid, st->st_gid)))
 			rc = errno;
@@ -221,7 +221,7 @@ static int replace_file(const char *path, const char *text, size_t n, const stru
 		rc = errno;
 	if (rc) {
 		unlink(tmp);
-		return cli_error("lldb-init", "cannot write %s: %s (left as it was)", path, strerror(rc));
+		return msg_error("lldb-init", "cannot write %s: %s (left as it was)", path, strerror(rc));
 	}
 	return 0;
 }
@@ -242,7 +242,7 @@ int cmd_lldb_init(int argc, char **argv)
 		const char *a = argv[i];
 
 		if ((!strcmp(a, "--file") || !strcmp(a, "--plugin")) && i + 1 >= argc)
-			return cli_usage_error("lldb-init", "%s needs a path", a);
+			return msg_usage_error("lldb-init", "%s needs a path", a);
 		if (!strcmp(a, "--file"))
 			file = argv[++i];
 		else if (!strcmp(a, "--plugin"))
@@ -252,15 +252,15 @@ int cmd_lldb_init(int argc, char **argv)
 		else if (!strcmp(a, "--remove"))
 			remove = true;
 		else
-			return cli_usage_error("lldb-init", "unexpected argument '%s'", a);
+			return msg_usage_error("lldb-init", "unexpected argument '%s'", a);
 	}
 	if (print && remove)
-		return cli_usage_error("lldb-init", "--print and --remove do not go together");
+		return msg_usage_error("lldb-init", "--print and --remove do not go together");
 
 	if (!remove) {
 		if (plugin) {
 			if (!realpath(plugin, plug))
-				return cli_error("lldb-init", "--plugin %s: %s", plugin, strerror(errno));
+				return msg_error("lldb-init", "--plugin %s: %s", plugin, strerror(errno));
 		} else if ((rc = find_plugin(plug, sizeof(plug)))) {
 			return rc;
 		}
@@ -280,10 +280,10 @@ int cmd_lldb_init(int argc, char **argv)
 		 * owner.  Root does not follow a link someone else may have
 		 * placed: it would rewrite whatever file the link names. */
 		if (geteuid() == 0)
-			return cli_error("lldb-init", "%s is a symbolic link: as root, not following it"
+			return msg_error("lldb-init", "%s is a symbolic link: as root, not following it"
 					 " (give --file with the file it should edit)", init);
 		if (!realpath(init, real))
-			return cli_error("lldb-init", "%s is a symbolic link to nothing (%s): create its"
+			return msg_error("lldb-init", "%s is a symbolic link to nothing (%s): create its"
 					 " target first, or give --file", init, strerror(errno));
 		snprintf(init, sizeof(init), "%s", real);
 	}
@@ -293,7 +293,7 @@ int cmd_lldb_init(int argc, char **argv)
 	rc = 1;
 	out = malloc(n + strlen(MARKER) + strlen(line) + 4);
 	if (!out) {
-		cli_error("lldb-init", "out of memory");
+		msg_error("lldb-init", "out of memory");
 		goto out;
 	}
 	dropped = strip(text, n, out, &outn);

@@ -35,7 +35,7 @@ int cmd_record(int argc, char **argv)
 			opts.out_flags |= ARGUS_OUT_FORCE;
 		else if (!strcmp(argv[i], "--size") && i + 1 < argc) {
 			if (argus_parse_size(argv[++i], &opts.ring_size) || opts.ring_size < (1u << 20))
-				return cli_usage_error("record", "bad --size '%s': use e.g. 512M (at least 1M)", argv[i]);
+				return msg_usage_error("record", "bad --size '%s': use e.g. 512M (at least 1M)", argv[i]);
 		} else if (!strcmp(argv[i], "--sample-hz") && i + 1 < argc)
 			opts.probe.sample_hz = (uint32_t)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--no-irq"))
@@ -47,25 +47,25 @@ int cmd_record(int argc, char **argv)
 		else if (!strcmp(argv[i], "--wait-stacks"))
 			opts.probe.block_copy = ARGUS_WAIT_STACK_COPY;
 		else
-			return cli_usage_error("record", "unexpected argument '%s'", argv[i]);
+			return msg_usage_error("record", "unexpected argument '%s'", argv[i]);
 	}
 	if (!out)
-		return cli_usage_error("record", "needs -o FILE");
+		return msg_usage_error("record", "needs -o FILE");
 	if (i >= argc - 1)
-		return cli_usage_error("record", "needs a command after --");
+		return msg_usage_error("record", "needs a command after --");
 	if (geteuid() != 0)
-		return cli_error("record", "need root to load BPF programs: run with sudo");
+		return msg_error("record", "need root to load BPF programs: run with sudo");
 	/* refuse a bad -o before the command runs; the collector creates the
 	 * file itself with the same rule (safe_file.h) */
 	struct argus_error oerr = { 0 };
 	if (argus_out__check(out, opts.out_flags, &oerr))
-		return cli_out_error("record", &oerr);
+		return msg_out_error("record", &oerr);
 	if (pipe(go))
-		return cli_error("record", "pipe: %s", strerror(errno));
+		return msg_error("record", "pipe: %s", strerror(errno));
 
 	child = fork();
 	if (child < 0)
-		return cli_error("record", "fork: %s", strerror(errno));
+		return msg_error("record", "fork: %s", strerror(errno));
 	if (child == 0) {
 		char c;
 		close(go[1]);
@@ -83,7 +83,7 @@ int cmd_record(int argc, char **argv)
 	if (!c) {
 		close(go[1]);
 		waitpid(child, NULL, 0);
-		return cli_error("record", "%s", err);
+		return msg_error("record", "%s", err);
 	}
 	/* after the fork: the command keeps its own priority */
 	argus_collector_setup_process();
@@ -113,7 +113,7 @@ int cmd_record(int argc, char **argv)
 	argus_collector__status(c, &st);
 	argus_collector__free(c);
 	if (ferr)
-		return cli_error("record", "writing %s: %s", out, strerror(-ferr));
+		return msg_error("record", "writing %s: %s", out, strerror(-ferr));
 
 	argus_format_size(st.bytes, sz, sizeof(sz));
 	fprintf(stderr, "argus record: %llu events, %s (%.1f bytes/event), %llu lost, in %s"

@@ -1,203 +1,26 @@
 /* cmd_report.c - `argus report FILE --pid PID [diagnose's flags] -o
- * hang.html`: the diagnosis of a hang as one self-contained HTML page
- * (report_html.h draws it).
- *
- * The hang, the diagnosis and the stacks are diag_run()'s, the very
- * computation of `argus diagnose` (same flags, same choice of hang, same
- * defaults where the slice must choose: no questions asked), printed once
- * as JSON and once as text into memory; the page embeds both and draws
- * what run->d holds.
- *
- * -o: checked before any work (argus_out__check: an existing file argus
- * did not make is refused unless --force), then the page, built in
- * memory, is written to a file created 0600 with O_EXCL|O_NOFOLLOW
- * (argus_out__open, as `argus save -o`): it names processes and their
- * stacks, as private as the trace. */
-#include <errno.h>
-#include <inttypes.h>
+ * hang.html [--force]`: the diagnosis of a hang as one self-contained HTML
+ * page, drawn by the session (argus_session__report; report_page.h). */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "argus_session.h"
 #include "cli.h"
-#include "diag_cli.h"
-#include "diag_run.h"
-#include "graph_cli.h"
-#include "report_html.h"
-#include "safe_file.h"
-#include "trace_format.h"
-#include "units.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* The diagnosis printed into a malloc'd string (JSON or text). */
-static int print_to(struct graph_cli_ctx *c, const struct diag_run *run, bool json, char **out)
-{
-	size_t len = 0;
-	FILE *f = open_memstream(out, &len);
-
-	if (!f)
-		return -ENOMEM;
-	diag_run_print(f, c, run, json);
-	if (fclose(f))
-		return -ENOMEM;
-	return 0;
-}
-
-/* The page into memory, then into `out` (created 0600). */
-static int write_page(const char *out, unsigned out_flags, const struct report_html_in *in,
-		      size_t *size)
-{
-	struct argus_error err = { 0 };
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int rc, fd;
-
-	if (!f)
-		return cli_error("report", "out of memory");
-	rc = report_html_write(f, in);
-	if (fclose(f) && !rc)
-		rc = -ENOMEM;
-	if (rc) {
-		free(buf);
-		return cli_error("report", "cannot draw the report: %s", strerror(-rc));
-	}
-	fd = argus_out__open(out, out_flags, &err);
-	if (fd < 0) {
-		free(buf);
-		return cli_out_error("report", &err);
-	}
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(fd, buf + off, len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			rc = w < 0 ? errno : EIO;
-			close(fd);
-			unlink(out);
-			free(buf);
-			return cli_error("report", "writing %s: %s (nothing written)", out, strerror(rc));
-		}
-		off += (size_t)w;
-	}
-	if (fsync(fd) || close(fd)) {
-		rc = errno;
-		unlink(out);
-		free(buf);
-		return cli_error("report", "writing %s: %s (nothing written)", out, strerror(rc));
-	}
-	*size = len;
-	free(buf);
-	return 0;
-}
 
 int cmd_report(int argc, char **argv)
 {
-	struct diag_cli_opts o;
-	struct graph_cli_ctx c;
-	struct diag_run run;
-	struct argus_error err = { 0 };
-	struct report_html_in in = { 0 };
-	const char *out = NULL;
-	unsigned out_flags = 0;
-	char **av = calloc((size_t)argc + 1, sizeof(*av)), *json = NULL, *text = NULL, sz[32];
-	int ac = 0, rc;
-	uint64_t t0, t1 = 0;
-	size_t size = 0;
-	struct stat si, so;
+	struct argus_session *q = argus_session__new();
+	char *summary = NULL;
+	int rc;
 
-	if (!av)
-		return cli_error("report", "out of memory");
-	/* -o and --force are report's own; the rest are diagnose's flags */
-	for (int i = 0; i < argc; i++) {
-		if (i && !strcmp(argv[i], "-o")) {
-			if (i + 1 >= argc) {
-				free(av);
-				return cli_usage_error("report", "-o needs a FILE (the HTML page to write)");
-			}
-			out = argv[++i];
-		} else if (i && !strcmp(argv[i], "--force")) {
-			out_flags |= ARGUS_OUT_FORCE;
-		} else if (i && (!strcmp(argv[i], "--json") || !strcmp(argv[i], "--dot"))) {
-			rc = cli_usage_error("report", "%s: the report is HTML (argus diagnose %s prints"
-					     " that)", argv[i], argv[i]);
-			free(av);
-			return rc;
-		} else {
-			av[ac++] = argv[i];
-		}
-	}
-	rc = diag_cli_parse("report", ac, av, &o, true);
-	free(av);
+	if (!q)
+		return msg_error("report", "out of memory");
+	rc = argus_session__report(q, argc, argv, &summary);
 	if (rc)
-		return rc;
-	o.cmd = "report";
-	if (!out)
-		return cli_usage_error("report", "needs -o FILE (the HTML page to write)");
-	if (!stat(out, &so) && !stat(o.g.path, &si) && so.st_dev == si.st_dev &&
-	    so.st_ino == si.st_ino)
-		return cli_usage_error("report", "-o %s would overwrite the trace", out);
-	/* before the graph is built: a refused -o costs nothing */
-	if (argus_out__check(out, out_flags, &err))
-		return cli_out_error("report", &err);
-	if ((rc = graph_cli_open(&c, "report", &o.g)))
-		return rc;
-	diag_cli_resolve_live(&c, &o);
-	t0 = now_ns();
-	/* the JSON as `argus diagnose --json` prints it: the page embeds it */
-	o.json = true;
-	{
-		size_t jlen = 0;
-		FILE *jf = open_memstream(&json, &jlen);
-
-		if (!jf) {
-			graph_cli_close(&c);
-			return cli_error("report", "out of memory");
-		}
-		rc = diag_run(&c, &o, NULL, 0, 0, jf, &run);
-		if (fclose(jf) && !rc)
-			rc = cli_error("report", "out of memory");
-	}
-	t1 = now_ns();
-	if (!rc && print_to(&c, &run, false, &text))
-		rc = cli_error("report", "out of memory");
-	if (!rc) {
-		in = (struct report_html_in){ .c = &c, .run = &run, .json = json, .text = text,
-					      .trace_path = o.g.path };
-		rc = write_page(out, out_flags, &in, &size);
-	}
-	if (!rc) {
-		const struct argus_diagnosis *d = run.d;
-
-		char who[96] = "none";
-
-		if (d->nchain)
-			snprintf(who, sizeof(who), "%s %u", diag_cli_comm(&c, d->chain[0].tid),
-				 d->chain[0].tid);
-		argus_format_size(size, sz, sizeof(sz));
-		/* stdout: inside lldb (run_cli) that is the command's output */
-		printf("argus report: %s: hang of %s %u/%u (%s, %.0f ms), culprit %s -> %s"
-			" (%s; the graph took %.0f ms, the diagnosis %.0f ms, the page %.0f ms)\n", o.g.path,
-			diag_cli_comm(&c, d->hang.tid), d->hang.pid, d->hang.tid,
-			argus_hang_kind_str(d->kind), (double)(d->hang.end - d->hang.start) / 1e6,
-			who, out, sz,
-			(double)argus_graph__stats(c.g)->build_ns / 1e6, (double)(t1 - t0) / 1e6,
-			(double)(now_ns() - t1) / 1e6);
-	}
-	free(json);
-	free(text);
-	diag_run_free(&run);
-	graph_cli_close(&c);
+		rc = cli_session_failed(q, rc);
+	else
+		fputs(summary, stdout);
+	free(summary);
+	argus_session__free(q);
 	return rc;
 }

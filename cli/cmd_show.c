@@ -22,8 +22,8 @@
 #include "argus_diag.h"
 #include "argus_events.h"
 #include "cli.h"
-#include "diag_cli.h"
-#include "graph_cli.h"
+#include "diag_front.h"
+#include "graph_open.h"
 
 #define SHOW_MAX_EVENTS 200
 
@@ -36,7 +36,7 @@ static enum wait_arg_kind wait_arg_kind(const struct argus_segment *s)
 		"nanosleep", "clock_nanosleep", "poll", "ppoll", "select", "pselect6",
 	};
 	char b[16];
-	const char *sys = diag_cli_sys(s->wait_nr, b, sizeof(b));
+	const char *sys = diag_front_sys(s->wait_nr, b, sizeof(b));
 
 	if (s->end_reason != ARGUS_END_WAIT || s->wait_nr < 0)
 		return ARG_NONE;
@@ -56,7 +56,7 @@ static bool timeout_untraced(const struct argus_segment *s)
 		"semtimedop", "mq_timedreceive", "io_getevents", "recvmmsg",
 	};
 	char b[16];
-	const char *sys = diag_cli_sys(s->wait_nr, b, sizeof(b));
+	const char *sys = diag_front_sys(s->wait_nr, b, sizeof(b));
 
 	for (size_t i = 0; s->wait_nr >= 0 && i < sizeof(n) / sizeof(n[0]); i++)
 		if (!strcmp(sys, n[i]))
@@ -82,7 +82,7 @@ static const char *ctx_str(unsigned ctx)
 /* One event as text, without its time: "sys_exit   read = 12 (unix ...)".
  * last: the segment's last event (a switch there is the one that ended it;
  * any other switch inside a segment is a preemption). */
-static void event_str(struct graph_cli_ctx *c, const struct argus_gevent *ev, bool last,
+static void event_str(struct graph_open_ctx *c, const struct argus_gevent *ev, bool last,
 		      char *buf, size_t len)
 {
 	const char *type = argus_event_type_str(ev->type);
@@ -94,13 +94,13 @@ static void event_str(struct graph_cli_ctx *c, const struct argus_gevent *ev, bo
 	switch (ev->type) {
 	case AE_SYS_ENTER:
 		n += (size_t)snprintf(buf + n, len - n, " %s(%#" PRIx64 ", ...)",
-				      diag_cli_sys(ev->nr, sb, sizeof(sb)), (uint64_t)ev->val);
+				      diag_front_sys(ev->nr, sb, sizeof(sb)), (uint64_t)ev->val);
 		break;
 	case AE_SYS_EXIT: {
 		const char *e = ev->val < 0 && ev->val > -4096 ? strerrorname_np((int)-ev->val) : NULL;
 
 		n += (size_t)snprintf(buf + n, len - n, " %s = %" PRId64 "%s%s%s",
-				      diag_cli_sys(ev->nr, sb, sizeof(sb)), ev->val,
+				      diag_front_sys(ev->nr, sb, sizeof(sb)), ev->val,
 				      e ? " (" : "", e ? e : "", e ? ")" : "");
 		ob = argus_graph__object(c->g, ev->obj);
 		break;
@@ -108,7 +108,7 @@ static void event_str(struct graph_cli_ctx *c, const struct argus_gevent *ev, bo
 	case AE_SWITCH:
 		if (ev->nr >= 0)
 			n += (size_t)snprintf(buf + n, len - n, " out, blocked in %s",
-					      diag_cli_sys(ev->nr, sb, sizeof(sb)));
+					      diag_front_sys(ev->nr, sb, sizeof(sb)));
 		else
 			n += (size_t)snprintf(buf + n, len - n, " out%s",
 					      last ? "" : " (preempted)");
@@ -119,11 +119,11 @@ static void event_str(struct graph_cli_ctx *c, const struct argus_gevent *ev, bo
 			n += (size_t)snprintf(buf + n, len - n, " (timer expiry)");
 		else if (ev->nr <= -0x100)
 			n += (size_t)snprintf(buf + n, len - n, " (APIC %s)",
-					      diag_cli_apic_name(-ev->nr - 0x100));
+					      diag_front_apic_name(-ev->nr - 0x100));
 		else if (ev->nr >= 0)
 			n += (size_t)snprintf(buf + n, len - n, " (vector %d)", ev->nr);
 		n += (size_t)snprintf(buf + n, len - n, " target %s/%" PRId64,
-				      diag_cli_comm(c, (uint32_t)ev->val), ev->val);
+				      diag_front_comm(c, (uint32_t)ev->val), ev->val);
 		break;
 	case AE_FORK:
 	case AE_WAKEUP_NEW:
@@ -166,7 +166,7 @@ static void event_str(struct graph_cli_ctx *c, const struct argus_gevent *ev, bo
 	case AE_MARK: {
 		const char *m = argus_trace__string(c->t, ev->str);
 
-		snprintf(tb, sizeof(tb), "%s", cli_tstr(m));
+		snprintf(tb, sizeof(tb), "%s", msg_tstr(m));
 		n += (size_t)snprintf(buf + n, len - n, " \"%s\"", tb);
 		break;
 	}
@@ -180,7 +180,7 @@ static void event_str(struct graph_cli_ctx *c, const struct argus_gevent *ev, bo
 }
 
 /* The segment's own woken-by edge: how its previous wait ended. */
-static void began_str(struct graph_cli_ctx *c, uint32_t id, const struct argus_segment *s,
+static void began_str(struct graph_open_ctx *c, uint32_t id, const struct argus_segment *s,
 		      char *buf, size_t len)
 {
 	uint32_t prev = argus_graph__seg_prev(c->g, id);
@@ -188,9 +188,9 @@ static void began_str(struct graph_cli_ctx *c, uint32_t id, const struct argus_s
 	char eb[256];
 
 	if (s->woken_by == ARGUS_WOKEN_EDGE && prev != ARGUS_NONE) {
-		diag_cli_resume(c, prev, &r);
+		diag_front_resume(c, prev, &r);
 		if (r.edge != ARGUS_NONE) {
-			diag_cli_edge_str(c, r.edge, true, eb, sizeof(eb));
+			diag_front_edge_str(c, r.edge, true, eb, sizeof(eb));
 			snprintf(buf, len, "%s, woken by %s", argus_seg_start_str(s->start_reason), eb);
 			return;
 		}
@@ -211,10 +211,10 @@ static void json_frame(void *ctx, const char *f)
 
 	printf("%s", *first ? "" : ",");
 	*first = false;
-	diag_cli_json_str(f);
+	diag_front_json_str(f);
 }
 
-static void print_text(struct graph_cli_ctx *c, uint32_t id)
+static void print_text(struct graph_open_ctx *c, uint32_t id)
 {
 	const struct argus_segment *s = argus_graph__segment(c->g, id);
 	const struct argus_thread *t = argus_graph__thread(c->g, s->thread);
@@ -223,10 +223,10 @@ static void print_text(struct graph_cli_ctx *c, uint32_t id)
 	char buf[512], sb[24];
 	uint32_t n = 0;
 
-	printf("segment #%u: %s %u/%u (process %s)%s\n", id, graph_cli_comm(c->g, t), t->pid,
-	       t->tid, graph_cli_process(c->g, t), t->kernel ? " [kernel thread]" : "");
+	printf("segment #%u: %s %u/%u (process %s)%s\n", id, graph_open_comm(c->g, t), t->pid,
+	       t->tid, graph_open_process(c->g, t), t->kernel ? " [kernel thread]" : "");
 	printf("  time      %.6f .. %.6f s from the trace start (%.3f ms)\n",
-	       diag_cli_rel_s(c, s->start), diag_cli_rel_s(c, s->end),
+	       diag_front_rel_s(c, s->start), diag_front_rel_s(c, s->end),
 	       (double)(s->end - s->start) / 1e6);
 	printf("            %" PRIu64 " .. %" PRIu64 " ns CLOCK_MONOTONIC\n", s->start, s->end);
 	printf("  on CPU    %.3f ms, %u events, %u CPU samples\n", (double)s->oncpu / 1e6,
@@ -235,7 +235,7 @@ static void print_text(struct graph_cli_ctx *c, uint32_t id)
 	printf("  began     %s\n", buf);
 	printf("  ended     %s", argus_seg_end_str(s->end_reason));
 	if (s->end_reason == ARGUS_END_WAIT) {
-		printf(" in %s", s->wait_nr >= 0 ? diag_cli_sys(s->wait_nr, sb, sizeof(sb))
+		printf(" in %s", s->wait_nr >= 0 ? diag_front_sys(s->wait_nr, sb, sizeof(sb))
 						 : "(not in a syscall)");
 		switch (wait_arg_kind(s)) {
 		case ARG_UADDR:
@@ -262,11 +262,11 @@ static void print_text(struct graph_cli_ctx *c, uint32_t id)
 			printf(s->wait_arg == UINT64_MAX ? ", no timeout" : ", timeout %.3f ms",
 			       (double)s->wait_arg / 1e6);
 		else if (timeout_untraced(s))
-			printf(", timeout not traced for %s", diag_cli_sys(s->wait_nr, sb, sizeof(sb)));
+			printf(", timeout not traced for %s", diag_front_sys(s->wait_nr, sb, sizeof(sb)));
 	}
 	printf("\n");
-	diag_cli_resume(c, id, &r);
-	diag_cli_resume_str(c, id, &r, buf, sizeof(buf));
+	diag_front_resume(c, id, &r);
+	diag_front_resume_str(c, id, &r, buf, sizeof(buf));
 	printf("  resumed   %s\n", buf);
 	if (s->flags & ARGUS_SEG_F_MULTI)
 		printf("  note      serves several processes (batching not split)\n");
@@ -282,23 +282,23 @@ static void print_text(struct graph_cli_ctx *c, uint32_t id)
 		}
 		event_str(c, ev, argus_graph__seg_next_event(c->g, id, e) == ARGUS_NONE, buf,
 			  sizeof(buf));
-		printf("  %.6f %+11.3f us  %s\n", diag_cli_rel_s(c, ev->ts),
+		printf("  %.6f %+11.3f us  %s\n", diag_front_rel_s(c, ev->ts),
 		       (double)(ev->ts - s->start) / 1e3, buf);
 	}
 	if (s->wait_stack) {
 		printf("wait stack:\n");
-		diag_cli_stack(c, t->pid, s->end, s->wait_stack, print_frame, NULL);
+		diag_front_stack(c, t->pid, s->end, s->wait_stack, print_frame, NULL);
 	}
 	n = argus_graph__in_edges(c->g, id, &ids);
 	printf("in-edges (%u):\n", n);
 	for (uint32_t i = 0; i < n; i++) {
-		diag_cli_edge_str(c, ids[i], true, buf, sizeof(buf));
+		diag_front_edge_str(c, ids[i], true, buf, sizeof(buf));
 		printf("  <- %s\n", buf);
 	}
 	n = argus_graph__out_edges(c->g, id, &ids);
 	printf("out-edges (%u):\n", n);
 	for (uint32_t i = 0; i < n; i++) {
-		diag_cli_edge_str(c, ids[i], false, buf, sizeof(buf));
+		diag_front_edge_str(c, ids[i], false, buf, sizeof(buf));
 		printf("  -> %s\n", buf);
 	}
 }
@@ -311,7 +311,7 @@ static void json_u64_or_null(const char *key, bool known, uint64_t v)
 		printf(",\"%s\":null", key);
 }
 
-static void print_json(struct graph_cli_ctx *c, uint32_t id)
+static void print_json(struct graph_open_ctx *c, uint32_t id)
 {
 	const struct argus_segment *s = argus_graph__segment(c->g, id);
 	const struct argus_thread *t = argus_graph__thread(c->g, s->thread);
@@ -322,23 +322,23 @@ static void print_json(struct graph_cli_ctx *c, uint32_t id)
 	bool first = true;
 
 	printf("{\"segment\":%u,\"tid\":%u,\"pid\":%u,\"comm\":", id, t->tid, t->pid);
-	diag_cli_json_str(graph_cli_comm_raw(c->g, t));
+	diag_front_json_str(graph_open_comm_raw(c->g, t));
 	printf(",\"process\":");
-	diag_cli_json_str(graph_cli_process_raw(c->g, t));
+	diag_front_json_str(graph_open_process_raw(c->g, t));
 	printf(",\"kernel\":%s,\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64
 	       ",\"start_s\":%.9f,\"end_s\":%.9f,\"duration_ns\":%" PRIu64 ",\"oncpu_ns\":%" PRIu64
 	       ",\"nevents\":%u,\"nsamples\":%u,\"start_reason\":\"%s\",\"end_reason\":\"%s\","
 	       "\"woken_by\":\"%s\",\"multi\":%s",
-	       t->kernel ? "true" : "false", s->start, s->end, diag_cli_rel_s(c, s->start),
-	       diag_cli_rel_s(c, s->end), s->end - s->start, s->oncpu, s->nevents, s->nsamples,
+	       t->kernel ? "true" : "false", s->start, s->end, diag_front_rel_s(c, s->start),
+	       diag_front_rel_s(c, s->end), s->end - s->start, s->oncpu, s->nevents, s->nsamples,
 	       argus_seg_start_str(s->start_reason), argus_seg_end_str(s->end_reason),
 	       argus_woken_by_str(s->woken_by), (s->flags & ARGUS_SEG_F_MULTI) ? "true" : "false");
 	/* the in-edge that woke this segment (how its previous wait ended) */
 	printf(",\"woken_by_edge\":");
 	prev = argus_graph__seg_prev(c->g, id);
 	if (s->woken_by == ARGUS_WOKEN_EDGE && prev != ARGUS_NONE) {
-		diag_cli_resume(c, prev, &r);
-		diag_cli_json_edge(c, r.edge);
+		diag_front_resume(c, prev, &r);
+		diag_front_json_edge(c, r.edge);
 	} else {
 		printf("null");
 	}
@@ -349,12 +349,12 @@ static void print_json(struct graph_cli_ctx *c, uint32_t id)
 
 		printf("{\"syscall\":");
 		if (s->wait_nr >= 0)
-			diag_cli_json_str(diag_cli_sys(s->wait_nr, sb, sizeof(sb)));
+			diag_front_json_str(diag_front_sys(s->wait_nr, sb, sizeof(sb)));
 		else
 			printf("null");
 		printf(",\"obj_kind\":");
 		if (wo)
-			diag_cli_json_str(argus_obj_kind_str(wo->kind));
+			diag_front_json_str(argus_obj_kind_str(wo->kind));
 		else
 			printf("null");
 		printf(",\"obj\":%" PRIu64 ",\"peer\":%" PRIu64, wo ? wo->obj : 0,
@@ -369,8 +369,8 @@ static void print_json(struct graph_cli_ctx *c, uint32_t id)
 		printf("null");
 	}
 	printf(",\"resumed\":");
-	diag_cli_resume(c, id, &r);
-	diag_cli_json_resume(c, id, &r);
+	diag_front_resume(c, id, &r);
+	diag_front_json_resume(c, id, &r);
 
 	printf(",\"events\":[");
 	for (uint32_t e = s->first_event; e != ARGUS_NONE && n < SHOW_MAX_EVENTS;
@@ -381,12 +381,12 @@ static void print_json(struct graph_cli_ctx *c, uint32_t id)
 
 		printf("%s\n{\"ts\":%" PRIu64 ",\"offset_ns\":%" PRIu64 ",\"type\":", n ? "," : "",
 		       ev->ts, ev->ts - s->start);
-		diag_cli_json_str(type ? type : "?");
+		diag_front_json_str(type ? type : "?");
 		printf(",\"ctx\":\"%s\",\"val\":%" PRId64, ctx_str(ev->ctx), ev->val);
 		if (ev->type == AE_SYS_ENTER || ev->type == AE_SYS_EXIT ||
 		    (ev->type == AE_SWITCH && ev->nr >= 0)) {
 			printf(",\"syscall\":");
-			diag_cli_json_str(diag_cli_sys(ev->nr, sb, sizeof(sb)));
+			diag_front_json_str(diag_front_sys(ev->nr, sb, sizeof(sb)));
 		}
 		if (ev->type == AE_SYS_EXIT)
 			printf(",\"ret\":%" PRId64, ev->val);
@@ -394,28 +394,28 @@ static void print_json(struct graph_cli_ctx *c, uint32_t id)
 			ob = argus_graph__object(c->g, ev->obj);
 		if (ob && ob->kind) {
 			printf(",\"obj\":{\"kind\":");
-			diag_cli_json_str(argus_obj_kind_str(ob->kind));
+			diag_front_json_str(argus_obj_kind_str(ob->kind));
 			printf(",\"obj\":%" PRIu64 ",\"peer\":%" PRIu64 "}", ob->obj, ob->peer);
 		}
 		event_str(c, ev, argus_graph__seg_next_event(c->g, id, e) == ARGUS_NONE, buf,
 			  sizeof(buf));
 		printf(",\"text\":");
-		diag_cli_json_str(buf);
+		diag_front_json_str(buf);
 		printf("}");
 	}
 	printf("],\"events_more\":%u,\"stack\":[", s->nevents > n ? s->nevents - n : 0);
-	diag_cli_stack(c, t->pid, s->end, s->wait_stack, json_frame, &first);
+	diag_front_stack(c, t->pid, s->end, s->wait_stack, json_frame, &first);
 	printf("],\"in_edges\":[");
 	n = argus_graph__in_edges(c->g, id, &ids);
 	for (uint32_t i = 0; i < n; i++) {
 		printf("%s\n", i ? "," : "");
-		diag_cli_json_edge(c, ids[i]);
+		diag_front_json_edge(c, ids[i]);
 	}
 	printf("],\"out_edges\":[");
 	n = argus_graph__out_edges(c->g, id, &ids);
 	for (uint32_t i = 0; i < n; i++) {
 		printf("%s\n", i ? "," : "");
-		diag_cli_json_edge(c, ids[i]);
+		diag_front_json_edge(c, ids[i]);
 	}
 	printf("]}\n");
 }
@@ -424,19 +424,19 @@ int cmd_show(int argc, char **argv)
 {
 	static const char *const names[] = { "ID" };
 	struct seg_cli_opts o;
-	struct graph_cli_ctx c;
+	struct graph_open_ctx c;
 	int rc;
 
-	if ((rc = diag_cli_parse_segs("show", argc, argv, &o, 1, names, NULL, NULL)))
+	if ((rc = diag_front_parse_segs("show", argc, argv, &o, 1, names, NULL, NULL)))
 		return rc;
-	if ((rc = diag_cli_open_segs(&c, "show", &o)))
+	if ((rc = diag_front_open_segs(&c, "show", &o)))
 		return rc;
 	if (o.json)
 		print_json(&c, o.ids[0]);
 	else
 		print_text(&c, o.ids[0]);
 	if (fflush(stdout) || ferror(stdout))
-		rc = cli_error("show", "writing the output failed");
-	graph_cli_close(&c);
+		rc = msg_error("show", "writing the output failed");
+	graph_open_close(&c);
 	return rc;
 }

@@ -19,8 +19,8 @@
 
 #include "argus_diag.h"
 #include "cli.h"
-#include "diag_cli.h"
-#include "graph_cli.h"
+#include "diag_front.h"
+#include "graph_open.h"
 
 #define SIMILAR_MAX 10000
 
@@ -41,13 +41,13 @@ static int flag(void *ctx, const char *cmd, const char *opt, const char *val)
 	if (strcmp(opt, "--max"))
 		return 0;
 	if (!val) {
-		cli_usage_error(cmd, "--max needs a number");
+		msg_usage_error(cmd, "--max needs a number");
 		return -1;
 	}
-	if (diag_cli_parse_u32(cmd, opt, val, max))
+	if (diag_front_parse_u32(cmd, opt, val, max))
 		return -1;
 	if (*max > SIMILAR_MAX) {
-		cli_usage_error(cmd, "--max: at most %d", SIMILAR_MAX);
+		msg_usage_error(cmd, "--max: at most %d", SIMILAR_MAX);
 		return -1;
 	}
 	return 2;
@@ -71,20 +71,20 @@ static void wait_str(const struct argus_segment *s, char *buf, size_t len)
 		snprintf(buf, len, "end: %s", argus_seg_end_str(s->end_reason));
 	else if (s->wait_ns)
 		snprintf(buf, len, "%s %.3f ms", s->wait_nr >= 0 ?
-			 diag_cli_sys(s->wait_nr, sb, sizeof(sb)) : "no-syscall",
+			 diag_front_sys(s->wait_nr, sb, sizeof(sb)) : "no-syscall",
 			 (double)s->wait_ns / 1e6);
 	else
 		snprintf(buf, len, "%s ?", s->wait_nr >= 0 ?
-			 diag_cli_sys(s->wait_nr, sb, sizeof(sb)) : "no-syscall");
+			 diag_front_sys(s->wait_nr, sb, sizeof(sb)) : "no-syscall");
 }
 
 /* "ime_worker/7298 futex", "own timer", "hardirq", "-" */
-static void woken_short(struct graph_cli_ctx *c, uint32_t seg, char *buf, size_t len)
+static void woken_short(struct graph_open_ctx *c, uint32_t seg, char *buf, size_t len)
 {
 	const struct argus_segment *nx;
 	struct diag_resume r;
 
-	diag_cli_resume(c, seg, &r);
+	diag_front_resume(c, seg, &r);
 	nx = r.next != ARGUS_NONE ? argus_graph__segment(c->g, r.next) : NULL;
 	if (!nx) {
 		snprintf(buf, len, "(no next segment)");
@@ -95,7 +95,7 @@ static void woken_short(struct graph_cli_ctx *c, uint32_t seg, char *buf, size_t
 		const struct argus_thread *t =
 			argus_graph__thread(c->g, argus_graph__segment(c->g, e->src)->thread);
 
-		snprintf(buf, len, "%s/%u %s (#%u)", graph_cli_comm(c->g, t), t->tid,
+		snprintf(buf, len, "%s/%u %s (#%u)", graph_open_comm(c->g, t), t->tid,
 			 argus_edge_type_str(e->type), r.next);
 	} else {
 		snprintf(buf, len, "%s (#%u)", nx->start_reason == ARGUS_START_WAKE ?
@@ -104,7 +104,7 @@ static void woken_short(struct graph_cli_ctx *c, uint32_t seg, char *buf, size_t
 	}
 }
 
-static void print_text(struct graph_cli_ctx *c, uint32_t id, const struct argus_similar *v,
+static void print_text(struct graph_open_ctx *c, uint32_t id, const struct argus_similar *v,
 		       int n, uint32_t max)
 {
 	const struct argus_segment *ref = argus_graph__segment(c->g, id);
@@ -113,7 +113,7 @@ static void print_text(struct graph_cli_ctx *c, uint32_t id, const struct argus_
 
 	wait_str(ref, w, sizeof(w));
 	printf("similar to #%u %s %u/%u at %.6f s (%s, on CPU %.3f ms):\n", id,
-	       graph_cli_comm(c->g, t), t->pid, t->tid, diag_cli_rel_s(c, ref->start), w,
+	       graph_open_comm(c->g, t), t->pid, t->tid, diag_front_rel_s(c, ref->start), w,
 	       (double)ref->oncpu / 1e6);
 	printf("similar = same thread, and normalized event sets (distinct syscalls, the final wait"
 	       " and its object, who it woke or messaged) that contain #%u's (\u2287), are contained"
@@ -128,19 +128,19 @@ static void print_text(struct graph_cli_ctx *c, uint32_t id, const struct argus_
 		const struct argus_segment *s = argus_graph__segment(c->g, v[i].seg);
 		char th[64];
 
-		snprintf(th, sizeof(th), "%s %u/%u", graph_cli_comm(c->g, t), t->pid, t->tid);
+		snprintf(th, sizeof(th), "%s %u/%u", graph_open_comm(c->g, t), t->pid, t->tid);
 		wait_str(s, w, sizeof(w));
 		woken_short(c, v[i].seg, wb, sizeof(wb));
 		/* the symbols are 3 bytes in UTF-8 and one column wide */
 		printf("  %4d #%-6u %-22s %12.6f %+11.3f %-22s %9.3f  %s  %8.3f  %s\n", i + 1,
-		       v[i].seg, th, diag_cli_rel_s(c, s->start), (double)v[i].dt_ns / 1e6, w,
+		       v[i].seg, th, diag_front_rel_s(c, s->start), (double)v[i].dt_ns / 1e6, w,
 		       (double)s->oncpu / 1e6, contains_sym(v[i].contains), v[i].score, wb);
 	}
 	if ((uint32_t)n == max)
 		printf("  (the first %u; --max N for more)\n", max);
 }
 
-static void print_json(struct graph_cli_ctx *c, uint32_t id, const struct argus_similar *v,
+static void print_json(struct graph_open_ctx *c, uint32_t id, const struct argus_similar *v,
 		       int n)
 {
 	const struct argus_segment *ref = argus_graph__segment(c->g, id);
@@ -148,20 +148,20 @@ static void print_json(struct graph_cli_ctx *c, uint32_t id, const struct argus_
 	char sb[24];
 
 	printf("{\"segment\":%u,\"tid\":%u,\"pid\":%u,\"comm\":", id, t->tid, t->pid);
-	diag_cli_json_str(graph_cli_comm_raw(c->g, t));
+	diag_front_json_str(graph_open_comm_raw(c->g, t));
 	printf(",\"start_ns\":%" PRIu64 ",\"candidates\":[", ref->start);
 	for (int i = 0; i < n; i++) {
 		const struct argus_segment *s = argus_graph__segment(c->g, v[i].seg);
 		struct diag_resume r;
 
-		diag_cli_resume(c, v[i].seg, &r);
+		diag_front_resume(c, v[i].seg, &r);
 		printf("%s\n{\"rank\":%d,\"segment\":%u,\"tid\":%u,\"start_ns\":%" PRIu64
 		       ",\"start_s\":%.9f,\"dt_ns\":%" PRId64 ",\"oncpu_ns\":%" PRIu64
 		       ",\"end_reason\":\"%s\",\"wait_syscall\":",
-		       i ? "," : "", i + 1, v[i].seg, t->tid, s->start, diag_cli_rel_s(c, s->start),
+		       i ? "," : "", i + 1, v[i].seg, t->tid, s->start, diag_front_rel_s(c, s->start),
 		       v[i].dt_ns, s->oncpu, argus_seg_end_str(s->end_reason));
 		if (s->end_reason == ARGUS_END_WAIT && s->wait_nr >= 0)
-			diag_cli_json_str(diag_cli_sys(s->wait_nr, sb, sizeof(sb)));
+			diag_front_json_str(diag_front_sys(s->wait_nr, sb, sizeof(sb)));
 		else
 			printf("null");
 		printf(",\"wait_ns\":");
@@ -171,7 +171,7 @@ static void print_json(struct graph_cli_ctx *c, uint32_t id, const struct argus_
 			printf("null");
 		printf(",\"contains\":\"%s\",\"score\":%.6f,\"resumed\":",
 		       contains_word(v[i].contains), v[i].score);
-		diag_cli_json_resume(c, v[i].seg, &r);
+		diag_front_json_resume(c, v[i].seg, &r);
 		printf("}");
 	}
 	printf("]}\n");
@@ -182,25 +182,25 @@ int cmd_similar(int argc, char **argv)
 	static const char *const names[] = { "ID" };
 	struct argus_similar *v = NULL;
 	struct seg_cli_opts o;
-	struct graph_cli_ctx c;
+	struct graph_open_ctx c;
 	struct similar_opts so = { .max = 10 };
 	uint32_t max;
 	int rc, n;
 
-	if ((rc = diag_cli_parse_segs("similar", argc, argv, &o, 1, names, flag, &so)))
+	if ((rc = diag_front_parse_segs("similar", argc, argv, &o, 1, names, flag, &so)))
 		return rc;
 	max = so.max;
-	if ((rc = diag_cli_open_segs(&c, "similar", &o)))
+	if ((rc = diag_front_open_segs(&c, "similar", &o)))
 		return rc;
 	v = calloc(max, sizeof(*v));
 	if (!v) {
-		rc = cli_error("similar", "out of memory");
+		rc = msg_error("similar", "out of memory");
 		goto out;
 	}
 	n = so.kind ? argus_diag__similar_by_kind(c.g, o.ids[0], 0, 0, v, max) :
 		      argus_diag__similar(c.g, o.ids[0], 0, 0, v, max);
 	if (n < 0) {
-		rc = cli_error("similar", "%s: %s", o.g.path, strerror(-n));
+		rc = msg_error("similar", "%s: %s", o.g.path, strerror(-n));
 		goto out;
 	}
 	if (o.json)
@@ -208,9 +208,9 @@ int cmd_similar(int argc, char **argv)
 	else
 		print_text(&c, o.ids[0], v, n, max);
 	if (fflush(stdout) || ferror(stdout))
-		rc = cli_error("similar", "writing the output failed");
+		rc = msg_error("similar", "writing the output failed");
 out:
 	free(v);
-	graph_cli_close(&c);
+	graph_open_close(&c);
 	return rc;
 }

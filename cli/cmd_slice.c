@@ -22,8 +22,8 @@
 
 #include "argus_diag.h"
 #include "cli.h"
-#include "diag_cli.h"
-#include "graph_cli.h"
+#include "diag_front.h"
+#include "graph_open.h"
 
 #define SLICE_MAX_IN 64   /* as in argus_diag__slice */
 #define STR_(x) #x
@@ -50,17 +50,17 @@ static int flag(void *ctx, const char *cmd, const char *opt, const char *val)
 	if (strcmp(opt, "--pick") && strcmp(opt, "--stop"))
 		return 0;
 	if (!val) {
-		cli_usage_error(cmd, "%s needs a value", opt);
+		msg_usage_error(cmd, "%s needs a value", opt);
 		return -1;
 	}
 	if (!strcmp(opt, "--stop"))
-		return diag_cli_parse_u32(cmd, opt, val, &so->stop_tid) ? -1 : 2;
+		return diag_front_parse_u32(cmd, opt, val, &so->stop_tid) ? -1 : 2;
 	if (so->have_picks) {
-		cli_usage_error(cmd, "--pick given twice: one list, like --pick 1,2,1");
+		msg_usage_error(cmd, "--pick given twice: one list, like --pick 1,2,1");
 		return -1;
 	}
 	so->have_picks = true;
-	return diag_cli_parse_picks(cmd, val, so->picks, &so->npicks) ? -1 : 2;
+	return diag_front_parse_picks(cmd, val, so->picks, &so->npicks) ? -1 : 2;
 }
 
 static int pick(void *vctx, const struct argus_graph *g, uint32_t seg, const uint32_t *ids,
@@ -102,7 +102,7 @@ static uint32_t choices_of(const struct argus_graph *g, uint32_t seg, uint32_t *
 }
 
 /* Why the walk ended at its last step. */
-static const char *stop_reason(struct graph_cli_ctx *c, const struct argus_step *st, uint32_t n,
+static const char *stop_reason(struct graph_open_ctx *c, const struct argus_step *st, uint32_t n,
 			       uint32_t stop_tid)
 {
 	uint32_t last = st[n - 1].seg;
@@ -127,7 +127,7 @@ struct step_info {
 	int took;                /* index into inter of the edge taken, -1 */
 };
 
-static void step_infos(struct graph_cli_ctx *c, const struct argus_step *st, uint32_t n,
+static void step_infos(struct graph_open_ctx *c, const struct argus_step *st, uint32_t n,
 		       struct step_info *si)
 {
 	for (uint32_t i = 0; i < n; i++) {
@@ -139,13 +139,13 @@ static void step_infos(struct graph_cli_ctx *c, const struct argus_step *st, uin
 	}
 }
 
-static void print_text(struct graph_cli_ctx *c, const struct argus_step *st, uint32_t n,
+static void print_text(struct graph_open_ctx *c, const struct argus_step *st, uint32_t n,
 		       const struct step_info *si, const struct slice_opts *so,
 		       const struct pick_ctx *pc)
 {
 	char buf[512], sb[24];
 
-	diag_cli_seg_str(c, st[0].seg, buf, sizeof(buf));
+	diag_front_seg_str(c, st[0].seg, buf, sizeof(buf));
 	printf("backward slice from %s: who made it run, step by step back in time\n", buf);
 	printf("(the one inter-thread in-edge, else the thread's previous segment; where two\n"
 	       " or more threads lead in, %s)\n",
@@ -158,11 +158,11 @@ static void print_text(struct graph_cli_ctx *c, const struct argus_step *st, uin
 		char via[32];
 
 		snprintf(via, sizeof(via), "<-%s-", e ? argus_edge_type_str(e->type) : "");
-		diag_cli_seg_str(c, st[i].seg, buf, sizeof(buf));
-		printf("  %2u %-11s %-32s %.6f s", i, i ? via : "", buf, diag_cli_rel_s(c, s->start));
+		diag_front_seg_str(c, st[i].seg, buf, sizeof(buf));
+		printf("  %2u %-11s %-32s %.6f s", i, i ? via : "", buf, diag_front_rel_s(c, s->start));
 		if (s->end_reason == ARGUS_END_WAIT)
 			printf("  then %s %.3f ms", s->wait_nr >= 0 ?
-			       diag_cli_sys(s->wait_nr, sb, sizeof(sb)) : "waited (not in a syscall)",
+			       diag_front_sys(s->wait_nr, sb, sizeof(sb)) : "waited (not in a syscall)",
 			       (double)s->wait_ns / 1e6);
 		if (si[i].n >= 2 && si[i].took >= 0)
 			printf("  (%u choices; took %d)", si[i].n, si[i].took + 1);
@@ -172,7 +172,7 @@ static void print_text(struct graph_cli_ctx *c, const struct argus_step *st, uin
 		for (uint32_t k = 0; si[i].n >= 2 && k < si[i].n; k++) {
 			if ((int)k == si[i].took)
 				continue;
-			diag_cli_edge_str(c, si[i].inter[k], true, buf, sizeof(buf));
+			diag_front_edge_str(c, si[i].inter[k], true, buf, sizeof(buf));
 			printf("       not taken %u) %s\n", k + 1, buf);
 		}
 	}
@@ -184,7 +184,7 @@ static void print_text(struct graph_cli_ctx *c, const struct argus_step *st, uin
 		       so->npicks - pc->next, pc->next);
 }
 
-static void print_json(struct graph_cli_ctx *c, const struct argus_step *st, uint32_t n,
+static void print_json(struct graph_open_ctx *c, const struct argus_step *st, uint32_t n,
 		       const struct step_info *si, const struct slice_opts *so,
 		       const struct pick_ctx *pc)
 {
@@ -201,12 +201,12 @@ static void print_json(struct graph_cli_ctx *c, const struct argus_step *st, uin
 
 		printf("%s\n{\"step\":%u,\"segment\":%u,\"tid\":%u,\"pid\":%u,\"comm\":", i ? "," : "",
 		       i, st[i].seg, t->tid, t->pid);
-		diag_cli_json_str(graph_cli_comm_raw(c->g, t));
+		diag_front_json_str(graph_open_comm_raw(c->g, t));
 		printf(",\"process\":");
-		diag_cli_json_str(graph_cli_process_raw(c->g, t));
+		diag_front_json_str(graph_open_process_raw(c->g, t));
 		printf(",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"edge\":", s->start, s->end);
 		if (st[i].edge != ARGUS_NONE)
-			diag_cli_json_edge(c, st[i].edge);
+			diag_front_json_edge(c, st[i].edge);
 		else
 			printf("null");
 		printf(",\"choices\":%u,\"took\":", si[i].n);
@@ -219,14 +219,14 @@ static void print_json(struct graph_cli_ctx *c, const struct argus_step *st, uin
 			if ((int)k == si[i].took)
 				continue;
 			printf("%s{\"choice\":%u,\"edge\":", first ? "" : ",", k + 1);
-			diag_cli_json_edge(c, si[i].inter[k]);
+			diag_front_json_edge(c, si[i].inter[k]);
 			printf("}");
 			first = false;
 		}
 		printf("]}");
 	}
 	printf("],\"stopped\":");
-	diag_cli_json_str(stop_reason(c, st, n, so->stop_tid));
+	diag_front_json_str(stop_reason(c, st, n, so->stop_tid));
 	printf("}\n");
 }
 
@@ -238,12 +238,12 @@ int cmd_slice(int argc, char **argv)
 	struct slice_opts so = { 0 };
 	struct pick_ctx pc = { .so = &so };
 	struct seg_cli_opts o;
-	struct graph_cli_ctx c;
+	struct graph_open_ctx c;
 	int rc, n;
 
-	if ((rc = diag_cli_parse_segs("slice", argc, argv, &o, 1, names, flag, &so)))
+	if ((rc = diag_front_parse_segs("slice", argc, argv, &o, 1, names, flag, &so)))
 		return rc;
-	if ((rc = diag_cli_open_segs(&c, "slice", &o)))
+	if ((rc = diag_front_open_segs(&c, "slice", &o)))
 		return rc;
 	if (so.stop_tid && argus_graph__thread_by_tid(c.g, so.stop_tid) == ARGUS_NONE) {
 		fprintf(stderr, "argus slice: %s: --stop %u: no such thread in the trace\n", o.g.path,
@@ -254,13 +254,13 @@ int cmd_slice(int argc, char **argv)
 	n = argus_diag__slice(c.g, o.ids[0], so.stop_tid, 0, so.npicks ? pick : NULL, &pc, st,
 			      ARGUS_DIAG_MAX_PATH);
 	if (n <= 0) {
-		rc = cli_error("slice", "%s: the slice failed: %s", o.g.path,
+		rc = msg_error("slice", "%s: the slice failed: %s", o.g.path,
 			       n ? strerror(-n) : "no step");
 		goto out;
 	}
 	si = calloc((size_t)n, sizeof(*si));
 	if (!si) {
-		rc = cli_error("slice", "out of memory");
+		rc = msg_error("slice", "out of memory");
 		goto out;
 	}
 	step_infos(&c, st, (uint32_t)n, si);
@@ -269,9 +269,9 @@ int cmd_slice(int argc, char **argv)
 	else
 		print_text(&c, st, (uint32_t)n, si, &so, &pc);
 	if (fflush(stdout) || ferror(stdout))
-		rc = cli_error("slice", "writing the output failed");
+		rc = msg_error("slice", "writing the output failed");
 out:
 	free(si);
-	graph_cli_close(&c);
+	graph_open_close(&c);
 	return rc;
 }

@@ -59,12 +59,12 @@ int cmd_start(int argc, char **argv)
 	int n = 0, pfd[2];
 	pid_t pid;
 
-	cli_self_dir(self, sizeof(self));
+	ctl_bin_dir(self, sizeof(self));
 	snprintf(argusd, sizeof(argusd), "%s/argusd", self);
 	/* argusd, every argument, --ready-fd FD and NULL */
 	args = calloc((size_t)argc + 4, sizeof(*args));
 	if (!args)
-		return cli_error("start", "out of memory");
+		return msg_error("start", "out of memory");
 	args[n++] = argusd;
 	for (int i = 1; i < argc; i++) {
 		uint64_t size;
@@ -74,7 +74,7 @@ int cmd_start(int argc, char **argv)
 			if (!strcmp(argv[j], argv[i]) && strcmp(argv[i], "--watch") &&
 			    (in(bare_flags, argv[i]) || in(value_flags, argv[i]))) {
 				free(args);
-				return cli_usage_error("start", "%s given twice: give each flag once (--watch may repeat)",
+				return msg_usage_error("start", "%s given twice: give each flag once (--watch may repeat)",
 						       argv[i]);
 			}
 		if (in(bare_flags, argv[i])) {
@@ -83,15 +83,15 @@ int cmd_start(int argc, char **argv)
 		}
 		if (!in(value_flags, argv[i]) || i + 1 >= argc) {
 			free(args);
-			return cli_usage_error("start", "unexpected argument '%s'", argv[i]);
+			return msg_usage_error("start", "unexpected argument '%s'", argv[i]);
 		}
 		if (!strcmp(argv[i], "--size") && (argus_parse_size(argv[i + 1], &size) || size < (1u << 20))) {
 			free(args);
-			return cli_usage_error("start", "bad --size '%s': use e.g. 512M or 2G (at least 1M)", argv[i + 1]);
+			return msg_usage_error("start", "bad --size '%s': use e.g. 512M or 2G (at least 1M)", argv[i + 1]);
 		}
 		if (!strcmp(argv[i], "--watch") && (!argv[i + 1][0] || strchr(argv[i + 1], '/'))) {
 			free(args);
-			return cli_usage_error("start", "bad --watch '%s': give a pid or a process name", argv[i + 1]);
+			return msg_usage_error("start", "bad --watch '%s': give a pid or a process name", argv[i + 1]);
 		}
 		args[n++] = argv[i];
 		/* argusd does not chdir, but a relative hang dir is clearer
@@ -110,7 +110,7 @@ int cmd_start(int argc, char **argv)
 	}
 	if (geteuid() != 0) {
 		free(args);
-		return cli_error("start", "need root to load BPF programs: run `sudo argus start`");
+		return msg_error("start", "need root to load BPF programs: run `sudo argus start`");
 	}
 	{
 		char sock[256];
@@ -118,16 +118,16 @@ int cmd_start(int argc, char **argv)
 		if (argus_control__request(sock, "status", resp, sizeof(resp), 2000) == 0) {
 			char *p = strstr(resp, "pid=");
 			free(args);
-			return cli_error("start", "the collector is already running (pid %d)", p ? atoi(p + 4) : 0);
+			return msg_error("start", "the collector is already running (pid %d)", p ? atoi(p + 4) : 0);
 		}
 	}
 	if (access(argusd, X_OK)) {
 		free(args);
-		return cli_error("start", "cannot find argusd next to argus (%s): rebuild or reinstall", argusd);
+		return msg_error("start", "cannot find argusd next to argus (%s): rebuild or reinstall", argusd);
 	}
 	if (pipe2(pfd, O_CLOEXEC)) {
 		free(args);
-		return cli_error("start", "pipe: %s", strerror(errno));
+		return msg_error("start", "pipe: %s", strerror(errno));
 	}
 	args[n++] = "--ready-fd";
 	args[n++] = "3";
@@ -138,7 +138,7 @@ int cmd_start(int argc, char **argv)
 		close(pfd[0]);
 		close(pfd[1]);
 		free(args);
-		return cli_error("start", "fork: %s", strerror(errno));
+		return msg_error("start", "fork: %s", strerror(errno));
 	}
 	if (pid == 0) {
 		/* double fork so argusd is not our child and survives us */
@@ -175,9 +175,9 @@ int cmd_start(int argc, char **argv)
 	msg[r > 0 ? r : 0] = 0;
 	if (strncmp(msg, "ready", 5)) {
 		msg[strcspn(msg, "\n")] = 0;
-		return cli_error("start", "%s", msg[0] ? msg : "argusd exited without a word (see `argusd` in the foreground)");
+		return msg_error("start", "%s", msg[0] ? msg : "argusd exited without a word (see `argusd` in the foreground)");
 	}
-	if (cli_request("start", "status", resp, sizeof(resp)))
+	if (ctl_request("start", "status", resp, sizeof(resp)))
 		return 1;
 	mark_group_line(resp, mark_line, sizeof(mark_line));
 	char *rp = strstr(resp, "ring="), *pp = strstr(resp, "pid=");
@@ -204,15 +204,15 @@ int cmd_stop(int argc, char **argv)
 
 	(void)argv;
 	if (argc > 1)
-		return cli_usage_error("stop", "takes no arguments");
-	if (cli_request("stop", "stop", resp, sizeof(resp)))
+		return msg_usage_error("stop", "takes no arguments");
+	if (ctl_request("stop", "stop", resp, sizeof(resp)))
 		return 1;
 	argus_control_path(sock, sizeof(sock));
 	/* the daemon flushes its last chunk, then removes the socket */
 	for (int i = 0; i < 200 && access(sock, F_OK) == 0; i++)
 		usleep(50000);
 	if (access(sock, F_OK) == 0)
-		return cli_error("stop", "the collector did not exit within 10 s");
+		return msg_error("stop", "the collector did not exit within 10 s");
 	printf("argus: collector stopped\n");
 	return 0;
 }
@@ -227,17 +227,17 @@ static int mark_as_user(const char *req)
 	argus_mark_socket_path(sock, sizeof(sock));
 	rc = argus_control__request(sock, req, resp, sizeof(resp), 5000);
 	if (rc == -ENOENT || rc == -ECONNREFUSED)
-		return cli_error("mark", "no mark socket at %s: the collector is not running, or it"
+		return msg_error("mark", "no mark socket at %s: the collector is not running, or it"
 				 " takes marks from root only (see `argus start --mark-group`)", sock);
 	if (rc == -EACCES || rc == -EPERM)
-		return cli_error("mark", "permission denied on %s: only root and members of the"
+		return msg_error("mark", "permission denied on %s: only root and members of the"
 				 " collector's mark group (default %s) may mark; an admin runs"
 				 " `usermod -aG %s $USER`, then log out and in", sock,
 				 ARGUS_DEFAULT_MARK_GROUP, ARGUS_DEFAULT_MARK_GROUP);
 	if (rc < 0)
-		return cli_error("mark", "cannot talk to the collector at %s: %s", sock, strerror(-rc));
+		return msg_error("mark", "cannot talk to the collector at %s: %s", sock, strerror(-rc));
 	if (rc > 0) {
-		fprintf(stderr, "argus mark: %s\n", cli_tstr(resp));
+		fprintf(stderr, "argus mark: %s\n", msg_tstr(resp));
 		return 1;
 	}
 	return 0;
@@ -249,20 +249,20 @@ int cmd_mark(int argc, char **argv)
 	size_t n;
 
 	if (argc < 2)
-		return cli_usage_error("mark", "needs the annotation text");
+		return msg_usage_error("mark", "needs the annotation text");
 	n = (size_t)snprintf(req, sizeof(req), "mark");
 	for (int i = 1; i < argc && n < sizeof(req); i++)
 		n += (size_t)snprintf(req + n, sizeof(req) - n, " %s", argv[i]);
 	if (n >= sizeof(req))
-		return cli_usage_error("mark", "text too long (at most %d bytes)", ARGUS_CONTROL_MAX - 8);
+		return msg_usage_error("mark", "text too long (at most %d bytes)", ARGUS_CONTROL_MAX - 8);
 	for (char *p = req; *p; p++)
 		if (*p == '\n' || *p == '\r' || *p == '\t')
 			*p = ' ';
 	if (geteuid() != 0) {
 		if (n - 5 > ARGUS_MARK_TEXT_MAX)
-			return cli_error("mark", "text too long (at most %d bytes from a"
+			return msg_error("mark", "text too long (at most %d bytes from a"
 					 " non-root user)", ARGUS_MARK_TEXT_MAX);
 		return mark_as_user(req);
 	}
-	return cli_request("mark", req, resp, sizeof(resp));
+	return ctl_request("mark", req, resp, sizeof(resp));
 }

@@ -28,8 +28,8 @@ int cmd_status(int argc, char **argv)
 	bool raw = argc == 2 && !strcmp(argv[1], "--raw");
 
 	if (argc > 1 && !raw)
-		return cli_usage_error("status", "unexpected argument '%s'", argv[1]);
-	if (cli_request("status", "status", resp, sizeof(resp)))
+		return msg_usage_error("status", "unexpected argument '%s'", argv[1]);
+	if (ctl_request("status", "status", resp, sizeof(resp)))
 		return 1;
 	if (raw) {
 		/* the daemon's KEY=VALUE lines, for scripts and tests */

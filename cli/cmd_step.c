@@ -1,276 +1,32 @@
-/* cmd_step.c - `argus step --pid PID [--tid TID] [--count N | --until COND]
- * [--record FILE] [--json]`: single-step one thread of a running process
- * (step/argus_step.h), print or record each instruction, then detach and
- * leave it running.
- *
- * Without --until, N instructions (default 100).  With --until, until the
- * condition holds after a step, at most --count (default 1,000,000).  A
- * syscall is stepped over however long it blocks, up to --syscall-timeout
- * (ms, default 5000).  Ctrl-C stops stepping and detaches.  With --record
- * the instructions go to FILE (docs/step-format.md) and a summary is
- * printed instead of each instruction.
- *
- * Three parts (step_cli.h): parse, open the thread, run.  The CLI opens it
- * with ptrace; the lldb plugin parses with step_cli_step_parse too, opens
- * the thread through lldb (lldb-plugin/step_backend.cpp) and calls
- * step_cli_step_run, so both print the same text and JSON. */
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "argus_graph.h"
+/* cmd_step.c - `argus step`: parse, open the thread with ptrace, run
+ * (step/front/step_cmd.c holds the parser and the run, which the lldb
+ * plugin calls with a thread opened through lldb). */
 #include "cli.h"
-#include "step_cli.h"
+#include "step_front.h"
 
 #define CMD "step"
 
-/* --fast: the thread steps itself (argus_step__record_fast), then the
- * recording is printed or saved as the ptrace path does. */
-static int step_fast(uint32_t pid, uint32_t tid, uint32_t count, uint32_t timeout,
-		     const char *record, bool json)
-{
-	struct argus_step_rec *rec = NULL;
-	struct argus_step_err err;
-	double run = 0;
-	size_t n;
-	int rc;
-
-	rc = argus_step__record_fast(pid, tid, count, timeout, &rec, &run);
-	if (rc == -ESRCH)
-		return cli_error(CMD, "no process %u (or thread %u), or it exited while recording", pid,
-				 tid ? tid : pid);
-	if (rc == -EBUSY || rc == -EPERM)
-		return cli_error(CMD, "cannot trace %u: already traced by a debugger, or not root",
-				 tid ? tid : pid);
-	if (rc)
-		return cli_error(CMD, "--fast recording failed: %s", strerror(-rc));
-	n = argus_step_rec__count(rec);
-	if (record && argus_step_rec__save(rec, record, &err)) {
-		argus_step_rec__free(rec);
-		return cli_error(CMD, "%s", err.msg);
-	}
-	if (json) {
-		printf("{");
-		if (!record) {
-			printf("\"insns\":[");
-			for (size_t i = 0; i < n; i++) {
-				if (i)
-					putchar(',');
-				step_cli_json_insn(rec, i);
-			}
-			printf("],");
-		}
-		printf("\"pid\":%u,\"tid\":%u,\"count\":%zu,\"stopped\":\"%s\",\"fast\":true,"
-		       "\"seconds\":%.6f,\"record\":", pid, tid ? tid : pid, n,
-		       n < count ? "timeout" : "count", run);
-		if (record)
-			argus_json_write_str(stdout, record);
-		else
-			printf("null");
-		printf("}\n");
-	} else {
-		if (!record)
-			for (size_t i = 0; i < n; i++)
-				step_cli_print_insn(rec, i);
-		printf("%s%zu instructions of thread %u (pid %u) in %.3f s, in process (--fast); stopped: %s%s%s\n",
-		       record ? "" : "# ", n, tid ? tid : pid, pid, run, n < count ? "timeout" : "count",
-		       record ? "; recorded to " : "", record ? cli_tstr(record) : "");
-	}
-	argus_step_rec__free(rec);
-	return n < count ? cli_error(CMD, "thread %u ran only %zu of %u instructions in %u ms", tid ? tid : pid,
-				     n, count, timeout) : 0;
-}
-
-int step_cli_step_parse(int argc, char **argv, struct step_cli_step_opts *o)
-{
-	char cerr[200];
-
-	memset(o, 0, sizeof(*o));
-	o->timeout = 5000;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!strcmp(a, "--json")) {
-			o->json = true;
-			continue;
-		}
-		if (!strcmp(a, "--fast")) {
-			o->fast = true;
-			continue;
-		}
-		if (!strcmp(a, "--pid") || !strcmp(a, "--tid") || !strcmp(a, "--count") ||
-		    !strcmp(a, "--syscall-timeout")) {
-			uint32_t *dst = a[2] == 'p' ? &o->pid : a[2] == 't' ? &o->tid :
-					a[2] == 'c' ? &o->count : &o->timeout;
-
-			if (step_cli_u32(CMD, a, v, dst))
-				return 2;
-			i++;
-		} else if (!strcmp(a, "--until") || !strcmp(a, "--record")) {
-			if (!v)
-				return cli_usage_error(CMD, "%s needs a value", a);
-			*(a[2] == 'u' ? &o->until : &o->record) = v;
-			i++;
-		} else {
-			return cli_usage_error(CMD, "unknown argument %s", cli_tstr(a));
-		}
-	}
-	if (!o->pid)
-		return cli_usage_error(CMD, "--pid PID is required");
-	if (o->until) {
-		o->cond = argus_step_cond__parse(o->until, cerr, sizeof(cerr));
-		if (!o->cond)
-			return cli_usage_error(CMD, "--until '%s': %s", cli_tstr(o->until), cerr);
-	}
-	if (o->fast && o->cond) {
-		step_cli_step_opts_free(o);
-		return cli_usage_error(CMD, "--fast records a --count of instructions; no --until");
-	}
-	if (!o->count)
-		o->count = o->until ? 1000000 : 100;
-	return 0;
-}
-
-void step_cli_step_opts_free(struct step_cli_step_opts *o)
-{
-	argus_step_cond__free(o->cond);
-	o->cond = NULL;
-}
-
 int cmd_step(int argc, char **argv)
 {
-	struct step_cli_step_opts o;
+	struct step_front_step_opts o;
 	struct argus_stepper *s;
 	int rc;
 
 	if (cli_wants_help(argc, argv))
 		return cli_help(CMD);
-	rc = step_cli_step_parse(argc, argv, &o);
+	rc = step_front_step_parse(argc, argv, &o);
 	if (rc)
 		return rc;
 	if (o.fast)
-		return step_fast(o.pid, o.tid, o.count, o.timeout, o.record, o.json);
-	s = step_cli_open(CMD, o.pid, o.tid, o.timeout);
+		return step_front_step_fast(o.pid, o.tid, o.count, o.timeout, o.record, o.json);
+	s = step_front_open(CMD, o.pid, o.tid, o.timeout);
 	if (!s) {
-		step_cli_step_opts_free(&o);
+		step_front_step_opts_free(&o);
 		return 1;
 	}
-	step_cli_catch_signals();   /* Ctrl-C: stop stepping, detach */
-	rc = step_cli_step_run(s, &o);
-	step_cli_step_opts_free(&o);
+	step_front_catch_signals();   /* Ctrl-C: stop stepping, detach */
+	rc = step_front_step_run(s, &o);
+	step_front_step_opts_free(&o);
 	return rc;
 }
 
-int step_cli_step_run(struct argus_stepper *s, const struct step_cli_step_opts *o)
-{
-	const char *stopped = "count";
-	struct argus_step_cond *cond = o->cond;
-	struct argus_step_rec *rec = NULL;
-	struct argus_step_err err;
-	uint32_t pid = o->pid, tid = o->tid, count = o->count, timeout = o->timeout;
-	const char *until = o->until, *record = o->record;
-	bool json = o->json;
-	size_t n = 0;
-	int rc = 0, status = 0;
-
-	rec = argus_step__new_rec(s);
-	if (!rec) {
-		rc = cli_error(CMD, "out of memory");
-		goto out;
-	}
-	if (cond)
-		argus_step_cond__eval(cond, s, NULL);  /* arms "left FUNC" */
-	if (json && !record)
-		printf("{\"insns\":[");
-	while (n < count) {
-		struct argus_step_insn in;
-
-		if (step_cli_interrupted) {
-			stopped = "interrupted";
-			break;
-		}
-		status = argus_step__next(s, rec, &in);
-		if (status == -ESRCH) {
-			stopped = "exited";
-			break;
-		}
-		if (status == -ETIMEDOUT) {
-			stopped = "syscall-timeout";
-			break;
-		}
-		if (status) {
-			stopped = "error";
-			break;
-		}
-		if (!record) {
-			if (json) {
-				if (n)
-					putchar(',');
-				step_cli_json_insn(rec, n);
-			} else {
-				step_cli_print_insn(rec, n);
-			}
-		}
-		n++;
-		if (cond) {
-			int c = argus_step_cond__eval(cond, s, &in);
-
-			if (c > 0) {
-				stopped = "until";
-				break;
-			}
-			if (c < 0) {
-				stopped = "until-unreadable";
-				status = c;
-				break;
-			}
-		}
-	}
-	if (json && !record)
-		printf("],");
-	else if (json)
-		printf("{");
-	argus_step__close(s);  /* ptrace: detach now, the thread runs on */
-	s = NULL;
-
-	if (record && argus_step_rec__save(rec, record, &err)) {
-		if (json)
-			printf("\"error\":");
-		rc = cli_error(CMD, "%s", err.msg);
-		if (json) {
-			argus_json_write_str(stdout, err.msg);
-			printf("}\n");
-		}
-		goto out;
-	}
-	if (json) {
-		printf("\"pid\":%u,\"tid\":%u,\"count\":%zu,\"stopped\":\"%s\",\"record\":", pid,
-		       tid ? tid : pid, n, stopped);
-		if (record)
-			argus_json_write_str(stdout, record);
-		else
-			printf("null");
-		printf("}\n");
-	} else {
-		printf("%s%zu instructions of thread %u (pid %u); stopped: %s%s%s\n", record ? "" : "# ",
-		       n, tid ? tid : pid, pid, stopped, record ? "; recorded to " : "",
-		       record ? cli_tstr(record) : "");
-	}
-	if (cond && !strcmp(stopped, "count"))
-		rc = cli_error(CMD, "--until '%s' did not hold within %u instructions (--count)",
-			       cli_tstr(until), count);
-	else if (!strcmp(stopped, "exited"))
-		rc = cli_error(CMD, "thread %u exited after %zu instructions", tid ? tid : pid, n);
-	else if (!strcmp(stopped, "syscall-timeout"))
-		rc = cli_error(CMD, "thread %u stayed in a syscall longer than %u ms (--syscall-timeout);"
-			       " %s", tid ? tid : pid, timeout, o->host ? "stopped in it: it restarts the"
-			       " call when the process continues" : "detached, it is still in it");
-	else if (!strcmp(stopped, "error") || !strcmp(stopped, "until-unreadable"))
-		rc = cli_error(CMD, "stopped after %zu instructions: %s", n, strerror(-status));
-out:
-	argus_step__close(s);
-	argus_step_rec__free(rec);
-	return rc;
-}

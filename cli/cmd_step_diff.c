@@ -10,7 +10,7 @@
 
 #include "argus_graph.h"
 #include "cli.h"
-#include "step_cli.h"
+#include "step_front.h"
 
 #define CMD "step-diff"
 
@@ -26,11 +26,11 @@ static void print_inputs(const char *side, const struct argus_step_rec *r,
 			printf("  %-6s mem [0x%" PRIx64 "] %u bytes = 0x%" PRIx64 "%s   read by 0x%" PRIx64
 			       " %s  %s\n", side, in[k].addr, in[k].size, in[k].value,
 			       in[k].self_written ? " (the thread writes it too)" : "", at->addr,
-			       step_cli_where(r, at, where, sizeof(where)), at->text);
+			       step_front_where(r, at, where, sizeof(where)), at->text);
 		else
 			printf("  %-6s reg %-8s = 0x%" PRIx64 "   at 0x%" PRIx64 " %s  %s\n", side,
 			       argus_step_reg__name(in[k].reg), in[k].value, at->addr,
-			       step_cli_where(r, at, where, sizeof(where)), at->text);
+			       step_front_where(r, at, where, sizeof(where)), at->text);
 	}
 }
 
@@ -38,12 +38,12 @@ static void json_side(const char *name, const struct argus_step_rec *r, size_t a
 		      const struct argus_step_input *in, int n)
 {
 	printf("\"%s\":{\"index\":%zu,\"insn\":", name, at);
-	step_cli_json_insn(r, at);
+	step_front_json_insn(r, at);
 	printf(",\"next\":%" PRIu64 ",\"inputs\":[", next);
 	for (int k = 0; k < n; k++) {
 		if (k)
 			putchar(',');
-		step_cli_json_input(&in[k]);
+		step_front_json_input(&in[k]);
 	}
 	printf("]}");
 }
@@ -64,23 +64,23 @@ int cmd_step_diff(int argc, char **argv)
 		if (!strcmp(argv[i], "--json"))
 			json = true;
 		else if (argv[i][0] == '-' && argv[i][1])
-			return cli_usage_error(CMD, "unknown option %s", cli_tstr(argv[i]));
+			return msg_usage_error(CMD, "unknown option %s", msg_tstr(argv[i]));
 		else if (!pa)
 			pa = argv[i];
 		else if (!pb)
 			pb = argv[i];
 		else
-			return cli_usage_error(CMD, "three recordings given: A (normal) and B (hang) only");
+			return msg_usage_error(CMD, "three recordings given: A (normal) and B (hang) only");
 	}
 	if (!pb)
-		return cli_usage_error(CMD, "two recordings needed: A (normal) and B (hang)");
+		return msg_usage_error(CMD, "two recordings needed: A (normal) and B (hang)");
 	if (!(a = argus_step_rec__load(pa, &err)) || !(b = argus_step_rec__load(pb, &err))) {
-		rc = cli_error(CMD, "%s", cli_tstr(err.msg));
+		rc = msg_error(CMD, "%s", msg_tstr(err.msg));
 		goto out;
 	}
 	rc = argus_step_rec__diff(a, b, &d);
 	if (rc) {
-		rc = cli_error(CMD, "%s", strerror(-rc));
+		rc = msg_error(CMD, "%s", strerror(-rc));
 		goto out;
 	}
 	if (json) {
@@ -96,7 +96,7 @@ int cmd_step_diff(int argc, char **argv)
 			json_side("b", b, d.b_at, d.b_next, d.b_in, d.nb);
 			printf("},\"loop\":");
 			if (d.have_loop)
-				step_cli_json_loop(&d.loop);
+				step_front_json_loop(&d.loop);
 			else
 				printf("null");
 		}
@@ -108,7 +108,7 @@ int cmd_step_diff(int argc, char **argv)
 		goto out;
 	}
 	printf("aligned at A #%zu, B #%zu (%s); %zu instructions in lockstep\n", d.a_start, d.b_start,
-	       step_cli_where(a, argus_step_rec__insn(a, d.a_start), where, sizeof(where)), d.common);
+	       step_front_where(a, argus_step_rec__insn(a, d.a_start), where, sizeof(where)), d.common);
 	if (!d.diverged) {
 		printf("no divergence: %s ended first, running the same instructions as the other\n",
 		       d.a_start + d.common == argus_step_rec__count(a) ? "A" : "B");
@@ -119,7 +119,7 @@ int cmd_step_diff(int argc, char **argv)
 		const struct argus_step_insn *ib = argus_step_rec__insn(b, d.b_at);
 
 		printf("first divergence: A #%zu / B #%zu  %s  %s\n", d.a_at, d.b_at,
-		       step_cli_where(b, ib, where, sizeof(where)), ib->text);
+		       step_front_where(b, ib, where, sizeof(where)), ib->text);
 		printf("  A (normal) at 0x%" PRIx64 " went to 0x%" PRIx64 "\n", ia->addr, d.a_next);
 		printf("  B (hang)   at 0x%" PRIx64 " went to 0x%" PRIx64 "\n", ib->addr, d.b_next);
 		if (!(ib->kind & ARGUS_STEP_K_JCC))

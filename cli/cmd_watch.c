@@ -79,21 +79,21 @@ int cmd_watch(int argc, char **argv)
 
 		if (!strcmp(a, "--pid") && i + 1 < argc) {
 			if (parse_num(argv[++i], &pid) || !pid || pid > INT32_MAX)
-				return cli_usage_error("watch", "bad --pid '%s'", argv[i]);
+				return msg_usage_error("watch", "bad --pid '%s'", argv[i]);
 			have_pid = true;
 		} else if (!strcmp(a, "--addr") && i + 1 < argc) {
 			if (parse_num(argv[++i], &addr) || !addr)
-				return cli_usage_error("watch", "bad --addr '%s': use hex (0x...) or decimal",
+				return msg_usage_error("watch", "bad --addr '%s': use hex (0x...) or decimal",
 						       argv[i]);
 			have_addr = true;
 		} else if (!strcmp(a, "--len") && i + 1 < argc) {
 			if (parse_num(argv[++i], &len) ||
 			    (len != 1 && len != 2 && len != 4 && len != 8))
-				return cli_usage_error("watch", "bad --len '%s': must be 1, 2, 4 or 8 bytes",
+				return msg_usage_error("watch", "bad --len '%s': must be 1, 2, 4 or 8 bytes",
 						       argv[i]);
 		} else if (!strcmp(a, "--reader") && i + 1 < argc) {
 			if (parse_num(argv[++i], &reader) || !reader || reader > INT32_MAX)
-				return cli_usage_error("watch", "bad --reader '%s': give a thread id",
+				return msg_usage_error("watch", "bad --reader '%s': give a thread id",
 						       argv[i]);
 		} else if (!strcmp(a, "--list")) {
 			list = true;
@@ -104,80 +104,44 @@ int cmd_watch(int argc, char **argv)
 		} else if (!strcmp(a, "--all")) {
 			all = true;
 		} else {
-			return cli_usage_error("watch", "unexpected argument '%s'", a);
+			return msg_usage_error("watch", "unexpected argument '%s'", a);
 		}
 	}
 	if (reader && (list || remove))
-		return cli_usage_error("watch", "--reader goes with --pid and --addr");
+		return msg_usage_error("watch", "--reader goes with --pid and --addr");
 	if (list) {
 		if (remove || have_pid || have_addr || all)
-			return cli_usage_error("watch", "--list takes no other option");
-		if (cli_request("watch", "watch list", resp, sizeof(resp)))
+			return msg_usage_error("watch", "--list takes no other option");
+		if (ctl_request("watch", "watch list", resp, sizeof(resp)))
 			return 1;
 		return print_list(resp);
 	}
 	if (remove) {
 		if (have_addr || (!!rid + have_pid + all) != 1)
-			return cli_usage_error("watch", "--remove needs one of ID, --pid PID or --all");
+			return msg_usage_error("watch", "--remove needs one of ID, --pid PID or --all");
 		if (rid) {
 			if (parse_num(rid, &id) || !id || id > UINT32_MAX)
-				return cli_usage_error("watch", "bad watch id '%s'", rid);
+				return msg_usage_error("watch", "bad watch id '%s'", rid);
 			snprintf(req, sizeof(req), "watch remove %" PRIu64, id);
 		} else if (have_pid) {
 			snprintf(req, sizeof(req), "watch remove-pid %" PRIu64, pid);
 		} else {
 			snprintf(req, sizeof(req), "watch remove-all");
 		}
-		if (cli_request("watch", req, resp, sizeof(resp)))
+		if (ctl_request("watch", req, resp, sizeof(resp)))
 			return 1;
 		printf("argus: removed %d watch%s\n", atoi(strstr(resp, "removed=") ? strstr(resp, "removed=") + 8 : "0"),
 		       strstr(resp, "removed=1\n") ? "" : "es");
 		return 0;
 	}
 	if (all)
-		return cli_usage_error("watch", "--all goes with --remove");
+		return msg_usage_error("watch", "--all goes with --remove");
 	if (!have_pid || !have_addr)
-		return cli_usage_error("watch", "needs --pid PID and --addr ADDR (or --list, --remove)");
+		return msg_usage_error("watch", "needs --pid PID and --addr ADDR (or --list, --remove)");
 	if (addr % len)
-		return cli_usage_error("watch",
+		return msg_usage_error("watch",
 				       "address 0x%" PRIx64 " is not aligned to --len %" PRIu64
 				       " (debug registers watch aligned ranges only)", addr, len);
-	return cli_watch_arm("watch", pid, addr, len, reader, stdout, NULL);
+	return ctl_watch_arm("watch", pid, addr, len, reader, stdout, NULL);
 }
 
-int cli_watch_arm(const char *cmd, uint64_t pid, uint64_t addr, uint64_t len, uint64_t reader,
-		  FILE *out, int *id)
-{
-	char req[256], resp[16384];
-
-	if ((len != 1 && len != 2 && len != 4 && len != 8) || addr % len)
-		return cli_error(cmd, "cannot watch 0x%" PRIx64 " (%" PRIu64 " bytes): debug registers"
-				 " watch 1, 2, 4 or 8 aligned bytes", addr, len);
-	snprintf(req, sizeof(req), "/proc/%" PRIu64, pid);
-	if (access(req, F_OK))
-		return cli_error(cmd, "no process %" PRIu64, pid);
-	/* /proc/PID/task/TID exists only for the threads of PID */
-	snprintf(req, sizeof(req), "/proc/%" PRIu64 "/task/%" PRIu64, pid, reader);
-	if (reader && access(req, F_OK))
-		return cli_error(cmd, "--reader %" PRIu64 " is not a thread of process %" PRIu64
-				 " (ls /proc/%" PRIu64 "/task)", reader, pid, pid);
-	if (reader)
-		snprintf(req, sizeof(req), "watch add %" PRIu64 " 0x%" PRIx64 " %" PRIu64 " %" PRIu64,
-			 pid, addr, len, reader);
-	else
-		snprintf(req, sizeof(req), "watch add %" PRIu64 " 0x%" PRIx64 " %" PRIu64, pid, addr,
-			 len);
-	if (cli_request(cmd, req, resp, sizeof(resp)))
-		return 1;
-	const char *ip = strstr(resp, "id="), *tp = strstr(resp, "threads=");
-	if (id)
-		*id = ip ? atoi(ip + 3) : 0;
-	fprintf(out, "argus: watch %d armed: process %" PRIu64 ", 0x%" PRIx64 " (%" PRIu64
-		" bytes), %d thread%s and the threads it creates",
-		ip ? atoi(ip + 3) : 0, pid, addr, len, tp ? atoi(tp + 8) : 0,
-		tp && atoi(tp + 8) == 1 ? "" : "s");
-	if (reader)
-		fprintf(out, "; reader thread %" PRIu64, reader);
-	fprintf(out, "\n");
-	return 0;
-}

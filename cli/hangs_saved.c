@@ -305,7 +305,7 @@ static const char *kind_of(const struct jnode *m)
 
 static void print_text(const char *dir, struct saved *v, size_t n)
 {
-	printf("%zu hang snapshot%s in %s, newest first\n", n, n == 1 ? "" : "s", cli_tstr(dir));
+	printf("%zu hang snapshot%s in %s, newest first\n", n, n == 1 ? "" : "s", msg_tstr(dir));
 	for (size_t i = 0; i < n; i++) {
 		const struct jnode *m = v[i].meta, *live = jget(m, "live");
 		const struct jnode *cul = jget(jget(m, "diagnosis"), "culprit");
@@ -329,23 +329,23 @@ static void print_text(const char *dir, struct saved *v, size_t n)
 			jnum(cul, "pid", &cp);
 			jnum(cul, "tid", &ct);
 			snprintf(culprit, sizeof(culprit), "culprit %s %.0f/%.0f (%s)",
-				 jstr(cul, "comm") ? cli_tstr(jstr(cul, "comm")) : "?", cp, ct,
+				 jstr(cul, "comm") ? msg_tstr(jstr(cul, "comm")) : "?", cp, ct,
 				 jstr(cul, "kind") ? jstr(cul, "kind") : "?");
 		} else if (m && jstr(m, "diagnose_error")) {
 			snprintf(culprit, sizeof(culprit), "no diagnosis: %.120s",
-				 cli_tstr(jstr(m, "diagnose_error")));
+				 msg_tstr(jstr(m, "diagnose_error")));
 		} else if (m) {
 			snprintf(culprit, sizeof(culprit), "no culprit named");
 		} else {
 			snprintf(culprit, sizeof(culprit), "%.150s", v[i].why);
 		}
 		printf("%s  %-15s %7.0f/%-7.0f %-8s %-9s %s\n    %s/%s\n", when,
-		       m && jstr(m, "comm") ? cli_tstr(jstr(m, "comm")) : "?", pid, tid,
-		       m ? (kind_of(m) ? cli_tstr(kind_of(m)) : "?") : "?", dur, culprit,
-		       cli_tstr(dir), cli_tstr(v[i].f->name));
+		       m && jstr(m, "comm") ? msg_tstr(jstr(m, "comm")) : "?", pid, tid,
+		       m ? (kind_of(m) ? msg_tstr(kind_of(m)) : "?") : "?", dur, culprit,
+		       msg_tstr(dir), msg_tstr(v[i].f->name));
 		/* the page argusd wrote with the diagnosis (argus report) */
 		if (m && jstr(m, "report"))
-			printf("    %s/%s\n", cli_tstr(dir), cli_tstr(jstr(m, "report")));
+			printf("    %s/%s\n", msg_tstr(dir), msg_tstr(jstr(m, "report")));
 	}
 }
 
@@ -444,7 +444,7 @@ int hangs_saved_cmd(int argc, char **argv)
 			       ARGUS_DEFAULT_HANG_DIR);
 			return 0;
 		} else {
-			return cli_usage_error("hangs", "--saved lists the kept snapshots: unexpected '%s'"
+			return msg_usage_error("hangs", "--saved lists the kept snapshots: unexpected '%s'"
 					       " (it takes only --hang-dir D and --json)", argv[i]);
 		}
 	}
@@ -462,14 +462,14 @@ int hangs_saved_cmd(int argc, char **argv)
 	}
 	e = argus_hang_dir__list(dir, &files, &n);
 	if (e == -ENOENT)
-		return cli_error("hangs", "no hang snapshots: %s does not exist (argusd keeps them there"
+		return msg_error("hangs", "no hang snapshots: %s does not exist (argusd keeps them there"
 				 " once it saw a hang of a watched process)", dir);
 	if (e)
-		return cli_error("hangs", "cannot list %s: %s", dir, strerror(-e));
+		return msg_error("hangs", "cannot list %s: %s", dir, strerror(-e));
 	v = calloc(n ? n : 1, sizeof(*v));
 	if (!v) {
 		free(files);
-		return cli_error("hangs", "out of memory");
+		return msg_error("hangs", "out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
 		v[i].f = &files[i];

@@ -343,7 +343,7 @@ typedef uint32_t (*argus_holders_fn)(void *ctx, unsigned obj_kind, uint64_t obj,
  * A wait still open at the end of a trace of the running system has no
  * waker in the trace yet: the live system can say whom it waits for.
  * graphlib reads no /proc itself; it asks argus_diag_opts.live (the CLI's
- * diag_cli_live answers from /proc) and records which source answered in
+ * diag_front_live answers from /proc) and records which source answered in
  * each chain entry (argus_culprit.live_source). */
 enum argus_live_source {
 	ARGUS_LIVE_NONE = 0,    /* the trace named it */

@@ -2,16 +2,18 @@
 //
 // The job: a developer attached to a hung app asks Argus, from the
 // debugger, why it is stuck.  This file is glue only (STYLE: "the glue is
-// thin"): each subcommand builds an argv for the argus CLI and runs it in
-// process (cli_capture.c), then copies the CLI's stdout/stderr into lldb's
-// SBCommandReturnObject.  No graph logic lives here.  Where the glue needs
-// the analysis' results themselves -- which hangs the UI thread has, which
-// threads the diagnosis names and their stacks' functions, the choices
-// argus pick lists -- it calls the structured API (cli/diag_query.h), which
-// hands back libargus's structs together with the report's text from the
-// same run.  No CLI output is read back here.
+// thin"): what to diagnose and how is the analysis session's
+// (analysis/argus_session.h), the one every front end calls -- the CLI and
+// argusd's hang keeper too -- which hands back libargus's structs and the
+// report rendered from them: which hangs the thread has, which hang it
+// took and why, which threads the diagnosis names and their stacks'
+// functions, the choices argus pick lists.  No output is read back here.
+// The commands that are the CLI's own on the session's trace or on the
+// collector (show, similar, slice, diff, export, status, save, step-diff,
+// watch) run the argus binary beside the plugin as a child (capture.h).
+// The plugin includes nothing of cli/ and does not link it.
 //
-// What the glue adds over the CLI:
+// What the glue adds over the session:
 //   - the pid: hangs/diagnose default to the attached process;
 //   - the session's working trace: hangs/diagnose first snapshot the last
 //     2 minutes of the always-on collector (`argus save --last 2m`) into a
@@ -28,7 +30,8 @@
 //     frames from lldb's unwinder.  Threads are only read: never stepped or
 //     resumed (a thread blocked in a syscall must not hang the debugger);
 //   - step, flag, step-diff, watch (step_cmds.cpp): the thread is stepped
-//     through lldb when the user asks, with the CLI's own step code;
+//     through lldb when the user asks, with the step front end's code
+//     (step/front/), which the CLI runs over ptrace;
 //   - loading in Python's lldb: the host's liblldb is made global first
 //     (host_liblldb.c).
 //
@@ -53,8 +56,10 @@
 
 #include <lldb/API/LLDB.h>
 
-#include "cli_capture.h"
-#include "diag_query.h"
+#include "argus_session.h"
+extern "C" {   // the collector's duration parser: no C++ guards of its own
+#include "units.h"
+}
 #include "host_liblldb.h"
 #include "step_cmds.h"
 
@@ -172,28 +177,16 @@ double now_s()
 const double kLiveMaxAgeS = 30;
 bool g_loaded;
 
-// ---- running the CLI ---------------------------------------------------
+// ---- running argus -------------------------------------------------------
 
 // What a command run in process printed, and its status (step_cmds.h).
 using CliResult = argus_lldb::Run;
 using argus_lldb::capture;
 
-// Runs `argus ARGS...` in process.
+// Runs `argus ARGS...`, the binary beside the plugin, as a child.
 CliResult run_cli(const Args &args)
 {
-	Args full{"argus"};
-	full.insert(full.end(), args.begin(), args.end());
-	return capture(argus_capture_cli, full);
-}
-
-// The CLI's own flag check for `hangs|diagnose FILE ARGS...` (no trace is
-// opened): rc 2 and the usage error in err, else 0.
-CliResult check_diag_args(const Args &args)
-{
-	CliResult r = capture(argus_capture_check_diag_args, args);
-	if (r.rc < 0)
-		r.rc = 0;   // no check: the real run reports bad flags
-	return r;
+	return argus_lldb::run_argus(args);
 }
 
 std::string rtrim(std::string s)
@@ -539,7 +532,7 @@ CliResult run_cli_stacks(const Args &args, bool text_output)
 
 // ---- argus diagnose --until-end: the wait's progress and Ctrl-C ---------
 
-// The wait (cli/until_end.c) runs inside the command: the process stays
+// The wait (analysis/until_end.c) runs inside the command: the process stays
 // stopped, never continued.  While it waits, lldb's error stream gets a
 // progress line when it is a terminal, and Ctrl-C stops the wait: the
 // wait installs its own SIGINT handler for its duration (lldb 16 has no
@@ -656,17 +649,71 @@ bool help_of(const Subcommand &sc, lldb::SBCommandReturnObject &result)
 	return true;
 }
 
-// `argus save --last DUR -o FILE` into the session's trace (or FILE).
+// ---- the analysis session (analysis/argus_session.h) ---------------------
+
+// The words of args as the C API's argv (they stay owned by args, which
+// must outlive it; the API only reads them).
+class Argv {
+public:
+	explicit Argv(const Args &args)
+	{
+		for (auto &s : args)
+			v_.push_back(const_cast<char *>(s.c_str()));
+		v_.push_back(nullptr);
+	}
+	int argc() const { return (int)v_.size() - 1; }
+	char **argv() { return v_.data(); }
+
+private:
+	std::vector<char *> v_;
+};
+
+// One lldb command's query object: the snapshot's graph is built once for
+// the hang list (choose_hang) and the diagnosis (run_diagnose).
+class Query {
+public:
+	Query() : q_(argus_session__new()) {}
+	~Query() { argus_session__free(q_); }
+	Query(const Query &) = delete;
+	Query &operator=(const Query &) = delete;
+	argus_session *get() const { return q_; }
+	// A failed call as the CLI would have ended: exit 2 for bad words
+	// (-EINVAL), else 1, and what it would have printed on stderr.
+	CliResult failure(int rc) const
+	{
+		CliResult r;
+		r.rc = rc == -EINVAL ? 2 : 1;
+		r.err = argus_session__error(q_);
+		if (r.err.empty())
+			r.err = std::string("argus diagnose: ") + strerror(-rc) + "\n";
+		return r;
+	}
+
+private:
+	argus_session *q_;
+};
+
+// The last DUR of the running collector's ring into the session's trace,
+// through the analysis session (argus_session__save_live).
 bool snapshot(const std::string &last, const std::string &out, std::string &text, std::string &err)
 {
-	CliResult r = run_cli({"save", "--last", last, "-o", out});
-	if (r.rc) {
-		err = r.err.empty() ? "argus save failed" : rtrim(r.err);
-		if (r.rc == 2)
-			err = with_plugin_usage(err + "\n", "argus save [--last DURATION] [-o FILE]\n");
+	uint64_t ns = 0;
+	if (argus_parse_duration(last.c_str(), &ns) || !ns) {
+		err = "argus save: --last " + last + ": expected a duration like 30s, 2m, 1500ms\nusage: "
+		      "argus save [--last DURATION] [-o FILE]";
 		return false;
 	}
-	text = r.out;
+	Query q;
+	if (!q.get()) {
+		err = "argus save: out of memory";
+		return false;
+	}
+	int rc = argus_session__save_live(q.get(), out.c_str(), 0, ns, nullptr);
+	if (rc) {
+		err = rtrim(q.failure(rc).err);
+		return false;
+	}
+	text = "argus: saved the last " + last + " of the collector's ring to " + out + "\n";
 	return true;
 }
 
@@ -749,10 +796,14 @@ bool prep_diag(const Subcommand &sc, lldb::SBDebugger d, Args &args, DiagPrep &p
 	p.cli = {sc.name, p.trace, "--pid", p.pid};
 	p.cli.insert(p.cli.end(), args.begin(), args.end());
 
-	// the CLI's own flag check first: a bad flag costs no snapshot
-	CliResult c = check_diag_args(p.cli);
-	if (c.rc)
-		return fail(result, rtrim(with_plugin_usage(c.err, sc.syntax)));
+	// the session's flag check first: a bad flag costs no snapshot
+	{
+		Query q;
+		Argv av(p.cli);
+		int rc = q.get() ? argus_session__check_words(q.get(), av.argc(), av.argv()) : 0;
+		if (rc == -EINVAL)
+			return fail(result, rtrim(with_plugin_usage(q.failure(rc).err, sc.syntax)));
+	}
 	if (!use_session_schema(sc, p.cli, result))
 		return false;
 	if (no_save) {
@@ -769,7 +820,7 @@ bool prep_diag(const Subcommand &sc, lldb::SBDebugger d, Args &args, DiagPrep &p
 	// a snapshot just taken is of this running system: the diagnosis may
 	// ask /proc who holds the other end of a wait (with --no-save, the
 	// session trace is live by the CLI's own rule: this host, this boot,
-	// at most 120 s old; diag_cli_resolve_live)
+	// at most 120 s old; diag_front_resolve_live)
 	if (!strcmp(sc.name, "diagnose"))
 		p.cli.push_back("--live");
 	if (!has(p.cli, "--json") && !has(p.cli, "--dot"))   // keep JSON/DOT output clean
@@ -784,52 +835,18 @@ bool cmd_hangs(const Subcommand &sc, lldb::SBDebugger d, Args args, lldb::SBComm
 	DiagPrep p;
 	if (!prep_diag(sc, d, args, p, result))
 		return false;
-	return finish(result, run_cli(p.cli), sc.syntax);
+	Query q;
+	Argv av(p.cli);
+	argus_hang_list *l = nullptr;
+	int rc = q.get() ? argus_session__list_hangs(q.get(), av.argc(), av.argv(), &l) : -ENOMEM;
+	CliResult r = rc ? q.failure(rc) : CliResult();
+	if (!rc) {
+		r.rc = 0;
+		r.out = l->text;
+	}
+	argus_hang_list__free(l);
+	return finish(result, r, sc.syntax);
 }
-
-// ---- the diagnosis API (cli/diag_query.h) ----------------------------------
-
-// The words of args as the C API's argv (they stay owned by args, which
-// must outlive it; the API only reads them).
-class Argv {
-public:
-	explicit Argv(const Args &args)
-	{
-		for (auto &s : args)
-			v_.push_back(const_cast<char *>(s.c_str()));
-		v_.push_back(nullptr);
-	}
-	int argc() const { return (int)v_.size() - 1; }
-	char **argv() { return v_.data(); }
-
-private:
-	std::vector<char *> v_;
-};
-
-// One lldb command's query object: the snapshot's graph is built once for
-// the hang list (choose_hang) and the diagnosis (run_diagnose).
-class Query {
-public:
-	Query() : q_(argus_diag_query__new()) {}
-	~Query() { argus_diag_query__free(q_); }
-	Query(const Query &) = delete;
-	Query &operator=(const Query &) = delete;
-	argus_diag_query *get() const { return q_; }
-	// A failed call as the CLI would have ended: exit 2 for bad words
-	// (-EINVAL), else 1, and what it would have printed on stderr.
-	CliResult failure(int rc) const
-	{
-		CliResult r;
-		r.rc = rc == -EINVAL ? 2 : 1;
-		r.err = argus_diag_query__error(q_);
-		if (r.err.empty())
-			r.err = std::string("argus diagnose: ") + strerror(-rc) + "\n";
-		return r;
-	}
-
-private:
-	argus_diag_query *q_;
-};
 
 // The session's picks (argus pick) as --pick N,N... for the CLI.
 void add_picks(Args &a)
@@ -854,7 +871,7 @@ bool run_diagnose(const Subcommand &sc, lldb::SBDebugger d, Query &q, const Diag
 	Argv av(a);
 	argus_diag_report *rep = nullptr;
 	g_symbols.frames = 0;
-	int rc = argus_diag_query__diagnose(q.get(), av.argc(), av.argv(), &rep);
+	int rc = argus_session__diagnose(q.get(), av.argc(), av.argv(), &rep);
 	CliResult r = rc ? q.failure(rc) : CliResult();
 	if (!rc) {
 		r.rc = 0;
@@ -998,7 +1015,7 @@ bool cmd_on_trace(const Subcommand &sc, lldb::SBDebugger, Args args, lldb::SBCom
 }
 
 // report: the last diagnosis (its trace, hang, flags and picks) drawn as
-// an HTML page by the CLI's `argus report` (cli/cmd_report.c).
+// an HTML page by the session (argus_session__report), as `argus report`.
 bool cmd_report(const Subcommand &sc, lldb::SBDebugger, Args args, lldb::SBCommandReturnObject &result)
 {
 	if (wants_help(args))
@@ -1010,12 +1027,22 @@ bool cmd_report(const Subcommand &sc, lldb::SBDebugger, Args args, lldb::SBComma
 	take_flag(a, "--json");
 	take_flag(a, "--dot");
 	add_picks(a);
-	a.insert(a.end(), args.begin(), args.end());   // -o FILE [--force]; the CLI checks
-	return finish(result, run_cli_stacks(a, false), sc.syntax);
+	a.insert(a.end(), args.begin(), args.end());   // -o FILE [--force]; the session checks
+	Query q;
+	Argv av(a);
+	char *summary = nullptr;
+	int rc = q.get() ? argus_session__report(q.get(), av.argc(), av.argv(), &summary) : -ENOMEM;
+	CliResult r = rc ? q.failure(rc) : CliResult();
+	if (!rc) {
+		r.rc = 0;
+		r.out = summary;
+	}
+	free(summary);
+	return finish(result, r, sc.syntax);
 }
 
 // step, flag, step-diff, watch: step_cmds.cpp (the thread is stepped
-// through lldb, with the CLI's own parser and output).
+// through lldb, with the step front end's parser and output).
 bool cmd_stepping(const Subcommand &sc, lldb::SBDebugger d, Args args, lldb::SBCommandReturnObject &result)
 {
 	if (wants_help(args))
@@ -1170,11 +1197,13 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger)
 		    g_loaded ? self.c_str() : "another copy", g_loaded ? "" : ", not this one");
 		return false;
 	}
-	argus_capture_set_bin_dir(bin_dir_of(self).c_str());
+	std::string bin = bin_dir_of(self);
+	argus_session__set_bin_dir(bin.c_str());
+	argus_lldb::set_argus_binary(bin + "/argus");
 	g_symbols.debugger = new lldb::SBDebugger(debugger);
-	argus_capture_set_symbolizer(lldb_symbolize, &g_symbols);
+	argus_session__set_symbolizer(lldb_symbolize, &g_symbols);
 	g_until_end_tick.debugger = g_symbols.debugger;
-	argus_capture_set_until_end_tick(until_end_tick, &g_until_end_tick);
+	argus_session__set_until_end_tick(until_end_tick, &g_until_end_tick);
 
 	lldb::SBCommandInterpreter ci = debugger.GetCommandInterpreter();
 	lldb::SBCommand argus = ci.AddMultiwordCommand(

@@ -1,5 +1,5 @@
 /* step_capture.h - `argus step` and `argus flag` inside lldb: the CLI's own
- * parser and output (cli/step_cli.h), over a stepper the plugin opens
+ * parser and output (cli/step_front.h), over a stepper the plugin opens
  * through lldb instead of ptrace (step_capture.c). */
 #ifndef ARGUS_LLDB_STEP_CAPTURE_H
 #define ARGUS_LLDB_STEP_CAPTURE_H

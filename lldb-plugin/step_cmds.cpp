@@ -4,7 +4,7 @@
 //   argus flag [--tid TID] [--normal FILE] [--record FILE] [--json]
 //       on the attached process's selected thread (or --tid), stepped
 //       through lldb (step_backend.cpp), with the CLI's own parser, loop
-//       and output (cli/step_cli.h via step_capture.c): the same text and
+//       and output (cli/step_front.h via step_capture.c): the same text and
 //       the same JSON as `argus step/flag --pid`.  The process must be
 //       stopped; it stays stopped after, the thread advanced by what was
 //       stepped, and lldb's selected thread is put back.  With --pid of
@@ -24,7 +24,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cli_capture.h"
+#include "capture.h"
 #include "step_backend.h"
 #include "step_capture.h"
 
@@ -52,14 +52,46 @@ Run capture(argus_capture_fn fn, const std::vector<std::string> &full)
 }
 
 namespace {
+std::string g_argus_binary = "argus";
+}
+
+void set_argus_binary(const std::string &path)
+{
+	g_argus_binary = path;
+}
+
+Run run_argus(const std::vector<std::string> &args)
+{
+	std::vector<std::string> full{g_argus_binary};
+	full.insert(full.end(), args.begin(), args.end());
+	std::vector<char *> argv;
+	for (auto &a : full)
+		argv.push_back(const_cast<char *>(a.c_str()));
+	argv.push_back(nullptr);
+	Run r;
+	argus_capture cap;
+	int e = argus_capture__spawn(g_argus_binary.c_str(), argv.data(), &cap);
+	if (e) {
+		r.rc = 1;
+		r.err = "argus: cannot run " + g_argus_binary + ": " + strerror(-e);
+		return r;
+	}
+	r.rc = cap.rc;
+	r.out = cap.out;
+	r.err = cap.err;
+	argus_capture__free(&cap);
+	return r;
+}
+
+namespace {
 
 using Args = std::vector<std::string>;
 
 Run cli(const char *name, const Args &args)
 {
-	Args full{"argus", name};
+	Args full{name};
 	full.insert(full.end(), args.begin(), args.end());
-	return capture(argus_capture_cli, full);
+	return run_argus(full);
 }
 
 Run error(const std::string &msg)

@@ -9,7 +9,7 @@
 
 #include <lldb/API/LLDB.h>
 
-#include "cli_capture.h"
+#include "capture.h"
 
 namespace argus_lldb {
 
@@ -20,8 +20,13 @@ struct Run {
 };
 
 // Calls fn(argv) in process with its stdout and stderr captured
-// (cli_capture.h); every command of the plugin runs the CLI through this.
+// (capture.h): argus step and flag through lldb.
 Run capture(argus_capture_fn fn, const std::vector<std::string> &argv);
+// Runs the argus binary beside the plugin (set_argus_binary) with args
+// (the words after "argus") as a child, its output captured: the CLI's
+// own commands on files and on the collector.
+Run run_argus(const std::vector<std::string> &args);
+void set_argus_binary(const std::string &path);
 
 // name: "step", "flag", "step-diff" or "watch"; args: the words after it.
 Run stepping_command(lldb::SBDebugger d, const char *name, const std::vector<std::string> &args);

@@ -3,7 +3,7 @@
 # programs, the way a user meets a hang still going: a private collector,
 # `argus save --last 20s` a few seconds into the hang, then
 # `argus diagnose FILE --pid VICTIM --json` on that fresh trace of the
-# running system (live by default: diag_cli_resolve_live).  No mocks.
+# running system (live by default: diag_front_resolve_live).  No mocks.
 #
 #   1. a shell waiting for its child: sh -c 'sleep 15; true' blocks in
 #      wait4 for the sleep.  The culprit is the sleep (rule child), found

@@ -1,5 +1,5 @@
 /* test_diag_query.c - the structured hangs/diagnose API the lldb plugin
- * calls (cli/diag_query.h), as a specification, on synthetic traces.
+ * calls (cli/argus_session.h), as a specification, on synthetic traces.
  *
  * Each TEST writes one scenario with tests/gen/tracegen.h (a temp file)
  * and asks the API with the words the plugin would give the CLI.  The
@@ -34,8 +34,8 @@
 #include "argus_events.h"
 #include "argus_graph.h"
 #include "check.h"
-#include "diag_cli.h"
-#include "diag_query.h"
+#include "diag_front.h"
+#include "argus_session.h"
 #include "trace_format.h"
 #include "tracegen.h"
 
@@ -69,7 +69,7 @@ static const struct { uint64_t start, end; const char *name; } app_syms[] = {
 
 static unsigned host_calls;     /* frames the host symbolizer was asked for */
 
-/* The plugin's hook shape (diag_cli_set_symbolizer): names process 100's
+/* The plugin's hook shape (diag_front_set_symbolizer): names process 100's
  * frames, leaves every other process to the trace's symbolizer. */
 static int app_symbolizer(void *ctx, uint32_t pid, uint64_t ip, char *buf, size_t len,
 			  char *func, size_t func_len)
@@ -305,7 +305,7 @@ static const struct argus_diag_thread *thread_labelled(const struct argus_diag_r
 
 static void TEST_hang_list_is_the_ui_threads_hangs_with_their_times_and_loop_flag(void)
 {
-	struct argus_diag_query *q = argus_diag_query__new();
+	struct argus_session *q = argus_session__new();
 	struct argus_hang *h = NULL;
 	uint32_t n = 99;
 	struct quiet qt;
@@ -318,7 +318,7 @@ static void TEST_hang_list_is_the_ui_threads_hangs_with_their_times_and_loop_fla
 		WORDS("--threshold", "2000");
 
 		quiet_begin(&qt);
-		CHECK_EQ(argus_diag_query__hangs(q, argc, argv, &h, &n), 0);
+		CHECK_EQ(argus_session__hangs(q, argc, argv, &h, &n), 0);
 		printed = quiet_end(&qt);
 	}
 	CHECK_EQ(printed, 0);
@@ -332,26 +332,26 @@ static void TEST_hang_list_is_the_ui_threads_hangs_with_their_times_and_loop_fla
 		CHECK(h[0].flags & ARGUS_HANG_F_LOOP);
 		CHECK_EQ(h[0].kind, ARGUS_KIND_BLOCKED);  /* in its futex wait */
 	}
-	CHECK_EQ(argus_diag_query__error(q)[0], 0);
+	CHECK_EQ(argus_session__error(q)[0], 0);
 	free(h);
 	h = NULL;
 	{
 		/* 2.6 s: the 2.5006 s gap is not one */
 		WORDS("--threshold", "2600");
 
-		CHECK_EQ(argus_diag_query__hangs(q, argc, argv, &h, &n), 0);
+		CHECK_EQ(argus_session__hangs(q, argc, argv, &h, &n), 0);
 		CHECK_EQ(n, 0);
 		CHECK(h == NULL);
 	}
 out:
 	free(h);
-	argus_diag_query__free(q);
+	argus_session__free(q);
 	scenario_end();
 }
 
 static void TEST_ongoing_hang_is_listed_as_ongoing(void)
 {
-	struct argus_diag_query *q = argus_diag_query__new();
+	struct argus_session *q = argus_session__new();
 	struct argus_hang *h = NULL;
 	uint32_t n = 0;
 
@@ -360,7 +360,7 @@ static void TEST_ongoing_hang_is_listed_as_ongoing(void)
 	{
 		WORDS("--threshold", "100");
 
-		CHECK_EQ(argus_diag_query__hangs(q, argc, argv, &h, &n), 0);
+		CHECK_EQ(argus_session__hangs(q, argc, argv, &h, &n), 0);
 	}
 	CHECK_EQ(n, 1);
 	if (n == 1) {
@@ -372,7 +372,7 @@ static void TEST_ongoing_hang_is_listed_as_ongoing(void)
 	}
 out:
 	free(h);
-	argus_diag_query__free(q);
+	argus_session__free(q);
 	scenario_end();
 }
 
@@ -382,7 +382,7 @@ out:
  * STACK_HOT (the feeder's samples) bare addresses. */
 static void TEST_diagnosis_names_hang_culprit_then_with_their_stack_functions(void)
 {
-	struct argus_diag_query *q = argus_diag_query__new();
+	struct argus_session *q = argus_session__new();
 	struct argus_diag_report *r = NULL;
 	const struct argus_diag_thread *t;
 	static const char *const worker_funcs[] = { "read_request", "worker_loop", "start" };
@@ -391,16 +391,16 @@ static void TEST_diagnosis_names_hang_culprit_then_with_their_stack_functions(vo
 
 	if (!q || !pipe_scenario())
 		goto out;
-	diag_cli_set_symbolizer(app_symbolizer, NULL);
+	diag_front_set_symbolizer(app_symbolizer, NULL);
 	host_calls = 0;
 	{
 		WORDS("--threshold", "2000");
 
 		quiet_begin(&qt);
-		CHECK_EQ(argus_diag_query__diagnose(q, argc, argv, &r), 0);
+		CHECK_EQ(argus_session__diagnose(q, argc, argv, &r), 0);
 		printed = quiet_end(&qt);
 	}
-	diag_cli_set_symbolizer(NULL, NULL);
+	diag_front_set_symbolizer(NULL, NULL);
 	CHECK_EQ(printed, 0);
 	CHECK(r != NULL);
 	if (!r)
@@ -458,26 +458,26 @@ static void TEST_diagnosis_names_hang_culprit_then_with_their_stack_functions(vo
 	CHECK_EQ(r->nchoices, 0);     /* one way in at every step */
 out:
 	argus_diag_report__free(r);
-	argus_diag_query__free(q);
+	argus_session__free(q);
 	scenario_end();
 }
 
 static void TEST_busy_ui_is_its_own_culprit_with_its_hot_stack(void)
 {
-	struct argus_diag_query *q = argus_diag_query__new();
+	struct argus_session *q = argus_session__new();
 	struct argus_diag_report *r = NULL;
 	const struct argus_diag_thread *t;
 	static const char *const funcs[] = { "measure_glyphs", "paste_reformat", "start" };
 
 	if (!q || !busy_scenario())
 		goto out;
-	diag_cli_set_symbolizer(app_symbolizer, NULL);
+	diag_front_set_symbolizer(app_symbolizer, NULL);
 	{
 		WORDS("--threshold", "100");
 
-		CHECK_EQ(argus_diag_query__diagnose(q, argc, argv, &r), 0);
+		CHECK_EQ(argus_session__diagnose(q, argc, argv, &r), 0);
 	}
-	diag_cli_set_symbolizer(NULL, NULL);
+	diag_front_set_symbolizer(NULL, NULL);
 	if (!r)
 		goto out;
 	CHECK_EQ(r->diag.hang.ongoing, 1);
@@ -493,7 +493,7 @@ static void TEST_busy_ui_is_its_own_culprit_with_its_hot_stack(void)
 		CHECK(!strcmp(t->frames[i].func, funcs[i]));
 out:
 	argus_diag_report__free(r);
-	argus_diag_query__free(q);
+	argus_session__free(q);
 	scenario_end();
 }
 
@@ -501,7 +501,7 @@ out:
  * argus binary prints for the same words, as a report and as --json. */
 static void TEST_report_text_is_what_argus_diagnose_prints(void)
 {
-	struct argus_diag_query *q = argus_diag_query__new();
+	struct argus_session *q = argus_session__new();
 	struct argus_diag_report *r = NULL, *rj = NULL;
 	char *cli = NULL, *cli_json = NULL;
 
@@ -514,12 +514,12 @@ static void TEST_report_text_is_what_argus_diagnose_prints(void)
 	{
 		WORDS("--threshold", "2000");
 
-		CHECK_EQ(argus_diag_query__diagnose(q, argc, argv, &r), 0);
+		CHECK_EQ(argus_session__diagnose(q, argc, argv, &r), 0);
 	}
 	{
 		WORDS("--json");
 
-		CHECK_EQ(argus_diag_query__diagnose(q, argc, argv, &rj), 0);
+		CHECK_EQ(argus_session__diagnose(q, argc, argv, &rj), 0);
 	}
 	if (cli && r)
 		CHECK(!strcmp(r->text, cli));
@@ -532,7 +532,7 @@ out:
 	free(cli_json);
 	argus_diag_report__free(r);
 	argus_diag_report__free(rj);
-	argus_diag_query__free(q);
+	argus_session__free(q);
 	scenario_end();
 }
 
@@ -540,7 +540,7 @@ out:
  * graph the first call built: the second works with the file gone. */
 static void TEST_one_query_builds_the_graph_once(void)
 {
-	struct argus_diag_query *q = argus_diag_query__new();
+	struct argus_session *q = argus_session__new();
 	struct argus_diag_report *r = NULL;
 	struct argus_hang *h = NULL;
 	uint32_t n = 0;
@@ -550,10 +550,10 @@ static void TEST_one_query_builds_the_graph_once(void)
 	{
 		WORDS("--threshold", "2000");
 
-		CHECK_EQ(argus_diag_query__hangs(q, argc, argv, &h, &n), 0);
+		CHECK_EQ(argus_session__hangs(q, argc, argv, &h, &n), 0);
 		CHECK_EQ(n, 1);
 		unlink(trace_path);
-		CHECK_EQ(argus_diag_query__diagnose(q, argc, argv, &r), 0);
+		CHECK_EQ(argus_session__diagnose(q, argc, argv, &r), 0);
 	}
 	if (r)
 		CHECK_EQ(r->diag.chain[0].tid, WORKER);
@@ -563,21 +563,21 @@ static void TEST_one_query_builds_the_graph_once(void)
 
 		argus_diag_report__free(r);
 		r = NULL;
-		CHECK_EQ(argus_diag_query__diagnose(q, argc, argv, &r), -EIO);
+		CHECK_EQ(argus_session__diagnose(q, argc, argv, &r), -EIO);
 		CHECK(r == NULL);
-		CHECK(strstr(argus_diag_query__error(q), "argus diagnose: ") != NULL);
+		CHECK(strstr(argus_session__error(q), "argus diagnose: ") != NULL);
 	}
 out:
 	free(h);
 	argus_diag_report__free(r);
-	argus_diag_query__free(q);
+	argus_session__free(q);
 	scenario_end();
 }
 
 /* Failures come back as -errno with argus's own message, never printed. */
 static void TEST_bad_words_and_missing_threads_are_errors_with_argus_messages(void)
 {
-	struct argus_diag_query *q = argus_diag_query__new();
+	struct argus_session *q = argus_session__new();
 	struct argus_diag_report *r = NULL;
 	struct argus_hang *h = NULL;
 	uint32_t n = 0;
@@ -590,36 +590,36 @@ static void TEST_bad_words_and_missing_threads_are_errors_with_argus_messages(vo
 	{
 		WORDS("--bogus", "1");
 
-		CHECK_EQ(argus_diag_query__diagnose(q, argc, argv, &r), -EINVAL);
+		CHECK_EQ(argus_session__diagnose(q, argc, argv, &r), -EINVAL);
 	}
 	printed = quiet_end(&qt);
 	CHECK_EQ(printed, 0);
 	CHECK(r == NULL);
-	CHECK(strstr(argus_diag_query__error(q), "argus diagnose: unknown option '--bogus'\n") != NULL);
-	CHECK(strstr(argus_diag_query__error(q), "usage: argus diagnose") != NULL);
+	CHECK(strstr(argus_session__error(q), "argus diagnose: unknown option '--bogus'\n") != NULL);
+	CHECK(strstr(argus_session__error(q), "usage: argus diagnose") != NULL);
 	{
 		WORDS("--tid", "777");
 
-		CHECK_EQ(argus_diag_query__hangs(q, argc, argv, &h, &n), -EIO);
-		CHECK(strstr(argus_diag_query__error(q), "no thread 777 of process 100 in the trace") != NULL);
+		CHECK_EQ(argus_session__hangs(q, argc, argv, &h, &n), -EIO);
+		CHECK(strstr(argus_session__error(q), "no thread 777 of process 100 in the trace") != NULL);
 	}
 	{
 		/* no hang of 5 s: nothing to diagnose */
 		WORDS("--threshold", "5000");
 
-		CHECK_EQ(argus_diag_query__diagnose(q, argc, argv, &r), -EIO);
-		CHECK(strstr(argus_diag_query__error(q), "no hang of process 100") != NULL);
+		CHECK_EQ(argus_session__diagnose(q, argc, argv, &r), -EIO);
+		CHECK(strstr(argus_session__error(q), "no hang of process 100") != NULL);
 	}
 	{
 		/* a good call clears the message */
 		WORDS("--threshold", "2000");
 
-		CHECK_EQ(argus_diag_query__hangs(q, argc, argv, &h, &n), 0);
-		CHECK_EQ(argus_diag_query__error(q)[0], 0);
+		CHECK_EQ(argus_session__hangs(q, argc, argv, &h, &n), 0);
+		CHECK_EQ(argus_session__error(q)[0], 0);
 	}
 out:
 	free(h);
-	argus_diag_query__free(q);
+	argus_session__free(q);
 	scenario_end();
 }
 

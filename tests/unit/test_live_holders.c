@@ -9,7 +9,7 @@
  *      listener before accept(), the accepted socket after), real
  *      children for wait4's pid argument, a child stopped by SIGSTOP and
  *      one in our own ptrace stop, a PI futex held by one thread with
- *      another waiting, and diag_cli_live's dispatch;
+ *      another waiting, and diag_front_live's dispatch;
  *   2. the diagnosis with a mock argus_live_fn on small synthetic traces
  *      (tests/gen): a shell blocked in wait4 names its child (rule child,
  *      source children), one the trace never saw, the child stopped by a
@@ -20,7 +20,7 @@
  *      answer;
  *   3. the report: `"live":{"source":...}` in diagnose --json and the
  *      "(live: ...)" note of the text, through diag_run on the wait4
- *      trace, and diag_cli_fjson_live's shapes.
+ *      trace, and diag_front_fjson_live's shapes.
  * Every child is killed and reaped by pid.
  */
 #include <arpa/inet.h>
@@ -42,9 +42,9 @@
 #include "argus_events.h"
 #include "argus_graph.h"
 #include "check.h"
-#include "diag_cli.h"
+#include "diag_front.h"
 #include "diag_run.h"
-#include "graph_cli.h"
+#include "graph_open.h"
 #include "trace_format.h"
 #include "tracegen.h"
 /* scenario.h's helpers this file does not need (seg, leave, wake...) */
@@ -104,7 +104,7 @@ static int find_in(const char *text, uint64_t local, uint64_t remote, struct dia
 
 	if (!f)
 		return -errno;
-	rc = diag_cli_tcp_find(f, local, remote, e);
+	rc = diag_front_tcp_find(f, local, remote, e);
 	fclose(f);
 	return rc;
 }
@@ -113,10 +113,10 @@ static void TEST_tcp_tables_name_the_other_end_then_the_listener(void)
 {
 	struct diag_tcp_end e;
 
-	CHECK(diag_cli_tcp_loopback(end_of(LO, 1)));
-	CHECK(diag_cli_tcp_loopback(end_of(0x7f0000fe, 1)));   /* 127.0.0.254 */
-	CHECK(diag_cli_tcp_loopback(end_of(1, 1)));            /* ::1's last word */
-	CHECK(!diag_cli_tcp_loopback(end_of(0x0a000005, 1)));  /* 10.0.0.5 */
+	CHECK(diag_front_tcp_loopback(end_of(LO, 1)));
+	CHECK(diag_front_tcp_loopback(end_of(0x7f0000fe, 1)));   /* 127.0.0.254 */
+	CHECK(diag_front_tcp_loopback(end_of(1, 1)));            /* ::1's last word */
+	CHECK(!diag_front_tcp_loopback(end_of(0x0a000005, 1)));  /* 10.0.0.5 */
 	/* the client 127.0.0.1:40000 -> :8080 waits: the accepted socket */
 	memset(&e, 0, sizeof(e));
 	CHECK_EQ(find_in(TCP4, end_of(LO, 40000), end_of(LO, 8080), &e), 0);
@@ -142,7 +142,7 @@ static void TEST_tcp_tables_name_the_other_end_then_the_listener(void)
 	CHECK_EQ(find_in(TCP6, end_of(1, 40004), end_of(1, 8084), &e), -ENOENT);
 	/* garbage and an empty table */
 	CHECK_EQ(find_in("not a table\n1: zz:zz\n", end_of(LO, 1), end_of(LO, 2), &e), -ENOENT);
-	CHECK_EQ(diag_cli_tcp_find(NULL, 1, 2, &e), -EINVAL);
+	CHECK_EQ(diag_front_tcp_find(NULL, 1, 2, &e), -EINVAL);
 }
 
 static void TEST_real_loopback_connection_listener_then_accepted_socket(void)
@@ -185,18 +185,18 @@ static void TEST_real_loopback_connection_listener_then_accepted_socket(void)
 	close(ready[1]);
 	CHECK_EQ(read(ready[0], &cport, sizeof(cport)), (long)sizeof(cport));
 	/* not accepted: the listening socket, which this process holds */
-	n = diag_cli_tcp_peer_holders(end_of(LO, cport), end_of(LO, sport), pids, 16, &listener);
+	n = diag_front_tcp_peer_holders(end_of(LO, cport), end_of(LO, sport), pids, 16, &listener);
 	CHECK_EQ(n, 1);
 	CHECK(has(pids, n, (uint32_t)getpid()));
 	CHECK_EQ(listener, 1);
 	as = accept(ls, NULL, NULL);
 	CHECK(as >= 0);
-	n = diag_cli_tcp_peer_holders(end_of(LO, cport), end_of(LO, sport), pids, 16, &listener);
+	n = diag_front_tcp_peer_holders(end_of(LO, cport), end_of(LO, sport), pids, 16, &listener);
 	CHECK_EQ(n, 1);
 	CHECK(has(pids, n, (uint32_t)getpid()));
 	CHECK_EQ(listener, 0);
 	/* the other way round: the server's socket waits for the client */
-	n = diag_cli_tcp_peer_holders(end_of(LO, sport), end_of(LO, cport), pids, 16, &listener);
+	n = diag_front_tcp_peer_holders(end_of(LO, sport), end_of(LO, cport), pids, 16, &listener);
 	CHECK_EQ(n, 1);
 	CHECK(has(pids, n, (uint32_t)child));
 	CHECK_EQ(listener, 0);
@@ -207,13 +207,13 @@ static void TEST_real_loopback_connection_listener_then_accepted_socket(void)
 					      .peer = end_of(LO, cport) };
 		struct argus_live_answer ans = { .sz = sizeof(ans) };
 
-		CHECK_EQ(diag_cli_live(NULL, &q, &ans), 0);
+		CHECK_EQ(diag_front_live(NULL, &q, &ans), 0);
 		CHECK_EQ(ans.source, ARGUS_LIVE_TCP_PEER);
 		CHECK_EQ(ans.n, 1);
 		CHECK_EQ(ans.pids[0], child);
 	}
 	/* not loopback: not looked up */
-	CHECK_EQ(diag_cli_tcp_peer_holders(end_of(0x0a000001, cport), end_of(LO, sport), pids, 16,
+	CHECK_EQ(diag_front_tcp_peer_holders(end_of(0x0a000001, cport), end_of(LO, sport), pids, 16,
 					   &listener), 0);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
@@ -227,14 +227,14 @@ static void TEST_stat_fields_after_a_comm_with_parentheses(void)
 	char st = 0;
 	long ppid = 0, pgrp = 0;
 
-	CHECK_EQ(diag_cli_parse_stat("1234 (a) b) c) S 1 1234 1234 0 -1 4194560", &st, &ppid, &pgrp), 0);
+	CHECK_EQ(diag_front_parse_stat("1234 (a) b) c) S 1 1234 1234 0 -1 4194560", &st, &ppid, &pgrp), 0);
 	CHECK_EQ(st, 'S');
 	CHECK_EQ(ppid, 1);
 	CHECK_EQ(pgrp, 1234);
-	CHECK_EQ(diag_cli_parse_stat("77 (sleep) T 70 77 70", &st, NULL, NULL), 0);
+	CHECK_EQ(diag_front_parse_stat("77 (sleep) T 70 77 70", &st, NULL, NULL), 0);
 	CHECK_EQ(st, 'T');
-	CHECK_EQ(diag_cli_parse_stat("77 sleep T 70", &st, NULL, NULL), -EINVAL);
-	CHECK_EQ(diag_cli_parse_stat(NULL, &st, NULL, NULL), -EINVAL);
+	CHECK_EQ(diag_front_parse_stat("77 sleep T 70", &st, NULL, NULL), -EINVAL);
+	CHECK_EQ(diag_front_parse_stat(NULL, &st, NULL, NULL), -EINVAL);
 }
 
 static pid_t sleeper(bool own_group)
@@ -261,26 +261,26 @@ static void TEST_children_for_wait4_pid_argument(void)
 		_exit(0);       /* a zombie: wait4 would not block on it */
 	CHECK(a > 0 && b > 0 && z > 0);
 	usleep(100000);         /* z has exited */
-	n = diag_cli_proc_children((uint32_t)getpid(), -1, pids, 16);
+	n = diag_front_proc_children((uint32_t)getpid(), -1, pids, 16);
 	CHECK_EQ(n, 2);
 	CHECK(has(pids, n, (uint32_t)a));
 	CHECK(has(pids, n, (uint32_t)b));
 	CHECK(!has(pids, n, (uint32_t)z));
-	CHECK_EQ(diag_cli_proc_children((uint32_t)getpid(), ARGUS_ASK_ANY_CHILD, pids, 16), 2);
+	CHECK_EQ(diag_front_proc_children((uint32_t)getpid(), ARGUS_ASK_ANY_CHILD, pids, 16), 2);
 	/* wait4(b): that one */
-	n = diag_cli_proc_children((uint32_t)getpid(), b, pids, 16);
+	n = diag_front_proc_children((uint32_t)getpid(), b, pids, 16);
 	CHECK_EQ(n, 1);
 	CHECK_EQ(pids[0], b);
 	/* wait4(0): our group's (a), wait4(-b): b's group's */
-	n = diag_cli_proc_children((uint32_t)getpid(), 0, pids, 16);
+	n = diag_front_proc_children((uint32_t)getpid(), 0, pids, 16);
 	CHECK_EQ(n, 1);
 	CHECK_EQ(pids[0], a);
-	n = diag_cli_proc_children((uint32_t)getpid(), -(int64_t)b, pids, 16);
+	n = diag_front_proc_children((uint32_t)getpid(), -(int64_t)b, pids, 16);
 	CHECK_EQ(n, 1);
 	CHECK_EQ(pids[0], b);
 	/* the zombie named: nobody to wait for; max bounds the answer */
-	CHECK_EQ(diag_cli_proc_children((uint32_t)getpid(), z, pids, 16), 0);
-	CHECK_EQ(diag_cli_proc_children((uint32_t)getpid(), -1, pids, 1), 1);
+	CHECK_EQ(diag_front_proc_children((uint32_t)getpid(), z, pids, 16), 0);
+	CHECK_EQ(diag_front_proc_children((uint32_t)getpid(), -1, pids, 1), 1);
 	/* through the live callback */
 	{
 		struct argus_live_query q = { .sz = sizeof(q), .ask = ARGUS_ASK_CHILDREN,
@@ -288,7 +288,7 @@ static void TEST_children_for_wait4_pid_argument(void)
 					      .arg = a };
 		struct argus_live_answer ans = { .sz = sizeof(ans) };
 
-		CHECK_EQ(diag_cli_live(NULL, &q, &ans), 0);
+		CHECK_EQ(diag_front_live(NULL, &q, &ans), 0);
 		CHECK_EQ(ans.source, ARGUS_LIVE_CHILDREN);
 		CHECK_EQ(ans.n, 1);
 		CHECK_EQ(ans.pids[0], a);
@@ -314,12 +314,12 @@ static void TEST_stopped_by_a_signal_and_in_our_own_ptrace_stop(void)
 	if (c <= 0)
 		return;
 	usleep(50000);
-	CHECK_EQ(diag_cli_proc_thread_state((uint32_t)c, (uint32_t)c, &stop, &tracer), 0);
+	CHECK_EQ(diag_front_proc_thread_state((uint32_t)c, (uint32_t)c, &stop, &tracer), 0);
 	CHECK_EQ(stop, ARGUS_LIVE_RUNNING);
 	CHECK_EQ(tracer, 0);
 	kill(c, SIGSTOP);
 	CHECK_EQ(waitpid(c, &st, WUNTRACED), c);
-	CHECK_EQ(diag_cli_proc_thread_state((uint32_t)c, (uint32_t)c, &stop, &tracer), 0);
+	CHECK_EQ(diag_front_proc_thread_state((uint32_t)c, (uint32_t)c, &stop, &tracer), 0);
 	CHECK_EQ(stop, ARGUS_LIVE_STOP_SIGNAL);
 	CHECK_EQ(tracer, 0);
 	kill(c, SIGCONT);
@@ -328,21 +328,21 @@ static void TEST_stopped_by_a_signal_and_in_our_own_ptrace_stop(void)
 	CHECK_EQ(ptrace(PTRACE_SEIZE, c, 0, 0), 0);
 	CHECK_EQ(ptrace(PTRACE_INTERRUPT, c, 0, 0), 0);
 	CHECK_EQ(waitpid(c, &st, 0), c);
-	CHECK_EQ(diag_cli_proc_thread_state((uint32_t)c, (uint32_t)c, &stop, &tracer), 0);
+	CHECK_EQ(diag_front_proc_thread_state((uint32_t)c, (uint32_t)c, &stop, &tracer), 0);
 	CHECK_EQ(stop, ARGUS_LIVE_STOP_PTRACE);
 	CHECK_EQ(tracer, getpid());
-	CHECK_EQ(diag_cli_live(NULL, &q, &ans), 0);
+	CHECK_EQ(diag_front_live(NULL, &q, &ans), 0);
 	CHECK_EQ(ans.stop, ARGUS_LIVE_STOP_PTRACE);
 	CHECK_EQ(ans.tracer, 0);
-	CHECK(diag_cli_pid_is_ours((uint32_t)getpid()));
-	CHECK(diag_cli_pid_is_ours((uint32_t)getppid()));
-	CHECK(diag_cli_pid_is_ours((uint32_t)c));
-	CHECK(!diag_cli_pid_is_ours(1));
-	CHECK(!diag_cli_pid_is_ours(0));
+	CHECK(diag_front_pid_is_ours((uint32_t)getpid()));
+	CHECK(diag_front_pid_is_ours((uint32_t)getppid()));
+	CHECK(diag_front_pid_is_ours((uint32_t)c));
+	CHECK(!diag_front_pid_is_ours(1));
+	CHECK(!diag_front_pid_is_ours(0));
 	ptrace(PTRACE_DETACH, c, 0, 0);
 	kill(c, SIGKILL);
 	waitpid(c, NULL, 0);
-	CHECK(diag_cli_proc_thread_state((uint32_t)c, (uint32_t)c, &stop, &tracer) < 0);
+	CHECK(diag_front_proc_thread_state((uint32_t)c, (uint32_t)c, &stop, &tracer) < 0);
 }
 
 /* ---- a PI futex: one thread holds it, another waits in the kernel ----- */
@@ -393,19 +393,19 @@ static void TEST_pi_futex_owner_is_the_tid_in_the_word_once_someone_waits(void)
 		usleep(5000);
 	CHECK_EQ(pi_word & 0x3fffffff, holder_tid);
 	/* held, nobody waiting yet: no waiters bit, no answer */
-	CHECK_EQ(diag_cli_pi_owner((uint32_t)getpid(), uaddr, &owner), -ENOENT);
+	CHECK_EQ(diag_front_pi_owner((uint32_t)getpid(), uaddr, &owner), -ENOENT);
 	CHECK_EQ(pthread_create(&w, NULL, pi_waiter, NULL), 0);
 	for (int i = 0; i < 200 && !(pi_word & FUTEX_WAITERS); i++)
 		usleep(5000);
-	CHECK_EQ(diag_cli_pi_owner((uint32_t)getpid(), uaddr, &owner), 0);
+	CHECK_EQ(diag_front_pi_owner((uint32_t)getpid(), uaddr, &owner), 0);
 	CHECK_EQ(owner, holder_tid);
 	/* the live callback: not a glibc mutex (no __owner), a PI futex */
-	CHECK_EQ(diag_cli_live(NULL, &q, &ans), 0);
+	CHECK_EQ(diag_front_live(NULL, &q, &ans), 0);
 	CHECK_EQ(ans.source, ARGUS_LIVE_PI_OWNER);
 	CHECK_EQ(ans.n, 1);
 	CHECK_EQ(ans.pids[0], holder_tid);
 	/* a plain mutex word (2: locked, contended) is no PI futex */
-	CHECK_EQ(diag_cli_pi_owner((uint32_t)getpid(), (uint64_t)(uintptr_t)&plain, &owner), -ENOENT);
+	CHECK_EQ(diag_front_pi_owner((uint32_t)getpid(), (uint64_t)(uintptr_t)&plain, &owner), -ENOENT);
 	CHECK_EQ(write(pi_hold[1], "x", 1), 1);
 	pthread_join(h, NULL);
 	pthread_join(w, NULL);
@@ -418,15 +418,15 @@ static void TEST_live_callback_refuses_short_structs_and_unknown_asks(void)
 	struct argus_live_query q = { .sz = sizeof(q), .ask = 99 };
 	struct argus_live_answer ans = { .sz = sizeof(ans) };
 
-	CHECK_EQ(diag_cli_live(NULL, &q, &ans), -EOPNOTSUPP);
+	CHECK_EQ(diag_front_live(NULL, &q, &ans), -EOPNOTSUPP);
 	q.ask = ARGUS_ASK_HOLDERS;
 	q.obj_kind = AE_OBJ_EVENTFD;
-	CHECK_EQ(diag_cli_live(NULL, &q, &ans), -ENOENT);
+	CHECK_EQ(diag_front_live(NULL, &q, &ans), -ENOENT);
 	q.sz = 8;
-	CHECK_EQ(diag_cli_live(NULL, &q, &ans), -EINVAL);
+	CHECK_EQ(diag_front_live(NULL, &q, &ans), -EINVAL);
 	q.sz = sizeof(q);
 	ans.sz = 8;
-	CHECK_EQ(diag_cli_live(NULL, &q, &ans), -EINVAL);
+	CHECK_EQ(diag_front_live(NULL, &q, &ans), -EINVAL);
 }
 
 /* ---- 2. the diagnosis with a mock live system ------------------------ */
@@ -852,7 +852,7 @@ static char *json_live(const struct argus_culprit *k)
 
 	if (!f)
 		return NULL;
-	diag_cli_fjson_live(f, k);
+	diag_front_fjson_live(f, k);
 	fclose(f);
 	return buf;
 }
@@ -891,7 +891,7 @@ static void TEST_json_live_shapes(void)
 	/* every source has a name and a place it reads */
 	for (unsigned s = ARGUS_LIVE_LOCKS; s < ARGUS_LIVE_SOURCE_MAX; s++) {
 		CHECK(argus_live_source_str(s) != NULL);
-		CHECK(diag_cli_live_where(s) != NULL);
+		CHECK(diag_front_live_where(s) != NULL);
 	}
 	CHECK(argus_live_source_str(ARGUS_LIVE_NONE) == NULL);
 	CHECK(argus_live_source_str(ARGUS_LIVE_SOURCE_MAX) == NULL);
@@ -904,8 +904,8 @@ static char *report_of(const char *path, bool json, struct live_mock *m)
 	char pid[16];
 	char *argv[] = { "diagnose", (char *)path, "--pid", pid, m ? "--live" : "--no-live",
 			 json ? "--json" : NULL, NULL };
-	struct diag_cli_opts o;
-	struct graph_cli_ctx c;
+	struct diag_front_opts o;
+	struct graph_open_ctx c;
 	struct diag_run run;
 	char *buf = NULL;
 	size_t len = 0;
@@ -913,20 +913,20 @@ static char *report_of(const char *path, bool json, struct live_mock *m)
 	int rc;
 
 	snprintf(pid, sizeof(pid), "%u", SH);
-	if (diag_cli_parse("diagnose", json ? 6 : 5, argv, &o, true))
+	if (diag_front_parse("diagnose", json ? 6 : 5, argv, &o, true))
 		return NULL;
 	o.live_fn = m ? mock_live : NULL;
 	o.live_ctx = m;
-	if (graph_cli_open(&c, "diagnose", &o.g))
+	if (graph_open_trace(&c, "diagnose", &o.g))
 		return NULL;
 	if (!(f = open_memstream(&buf, &len))) {
-		graph_cli_close(&c);
+		graph_open_close(&c);
 		return NULL;
 	}
 	rc = diag_run(&c, &o, NULL, 0, 0, f, &run);
 	fclose(f);
 	diag_run_free(&run);
-	graph_cli_close(&c);
+	graph_open_close(&c);
 	CHECK_EQ(rc, 0);
 	return buf;
 }

@@ -1,4 +1,4 @@
-/* test_proc_holders - diag_cli_proc_holders(), what `diagnose --live`
+/* test_proc_holders - diag_front_proc_holders(), what `diagnose --live`
  * asks /proc/PID/fd: which processes hold a pipe or a unix socket open
  * now.  Real processes and real descriptors: a child keeps one end of a
  * pipe and of a socketpair and waits; the parent keeps the other ends.
@@ -15,7 +15,7 @@
 
 #include "argus_events.h"
 #include "check.h"
-#include "diag_cli.h"
+#include "diag_front.h"
 
 static uint64_t inode_of(int fd)
 {
@@ -65,46 +65,46 @@ static void test_holders_of_a_pipe_and_of_each_socket_end(void)
 	close(ready[1]);
 	CHECK_EQ(read(ready[0], &c, 1), 1);
 
-	n = diag_cli_proc_holders(NULL, AE_OBJ_PIPE, pipe_ino, pids, 64);
+	n = diag_front_proc_holders(NULL, AE_OBJ_PIPE, pipe_ino, pids, 64);
 	CHECK(has(pids, n, getpid()));
 	CHECK(has(pids, n, child));
 	CHECK_EQ(n, 2);         /* nobody else has this pipe */
 
 	/* each socket end is its own inode: the child holds only the other */
-	n = diag_cli_proc_holders(NULL, AE_OBJ_UNIX, theirs, pids, 64);
+	n = diag_front_proc_holders(NULL, AE_OBJ_UNIX, theirs, pids, 64);
 	CHECK_EQ(n, 1);
 	CHECK(has(pids, n, child));
-	n = diag_cli_proc_holders(NULL, AE_OBJ_UNIX, mine, pids, 64);
+	n = diag_front_proc_holders(NULL, AE_OBJ_UNIX, mine, pids, 64);
 	CHECK_EQ(n, 1);
 	CHECK(has(pids, n, getpid()));
 
-	/* one process's fd on it (the link text diag_cli_fd_link makes) */
+	/* one process's fd on it (the link text diag_front_fd_link makes) */
 	{
 		uint32_t me = (uint32_t)getpid();
 		char link[DIAG_FD_LINK_LEN];
 
-		CHECK_EQ(diag_cli_fd_of(me, diag_cli_fd_link(AE_OBJ_UNIX, mine, link, sizeof(link))),
+		CHECK_EQ(diag_front_fd_of(me, diag_front_fd_link(AE_OBJ_UNIX, mine, link, sizeof(link))),
 			 sv[0]);
 		CHECK(!strncmp(link, "socket:[", 8));
-		CHECK_EQ(diag_cli_fd_of(me, diag_cli_fd_link(AE_OBJ_PIPE, pipe_ino, link, sizeof(link))),
+		CHECK_EQ(diag_front_fd_of(me, diag_front_fd_link(AE_OBJ_PIPE, pipe_ino, link, sizeof(link))),
 			 pfd[1]);
 		CHECK(!strncmp(link, "pipe:[", 6));
-		CHECK_EQ(diag_cli_fd_of(me, diag_cli_fd_link(AE_OBJ_UNIX, theirs, link, sizeof(link))),
+		CHECK_EQ(diag_front_fd_of(me, diag_front_fd_link(AE_OBJ_UNIX, theirs, link, sizeof(link))),
 			 -1);
 	}
 
 	/* max bounds the answer */
-	CHECK_EQ(diag_cli_proc_holders(NULL, AE_OBJ_PIPE, pipe_ino, pids, 1), 1);
+	CHECK_EQ(diag_front_proc_holders(NULL, AE_OBJ_PIPE, pipe_ino, pids, 1), 1);
 	/* a pipe's inode asked as a socket, and kinds it does not look up */
-	CHECK_EQ(diag_cli_proc_holders(NULL, AE_OBJ_UNIX, pipe_ino, pids, 64), 0);
-	CHECK_EQ(diag_cli_proc_holders(NULL, AE_OBJ_TCP, mine, pids, 64), 0);
+	CHECK_EQ(diag_front_proc_holders(NULL, AE_OBJ_UNIX, pipe_ino, pids, 64), 0);
+	CHECK_EQ(diag_front_proc_holders(NULL, AE_OBJ_TCP, mine, pids, 64), 0);
 
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	/* gone with the child: only the parent's end is left */
-	n = diag_cli_proc_holders(NULL, AE_OBJ_UNIX, theirs, pids, 64);
+	n = diag_front_proc_holders(NULL, AE_OBJ_UNIX, theirs, pids, 64);
 	CHECK_EQ(n, 0);
-	n = diag_cli_proc_holders(NULL, AE_OBJ_PIPE, pipe_ino, pids, 64);
+	n = diag_front_proc_holders(NULL, AE_OBJ_PIPE, pipe_ino, pids, 64);
 	CHECK_EQ(n, 1);
 	CHECK(has(pids, n, getpid()));
 	close(pfd[1]);

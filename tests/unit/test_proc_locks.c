@@ -1,8 +1,8 @@
 /* test_proc_locks - what a live diagnosis asks the running system about
  * locks (cli/proc_locks.c): which processes hold a file lock now
- * (diag_cli_proc_lock_holders: /proc/locks, and /proc/PID/fdinfo for OFD
+ * (diag_front_proc_lock_holders: /proc/locks, and /proc/PID/fdinfo for OFD
  * locks and inherited ones), and which thread owns a glibc mutex
- * (diag_cli_mutex_owner: /proc/PID/mem).  Real child processes take real
+ * (diag_front_mutex_owner: /proc/PID/mem).  Real child processes take real
  * flock, POSIX and OFD locks and block on them; a child's threads hold
  * and wait on a real pthread mutex.  Every child is killed and reaped by
  * pid. */
@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "diag_cli.h"
+#include "diag_front.h"
 
 static char dir[64];
 
@@ -150,7 +150,7 @@ static void TEST_flock_holder_is_named_and_its_blocked_waiter_is_not(void)
 	CHECK(waiter > 0);
 	CHECK(wait_queued(waiter));
 
-	n = diag_cli_proc_lock_holders(NULL, obj_of(fd), pids, 16);
+	n = diag_front_proc_lock_holders(NULL, obj_of(fd), pids, 16);
 	CHECK_EQ(n, 1);
 	CHECK(has(pids, n, holder));
 	CHECK(!has(pids, n, waiter));
@@ -158,7 +158,7 @@ static void TEST_flock_holder_is_named_and_its_blocked_waiter_is_not(void)
 	{
 		bool unresolved = true;
 
-		n = diag_cli_lock_holders_quick(obj_of(fd), pids, 16, &unresolved);
+		n = diag_front_lock_holders_quick(obj_of(fd), pids, 16, &unresolved);
 		CHECK_EQ(n, 1);
 		CHECK(has(pids, n, holder));
 		CHECK(!unresolved);
@@ -167,7 +167,7 @@ static void TEST_flock_holder_is_named_and_its_blocked_waiter_is_not(void)
 	reap(holder);
 	/* a flock belongs to the open file description, and we share the
 	 * holder's (it inherited fd): the lock lives on, held by us now */
-	n = diag_cli_proc_lock_holders(NULL, obj_of(fd), pids, 16);
+	n = diag_front_proc_lock_holders(NULL, obj_of(fd), pids, 16);
 	CHECK_EQ(n, 1);
 	CHECK(has(pids, n, getpid()));
 	/* gone with the last descriptor */
@@ -175,7 +175,7 @@ static void TEST_flock_holder_is_named_and_its_blocked_waiter_is_not(void)
 		uint64_t obj = obj_of(fd);
 
 		close(fd);
-		CHECK_EQ(diag_cli_proc_lock_holders(NULL, obj, pids, 16), 0);
+		CHECK_EQ(diag_front_proc_lock_holders(NULL, obj, pids, 16), 0);
 	}
 	close(fd2);
 	close(pr[0]);
@@ -192,11 +192,11 @@ static void TEST_posix_range_lock_holder_is_named(void)
 	CHECK_EQ(pipe(pr), 0);
 	holder = locker(fd, posix_wr, pr[1], pr[0]);
 	CHECK_EQ(wait_ready(pr[0]), 'r');
-	n = diag_cli_proc_lock_holders(NULL, obj_of(fd), pids, 16);
+	n = diag_front_proc_lock_holders(NULL, obj_of(fd), pids, 16);
 	CHECK_EQ(n, 1);
 	CHECK(has(pids, n, holder));
 	/* a file nobody locked */
-	CHECK_EQ(diag_cli_proc_lock_holders(NULL, obj_of(other), pids, 16), 0);
+	CHECK_EQ(diag_front_proc_lock_holders(NULL, obj_of(other), pids, 16), 0);
 	reap(holder);
 	close(fd);
 	close(other);
@@ -226,14 +226,14 @@ static void TEST_ofd_lock_holder_is_found_through_fdinfo(void)
 		_exit(0);
 	}
 	CHECK_EQ(wait_ready(pr[0]), 'r');
-	n = diag_cli_proc_lock_holders(NULL, obj_of(fd), pids, 16);
+	n = diag_front_proc_lock_holders(NULL, obj_of(fd), pids, 16);
 	CHECK_EQ(n, 1);
 	CHECK(has(pids, n, holder));
 	/* /proc/locks alone: no holder named, one only fdinfo finds */
 	{
 		bool unresolved = false;
 
-		CHECK_EQ(diag_cli_lock_holders_quick(obj_of(fd), pids, 16, &unresolved), 0);
+		CHECK_EQ(diag_front_lock_holders_quick(obj_of(fd), pids, 16, &unresolved), 0);
 		CHECK(unresolved);
 	}
 	reap(holder);
@@ -279,7 +279,7 @@ static void TEST_inherited_flock_is_held_by_the_child_after_the_taker_exits(void
 	}
 	CHECK(heir > 0);
 	waitpid(taker, NULL, 0);
-	n = diag_cli_proc_lock_holders(NULL, obj_of(fd), pids, 16);
+	n = diag_front_proc_lock_holders(NULL, obj_of(fd), pids, 16);
 	CHECK_EQ(n, 1);
 	CHECK(has(pids, n, heir));
 	CHECK(!has(pids, n, taker));
@@ -375,24 +375,24 @@ static void TEST_mutex_owner_is_the_locking_thread_and_other_words_are_no_mutex(
 	CHECK(wait_in_syscall(child, blocked, SYS_futex));
 
 	/* the child's copy of `held` is at the same address as ours (fork) */
-	CHECK_EQ(diag_cli_mutex_owner(child, (uint64_t)(uintptr_t)&held, &tid), 0);
+	CHECK_EQ(diag_front_mutex_owner(child, (uint64_t)(uintptr_t)&held, &tid), 0);
 	CHECK_EQ(tid, owner);
 	CHECK(tid != (uint32_t)blocked);
 	/* a process, and a thread of it that leads no thread group */
-	CHECK(diag_cli_pid_alive(child));
-	CHECK(!diag_cli_pid_alive(owner));
-	CHECK(!diag_cli_pid_alive(0));
-	CHECK(!diag_cli_pid_alive(-1));
+	CHECK(diag_front_pid_alive(child));
+	CHECK(!diag_front_pid_alive(owner));
+	CHECK(!diag_front_pid_alive(0));
+	CHECK(!diag_front_pid_alive(-1));
 	/* not held: no owner */
-	CHECK_EQ(diag_cli_mutex_owner(child, (uint64_t)(uintptr_t)&unlocked, &tid), -ENOENT);
+	CHECK_EQ(diag_front_mutex_owner(child, (uint64_t)(uintptr_t)&unlocked, &tid), -ENOENT);
 	/* a condition variable a thread waits on is no mutex */
-	CHECK_EQ(diag_cli_mutex_owner(child, (uint64_t)(uintptr_t)&cv, &tid), -ENOENT);
+	CHECK_EQ(diag_front_mutex_owner(child, (uint64_t)(uintptr_t)&cv, &tid), -ENOENT);
 	/* unmapped memory */
-	CHECK_EQ(diag_cli_mutex_owner(child, 0x1000, &tid), -EFAULT);
+	CHECK_EQ(diag_front_mutex_owner(child, 0x1000, &tid), -EFAULT);
 	reap(child);
 	/* a process that is gone */
-	CHECK(diag_cli_mutex_owner(child, (uint64_t)(uintptr_t)&held, &tid) < 0);
-	CHECK(!diag_cli_pid_alive(child));
+	CHECK(diag_front_mutex_owner(child, (uint64_t)(uintptr_t)&held, &tid) < 0);
+	CHECK(!diag_front_pid_alive(child));
 	close(pr[0]);
 	close(pr[1]);
 }

@@ -23,7 +23,7 @@
 
 #include "argus_events.h"
 #include "check.h"
-#include "cli.h"
+#include "msg.h"
 #include "until_end.h"
 #include "wake_watch.h"
 
@@ -209,7 +209,7 @@ static void test_parse(void)
 	uint64_t ns = 0;
 	FILE *quiet = fopen("/dev/null", "w");
 
-	cli_set_err(quiet);             /* the usage errors */
+	msg_set_err(quiet);             /* the usage errors */
 	CHECK_EQ(until_end_parse("diagnose", "--until-end", &ns), 1);
 	CHECK_EQ(ns, (uint64_t)UNTIL_END_DEFAULT_S * 1000000000ull);
 	CHECK_EQ(until_end_parse("diagnose", "--until-end=20", &ns), 1);
@@ -221,7 +221,7 @@ static void test_parse(void)
 	CHECK_EQ(until_end_parse("diagnose", "--until-end=0", &ns), -1);
 	CHECK_EQ(until_end_parse("diagnose", "--until-end=-3", &ns), -1);
 	CHECK_EQ(until_end_parse("diagnose", "--until-end=9s", &ns), -1);
-	cli_set_err(NULL);
+	msg_set_err(NULL);
 	if (quiet)
 		fclose(quiet);
 }

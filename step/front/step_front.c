@@ -1,4 +1,4 @@
-/* step_cli.c - helpers of the step commands (step_cli.h). */
+/* step_front.c - helpers of the step commands (step_front.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -7,17 +7,17 @@
 #include <string.h>
 
 #include "argus_graph.h"
-#include "cli.h"
-#include "step_cli.h"
+#include "msg.h"
+#include "step_front.h"
 
-volatile int step_cli_interrupted;
+volatile int step_front_interrupted;
 
 static void on_signal(int sig)
 {
-	step_cli_interrupted = sig;
+	step_front_interrupted = sig;
 }
 
-void step_cli_catch_signals(void)
+void step_front_catch_signals(void)
 {
 	struct sigaction sa;
 
@@ -27,26 +27,26 @@ void step_cli_catch_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-int step_cli_u32(const char *cmd, const char *opt, const char *val, uint32_t *out)
+int step_front_u32(const char *cmd, const char *opt, const char *val, uint32_t *out)
 {
 	char *end;
 	unsigned long v;
 
 	if (!val) {
-		cli_usage_error(cmd, "%s needs a value", opt);
+		msg_usage_error(cmd, "%s needs a value", opt);
 		return -1;
 	}
 	errno = 0;
 	v = strtoul(val, &end, 10);
 	if (errno || end == val || *end || v == 0 || v > UINT32_MAX || val[0] == '-') {
-		cli_usage_error(cmd, "%s %s: expected a positive number", opt, cli_tstr(val));
+		msg_usage_error(cmd, "%s %s: expected a positive number", opt, msg_tstr(val));
 		return -1;
 	}
 	*out = (uint32_t)v;
 	return 0;
 }
 
-struct argus_stepper *step_cli_open(const char *cmd, uint32_t pid, uint32_t tid,
+struct argus_stepper *step_front_open(const char *cmd, uint32_t pid, uint32_t tid,
 				    uint32_t syscall_timeout_ms)
 {
 	struct argus_step_opts o = { .sz = sizeof(o), .syscall_timeout_ms = syscall_timeout_ms };
@@ -57,45 +57,45 @@ struct argus_stepper *step_cli_open(const char *cmd, uint32_t pid, uint32_t tid,
 	switch (errno) {
 	case ESRCH:
 		if (tid && tid != pid)
-			cli_error(cmd, "no thread %u in process %u (is the process running? see ls /proc/%u/task)",
+			msg_error(cmd, "no thread %u in process %u (is the process running? see ls /proc/%u/task)",
 				  tid, pid, pid);
 		else
-			cli_error(cmd, "no process %u (it exited, or the pid is wrong)", pid);
+			msg_error(cmd, "no process %u (it exited, or the pid is wrong)", pid);
 		break;
 	case EPERM:
-		cli_error(cmd, "not allowed to trace %u: run as root (or as its user with"
+		msg_error(cmd, "not allowed to trace %u: run as root (or as its user with"
 			  " kernel.yama.ptrace_scope=0)", tid ? tid : pid);
 		break;
 	case EBUSY:
-		cli_error(cmd, "thread %u is already traced by another debugger (lldb, gdb, strace):"
+		msg_error(cmd, "thread %u is already traced by another debugger (lldb, gdb, strace):"
 			  " detach it first, or use the argus commands inside lldb", tid ? tid : pid);
 		break;
 	default:
-		cli_error(cmd, "cannot attach to thread %u of %u: %s", tid ? tid : pid, pid,
+		msg_error(cmd, "cannot attach to thread %u of %u: %s", tid ? tid : pid, pid,
 			  strerror(errno));
 		break;
 	}
 	return NULL;
 }
 
-const char *step_cli_where(const struct argus_step_rec *r, const struct argus_step_insn *in,
+const char *step_front_where(const struct argus_step_rec *r, const struct argus_step_insn *in,
 			   char *buf, size_t len)
 {
 	const char *name = argus_step_rec__string(r, in->sym);
 
 	if (name)
-		snprintf(buf, len, "%s+0x%" PRIx64, cli_tstr(name), in->sym_off);
+		snprintf(buf, len, "%s+0x%" PRIx64, msg_tstr(name), in->sym_off);
 	else
 		snprintf(buf, len, "0x%" PRIx64, in->addr);
 	return buf;
 }
 
-void step_cli_print_insn(const struct argus_step_rec *r, size_t i)
+void step_front_print_insn(const struct argus_step_rec *r, size_t i)
 {
 	const struct argus_step_insn *in = argus_step_rec__insn(r, i);
 	char where[300];
 
-	printf("%6zu  0x%012" PRIx64 "  %-32s %-40s", i, in->addr, step_cli_where(r, in, where, sizeof(where)),
+	printf("%6zu  0x%012" PRIx64 "  %-32s %-40s", i, in->addr, step_front_where(r, in, where, sizeof(where)),
 	       in->text);
 	for (unsigned k = 0; k < in->nregs; k++)
 		printf(" %s=0x%" PRIx64, argus_step_reg__name(in->reg[k]), in->val[k]);
@@ -122,7 +122,7 @@ void step_cli_print_insn(const struct argus_step_rec *r, size_t i)
 	putchar('\n');
 }
 
-void step_cli_json_insn(const struct argus_step_rec *r, size_t i)
+void step_front_json_insn(const struct argus_step_rec *r, size_t i)
 {
 	const struct argus_step_insn *in = argus_step_rec__insn(r, i);
 	const char *name = argus_step_rec__string(r, in->sym);
@@ -162,7 +162,7 @@ void step_cli_json_insn(const struct argus_step_rec *r, size_t i)
 	printf("}");
 }
 
-void step_cli_json_input(const struct argus_step_input *in)
+void step_front_json_input(const struct argus_step_input *in)
 {
 	if (in->is_mem)
 		printf("{\"kind\":\"mem\",\"addr\":%" PRIu64 ",\"size\":%u,\"value\":%" PRIu64
@@ -173,7 +173,7 @@ void step_cli_json_input(const struct argus_step_input *in)
 		       argus_step_reg__name(in->reg), in->value, in->at);
 }
 
-void step_cli_json_loop(const struct argus_step_loop *l)
+void step_front_json_loop(const struct argus_step_loop *l)
 {
 	printf("{\"head\":%" PRIu64 ",\"latch\":%" PRIu64 ",\"body_lo\":%" PRIu64 ",\"body_hi\":%" PRIu64
 	       ",\"iterations\":%u,\"insns_per_iteration\":%u}", l->head, l->latch, l->body_lo,

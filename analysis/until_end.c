@@ -11,7 +11,8 @@
 
 #include "argus_diag.h"
 #include "argus_events.h"
-#include "cli.h"
+#include "ctl_client.h"
+#include "msg.h"
 #include "collector.h"
 #include "diag_run.h"
 #include "progress.h"
@@ -94,7 +95,7 @@ int until_end_parse(const char *cmd, const char *arg, uint64_t *ns)
 	errno = 0;
 	s = strtod(v, &end);
 	if (!*v || *end || errno || !(s > 0) || s > UNTIL_END_MAX_S) {
-		cli_usage_error(cmd, "--until-end=%s: not a number of seconds (above 0, at most %d;"
+		msg_usage_error(cmd, "--until-end=%s: not a number of seconds (above 0, at most %d;"
 				" --until-end alone waits %d s)", v, UNTIL_END_MAX_S, UNTIL_END_DEFAULT_S);
 		return -1;
 	}
@@ -115,7 +116,7 @@ int until_end_begin(const char *cmd, struct until_end *ue, uint64_t timeout_ns)
 
 		snprintf(ue->first, sizeof(ue->first), "%s", ue->dir);
 		ue->dir[0] = 0;
-		return cli_error(cmd, "cannot make a private temp dir like %s: %s", ue->first, strerror(e));
+		return msg_error(cmd, "cannot make a private temp dir like %s: %s", ue->first, strerror(e));
 	}
 	snprintf(ue->first, sizeof(ue->first), "%s/first.argus", ue->dir);
 	snprintf(ue->check, sizeof(ue->check), "%s/check.argus", ue->dir);
@@ -126,7 +127,7 @@ int until_end_begin(const char *cmd, struct until_end *ue, uint64_t timeout_ns)
 void until_end_cleanup(struct until_end *ue)
 {
 	if (ue->have_kept)
-		graph_cli_close(&ue->kept);
+		graph_open_close(&ue->kept);
 	ue->have_kept = false;
 	if (!ue->dir[0])
 		return;
@@ -139,7 +140,7 @@ void until_end_cleanup(struct until_end *ue)
 
 int until_end_snapshot(const char *cmd, struct until_end *ue, const char *out)
 {
-	int rc = cli_ring_save(cmd, out, 0, FIRST_LAST_NS, &ue->from_ts, false);
+	int rc = ctl_ring_save(cmd, out, 0, FIRST_LAST_NS, &ue->from_ts, false);
 
 	/* the whole ring (it began less than FIRST_LAST_NS after boot):
 	 * from 1, and every later snapshot from there too */
@@ -199,17 +200,17 @@ static char thread_state(uint32_t pid, uint32_t tid)
 {
 	char st;
 
-	return diag_cli_task_state(pid, tid, &st) ? 0 : st;
+	return diag_front_task_state(pid, tid, &st) ? 0 : st;
 }
 
 /* A fresh snapshot: is the hang (the one containing ue->at_ns) still
  * ongoing?  1 ended, 0 not, or the exit code (> 1 is not used: 1 is an
  * error too) as -rc after an error line. */
-static int confirm(const char *cmd, struct diag_cli_opts *o, struct until_end *ue)
+static int confirm(const char *cmd, struct diag_front_opts *o, struct until_end *ue)
 {
 	struct argus_error err = { 0 };
 	struct argus_graph_opts go = { .sz = sizeof(go) };
-	struct argus_hang_opts ho = diag_cli_hang_opts(o, ARGUS_HANGS_THREAD);
+	struct argus_hang_opts ho = diag_front_hang_opts(o, ARGUS_HANGS_THREAD);
 	struct argus_schema *schema = NULL;
 	struct argus_trace *t;
 	struct argus_graph *g;
@@ -220,17 +221,17 @@ static int confirm(const char *cmd, struct diag_cli_opts *o, struct until_end *u
 		return -rc;
 	ue->checks++;
 	if (!(t = argus_trace__open(ue->check, &err)))
-		return -cli_error(cmd, "%s: %s", ue->check, err.msg);
+		return -msg_error(cmd, "%s: %s", ue->check, err.msg);
 	if (o->g.schema_path && !(schema = argus_schema__load(o->g.schema_path, &err))) {
 		argus_trace__close(t);
-		return -cli_error(cmd, "%s: %s", o->g.schema_path, err.msg);
+		return -msg_error(cmd, "%s: %s", o->g.schema_path, err.msg);
 	}
 	go.schema = schema;
 	go.no_split = o->g.no_split;
 	if (!(g = argus_graph__build(t, &go, &err))) {
 		argus_schema__free(schema);
 		argus_trace__close(t);
-		return -cli_error(cmd, "%s: %s", ue->check, err.msg);
+		return -msg_error(cmd, "%s: %s", ue->check, err.msg);
 	}
 	/* every hang from the chosen one's length: an ongoing one was taken
 	 * from ARGUS_LIVE_ONGOING_NS */
@@ -242,7 +243,7 @@ static int confirm(const char *cmd, struct diag_cli_opts *o, struct until_end *u
 	rc = !rc && !h.ongoing;
 	if (rc && !ue->have_kept) {
 		/* this snapshot has the end: it is the second one, graph built */
-		ue->kept = (struct graph_cli_ctx){ .t = t, .schema = schema, .g = g };
+		ue->kept = (struct graph_open_ctx){ .t = t, .schema = schema, .g = g };
 		ue->have_kept = true;
 		return rc;
 	}
@@ -252,7 +253,7 @@ static int confirm(const char *cmd, struct diag_cli_opts *o, struct until_end *u
 	return rc;
 }
 
-bool until_end_take_graph(struct until_end *ue, struct graph_cli_ctx *c)
+bool until_end_take_graph(struct until_end *ue, struct graph_open_ctx *c)
 {
 	if (!ue->have_kept)
 		return false;
@@ -263,7 +264,7 @@ bool until_end_take_graph(struct until_end *ue, struct graph_cli_ctx *c)
 }
 
 struct ticker {
-	struct cli_progress p;
+	struct progress p;
 	char what[96];
 };
 
@@ -271,11 +272,11 @@ static int tick(struct ticker *tk, uint64_t waited, uint64_t timeout)
 {
 	if (host_tick)
 		return host_tick(host_tick_ctx, waited, timeout, tk->what);
-	cli_progress_cb(&tk->p, waited / 1000000000ull, timeout / 1000000000ull);
+	progress_cb(&tk->p, waited / 1000000000ull, timeout / 1000000000ull);
 	return 0;
 }
 
-int until_end_wait(const char *cmd, struct graph_cli_ctx *c, struct diag_cli_opts *o,
+int until_end_wait(const char *cmd, struct graph_open_ctx *c, struct diag_front_opts *o,
 		   struct until_end *ue)
 {
 	struct diag_run scratch;
@@ -318,11 +319,11 @@ int until_end_wait(const char *cmd, struct graph_cli_ctx *c, struct diag_cli_opt
 	/* wait */
 	snprintf(tk.what, sizeof(tk.what), "waiting for the hang of %u/%u to end", ue->wait.pid,
 		 ue->wait.tid);
-	cli_progress_begin(&tk.p, tk.what, "s");
+	progress_begin(&tk.p, tk.what, "s");
 	catch_sigint();
 	t0 = last_confirm = argus_now_ns();
 	/* /proc/PID/task/TID/syscall changes when the wait returns */
-	diag_cli_task_syscall_line(ue->wait.pid, ue->wait.tid, seen, sizeof(seen));
+	diag_front_task_syscall_line(ue->wait.pid, ue->wait.tid, seen, sizeof(seen));
 	for (;;) {
 		uint64_t now = argus_now_ns();
 		char st;
@@ -362,7 +363,7 @@ int until_end_wait(const char *cmd, struct graph_cli_ctx *c, struct diag_cli_opt
 		} else {
 			bool changed;
 
-			diag_cli_task_syscall_line(ue->wait.pid, ue->wait.tid, line, sizeof(line));
+			diag_front_task_syscall_line(ue->wait.pid, ue->wait.tid, line, sizeof(line));
 			changed = strcmp(line, seen) != 0;
 			if (changed)
 				change_until = now + CONFIRM_AFTER_CHANGE_NS;
@@ -399,7 +400,7 @@ int until_end_wait(const char *cmd, struct graph_cli_ctx *c, struct diag_cli_opt
 		sleep_ns(SETTLE_NS);
 out:
 	release_sigint();
-	cli_progress_end(&tk.p);
+	progress_end(&tk.p);
 	if (host_tick)
 		host_tick(host_tick_ctx, UINT64_MAX, ue->timeout_ns, tk.what);   /* done: erase */
 	wake_watch__free(ww);
@@ -408,13 +409,13 @@ out:
 
 /* ---- after: who ended it, on the second snapshot ----------------------- */
 
-static const char *comm_of(struct graph_cli_ctx *c, uint32_t tid, char *buf, size_t len)
+static const char *comm_of(struct graph_open_ctx *c, uint32_t tid, char *buf, size_t len)
 {
 	char path[64];
 	FILE *f;
 
 	if (argus_graph__thread_by_tid(c->g, tid) != ARGUS_NONE)
-		return diag_cli_comm_raw(c, tid);
+		return diag_front_comm_raw(c, tid);
 	snprintf(path, sizeof(path), "/proc/%u/comm", tid);
 	buf[0] = 0;
 	if ((f = fopen(path, "re"))) {
@@ -425,7 +426,7 @@ static const char *comm_of(struct graph_cli_ctx *c, uint32_t tid, char *buf, siz
 	return buf[0] ? buf : "?";
 }
 
-static void set_by(struct graph_cli_ctx *c, struct until_end *ue, uint32_t pid, uint32_t tid,
+static void set_by(struct graph_open_ctx *c, struct until_end *ue, uint32_t pid, uint32_t tid,
 		   uint64_t ts, const char *how)
 {
 	char b[32];
@@ -445,7 +446,7 @@ static bool write_call(int nr)
 
 /* The first write to the waiter's pipe or socket after its wait began,
  * by another thread: what made it readable. */
-static void by_writer(struct graph_cli_ctx *c, struct until_end *ue)
+static void by_writer(struct graph_open_ctx *c, struct until_end *ue)
 {
 	const struct argus_graph *g = c->g;
 	uint64_t best = UINT64_MAX;
@@ -501,7 +502,7 @@ static void by_writer(struct graph_cli_ctx *c, struct until_end *ue)
 /* The holder of the lock the waiter wants, from the trace's lock records
  * (who acquired a conflicting lock and had not released it when the wait
  * began), else the holders /proc/locks listed when the watch began. */
-static void by_lock_holder(struct graph_cli_ctx *c, struct until_end *ue)
+static void by_lock_holder(struct graph_open_ctx *c, struct until_end *ue)
 {
 	struct argus_lock_op *ops = NULL, h;
 	uint32_t n = 0;
@@ -531,7 +532,7 @@ static void by_lock_holder(struct graph_cli_ctx *c, struct until_end *ue)
 /* Another thread of the process that called futex() on the word after the
  * wait began without sleeping on it: a FUTEX_WAKE, most likely (the
  * graph keeps a call's first argument only). */
-static void by_futex_waker(struct graph_cli_ctx *c, struct until_end *ue)
+static void by_futex_waker(struct graph_open_ctx *c, struct until_end *ue)
 {
 	const struct argus_graph *g = c->g;
 
@@ -562,7 +563,7 @@ static void by_futex_waker(struct graph_cli_ctx *c, struct until_end *ue)
 }
 
 /* A thread that runs: the edge that woke it at the end of the wait. */
-static void by_waker_edge(struct graph_cli_ctx *c, struct until_end *ue)
+static void by_waker_edge(struct graph_open_ctx *c, struct until_end *ue)
 {
 	uint32_t s = argus_graph__segment_at(c->g, ue->wait.tid, ue->wait.wait_start);
 	struct diag_resume r;
@@ -570,7 +571,7 @@ static void by_waker_edge(struct graph_cli_ctx *c, struct until_end *ue)
 
 	if (s == ARGUS_NONE)
 		return;
-	diag_cli_resume(c, s, &r);
+	diag_front_resume(c, s, &r);
 	if (r.edge == ARGUS_NONE)
 		return;
 	const struct argus_edge *e = argus_graph__edge(c->g, r.edge);
@@ -583,9 +584,9 @@ static void by_waker_edge(struct graph_cli_ctx *c, struct until_end *ue)
 	set_by(c, ue, t->pid, t->tid, e->src_ts, how);
 }
 
-void until_end_annotate(struct graph_cli_ctx *c, struct diag_cli_opts *o, struct until_end *ue)
+void until_end_annotate(struct graph_open_ctx *c, struct diag_front_opts *o, struct until_end *ue)
 {
-	struct argus_hang_opts ho = diag_cli_hang_opts(o, ARGUS_HANGS_THREAD);
+	struct argus_hang_opts ho = diag_front_hang_opts(o, ARGUS_HANGS_THREAD);
 	struct argus_hang h;
 
 	if (ue->ongoing && ue->ended && !ue->stopped) {
@@ -624,7 +625,7 @@ static double secs(uint64_t ns)
 	return (double)ns / 1e9;
 }
 
-void until_end_fprint(FILE *f, struct graph_cli_ctx *c, const struct until_end *ue)
+void until_end_fprint(FILE *f, struct graph_open_ctx *c, const struct until_end *ue)
 {
 	if (!ue->ongoing) {
 		fprintf(f, "until-end the hang had already ended at the first snapshot: nothing to wait for;"
@@ -634,14 +635,14 @@ void until_end_fprint(FILE *f, struct graph_cli_ctx *c, const struct until_end *
 	if (ue->ended && ue->stopped) {
 		fprintf(f, "until-end the thread is stopped (a debugger holds it), so its wait cannot return;"
 			" what would have woken it came %.1f s after argus began waiting: %s\n",
-			secs(ue->waited_ns), cli_tstr(ue->event));
+			secs(ue->waited_ns), msg_tstr(ue->event));
 		fprintf(f, "          watched: %s; the report below is of the wait up to now (%.6f s)\n",
-			cli_tstr(ue->watched), ue->end_ns ? diag_cli_rel_s(c, ue->end_ns) : 0.0);
+			msg_tstr(ue->watched), ue->end_ns ? diag_front_rel_s(c, ue->end_ns) : 0.0);
 	} else if (ue->ended) {
 		fprintf(f, "until-end the hang ended %.1f s after argus began waiting (%s", secs(ue->waited_ns),
-			cli_tstr(ue->event));
+			msg_tstr(ue->event));
 		if (ue->end_ns)
-			fprintf(f, "; it ended at %.6f s", diag_cli_rel_s(c, ue->end_ns));
+			fprintf(f, "; it ended at %.6f s", diag_front_rel_s(c, ue->end_ns));
 		fprintf(f, "): diagnosed with its real wake-up\n");
 	} else {
 		fprintf(f, "until-end %s after %.1f s and the hang is still going: diagnosed with what is known"
@@ -649,17 +650,17 @@ void until_end_fprint(FILE *f, struct graph_cli_ctx *c, const struct until_end *
 			secs(ue->waited_ns));
 		if (ue->stopped)
 			fprintf(f, "          the thread is stopped (a debugger); watched: %s\n",
-				cli_tstr(ue->watched));
+				msg_tstr(ue->watched));
 	}
 	if (ue->by.tid)
-		fprintf(f, "          by %s %u/%u: %s\n", cli_tstr(ue->by.comm), ue->by.pid, ue->by.tid,
-			cli_tstr(ue->by.how));
+		fprintf(f, "          by %s %u/%u: %s\n", msg_tstr(ue->by.comm), ue->by.pid, ue->by.tid,
+			msg_tstr(ue->by.how));
 }
 
 static void json_str_or_null(FILE *f, const char *s)
 {
 	if (s && *s)
-		diag_cli_fjson_str(f, s);
+		diag_front_fjson_str(f, s);
 	else
 		fprintf(f, "null");
 }
@@ -682,9 +683,9 @@ void until_end_fjson(FILE *f, const struct until_end *ue)
 	fprintf(f, ",\"checks\":%u,\"by\":", ue->checks);
 	if (ue->by.tid) {
 		fprintf(f, "{\"pid\":%u,\"tid\":%u,\"comm\":", ue->by.pid, ue->by.tid);
-		diag_cli_fjson_str(f, ue->by.comm);
+		diag_front_fjson_str(f, ue->by.comm);
 		fprintf(f, ",\"how\":");
-		diag_cli_fjson_str(f, ue->by.how);
+		diag_front_fjson_str(f, ue->by.how);
 		fprintf(f, ",\"ts_ns\":");
 		if (ue->by.ts)
 			fprintf(f, "%" PRIu64, ue->by.ts);

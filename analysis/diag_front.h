@@ -1,21 +1,92 @@
-/* diag_cli.h - what `argus hangs` and `argus diagnose` share: their
+/* diag_front.h - what `argus hangs` and `argus diagnose` share: their
  * flags, choosing the hang, and printing hangs, threads and stacks as text
  * or JSON (docs/diagnosis.md has the JSON schema). */
-#ifndef ARGUS_DIAG_CLI_H
-#define ARGUS_DIAG_CLI_H
+#ifndef ARGUS_DIAG_FRONT_H
+#define ARGUS_DIAG_FRONT_H
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "argus_diag.h"
-#include "graph_cli.h"
+#include "graph_open.h"
 
 #define DIAG_MAX_PICKS 32
 
+/* The usage of the commands whose flags diag_front_parse reads: the
+ * CLI's table (cli/argus.c) shows them, and the session prints them after
+ * a usage error in any front end (diag_front_usage). */
+#define DIAG_HANGS_USAGE \
+	  "argus hangs FILE [--pid PID [--tid TID]] [--threshold MS] [--idle-wait RULE] [--all] [--json]\n" \
+	  "argus hangs --saved [--hang-dir D] [--json]\n" \
+	  "  A hang: a thread stayed away from its idle wait (where it waits for new\n" \
+	  "  work: its event loop, learned per thread) for MS or more (default 2000);\n" \
+	  "  a thread with no idle wait (a command-line tool, a script) hangs in any\n" \
+	  "  single wait, spin or retry loop of MS or more.  Marked intervals are\n" \
+	  "  listed whatever their length.\n" \
+	  "  no --pid     every process in the trace, longest first (waits for a child\n" \
+	  "               and lone sleeps left out unless --all)\n" \
+	  "  --pid PID    every thread of PID;  --tid TID  that thread, in time order\n" \
+	  "  --idle-wait  learn (default): epoll, poll on 2+ fds, and polls that are not a\n" \
+	  "               request's reply wait are idle; poll: every poll-family wait is\n" \
+	  "               idle (the event-loop model); none: no wait is idle\n" \
+	  "  --saved      the hang snapshots the collector kept by itself (argus start\n" \
+	  "               --watch), newest first, with their diagnosis' culprit\n"
+
+#define DIAG_DIAGNOSE_USAGE \
+	  "argus diagnose FILE --pid PID [--tid TID] [--at TIME | --mark TEXT] [--depth N]\n" \
+	  "               [--threshold MS] [--idle-wait RULE] [--pick N,N...] [--json | --dot]\n" \
+	  "               [--schema FILE] [--live | --no-live]\n" \
+	  "argus diagnose --pid PID --until-end[=SECONDS] [--tid TID] [the flags above]\n" \
+	  "  Classifies the hang (busy, blocked, yield), finds a similar normal run,\n" \
+	  "  slices back to who normally wakes the UI thread, names the culprit and\n" \
+	  "  the culprit's culprit (--depth, default 3), and detects cycles.\n" \
+	  "  --at TIME   whatever the thread did at TIME (ns, or seconds from the trace\n" \
+	  "              start: 12.5s), a hang or not, even under the threshold\n" \
+	  "  --mark TEXT the hang annotated by `argus mark TEXT`\n" \
+	  "  default     the ongoing, else the longest hang of the main thread (or of\n" \
+	  "              --tid); if it has none, of the process's other threads\n" \
+	  "  --pick      answers for the places the slice must choose (else asked on a\n" \
+	  "              TTY, or the edge that woke the segment, alternatives listed)\n" \
+	  "  --live      FILE was just taken from this running system (argus save): a\n" \
+	  "              wait nobody has ended yet is blamed on who holds it now: a file\n" \
+	  "              lock's holder (/proc/locks), a socket's, pipe's or loopback TCP\n" \
+	  "              connection's other end (/proc/PID/fd, /proc/net/tcp), the child\n" \
+	  "              a wait4 waits for, a mutex's owner; a stopped culprit, and the\n" \
+	  "              tracer holding it, are named.  Each such step says its source\n" \
+	  "              (JSON \"live\").  The default when FILE is of this host and boot\n" \
+	  "              and at most 120 s old; --no-live: the trace alone\n" \
+	  "  --until-end[=SECONDS]  no FILE: snapshot the running collector (the last\n" \
+	  "              2 minutes), take the hang going on, wait until it ends (up to\n" \
+	  "              SECONDS, default 60; Ctrl-C: stop waiting), snapshot again and\n" \
+	  "              diagnose it with its real wake-up.  It ends when its thread's\n" \
+	  "              wait returns (or it is back in its event loop); a thread stopped\n" \
+	  "              by a debugger, when what would wake it happens: the file lock\n" \
+	  "              released, its pipe or socket readable, its futex word changed.\n" \
+	  "              At the timeout: what is known, and the hang is still going\n"
+
+#define DIAG_REPORT_USAGE \
+	  "argus report FILE --pid PID -o hang.html [--force] [--tid TID] [--at TIME | --mark TEXT]\n" \
+	  "             [--threshold MS] [--depth N] [--pick N,N...] [--idle-wait RULE]\n" \
+	  "             [--live | --no-live]\n" \
+	  "             [--schema FILE]\n" \
+	  "  The hang `argus diagnose` takes with the same flags, drawn: a timeline of\n" \
+	  "  the threads of the diagnosis (the hung thread, the path, the culprit and\n" \
+	  "  its chain) over the similar normal run and over the hang, side by side;\n" \
+	  "  their runs and waits (hover: the syscall and its object), the wake-up,\n" \
+	  "  message, timer and data-flag edges as arrows, the verdict, each culprit's\n" \
+	  "  stack (click a thread's name), the text report, the diagnose --json\n" \
+	  "  object and the Perfetto JSON of those processes over both windows.  No\n" \
+	  "  network: one file, opens in any browser.\n" \
+	  "  -o FILE   created new, mode 0600; a FILE argus did not create is refused\n" \
+	  "  --force   replace such a FILE (a symbolic link is replaced, not followed)\n"
+
+/* The usage above of "hangs", "diagnose" or "report"; NULL another. */
+const char *diag_front_usage(const char *cmd);
+
 struct until_end;
 
-struct diag_cli_opts {
-	struct graph_cli_opts g;
+struct diag_front_opts {
+	struct graph_open_opts g;
 	uint32_t pid, tid;
 	uint64_t threshold_ns;
 	bool json, dot;
@@ -27,7 +98,7 @@ struct diag_cli_opts {
 	int picks[DIAG_MAX_PICKS];
 	uint32_t npicks;
 	bool live;               /* the trace is of this running system, just taken:
-	                            --live, or found so (diag_cli_resolve_live) */
+	                            --live, or found so (diag_front_resolve_live) */
 	int8_t live_flag;        /* 1 --live, -1 --no-live, 0 neither: decide */
 	bool all;                /* hangs: deliberate waits too (wait4, sleep) */
 	uint8_t idle_rule;       /* --idle-wait: enum argus_idle_rule */
@@ -39,7 +110,7 @@ struct diag_cli_opts {
 	const struct until_end *until_end; /* set by until_end_annotate: what
 	                            the wait saw, for the report (NULL none) */
 	argus_live_fn live_fn;   /* with live: who answers the diagnosis's
-	                            live questions; NULL diag_cli_live (/proc).
+	                            live questions; NULL diag_front_live (/proc).
 	                            Set by callers, not by a flag (tests) */
 	void *live_ctx;
 };
@@ -47,54 +118,59 @@ struct diag_cli_opts {
 /* argus_holders_fn over /proc/PID/fd of the running system: the
  * processes that hold a unix socket ("socket:[INODE]") or a pipe
  * ("pipe:[INODE]") open now; AE_OBJ_FILE: a file lock's holders
- * (diag_cli_proc_lock_holders).  For `diagnose --live` (proc_holders.c). */
-uint32_t diag_cli_proc_holders(void *ctx, unsigned obj_kind, uint64_t obj, uint32_t *pids,
+ * (diag_front_proc_lock_holders).  For `diagnose --live` (proc_holders.c). */
+uint32_t diag_front_proc_holders(void *ctx, unsigned obj_kind, uint64_t obj, uint32_t *pids,
 			       uint32_t max);
 /* argus_live_fn over /proc of the running system: every live source
  * (docs/diagnosis.md "Live holders"), each answer naming its source
  * (proc_holders.c).  ctx unused. */
-int diag_cli_live(void *ctx, const struct argus_live_query *q, struct argus_live_answer *a);
+int diag_front_live(void *ctx, const struct argus_live_query *q, struct argus_live_answer *a);
 /* The processes with an open fd whose link reads exactly `want`
  * ("socket:[123]", "pipe:[45]"), up to max; how many. */
-uint32_t diag_cli_fd_holders(const char *want, uint32_t *pids, uint32_t max);
+uint32_t diag_front_fd_holders(const char *want, uint32_t *pids, uint32_t max);
 /* The lowest fd of process pid whose link reads exactly `want` (a scan
  * of /proc/PID/fd); -1 none (or pid gone, not ours to read). */
-int diag_cli_fd_of(uint32_t pid, const char *want);
+int diag_front_fd_of(uint32_t pid, const char *want);
 /* The /proc/PID/fd link text of a pipe or socket inode: "pipe:[INODE]"
  * for AE_OBJ_PIPE, "socket:[INODE]" for any other kind (unix, TCP, UDP
  * sockets); into buf (DIAG_FD_LINK_LEN bytes is enough), returned. */
 #define DIAG_FD_LINK_LEN 48
-const char *diag_cli_fd_link(unsigned obj_kind, uint64_t inode, char *buf, size_t len);
+const char *diag_front_fd_link(unsigned obj_kind, uint64_t inode, char *buf, size_t len);
 
 /* Parses the flags of hangs (diagnose = false) or diagnose; prints a usage
  * error and returns 2 on bad input. */
-int diag_cli_parse(const char *cmd, int argc, char **argv, struct diag_cli_opts *o,
+int diag_front_parse(const char *cmd, int argc, char **argv, struct diag_front_opts *o,
 		   bool diagnose);
 /* The hangs of o->pid/o->tid (scope: enum argus_hang_scope); prints an
  * error and returns non-zero if the process or thread is not in the trace. */
-int diag_cli_hangs(struct graph_cli_ctx *c, const char *cmd, struct diag_cli_opts *o,
+int diag_front_hangs(struct graph_open_ctx *c, const char *cmd, struct diag_front_opts *o,
 		   unsigned scope, struct argus_hang **h, uint32_t *n);
 /* How old a trace of this system may be for its open waits to be asked
  * of /proc without --live: past this, a wait open at its end may have
  * ended and its pids been reused (docs/diagnosis.md, "Live holders"). */
 #define DIAG_LIVE_MAX_AGE_NS (120ull * 1000000000ull)
-/* After graph_cli_open: with neither --live nor --no-live, o->live is
+/* After graph_open_trace: with neither --live nor --no-live, o->live is
  * whether the trace was saved from this running system, at most
  * DIAG_LIVE_MAX_AGE_NS ago (argus_trace__of_running_system). */
-void diag_cli_resolve_live(const struct graph_cli_ctx *c, struct diag_cli_opts *o);
+void diag_front_resolve_live(const struct graph_open_ctx *c, struct diag_front_opts *o);
 /* The hang_opts the flags say (threshold, --idle-wait, --all). */
-struct argus_hang_opts diag_cli_hang_opts(const struct diag_cli_opts *o, unsigned scope);
+struct argus_hang_opts diag_front_hang_opts(const struct diag_front_opts *o, unsigned scope);
 
-void diag_cli_print_thread_line(struct graph_cli_ctx *c, uint32_t tid);
-void diag_cli_fprint_thread_line(FILE *f, struct graph_cli_ctx *c, uint32_t tid);
-void diag_cli_print_hang(struct graph_cli_ctx *c, const struct argus_hang *h, uint32_t i,
-			 bool who);
-void diag_cli_json_hang(struct graph_cli_ctx *c, const struct argus_hang *h, unsigned kind);
-void diag_cli_fjson_hang(FILE *f, struct graph_cli_ctx *c, const struct argus_hang *h,
+void diag_front_print_thread_line(struct graph_open_ctx *c, uint32_t tid);
+void diag_front_fprint_thread_line(FILE *f, struct graph_open_ctx *c, uint32_t tid);
+void diag_front_print_hang(FILE *f, struct graph_open_ctx *c, const struct argus_hang *h,
+			   uint32_t i, bool who);
+/* What `argus hangs` prints for hangs h[0..n) found at scope (enum
+ * argus_hang_scope) with o's flags: the list as text, or {"hangs":[...]}
+ * with --json. */
+void diag_front_print_hangs(FILE *f, struct graph_open_ctx *c, const struct diag_front_opts *o,
+			    unsigned scope, const struct argus_hang *h, uint32_t n);
+void diag_front_json_hang(struct graph_open_ctx *c, const struct argus_hang *h, unsigned kind);
+void diag_front_fjson_hang(FILE *f, struct graph_open_ctx *c, const struct argus_hang *h,
 			 unsigned kind);
 /* JSON string (escaped, quoted) to stdout, or to f. */
-void diag_cli_json_str(const char *s);
-void diag_cli_fjson_str(FILE *f, const char *s);
+void diag_front_json_str(const char *s);
+void diag_front_fjson_str(FILE *f, const char *s);
 /* A symbolizer that knows a process better than the trace does (the lldb
  * plugin: the attached process, through lldb's target and its debug
  * info).  fn gets the lookup address (a return address already moved back
@@ -105,23 +181,23 @@ void diag_cli_fjson_str(FILE *f, const char *s);
  * everything. */
 typedef int (*diag_sym_fn)(void *ctx, uint32_t pid, uint64_t ip, char *buf, size_t len,
 			   char *func, size_t func_len);
-void diag_cli_set_symbolizer(diag_sym_fn fn, void *ctx);
+void diag_front_set_symbolizer(diag_sym_fn fn, void *ctx);
 
 /* Symbolized frames of a trace stack, one per call: "func+off (file:line)",
- * escaped for a terminal (cli_tstr). */
+ * escaped for a terminal (msg_tstr). */
 typedef void (*diag_frame_fn)(void *ctx, const char *frame);
-void diag_cli_stack(struct graph_cli_ctx *c, uint32_t pid, uint64_t ts, uint32_t stack,
+void diag_front_stack(struct graph_open_ctx *c, uint32_t pid, uint64_t ts, uint32_t stack,
 		    diag_frame_fn fn, void *ctx);
 /* The same, with each frame's function name alone, unescaped ("" when the
  * frame has none: an address, or module+offset), from the same lookup. */
 typedef void (*diag_func_frame_fn)(void *ctx, const char *frame, const char *func);
-void diag_cli_stack_funcs(struct graph_cli_ctx *c, uint32_t pid, uint64_t ts, uint32_t stack,
+void diag_front_stack_funcs(struct graph_open_ctx *c, uint32_t pid, uint64_t ts, uint32_t stack,
 			  diag_func_frame_fn fn, void *ctx);
-const char *diag_cli_comm(struct graph_cli_ctx *c, uint32_t tid);
-const char *diag_cli_process(struct graph_cli_ctx *c, uint32_t tid);
+const char *diag_front_comm(struct graph_open_ctx *c, uint32_t tid);
+const char *diag_front_process(struct graph_open_ctx *c, uint32_t tid);
 /* The same, unescaped, for JSON. */
-const char *diag_cli_comm_raw(struct graph_cli_ctx *c, uint32_t tid);
-const char *diag_cli_process_raw(struct graph_cli_ctx *c, uint32_t tid);
+const char *diag_front_comm_raw(struct graph_open_ctx *c, uint32_t tid);
+const char *diag_front_process_raw(struct graph_open_ctx *c, uint32_t tid);
 
 /* ---- The segment commands: show, similar, slice, diff -----------------
  * They take FILE and one or two segment ids (as printed by diagnose, graph
@@ -129,7 +205,7 @@ const char *diag_cli_process_raw(struct graph_cli_ctx *c, uint32_t tid);
  * and --no-split: the same flags must be given as to the command that
  * printed them. */
 struct seg_cli_opts {
-	struct graph_cli_opts g;
+	struct graph_open_opts g;
 	bool json;
 	uint32_t ids[2];         /* the segment ids, in the order given */
 	uint32_t nids;
@@ -140,33 +216,33 @@ struct seg_cli_opts {
 typedef int (*seg_cli_flag_fn)(void *ctx, const char *cmd, const char *opt, const char *val);
 /* Parses FILE, nids ids (named id_names[i] in errors) and the flags;
  * prints a usage error and returns 2 on bad input. */
-int diag_cli_parse_segs(const char *cmd, int argc, char **argv, struct seg_cli_opts *o,
+int diag_front_parse_segs(const char *cmd, int argc, char **argv, struct seg_cli_opts *o,
 			uint32_t nids, const char *const *id_names, seg_cli_flag_fn flag,
 			void *ctx);
-/* graph_cli_open, then checks the ids: an id out of range prints one line
+/* graph_open_trace, then checks the ids: an id out of range prints one line
  * saying how many segments the graph has and returns 2. */
-int diag_cli_open_segs(struct graph_cli_ctx *c, const char *cmd, const struct seg_cli_opts *o);
+int diag_front_open_segs(struct graph_open_ctx *c, const char *cmd, const struct seg_cli_opts *o);
 /* Positive number (--max, --stop), and a --pick list like 1,2,1. */
-int diag_cli_parse_u32(const char *cmd, const char *opt, const char *s, uint32_t *out);
-int diag_cli_parse_picks(const char *cmd, const char *s, int *picks, uint32_t *n);
+int diag_front_parse_u32(const char *cmd, const char *opt, const char *s, uint32_t *out);
+int diag_front_parse_picks(const char *cmd, const char *s, int *picks, uint32_t *n);
 
 /* Seconds from the trace's first event. */
-double diag_cli_rel_s(struct graph_cli_ctx *c, uint64_t ts);
+double diag_front_rel_s(struct graph_open_ctx *c, uint64_t ts);
 /* A syscall's name, or "sys_N" in buf for one this build does not know,
  * "-" for none (nr < 0). */
-const char *diag_cli_sys(int nr, char *buf, size_t len);
+const char *diag_front_sys(int nr, char *buf, size_t len);
 /* What x86 APIC system vector `vector` is ("irq_work", "local timer"...). */
-const char *diag_cli_apic_name(int vector);
+const char *diag_front_apic_name(int vector);
 /* "#109 ime_worker 7295/7298" */
-void diag_cli_seg_str(struct graph_cli_ctx *c, uint32_t seg, char *buf, size_t len);
+void diag_front_seg_str(struct graph_open_ctx *c, uint32_t seg, char *buf, size_t len);
 /* An edge seen from one end: "futex from #109 ime_worker 7295/7298 at
  * 0.764943 s (woke it)" (in = true) or "... to #..." (in = false). */
-void diag_cli_edge_str(struct graph_cli_ctx *c, uint32_t edge, bool in, char *buf, size_t len);
+void diag_front_edge_str(struct graph_open_ctx *c, uint32_t edge, bool in, char *buf, size_t len);
 /* {"segment":S,"tid":T,"pid":P,"comm":...,"process":...} */
-void diag_cli_json_seg_ref(struct graph_cli_ctx *c, uint32_t seg);
+void diag_front_json_seg_ref(struct graph_open_ctx *c, uint32_t seg);
 /* {"id":E,"type":...,"src":{seg ref},"dst":{seg ref},"src_ts":...,
  *  "dst_ts":...,"woke":b,"split":b,"obj_kind":...,"bytes":N} */
-void diag_cli_json_edge(struct graph_cli_ctx *c, uint32_t edge);
+void diag_front_json_edge(struct graph_open_ctx *c, uint32_t edge);
 
 /* How the wait that ended segment `seg` ended: the thread's next segment
  * and its strong in-edge flagged WOKE (the latest of several; without one,
@@ -178,15 +254,15 @@ struct diag_resume {
 	bool woke;               /* edge has ARGUS_EDGE_F_WOKE */
 	bool own_timer;          /* a TIMER edge from the same thread */
 };
-void diag_cli_resume(struct graph_cli_ctx *c, uint32_t seg, struct diag_resume *r);
+void diag_front_resume(struct graph_open_ctx *c, uint32_t seg, struct diag_resume *r);
 /* "woken by ime_worker 7295/7298 (#109) via futex", "woken by its own
  * timer (armed in #261)", "woken by hardirq (an attribution, no edge)",
  * "no next segment: the thread exited" ... */
-void diag_cli_resume_str(struct graph_cli_ctx *c, uint32_t seg, const struct diag_resume *r,
+void diag_front_resume_str(struct graph_open_ctx *c, uint32_t seg, const struct diag_resume *r,
 			 char *buf, size_t len);
 /* {"segment":N|null,"woken_by":...,"own_timer":b,"woke":b,"edge":{...}|null,
  *  "by":{seg ref}|null,"text":...} */
-void diag_cli_json_resume(struct graph_cli_ctx *c, uint32_t seg, const struct diag_resume *r);
+void diag_front_json_resume(struct graph_open_ctx *c, uint32_t seg, const struct diag_resume *r);
 
 /* ---- live lock holders (proc_locks.c) ---------------------------------
  * The processes holding a file lock (flock, POSIX or OFD) on `file` now:
@@ -195,31 +271,31 @@ void diag_cli_json_resume(struct graph_cli_ctx *c, uint32_t seg, const struct di
  * whose taker has exited are found through /proc/PID/fdinfo.  Blocked
  * waiters ("->" lines) are not holders.  Up to max pids; returns how many.
  * The shape of argus_holders_fn without the kind (ctx unused). */
-uint32_t diag_cli_proc_lock_holders(void *ctx, uint64_t file, uint32_t *pids, uint32_t max);
+uint32_t diag_front_proc_lock_holders(void *ctx, uint64_t file, uint32_t *pids, uint32_t max);
 /* The same from /proc/locks alone (one file read, no scan of every
  * process's fdinfo): the holders it names by a live pid; *unresolved is
  * set when a lock on file has holders only the fdinfo scan would find (an
  * OFD lock, a taker that is gone). */
-uint32_t diag_cli_lock_holders_quick(uint64_t file, uint32_t *pids, uint32_t max,
+uint32_t diag_front_lock_holders_quick(uint64_t file, uint32_t *pids, uint32_t max,
 				     bool *unresolved);
 /* Is pid a live process now: /proc/PID/status is there and names pid its
  * own Tgid (the id of a thread that leads no thread group is no process,
  * although /proc/TID exists).  A zombie is there until reaped. */
-bool diag_cli_pid_alive(int64_t pid);
+bool diag_front_pid_alive(int64_t pid);
 /* Appends pid to pids[0..n) unless it is there or n == max; the new n. */
-uint32_t diag_cli_pid_add(uint32_t *pids, uint32_t n, uint32_t max, uint32_t pid);
+uint32_t diag_front_pid_add(uint32_t *pids, uint32_t n, uint32_t max, uint32_t pid);
 /* The owner of the glibc mutex whose futex word is at uaddr in process
  * pid, read from /proc/PID/mem (__lock at offset 0, __owner at 8): 0 and
  * *owner_tid; -ENOENT when the word does not look like a held mutex of
  * that process (unlocked, a condvar, a bare futex: a heuristic, see the
  * comment in proc_locks.c); -EFAULT unmapped; -errno (-EACCES, -ENOENT
  * for a process that is gone) when /proc/PID/mem cannot be read. */
-int diag_cli_mutex_owner(uint32_t pid, uint64_t uaddr, uint32_t *owner_tid);
+int diag_front_mutex_owner(uint32_t pid, uint64_t uaddr, uint32_t *owner_tid);
 /* The owner of the PI futex at uaddr in process pid: the tid in the
  * word (FUTEX_TID_MASK) while FUTEX_WAITERS is set, a live thread of pid:
  * 0 and *owner_tid; -ENOENT when the word is no held PI futex with
- * waiters; -EFAULT, -errno as diag_cli_mutex_owner. */
-int diag_cli_pi_owner(uint32_t pid, uint64_t uaddr, uint32_t *owner_tid);
+ * waiters; -EFAULT, -errno as diag_front_mutex_owner. */
+int diag_front_pi_owner(uint32_t pid, uint64_t uaddr, uint32_t *owner_tid);
 
 /* ---- the other end of a loopback TCP connection (proc_tcp.c) ----------
  * Ends are packed as the trace packs them (argus_events.h AE_OBJ_TCP):
@@ -230,53 +306,53 @@ struct diag_tcp_end {
 	                           socket listening on its port */
 };
 /* Is the packed end on a loopback address (127.0.0.0/8, ::1)? */
-bool diag_cli_tcp_loopback(uint64_t end);
+bool diag_front_tcp_loopback(uint64_t end);
 /* In one table read from f (/proc/net/tcp or tcp6 text): the other end of
  * the connection whose ends are local and remote (its local end remote,
  * its remote end local, both loopback), else the socket listening on
  * remote's port (bound to its address or the wildcard).  0 and *out;
  * -ENOENT none; -EINVAL. */
-int diag_cli_tcp_find(FILE *f, uint64_t local, uint64_t remote, struct diag_tcp_end *out);
+int diag_front_tcp_find(FILE *f, uint64_t local, uint64_t remote, struct diag_tcp_end *out);
 /* The processes holding the other end now (/proc/net/tcp, then tcp6,
  * then /proc/PID/fd), up to max; 0 unless both ends are loopback.
  * *listener: they hold the listening socket, not the connection. */
-uint32_t diag_cli_tcp_peer_holders(uint64_t local, uint64_t remote, uint32_t *pids, uint32_t max,
+uint32_t diag_front_tcp_peer_holders(uint64_t local, uint64_t remote, uint32_t *pids, uint32_t max,
 				   bool *listener);
 
 /* ---- children, stops and tracers (proc_task.c) ------------------------ */
 /* The state, parent and process group of /proc/PID/stat text (the fields
  * after the comm's last ')'); NULL for what is not wanted.  0, -EINVAL. */
-int diag_cli_parse_stat(const char *buf, char *state, long *ppid, long *pgrp);
+int diag_front_parse_stat(const char *buf, char *state, long *ppid, long *pgrp);
 /* The live (not zombie) children of process pid that a wait4 with pid
  * argument `want` waits for: > 0 that child, -1 or ARGUS_ASK_ANY_CHILD
  * every one, 0 those in pid's process group, < -1 those in group -want.
  * Up to max; how many. */
-uint32_t diag_cli_proc_children(uint32_t pid, int64_t want, uint32_t *pids, uint32_t max);
+uint32_t diag_front_proc_children(uint32_t pid, int64_t want, uint32_t *pids, uint32_t max);
 /* Thread tid of process pid now: its state letter (/proc/PID/task/TID/
  * stat: R, S, D, T, t, Z...).  0, or -errno when it is gone. */
-int diag_cli_task_state(uint32_t pid, uint32_t tid, char *state);
+int diag_front_task_state(uint32_t pid, uint32_t tid, char *state);
 /* /proc/PID/task/TID/syscall as one line into buf ("running", or the call
  * it is blocked in -- stopped by a tracer inside one, the call to be
  * restarted -- with its six arguments, sp and pc): "" and -errno when it
  * cannot be read (gone, not ours). */
-int diag_cli_task_syscall_line(uint32_t pid, uint32_t tid, char *buf, size_t len);
+int diag_front_task_syscall_line(uint32_t pid, uint32_t tid, char *buf, size_t len);
 /* The same, parsed: the call's number and its six arguments.  0; -ENOENT
  * when it is in no call ("running"); -errno when it cannot be read. */
-int diag_cli_task_syscall(uint32_t pid, uint32_t tid, long *nr, uint64_t args[6]);
+int diag_front_task_syscall(uint32_t pid, uint32_t tid, long *nr, uint64_t args[6]);
 /* Thread tid of process pid now: *stop (enum argus_live_stop) and its
  * TracerPid (0 none).  0, or -errno when it is gone. */
-int diag_cli_proc_thread_state(uint32_t pid, uint32_t tid, uint8_t *stop, uint32_t *tracer);
+int diag_front_proc_thread_state(uint32_t pid, uint32_t tid, uint8_t *stop, uint32_t *tracer);
 /* Is pid this process, one of its ancestors or one of its descendants
  * (the debugger the caller runs in, its lldb-server)? */
-bool diag_cli_pid_is_ours(uint32_t pid);
+bool diag_front_pid_is_ours(uint32_t pid);
 
-/* ---- live state in the report (diag_cli.c) ---------------------------- */
+/* ---- live state in the report (diag_front.c) ---------------------------- */
 /* The JSON value of a chain entry's "live" key: null when the trace named
  * it and the live system said nothing of it, else {"source":S|null} with
  * "stopped":"signal"|"ptrace" (and "tracer":PID) when it is stopped, and
  * "in_trace":false for a thread only the live system knows. */
-void diag_cli_fjson_live(FILE *f, const struct argus_culprit *k);
+void diag_front_fjson_live(FILE *f, const struct argus_culprit *k);
 /* Where a live source read, for the report: "/proc/locks",
  * "/proc/PID/fd", ...; NULL for ARGUS_LIVE_NONE. */
-const char *diag_cli_live_where(unsigned source);
+const char *diag_front_live_where(unsigned source);
 #endif

@@ -34,7 +34,7 @@
 #include "diag_run.h"
 
 struct report_html_in {
-	struct graph_cli_ctx *c;
+	struct graph_open_ctx *c;
 	const struct diag_run *run;  /* run->d: the diagnosis drawn */
 	const char *json;            /* diag_run_print(..., json = true) */
 	const char *text;            /* diag_run_print(..., json = false) */

@@ -1,4 +1,4 @@
-/* diag_cli.c - see diag_cli.h. */
+/* diag_front.c - see diag_front.h. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "argus_events.h"
-#include "cli.h"
-#include "diag_cli.h"
+#include "msg.h"
+#include "diag_front.h"
 #include "mark_who.h"
 #include "symbolize.h"
 #include "syscall_names.h"
@@ -22,14 +22,14 @@ static int parse_u32(const char *cmd, const char *opt, const char *s, uint32_t *
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (!*s || *end || errno || v == 0 || v > UINT32_MAX)
-		return cli_usage_error(cmd, "%s: '%s' is not a positive number", opt, s);
+		return msg_usage_error(cmd, "%s: '%s' is not a positive number", opt, s);
 	*out = (uint32_t)v;
 	return 0;
 }
 
 /* --at: integer = CLOCK_MONOTONIC ns; "12.5" or "12.5s" = seconds from the
  * trace start. */
-static int parse_at(const char *cmd, const char *s, struct diag_cli_opts *o)
+static int parse_at(const char *cmd, const char *s, struct diag_front_opts *o)
 {
 	char *end;
 
@@ -37,20 +37,20 @@ static int parse_at(const char *cmd, const char *s, struct diag_cli_opts *o)
 		double v = strtod(s, &end);
 
 		if (end == s || (*end && strcmp(end, "s")) || v < 0)
-			return cli_usage_error(cmd, "--at: '%s' is not a time (ns, or seconds like 12.5s)", s);
+			return msg_usage_error(cmd, "--at: '%s' is not a time (ns, or seconds like 12.5s)", s);
 		o->at_ns = (uint64_t)(v * 1e9);
 		o->at_rel = true;
 	} else {
 		errno = 0;
 		o->at_ns = strtoull(s, &end, 10);
 		if (!*s || *end || errno)
-			return cli_usage_error(cmd, "--at: '%s' is not a time (ns, or seconds like 12.5s)", s);
+			return msg_usage_error(cmd, "--at: '%s' is not a time (ns, or seconds like 12.5s)", s);
 	}
 	o->have_at = true;
 	return 0;
 }
 
-static int parse_picks(const char *cmd, const char *s, struct diag_cli_opts *o)
+static int parse_picks(const char *cmd, const char *s, struct diag_front_opts *o)
 {
 	const char *p = s;
 
@@ -59,16 +59,16 @@ static int parse_picks(const char *cmd, const char *s, struct diag_cli_opts *o)
 		long v = strtol(p, &end, 10);
 
 		if (end == p || v < 1 || v > 64 || (*end && *end != ','))
-			return cli_usage_error(cmd, "--pick: '%s' is not a list of choices like 1,2,1", s);
+			return msg_usage_error(cmd, "--pick: '%s' is not a list of choices like 1,2,1", s);
 		if (o->npicks == DIAG_MAX_PICKS)
-			return cli_usage_error(cmd, "--pick: at most %d choices", DIAG_MAX_PICKS);
+			return msg_usage_error(cmd, "--pick: at most %d choices", DIAG_MAX_PICKS);
 		o->picks[o->npicks++] = (int)v;
 		p = *end ? end + 1 : end;
 	}
 	return 0;
 }
 
-int diag_cli_parse(const char *cmd, int argc, char **argv, struct diag_cli_opts *o,
+int diag_front_parse(const char *cmd, int argc, char **argv, struct diag_front_opts *o,
 		   bool diagnose)
 {
 	memset(o, 0, sizeof(*o));
@@ -76,7 +76,7 @@ int diag_cli_parse(const char *cmd, int argc, char **argv, struct diag_cli_opts 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-		int used = graph_cli_common_flag(&o->g, argc, argv, i);
+		int used = graph_open_common_flag(&o->g, argc, argv, i);
 
 		if (used < 0)
 			return 2;
@@ -116,12 +116,12 @@ int diag_cli_parse(const char *cmd, int argc, char **argv, struct diag_cli_opts 
 		}
 		if (a[0] != '-') {
 			if (o->g.path)
-				return cli_usage_error(cmd, "unexpected argument '%s'", a);
+				return msg_usage_error(cmd, "unexpected argument '%s'", a);
 			o->g.path = a;
 			continue;
 		}
 		if (!val)
-			return cli_usage_error(cmd, "%s needs a value", a);
+			return msg_usage_error(cmd, "%s needs a value", a);
 		i++;
 		if (!strcmp(a, "--pid")) {
 			if (parse_u32(cmd, a, val, &o->pid))
@@ -143,7 +143,7 @@ int diag_cli_parse(const char *cmd, int argc, char **argv, struct diag_cli_opts 
 			else if (!strcmp(val, "none"))
 				o->idle_rule = ARGUS_IDLE_NONE;
 			else
-				return cli_usage_error(cmd, "--idle-wait: '%s' is not learn, poll or none", val);
+				return msg_usage_error(cmd, "--idle-wait: '%s' is not learn, poll or none", val);
 		} else if (diagnose && !strcmp(a, "--at")) {
 			if (parse_at(cmd, val, o))
 				return 2;
@@ -151,35 +151,35 @@ int diag_cli_parse(const char *cmd, int argc, char **argv, struct diag_cli_opts 
 			o->mark = val;
 		} else if (diagnose && !strcmp(a, "--depth")) {
 			if (parse_u32(cmd, a, val, &o->depth) || o->depth > ARGUS_DIAG_MAX_CHAIN)
-				return cli_usage_error(cmd, "--depth: 1..%d", ARGUS_DIAG_MAX_CHAIN);
+				return msg_usage_error(cmd, "--depth: 1..%d", ARGUS_DIAG_MAX_CHAIN);
 		} else if (diagnose && !strcmp(a, "--pick")) {
 			if (parse_picks(cmd, val, o))
 				return 2;
 		} else {
-			return cli_usage_error(cmd, "unknown option '%s'", a);
+			return msg_usage_error(cmd, "unknown option '%s'", a);
 		}
 	}
 	if (!o->g.path && !o->until_end_ns)
-		return cli_usage_error(cmd, "missing trace FILE");
+		return msg_usage_error(cmd, "missing trace FILE");
 	if (!o->pid && (diagnose || o->tid))
-		return cli_usage_error(cmd, "--pid PID is required (the hung process)");
+		return msg_usage_error(cmd, "--pid PID is required (the hung process)");
 	if (o->have_at && o->mark)
-		return cli_usage_error(cmd, "--at and --mark are exclusive");
+		return msg_usage_error(cmd, "--at and --mark are exclusive");
 	if (o->until_end_ns && (o->have_at || o->mark))
-		return cli_usage_error(cmd, "--until-end waits for the hang going on now: not with %s",
+		return msg_usage_error(cmd, "--until-end waits for the hang going on now: not with %s",
 				       o->have_at ? "--at" : "--mark");
 	if (o->json && o->dot)
-		return cli_usage_error(cmd, "--json and --dot are exclusive");
+		return msg_usage_error(cmd, "--json and --dot are exclusive");
 	return 0;
 }
 
-void diag_cli_resolve_live(const struct graph_cli_ctx *c, struct diag_cli_opts *o)
+void diag_front_resolve_live(const struct graph_open_ctx *c, struct diag_front_opts *o)
 {
 	if (!o->live_flag)
 		o->live = argus_trace__of_running_system(c->t, DIAG_LIVE_MAX_AGE_NS);
 }
 
-struct argus_hang_opts diag_cli_hang_opts(const struct diag_cli_opts *o, unsigned scope)
+struct argus_hang_opts diag_front_hang_opts(const struct diag_front_opts *o, unsigned scope)
 {
 	struct argus_hang_opts ho = { .sz = sizeof(ho), .pid = o->pid, .tid = o->tid,
 				      .threshold_ns = o->threshold_ns, .scope = (uint8_t)scope,
@@ -187,112 +187,140 @@ struct argus_hang_opts diag_cli_hang_opts(const struct diag_cli_opts *o, unsigne
 	return ho;
 }
 
-int diag_cli_hangs(struct graph_cli_ctx *c, const char *cmd, struct diag_cli_opts *o,
+int diag_front_hangs(struct graph_open_ctx *c, const char *cmd, struct diag_front_opts *o,
 		   unsigned scope, struct argus_hang **h, uint32_t *n)
 {
-	struct argus_hang_opts ho = diag_cli_hang_opts(o, scope);
+	struct argus_hang_opts ho = diag_front_hang_opts(o, scope);
 	int rc = argus_diag__hangs(c->g, &ho, h, n);
 
 	if (rc == -ENOENT && scope == ARGUS_HANGS_PROCESS)
-		return cli_error(cmd, "%s: no process %u in the trace (see argus dump --stats,"
+		return msg_error(cmd, "%s: no process %u in the trace (see argus dump --stats,"
 				 " argus graph --pid)", o->g.path, o->pid);
 	if (rc == -ENOENT)
-		return cli_error(cmd, "%s: no thread %u of process %u in the trace (see argus dump --stats,"
+		return msg_error(cmd, "%s: no thread %u of process %u in the trace (see argus dump --stats,"
 				 " argus graph --pid)", o->g.path, o->tid ? o->tid : o->pid, o->pid);
 	if (rc)
-		return cli_error(cmd, "%s: %s", o->g.path, strerror(-rc));
+		return msg_error(cmd, "%s: %s", o->g.path, strerror(-rc));
 	return 0;
 }
 
-static const struct argus_thread *thread_of(struct graph_cli_ctx *c, uint32_t tid)
+static const struct argus_thread *thread_of(struct graph_open_ctx *c, uint32_t tid)
 {
 	return argus_graph__thread(c->g, argus_graph__thread_by_tid(c->g, tid));
 }
 
-const char *diag_cli_comm(struct graph_cli_ctx *c, uint32_t tid)
+const char *diag_front_comm(struct graph_open_ctx *c, uint32_t tid)
 {
-	return graph_cli_comm(c->g, thread_of(c, tid));
+	return graph_open_comm(c->g, thread_of(c, tid));
 }
 
-const char *diag_cli_process(struct graph_cli_ctx *c, uint32_t tid)
+const char *diag_front_process(struct graph_open_ctx *c, uint32_t tid)
 {
-	return graph_cli_process(c->g, thread_of(c, tid));
+	return graph_open_process(c->g, thread_of(c, tid));
 }
 
-const char *diag_cli_comm_raw(struct graph_cli_ctx *c, uint32_t tid)
+const char *diag_front_comm_raw(struct graph_open_ctx *c, uint32_t tid)
 {
-	return graph_cli_comm_raw(c->g, thread_of(c, tid));
+	return graph_open_comm_raw(c->g, thread_of(c, tid));
 }
 
-const char *diag_cli_process_raw(struct graph_cli_ctx *c, uint32_t tid)
+const char *diag_front_process_raw(struct graph_open_ctx *c, uint32_t tid)
 {
-	return graph_cli_process_raw(c->g, thread_of(c, tid));
+	return graph_open_process_raw(c->g, thread_of(c, tid));
 }
 
-static double rel_s(struct graph_cli_ctx *c, uint64_t ts)
+static double rel_s(struct graph_open_ctx *c, uint64_t ts)
 {
 	uint64_t t0 = argus_graph__stats(c->g)->min_ts;
 
 	return ts >= t0 ? (double)(ts - t0) / 1e9 : 0.0;
 }
 
-void diag_cli_fprint_thread_line(FILE *f, struct graph_cli_ctx *c, uint32_t tid)
+void diag_front_fprint_thread_line(FILE *f, struct graph_open_ctx *c, uint32_t tid)
 {
 	const struct argus_thread *t = thread_of(c, tid);
 
-	fprintf(f, "%s %u/%u (process %s)", diag_cli_comm(c, tid), t ? t->pid : 0, tid,
-		diag_cli_process(c, tid));
+	fprintf(f, "%s %u/%u (process %s)", diag_front_comm(c, tid), t ? t->pid : 0, tid,
+		diag_front_process(c, tid));
 }
 
-void diag_cli_print_thread_line(struct graph_cli_ctx *c, uint32_t tid)
+void diag_front_print_thread_line(struct graph_open_ctx *c, uint32_t tid)
 {
-	diag_cli_fprint_thread_line(stdout, c, tid);
+	diag_front_fprint_thread_line(stdout, c, tid);
 }
 
-void diag_cli_print_hang(struct graph_cli_ctx *c, const struct argus_hang *h, uint32_t i,
-			 bool who)
+void diag_front_print_hang(FILE *f, struct graph_open_ctx *c, const struct argus_hang *h,
+			   uint32_t i, bool who)
 {
-	printf("  #%-3u %10.6f .. %10.6f s  %9.1f ms  %-7s", i, rel_s(c, h->start),
-	       rel_s(c, h->end), (double)(h->end - h->start) / 1e6,
-	       argus_hang_kind_str(h->kind));
+	fprintf(f, "  #%-3u %10.6f .. %10.6f s  %9.1f ms  %-7s", i, rel_s(c, h->start),
+		rel_s(c, h->end), (double)(h->end - h->start) / 1e6,
+		argus_hang_kind_str(h->kind));
 	if (who) {
-		printf("  ");
-		diag_cli_print_thread_line(c, h->tid);
+		fprintf(f, "  ");
+		diag_front_fprint_thread_line(f, c, h->tid);
 	}
-	printf("  segment #%u%s%s", h->seg, h->ongoing ? "  (still hung at the end of the trace)" : "",
-	       h->flags & ARGUS_HANG_F_LOOP ? "" : "  (no idle wait)");
+	fprintf(f, "  segment #%u%s%s", h->seg,
+		h->ongoing ? "  (still hung at the end of the trace)" : "",
+		h->flags & ARGUS_HANG_F_LOOP ? "" : "  (no idle wait)");
 	if (h->annotated) {
 		const char *m = argus_trace__string(c->t, h->mark);
 		struct cli_mark_who who;
 
-		printf("  mark \"%s\"", cli_tstr(m));
+		fprintf(f, "  mark \"%s\"", msg_tstr(m));
 		/* who marked: the desktop user's marks come from the mark group */
 		if (!cli_mark_who(c->t, m, h->start, h->end, &who)) {
-			printf(" by pid %u", who.pid);
+			fprintf(f, " by pid %u", who.pid);
 			if (who.has_uid)
-				printf(" uid %u", who.uid);
+				fprintf(f, " uid %u", who.uid);
 		}
 	}
-	printf("\n");
+	fprintf(f, "\n");
 }
 
-void diag_cli_fjson_str(FILE *f, const char *s)
+void diag_front_print_hangs(FILE *f, struct graph_open_ctx *c, const struct diag_front_opts *o,
+			    unsigned scope, const struct argus_hang *h, uint32_t n)
+{
+	if (o->json) {
+		fprintf(f, "{\"hangs\":[");
+		for (uint32_t i = 0; i < n; i++) {
+			fprintf(f, "%s", i ? "," : "");
+			diag_front_fjson_hang(f, c, &h[i], h[i].kind);
+		}
+		fprintf(f, "]}\n");
+		return;
+	}
+	if (scope == ARGUS_HANGS_THREAD)
+		diag_front_fprint_thread_line(f, c, o->tid);
+	else if (scope == ARGUS_HANGS_PROCESS)
+		fprintf(f, "process %u (%s)", o->pid, diag_front_process(c, o->pid));
+	else
+		fprintf(f, "every process");
+	fprintf(f, ": %u hang%s of %.0f ms or more, or annotated%s\n", n, n == 1 ? "" : "s",
+		(double)o->threshold_ns / 1e6, scope == ARGUS_HANGS_THREAD ? "" : ", longest first");
+	for (uint32_t i = 0; i < n; i++)
+		diag_front_print_hang(f, c, &h[i], i + 1, scope != ARGUS_HANGS_THREAD);
+	if (scope == ARGUS_HANGS_MACHINE && !o->all)
+		fprintf(f, "(waits for a child, lone sleeps and threads seen only asleep are left out:"
+			" --all shows them)\n");
+}
+
+void diag_front_fjson_str(FILE *f, const char *s)
 {
 	argus_json_write_str(f, s ? s : "");
 }
 
-void diag_cli_json_str(const char *s)
+void diag_front_json_str(const char *s)
 {
-	diag_cli_fjson_str(stdout, s);
+	diag_front_fjson_str(stdout, s);
 }
 
-void diag_cli_fjson_hang(FILE *f, struct graph_cli_ctx *c, const struct argus_hang *h,
+void diag_front_fjson_hang(FILE *f, struct graph_open_ctx *c, const struct argus_hang *h,
 			 unsigned kind)
 {
 	fprintf(f, "{\"pid\":%u,\"tid\":%u,\"comm\":", h->pid, h->tid);
-	diag_cli_fjson_str(f, diag_cli_comm_raw(c, h->tid));
+	diag_front_fjson_str(f, diag_front_comm_raw(c, h->tid));
 	fprintf(f, ",\"process\":");
-	diag_cli_fjson_str(f, diag_cli_process_raw(c, h->tid));
+	diag_front_fjson_str(f, diag_front_process_raw(c, h->tid));
 	fprintf(f, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
 		",\"ongoing\":%s,\"annotated\":%s,\"segment\":%u",
 		h->start, h->end, h->end - h->start, h->ongoing ? "true" : "false",
@@ -307,7 +335,7 @@ void diag_cli_fjson_hang(FILE *f, struct graph_cli_ctx *c, const struct argus_ha
 		struct cli_mark_who who;
 
 		fprintf(f, ",\"mark\":");
-		diag_cli_fjson_str(f, m);
+		diag_front_fjson_str(f, m);
 		if (!cli_mark_who(c->t, m, h->start, h->end, &who)) {
 			fprintf(f, ",\"mark_pid\":%u,\"mark_tid\":%u", who.pid, who.tid);
 			if (who.has_uid)
@@ -319,21 +347,21 @@ void diag_cli_fjson_hang(FILE *f, struct graph_cli_ctx *c, const struct argus_ha
 	fprintf(f, "}");
 }
 
-void diag_cli_json_hang(struct graph_cli_ctx *c, const struct argus_hang *h, unsigned kind)
+void diag_front_json_hang(struct graph_open_ctx *c, const struct argus_hang *h, unsigned kind)
 {
-	diag_cli_fjson_hang(stdout, c, h, kind);
+	diag_front_fjson_hang(stdout, c, h, kind);
 }
 
 static diag_sym_fn host_sym;
 static void *host_sym_ctx;
 
-void diag_cli_set_symbolizer(diag_sym_fn fn, void *ctx)
+void diag_front_set_symbolizer(diag_sym_fn fn, void *ctx)
 {
 	host_sym = fn;
 	host_sym_ctx = ctx;
 }
 
-void diag_cli_stack_funcs(struct graph_cli_ctx *c, uint32_t pid, uint64_t ts, uint32_t stack,
+void diag_front_stack_funcs(struct graph_open_ctx *c, uint32_t pid, uint64_t ts, uint32_t stack,
 			  diag_func_frame_fn fn, void *ctx)
 {
 	static struct argus_symbolizer *sym;
@@ -361,7 +389,7 @@ void diag_cli_stack_funcs(struct graph_cli_ctx *c, uint32_t pid, uint64_t ts, ui
 		}
 		/* symbol, source and file names come from another user's ELF:
 		 * escaped for the terminal; the bare name is for comparing */
-		fn(ctx, cli_tstr(buf), func);
+		fn(ctx, msg_tstr(buf), func);
 	}
 }
 
@@ -378,24 +406,24 @@ static void frame_only(void *ctx, const char *frame, const char *func)
 	f->fn(f->ctx, frame);
 }
 
-void diag_cli_stack(struct graph_cli_ctx *c, uint32_t pid, uint64_t ts, uint32_t stack,
+void diag_front_stack(struct graph_open_ctx *c, uint32_t pid, uint64_t ts, uint32_t stack,
 		    diag_frame_fn fn, void *ctx)
 {
 	struct frame_only f = { fn, ctx };
 
-	diag_cli_stack_funcs(c, pid, ts, stack, frame_only, &f);
+	diag_front_stack_funcs(c, pid, ts, stack, frame_only, &f);
 }
 
 /* ---- the segment commands (show, similar, slice, diff) ---------------- */
 
-int diag_cli_parse_u32(const char *cmd, const char *opt, const char *s, uint32_t *out)
+int diag_front_parse_u32(const char *cmd, const char *opt, const char *s, uint32_t *out)
 {
 	return parse_u32(cmd, opt, s, out) ? 2 : 0;
 }
 
-int diag_cli_parse_picks(const char *cmd, const char *s, int *picks, uint32_t *n)
+int diag_front_parse_picks(const char *cmd, const char *s, int *picks, uint32_t *n)
 {
-	struct diag_cli_opts o;
+	struct diag_front_opts o;
 
 	memset(&o, 0, sizeof(o));
 	if (parse_picks(cmd, s, &o))
@@ -414,20 +442,20 @@ static int parse_seg_id(const char *cmd, const char *name, const char *s, uint32
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (!*s || *end || errno || s[0] == '-' || v >= ARGUS_NONE)
-		return cli_usage_error(cmd, "%s: '%s' is not a segment id (a number as printed by"
+		return msg_usage_error(cmd, "%s: '%s' is not a segment id (a number as printed by"
 				       " argus diagnose, hangs or graph, like 261 or #261)", name, s);
 	*out = (uint32_t)v;
 	return 0;
 }
 
-int diag_cli_parse_segs(const char *cmd, int argc, char **argv, struct seg_cli_opts *o,
+int diag_front_parse_segs(const char *cmd, int argc, char **argv, struct seg_cli_opts *o,
 			uint32_t nids, const char *const *id_names, seg_cli_flag_fn flag,
 			void *ctx)
 {
 	memset(o, 0, sizeof(*o));
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		int used = graph_cli_common_flag(&o->g, argc, argv, i);
+		int used = graph_open_common_flag(&o->g, argc, argv, i);
 
 		if (used < 0)
 			return 2;
@@ -440,7 +468,7 @@ int diag_cli_parse_segs(const char *cmd, int argc, char **argv, struct seg_cli_o
 		} else if (!strcmp(a, "--json")) {
 			o->json = true;
 		} else if (a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9')) {
-			return cli_usage_error(cmd, "unknown option '%s'", a);
+			return msg_usage_error(cmd, "unknown option '%s'", a);
 		} else if (!o->g.path) {
 			o->g.path = a;
 		} else if (o->nids < nids) {
@@ -449,20 +477,20 @@ int diag_cli_parse_segs(const char *cmd, int argc, char **argv, struct seg_cli_o
 				return 2;
 			o->nids++;
 		} else {
-			return cli_usage_error(cmd, "unexpected argument '%s'", a);
+			return msg_usage_error(cmd, "unexpected argument '%s'", a);
 		}
 	}
 	if (!o->g.path)
-		return cli_usage_error(cmd, "missing trace FILE");
+		return msg_usage_error(cmd, "missing trace FILE");
 	if (o->nids < nids)
-		return cli_usage_error(cmd, "missing %s (a segment id from argus diagnose, hangs"
+		return msg_usage_error(cmd, "missing %s (a segment id from argus diagnose, hangs"
 				       " or graph)", id_names[o->nids]);
 	return 0;
 }
 
-int diag_cli_open_segs(struct graph_cli_ctx *c, const char *cmd, const struct seg_cli_opts *o)
+int diag_front_open_segs(struct graph_open_ctx *c, const char *cmd, const struct seg_cli_opts *o)
 {
-	int rc = graph_cli_open(c, cmd, &o->g);
+	int rc = graph_open_trace(c, cmd, &o->g);
 	uint32_t n;
 
 	if (rc)
@@ -475,18 +503,18 @@ int diag_cli_open_segs(struct graph_cli_ctx *c, const char *cmd, const struct se
 			cmd, o->g.path, o->ids[i], n, n ? n - 1 : 0,
 			o->g.schema_path || o->g.no_split ? "" :
 			"; ids printed with --schema or --no-split need the same flag here");
-		graph_cli_close(c);
+		graph_open_close(c);
 		return 2;
 	}
 	return 0;
 }
 
-double diag_cli_rel_s(struct graph_cli_ctx *c, uint64_t ts)
+double diag_front_rel_s(struct graph_open_ctx *c, uint64_t ts)
 {
 	return rel_s(c, ts);
 }
 
-const char *diag_cli_sys(int nr, char *buf, size_t len)
+const char *diag_front_sys(int nr, char *buf, size_t len)
 {
 	const char *n = nr >= 0 ? argus_syscall_name(nr) : NULL;
 
@@ -498,7 +526,7 @@ const char *diag_cli_sys(int nr, char *buf, size_t len)
 	return buf;
 }
 
-const char *diag_cli_apic_name(int vector)
+const char *diag_front_apic_name(int vector)
 {
 	switch (vector) {
 	case AE_APIC_LOCAL_TIMER: return "local timer";
@@ -510,16 +538,16 @@ const char *diag_cli_apic_name(int vector)
 	}
 }
 
-void diag_cli_seg_str(struct graph_cli_ctx *c, uint32_t seg, char *buf, size_t len)
+void diag_front_seg_str(struct graph_open_ctx *c, uint32_t seg, char *buf, size_t len)
 {
 	const struct argus_segment *s = argus_graph__segment(c->g, seg);
 	const struct argus_thread *t = s ? argus_graph__thread(c->g, s->thread) : NULL;
 
-	snprintf(buf, len, "#%u %s %u/%u", seg, graph_cli_comm(c->g, t), t ? t->pid : 0,
+	snprintf(buf, len, "#%u %s %u/%u", seg, graph_open_comm(c->g, t), t ? t->pid : 0,
 		 t ? t->tid : 0);
 }
 
-void diag_cli_edge_str(struct graph_cli_ctx *c, uint32_t edge, bool in, char *buf, size_t len)
+void diag_front_edge_str(struct graph_open_ctx *c, uint32_t edge, bool in, char *buf, size_t len)
 {
 	const struct argus_edge *e = argus_graph__edge(c->g, edge);
 	char other[128];
@@ -529,7 +557,7 @@ void diag_cli_edge_str(struct graph_cli_ctx *c, uint32_t edge, bool in, char *bu
 		snprintf(buf, len, "?");
 		return;
 	}
-	diag_cli_seg_str(c, in ? e->src : e->dst, other, sizeof(other));
+	diag_front_seg_str(c, in ? e->src : e->dst, other, sizeof(other));
 	n = (size_t)snprintf(buf, len, "%s %s %s at %.6f s", argus_edge_type_str(e->type),
 			     in ? "from" : "to", other, rel_s(c, in ? e->src_ts : e->dst_ts));
 	if (n < len && e->type == ARGUS_EDGE_MESSAGE)
@@ -541,20 +569,20 @@ void diag_cli_edge_str(struct graph_cli_ctx *c, uint32_t edge, bool in, char *bu
 		snprintf(buf + n, len - n, " (split)");
 }
 
-void diag_cli_json_seg_ref(struct graph_cli_ctx *c, uint32_t seg)
+void diag_front_json_seg_ref(struct graph_open_ctx *c, uint32_t seg)
 {
 	const struct argus_segment *s = argus_graph__segment(c->g, seg);
 	const struct argus_thread *t = s ? argus_graph__thread(c->g, s->thread) : NULL;
 
 	printf("{\"segment\":%u,\"tid\":%u,\"pid\":%u,\"comm\":", seg, t ? t->tid : 0,
 	       t ? t->pid : 0);
-	diag_cli_json_str(graph_cli_comm_raw(c->g, t));
+	diag_front_json_str(graph_open_comm_raw(c->g, t));
 	printf(",\"process\":");
-	diag_cli_json_str(graph_cli_process_raw(c->g, t));
+	diag_front_json_str(graph_open_process_raw(c->g, t));
 	printf("}");
 }
 
-void diag_cli_json_edge(struct graph_cli_ctx *c, uint32_t edge)
+void diag_front_json_edge(struct graph_open_ctx *c, uint32_t edge)
 {
 	const struct argus_edge *e = argus_graph__edge(c->g, edge);
 
@@ -563,21 +591,21 @@ void diag_cli_json_edge(struct graph_cli_ctx *c, uint32_t edge)
 		return;
 	}
 	printf("{\"id\":%u,\"type\":\"%s\",\"src\":", edge, argus_edge_type_str(e->type));
-	diag_cli_json_seg_ref(c, e->src);
+	diag_front_json_seg_ref(c, e->src);
 	printf(",\"dst\":");
-	diag_cli_json_seg_ref(c, e->dst);
+	diag_front_json_seg_ref(c, e->dst);
 	printf(",\"src_ts\":%" PRIu64 ",\"dst_ts\":%" PRIu64 ",\"woke\":%s,\"split\":%s,"
 	       "\"obj_kind\":", e->src_ts, e->dst_ts,
 	       (e->flags & ARGUS_EDGE_F_WOKE) ? "true" : "false",
 	       (e->flags & ARGUS_EDGE_F_SPLIT) ? "true" : "false");
 	if (e->obj_kind)
-		diag_cli_json_str(argus_obj_kind_str(e->obj_kind));
+		diag_front_json_str(argus_obj_kind_str(e->obj_kind));
 	else
 		printf("null");
 	printf(",\"bytes\":%" PRIu32 "}", e->bytes);
 }
 
-void diag_cli_resume(struct graph_cli_ctx *c, uint32_t seg, struct diag_resume *r)
+void diag_front_resume(struct graph_open_ctx *c, uint32_t seg, struct diag_resume *r)
 {
 	const struct argus_segment *s = argus_graph__segment(c->g, seg);
 	const uint32_t *ids;
@@ -613,7 +641,7 @@ void diag_cli_resume(struct graph_cli_ctx *c, uint32_t seg, struct diag_resume *
 	}
 }
 
-void diag_cli_resume_str(struct graph_cli_ctx *c, uint32_t seg, const struct diag_resume *r,
+void diag_front_resume_str(struct graph_open_ctx *c, uint32_t seg, const struct diag_resume *r,
 			 char *buf, size_t len)
 {
 	const struct argus_segment *s = argus_graph__segment(c->g, seg);
@@ -637,7 +665,7 @@ void diag_cli_resume_str(struct graph_cli_ctx *c, uint32_t seg, const struct dia
 		snprintf(buf, len, "#%u woken by its own timer (armed in #%u) after %.3f ms",
 			 r->next, e->src, (double)(nx->start - s->end) / 1e6);
 	} else if (e) {
-		diag_cli_seg_str(c, e->src, who, sizeof(who));
+		diag_front_seg_str(c, e->src, who, sizeof(who));
 		snprintf(buf, len, "#%u woken by %s via %s after %.3f ms%s", r->next, who,
 			 argus_edge_type_str(e->type), (double)(nx->start - s->end) / 1e6,
 			 r->woke ? "" : " (an edge in, no wake-up seen on it)");
@@ -648,7 +676,7 @@ void diag_cli_resume_str(struct graph_cli_ctx *c, uint32_t seg, const struct dia
 	}
 }
 
-void diag_cli_json_resume(struct graph_cli_ctx *c, uint32_t seg, const struct diag_resume *r)
+void diag_front_json_resume(struct graph_open_ctx *c, uint32_t seg, const struct diag_resume *r)
 {
 	const struct argus_segment *nx = r->next != ARGUS_NONE ?
 		argus_graph__segment(c->g, r->next) : NULL;
@@ -662,22 +690,22 @@ void diag_cli_json_resume(struct graph_cli_ctx *c, uint32_t seg, const struct di
 		printf("{\"segment\":%u,\"woken_by\":\"%s\",\"own_timer\":%s,\"woke\":%s,"
 		       "\"edge\":", r->next, argus_woken_by_str(nx->woken_by),
 		       r->own_timer ? "true" : "false", r->woke ? "true" : "false");
-		diag_cli_json_edge(c, r->edge);
+		diag_front_json_edge(c, r->edge);
 		printf(",\"by\":");
 		if (r->edge != ARGUS_NONE)
-			diag_cli_json_seg_ref(c, argus_graph__edge(c->g, r->edge)->src);
+			diag_front_json_seg_ref(c, argus_graph__edge(c->g, r->edge)->src);
 		else
 			printf("null");
 		printf(",\"text\":");
 	}
-	diag_cli_resume_str(c, seg, r, text, sizeof(text));
-	diag_cli_json_str(text);
+	diag_front_resume_str(c, seg, r, text, sizeof(text));
+	diag_front_json_str(text);
 	printf("}");
 }
 
 /* ---- live state in the report ----------------------------------------- */
 
-const char *diag_cli_live_where(unsigned source)
+const char *diag_front_live_where(unsigned source)
 {
 	switch (source) {
 	case ARGUS_LIVE_LOCKS: return "/proc/locks";
@@ -693,7 +721,7 @@ const char *diag_cli_live_where(unsigned source)
 	return NULL;
 }
 
-void diag_cli_fjson_live(FILE *f, const struct argus_culprit *k)
+void diag_front_fjson_live(FILE *f, const struct argus_culprit *k)
 {
 	const char *src = argus_live_source_str(k->live_source);
 	const char *stop = argus_live_stop_str(k->live_stop);
@@ -704,7 +732,7 @@ void diag_cli_fjson_live(FILE *f, const struct argus_culprit *k)
 	}
 	fprintf(f, "{\"source\":");
 	if (src)
-		diag_cli_fjson_str(f, src);
+		diag_front_fjson_str(f, src);
 	else
 		fprintf(f, "null");
 	if (stop) {
@@ -715,4 +743,15 @@ void diag_cli_fjson_live(FILE *f, const struct argus_culprit *k)
 	if (k->live_only)
 		fprintf(f, ",\"in_trace\":false");
 	fprintf(f, "}");
+}
+
+const char *diag_front_usage(const char *cmd)
+{
+	if (!strcmp(cmd, "hangs"))
+		return DIAG_HANGS_USAGE;
+	if (!strcmp(cmd, "diagnose"))
+		return DIAG_DIAGNOSE_USAGE;
+	if (!strcmp(cmd, "report"))
+		return DIAG_REPORT_USAGE;
+	return NULL;
 }

@@ -1,4 +1,4 @@
-/* graph_cli.c - see graph_cli.h. */
+/* graph_open.c - see graph_open.h. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -6,17 +6,17 @@
 #include <unistd.h>
 
 #include "argus_events.h"
-#include "cli.h"
-#include "graph_cli.h"
+#include "msg.h"
+#include "graph_open.h"
 #include "progress.h"
 #include "syscall_names.h"
 
-int graph_cli_common_flag(struct graph_cli_opts *o, int argc, char **argv, int i)
+int graph_open_common_flag(struct graph_open_opts *o, int argc, char **argv, int i)
 {
 	(void)argc;
 	if (!strcmp(argv[i], "--schema")) {
 		if (i + 1 >= argc) {
-			fprintf(cli_err(), "argus: --schema needs a FILE\n");
+			fprintf(msg_err(), "argus: --schema needs a FILE\n");
 			return -1;
 		}
 		o->schema_path = argv[i + 1];
@@ -29,42 +29,42 @@ int graph_cli_common_flag(struct graph_cli_opts *o, int argc, char **argv, int i
 	return 0;
 }
 
-int graph_cli_open(struct graph_cli_ctx *c, const char *cmd,
-		   const struct graph_cli_opts *o)
+int graph_open_trace(struct graph_open_ctx *c, const char *cmd,
+		   const struct graph_open_opts *o)
 {
 	struct argus_graph_opts go = { .sz = sizeof(go) };
 	struct argus_error err = { 0 };
-	struct cli_progress prog;
+	struct progress prog;
 
 	memset(c, 0, sizeof(*c));
 	c->t = argus_trace__open(o->path, &err);
 	if (!c->t)
-		return cli_error(cmd, "%s", err.msg);
+		return msg_error(cmd, "%s", err.msg);
 	if (o->schema_path) {
 		c->schema = argus_schema__load(o->schema_path, &err);
 		if (!c->schema) {
 			argus_trace__close(c->t);
-			return cli_error(cmd, "%s", err.msg);
+			return msg_error(cmd, "%s", err.msg);
 		}
 	}
 	go.schema = c->schema;
 	go.no_split = o->no_split;
 	/* a bar on a terminal once the build has lasted a second (progress.h) */
-	cli_progress_begin(&prog, "building the graph", "events");
-	go.progress = cli_progress_cb;
+	progress_begin(&prog, "building the graph", "events");
+	go.progress = progress_cb;
 	go.progress_ctx = &prog;
 	c->g = argus_graph__build(c->t, &go, &err);
-	cli_progress_end(&prog);
+	progress_end(&prog);
 	if (!c->g) {
-		int rc = cli_error(cmd, "%s: %s", o->path, err.msg);
+		int rc = msg_error(cmd, "%s: %s", o->path, err.msg);
 
-		graph_cli_close(c);
+		graph_open_close(c);
 		return rc;
 	}
 	return 0;
 }
 
-void graph_cli_close(struct graph_cli_ctx *c)
+void graph_open_close(struct graph_open_ctx *c)
 {
 	argus_graph__free(c->g);
 	argus_schema__free(c->schema);
@@ -72,29 +72,29 @@ void graph_cli_close(struct graph_cli_ctx *c)
 	memset(c, 0, sizeof(*c));
 }
 
-const char *graph_cli_comm_raw(const struct argus_graph *g, const struct argus_thread *t)
+const char *graph_open_comm_raw(const struct argus_graph *g, const struct argus_thread *t)
 {
 	const char *s = t ? argus_trace__string(argus_graph__trace(g), t->comm) : NULL;
 	return s ? s : (t && !t->tid ? "swapper" : "?");
 }
 
-const char *graph_cli_process_raw(const struct argus_graph *g, const struct argus_thread *t)
+const char *graph_open_process_raw(const struct argus_graph *g, const struct argus_thread *t)
 {
 	const char *s = t ? argus_trace__string(argus_graph__trace(g), t->process) : NULL;
 	return s ? s : "?";
 }
 
-const char *graph_cli_comm(const struct argus_graph *g, const struct argus_thread *t)
+const char *graph_open_comm(const struct argus_graph *g, const struct argus_thread *t)
 {
-	return cli_tstr(graph_cli_comm_raw(g, t));
+	return msg_tstr(graph_open_comm_raw(g, t));
 }
 
-const char *graph_cli_process(const struct argus_graph *g, const struct argus_thread *t)
+const char *graph_open_process(const struct argus_graph *g, const struct argus_thread *t)
 {
-	return cli_tstr(graph_cli_process_raw(g, t));
+	return msg_tstr(graph_open_process_raw(g, t));
 }
 
-void graph_cli_fprint_wait(FILE *f, const struct argus_graph *g, const struct argus_segment *s)
+void graph_open_fprint_wait(FILE *f, const struct argus_graph *g, const struct argus_segment *s)
 {
 	const char *name = s->wait_nr >= 0 ? argus_syscall_name(s->wait_nr) : NULL;
 
@@ -110,7 +110,7 @@ void graph_cli_fprint_wait(FILE *f, const struct argus_graph *g, const struct ar
 		fprintf(f, " for %.3f ms", (double)s->wait_ns / 1e6);
 }
 
-void graph_cli_print_wait(const struct argus_graph *g, const struct argus_segment *s)
+void graph_open_print_wait(const struct argus_graph *g, const struct argus_segment *s)
 {
-	graph_cli_fprint_wait(stdout, g, s);
+	graph_open_fprint_wait(stdout, g, s);
 }

@@ -1,4 +1,4 @@
-/* step_cli.h - shared by `argus step`, `argus step-diff` and `argus flag`
+/* step_front.h - shared by `argus step`, `argus step-diff` and `argus flag`
  * (cmd_step.c, cmd_step_diff.c, cmd_flag.c): opening a thread with errors
  * a user can act on, and printing instructions, inputs and loops. */
 #ifndef ARGUS_STEP_CLI_H
@@ -9,13 +9,10 @@
 
 #include "argus_step.h"
 
-int cmd_step(int argc, char **argv);
-int cmd_step_diff(int argc, char **argv);
-int cmd_flag(int argc, char **argv);
 
 /*
  * `argus step` and `argus flag` in three parts: parse argv, open the
- * thread, run.  The CLI opens the thread with ptrace (step_cli_open); a
+ * thread, run.  The CLI opens the thread with ptrace (step_front_open); a
  * host that owns the process (the lldb plugin) parses with the same
  * functions, opens the thread over its own backend
  * (argus_step__open_backend) and calls the same run, so the text and the
@@ -24,7 +21,7 @@ int cmd_flag(int argc, char **argv);
  * detaches: the thread runs on; lldb's backend leaves it stopped), prints
  * the result, returns the exit code.
  */
-struct step_cli_step_opts {
+struct step_front_step_opts {
 	uint32_t pid, tid;          /* tid 0: pid */
 	uint32_t count;             /* instructions (default 100; 1,000,000
 				       with --until) */
@@ -35,44 +32,48 @@ struct step_cli_step_opts {
 	bool host;                  /* set by a host: the thread is stopped,
 				       not detached, after run (messages) */
 };
-int step_cli_step_parse(int argc, char **argv, struct step_cli_step_opts *o);
-int step_cli_step_run(struct argus_stepper *s, const struct step_cli_step_opts *o);
-void step_cli_step_opts_free(struct step_cli_step_opts *o);
+int step_front_step_parse(int argc, char **argv, struct step_front_step_opts *o);
+int step_front_step_run(struct argus_stepper *s, const struct step_front_step_opts *o);
+void step_front_step_opts_free(struct step_front_step_opts *o);
+/* --fast: the thread steps itself (argus_step__record_fast), then the
+ * recording is printed or saved as the ptrace path does.  Exit code. */
+int step_front_step_fast(uint32_t pid, uint32_t tid, uint32_t count, uint32_t timeout,
+			 const char *record, bool json);
 
-struct step_cli_flag_opts {
+struct step_front_flag_opts {
 	uint32_t pid, tid, max, timeout_s, syscall_ms;
 	const char *normal, *record;  /* point into argv */
 	struct argus_step_rec *normal_rec; /* --normal, loaded by parse (owned) */
 	bool json;
-	bool host;                  /* as in step_cli_step_opts */
+	bool host;                  /* as in step_front_step_opts */
 	bool watch;                 /* --watch: arm `argus watch` on the flag,
 	                               naming the stepped thread its reader */
 };
-int step_cli_flag_parse(int argc, char **argv, struct step_cli_flag_opts *o);
-int step_cli_flag_run(struct argus_stepper *s, const struct step_cli_flag_opts *o);
-void step_cli_flag_opts_free(struct step_cli_flag_opts *o);
+int step_front_flag_parse(int argc, char **argv, struct step_front_flag_opts *o);
+int step_front_flag_run(struct argus_stepper *s, const struct step_front_flag_opts *o);
+void step_front_flag_opts_free(struct step_front_flag_opts *o);
 
 /* Parse a pid/tid/count: a positive decimal number.  -1 on error (printed). */
-int step_cli_u32(const char *cmd, const char *opt, const char *val, uint32_t *out);
+int step_front_u32(const char *cmd, const char *opt, const char *val, uint32_t *out);
 
 /* argus_step__open_pid() with one error line on failure (NULL). */
-struct argus_stepper *step_cli_open(const char *cmd, uint32_t pid, uint32_t tid,
+struct argus_stepper *step_front_open(const char *cmd, uint32_t pid, uint32_t tid,
 				    uint32_t syscall_timeout_ms);
 
 /* Set by SIGINT/SIGTERM while stepping (the handlers are installed by
- * step_cli_catch_signals): the loops stop and detach cleanly. */
-extern volatile int step_cli_interrupted;
-void step_cli_catch_signals(void);
+ * step_front_catch_signals): the loops stop and detach cleanly. */
+extern volatile int step_front_interrupted;
+void step_front_catch_signals(void);
 
 /* "wait_for_display_flag+0x1c" or "0x55..." */
-const char *step_cli_where(const struct argus_step_rec *r, const struct argus_step_insn *in,
+const char *step_front_where(const struct argus_step_rec *r, const struct argus_step_insn *in,
 			   char *buf, size_t len);
 /* One instruction as text: index, address, symbol, disassembly, changed
  * registers and memory operands. */
-void step_cli_print_insn(const struct argus_step_rec *r, size_t i);
+void step_front_print_insn(const struct argus_step_rec *r, size_t i);
 /* One instruction as a JSON object. */
-void step_cli_json_insn(const struct argus_step_rec *r, size_t i);
-void step_cli_json_input(const struct argus_step_input *in);
-void step_cli_json_loop(const struct argus_step_loop *l);
+void step_front_json_insn(const struct argus_step_rec *r, size_t i);
+void step_front_json_input(const struct argus_step_input *in);
+void step_front_json_loop(const struct argus_step_loop *l);
 
 #endif

@@ -34,7 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "diag_cli.h"
+#include "diag_front.h"
 
 /* resolve_fd()'s object for a /proc/locks device and inode */
 static uint64_t file_obj(unsigned maj, unsigned min, uint64_t ino)
@@ -77,7 +77,7 @@ static bool lock_type(const char *t)
 	return !strcmp(t, "FLOCK") || !strcmp(t, "POSIX") || !strcmp(t, "OFDLCK");
 }
 
-bool diag_cli_pid_alive(int64_t pid)
+bool diag_front_pid_alive(int64_t pid)
 {
 	char path[48], line[128];
 	bool found = false;
@@ -102,7 +102,7 @@ bool diag_cli_pid_alive(int64_t pid)
 	return found;
 }
 
-uint32_t diag_cli_pid_add(uint32_t *pids, uint32_t n, uint32_t max, uint32_t pid)
+uint32_t diag_front_pid_add(uint32_t *pids, uint32_t n, uint32_t max, uint32_t pid)
 {
 	for (uint32_t i = 0; i < n; i++)
 		if (pids[i] == pid)
@@ -164,7 +164,7 @@ static uint32_t fdinfo_holders(const char *type, uint64_t obj, uint32_t *pids, u
 		if (*end || !pid || pid > UINT32_MAX)
 			continue;
 		if (fdinfo_holds(pid, type, obj))
-			n = diag_cli_pid_add(pids, n, max, (uint32_t)pid);
+			n = diag_front_pid_add(pids, n, max, (uint32_t)pid);
 	}
 	closedir(proc);
 	return n;
@@ -194,8 +194,8 @@ static uint32_t lock_holders(uint64_t file, uint32_t *pids, uint32_t max, bool f
 
 		if (!c || parse_lock(c + 1, &l) || l.waiter || l.obj != file || !lock_type(l.type))
 			continue;
-		if (diag_cli_pid_alive(l.pid)) {
-			n = diag_cli_pid_add(pids, n, max, (uint32_t)l.pid);
+		if (diag_front_pid_alive(l.pid)) {
+			n = diag_front_pid_add(pids, n, max, (uint32_t)l.pid);
 			continue;
 		}
 		/* an OFD lock (-1), or a taker that is gone while the lock
@@ -215,13 +215,13 @@ static uint32_t lock_holders(uint64_t file, uint32_t *pids, uint32_t max, bool f
 	return n;
 }
 
-uint32_t diag_cli_proc_lock_holders(void *ctx, uint64_t file, uint32_t *pids, uint32_t max)
+uint32_t diag_front_proc_lock_holders(void *ctx, uint64_t file, uint32_t *pids, uint32_t max)
 {
 	(void)ctx;
 	return lock_holders(file, pids, max, true, NULL);
 }
 
-uint32_t diag_cli_lock_holders_quick(uint64_t file, uint32_t *pids, uint32_t max,
+uint32_t diag_front_lock_holders_quick(uint64_t file, uint32_t *pids, uint32_t max,
 				     bool *unresolved)
 {
 	return lock_holders(file, pids, max, false, unresolved);
@@ -275,7 +275,7 @@ static bool thread_of(uint32_t pid, uint32_t tid)
 	return tid && access(path, F_OK) == 0;
 }
 
-int diag_cli_mutex_owner(uint32_t pid, uint64_t uaddr, uint32_t *owner_tid)
+int diag_front_mutex_owner(uint32_t pid, uint64_t uaddr, uint32_t *owner_tid)
 {
 	struct { int32_t lock; uint32_t count; int32_t owner; } m;
 	int rc;
@@ -303,10 +303,10 @@ int diag_cli_mutex_owner(uint32_t pid, uint64_t uaddr, uint32_t *owner_tid)
  * both hold and the tid is a live thread of the same process: a plain
  * glibc mutex's word is 0, 1 or 2 (no waiters bit), a condvar's counts
  * do not reach bit 31.  A glibc PI mutex keeps __owner too, so
- * diag_cli_mutex_owner answers it first.  A PI futex shared with another
+ * diag_front_mutex_owner answers it first.  A PI futex shared with another
  * process has its owner there: -ENOENT.
  */
-int diag_cli_pi_owner(uint32_t pid, uint64_t uaddr, uint32_t *owner_tid)
+int diag_front_pi_owner(uint32_t pid, uint64_t uaddr, uint32_t *owner_tid)
 {
 	uint32_t word, tid;
 	int rc;

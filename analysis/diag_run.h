@@ -1,7 +1,7 @@
 /* diag_run.h - the work of `argus diagnose` on an opened graph, split from
  * its printing so that two callers share one computation:
- *   - cmd_diagnose.c (the CLI): parse, graph_cli_open, diag_run to stdout;
- *   - diag_query.c (the structured API the lldb plugin calls): the same
+ *   - cmd_diagnose.c (the CLI): parse, graph_open_trace, diag_run to stdout;
+ *   - session.c (the structured API the lldb plugin calls): the same
  *     diag_run into a memory stream, and its structs (the diagnosis, the
  *     symbolized stacks, the choices not taken) handed back as they are.
  *
@@ -15,8 +15,8 @@
 #include <stdio.h>
 
 #include "argus_diag.h"
-#include "diag_cli.h"
-#include "graph_cli.h"
+#include "diag_front.h"
+#include "graph_open.h"
 
 #define DIAG_RUN_MAX_CHOICES 32
 
@@ -33,7 +33,7 @@ struct diag_choice {
 
 /* One frame of a symbolized trace stack. */
 struct diag_frame {
-	char *text;              /* as the report prints it (escaped: cli_tstr) */
+	char *text;              /* as the report prints it (escaped: msg_tstr) */
 	char *func;              /* the function's name alone, raw; "" none */
 };
 
@@ -49,7 +49,7 @@ struct diag_run {
 	struct diag_choice choices[DIAG_RUN_MAX_CHOICES];
 	uint32_t nchoices;
 	/* d->chain[i]'s trace stack, symbolized once with
-	 * diag_cli_stack_funcs (the text report leaves out a cycle entry's,
+	 * diag_front_stack_funcs (the text report leaves out a cycle entry's,
 	 * --json shows it); not for --dot without DIAG_RUN_STACKS */
 	struct diag_run_stack stacks[ARGUS_DIAG_MAX_CHAIN];
 	/* diagnose --until-end: what the wait saw (o->until_end), printed
@@ -64,27 +64,27 @@ struct diag_run {
 #define DIAG_RUN_TTY    1u   /* ask the user at a choice (stdin/stderr) */
 #define DIAG_RUN_STACKS 2u   /* symbolize the stacks even for --dot */
 
-/* After graph_cli_open(c, "diagnose", &o->g): chooses the hang (--at,
+/* After graph_open_trace(c, "diagnose", &o->g): chooses the hang (--at,
  * --mark, else the ongoing one, else the longest; none of the main thread:
  * the process's other threads), diagnoses it, and writes the report --
  * text, --json or --dot as o says -- to out.  pre/npre: the hangs of the
- * thread that diag_cli_hang_opts(o, ARGUS_HANGS_THREAD) finds, when the
+ * thread that diag_front_hang_opts(o, ARGUS_HANGS_THREAD) finds, when the
  * caller already has them (copied), else NULL.  Errors go through
- * cli_error() (cli_err()).  Returns argus diagnose's exit code; run is
+ * msg_error() (msg_err()).  Returns argus diagnose's exit code; run is
  * filled as far as it got: diag_run_free() it in any case. */
-int diag_run(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argus_hang *pre,
+int diag_run(struct graph_open_ctx *c, struct diag_front_opts *o, const struct argus_hang *pre,
 	     uint32_t npre, unsigned flags, FILE *out, struct diag_run *run);
 void diag_run_free(struct diag_run *run);
 /* Only the choice of the hang, as diag_run makes it (run->picked,
  * run->nhangs filled; nothing printed but errors): 0 and *chosen, or the
  * exit code.  diag_run_free(run) after. */
-int diag_run_choose(struct graph_cli_ctx *c, struct diag_cli_opts *o, const struct argus_hang *pre,
+int diag_run_choose(struct graph_open_ctx *c, struct diag_front_opts *o, const struct argus_hang *pre,
 		    uint32_t npre, struct diag_run *run, struct argus_hang *chosen);
 /* The report's verdict line, in words, without "verdict   " ("circular
  * wait between ...").  For `argus report`, which draws what diag_run kept. */
-void diag_run_verdict(struct graph_cli_ctx *c, const struct argus_diagnosis *d, char *buf,
+void diag_run_verdict(struct graph_open_ctx *c, const struct argus_diagnosis *d, char *buf,
 		      size_t len);
 /* The text report, or the --json object, of a run whose diagnosis ran
  * (run->d): what diag_run printed, again, to f. */
-void diag_run_print(FILE *f, struct graph_cli_ctx *c, const struct diag_run *run, bool json);
+void diag_run_print(FILE *f, struct graph_open_ctx *c, const struct diag_run *run, bool json);
 #endif

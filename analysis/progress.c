@@ -3,22 +3,22 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "msg.h"
 #include "collector.h"
 #include "progress.h"
 
-void cli_progress_begin(struct cli_progress *p, const char *what, const char *unit)
+void progress_begin(struct progress *p, const char *what, const char *unit)
 {
-	*p = (struct cli_progress){ .what = what, .unit = unit };
+	*p = (struct progress){ .what = what, .unit = unit };
 	/* only where the messages go to the terminal: not into a host's
-	 * buffer (cli_set_err: the lldb plugin), not into a pipe */
-	p->tty = cli_err() == stderr && isatty(2);
+	 * buffer (msg_set_err: the lldb plugin), not into a pipe */
+	p->tty = msg_err() == stderr && isatty(2);
 	p->t0 = argus_now_ns();
 }
 
-int cli_progress_cb(void *vp, uint64_t done, uint64_t total)
+int progress_cb(void *vp, uint64_t done, uint64_t total)
 {
-	struct cli_progress *p = vp;
+	struct progress *p = vp;
 	unsigned pct = total ? (unsigned)(done * 100 / total) : 0;
 	uint64_t now;
 
@@ -40,7 +40,7 @@ int cli_progress_cb(void *vp, uint64_t done, uint64_t total)
 	return p->cancel ? *p->cancel : 0;
 }
 
-void cli_progress_end(struct cli_progress *p)
+void progress_end(struct progress *p)
 {
 	if (p && p->shown) {
 		fprintf(stderr, "\r\033[K");

@@ -28,7 +28,7 @@
 
 #include "argus_diag.h"
 #include "argus_holder_rule.h"
-#include "graph_cli.h"
+#include "graph_open.h"
 
 #define HOLDER_CMD_MAX_CALLS 8  /* commands run by one diagnosis */
 #define HOLDER_CMD_MAX_GROUPS 64
@@ -68,7 +68,7 @@ struct holder_cmd;
 
 /* For diag_run (o->live): the rules of c->schema (named schema_path in
  * the report) and the built-in ones.  NULL when out of memory. */
-struct holder_cmd *holder_cmd_new(struct graph_cli_ctx *c, const char *schema_path);
+struct holder_cmd *holder_cmd_new(struct graph_open_ctx *c, const char *schema_path);
 void holder_cmd_free(struct holder_cmd *h);
 /* argus_diag_opts.wait_holders, ctx = a holder_cmd. */
 uint32_t holder_cmd_wait_holders(void *ctx, uint32_t pid, uint32_t tid, uint32_t stack,
@@ -103,7 +103,7 @@ struct holder_cred {
 int holder_cmd_cred_of_pid(uint32_t pid, struct holder_cred *cr, char *why, size_t len);
 int holder_cmd_cred_of_user(const char *user, struct holder_cred *cr, char *why, size_t len);
 /* The program a rule's COMMAND names: an absolute path as it is, a bare
- * name beside argus (cli_self_dir), else in /usr/bin, /bin.  It must be a
+ * name beside argus (ctl_bin_dir), else in /usr/bin, /bin.  It must be a
  * regular, executable file owned by root or by uid, and writable by
  * neither group nor others.  0 with path[len]; -errno and why. */
 int holder_cmd_resolve(const char *cmd, uint32_t uid, char *path, size_t len, char *why,

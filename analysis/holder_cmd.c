@@ -27,9 +27,10 @@
 #include <unistd.h>
 
 #include "argus_holder_rule.h"
-#include "cli.h"
+#include "ctl_client.h"
+#include "msg.h"
 #include "collector.h"
-#include "diag_cli.h"
+#include "diag_front.h"
 #include "holder_cmd.h"
 
 const char holder_cmd_builtin_schema[] =
@@ -46,7 +47,7 @@ struct holder_seen {
 #define HOLDER_MAX_SEEN 64
 
 struct holder_cmd {
-	struct graph_cli_ctx *c;
+	struct graph_open_ctx *c;
 	struct argus_schema *builtin;
 	const char *user_path;          /* the user's --schema, for messages */
 	struct holder_call calls[HOLDER_CMD_MAX_CALLS];
@@ -187,7 +188,7 @@ int holder_cmd_resolve(const char *cmd, uint32_t uid, char *path, size_t len, ch
 		snprintf(why, wlen, "the command '%s' is neither an absolute path nor a bare name", cmd);
 		return -EINVAL;
 	}
-	cli_self_dir(self, sizeof(self));
+	ctl_bin_dir(self, sizeof(self));
 	for (int i = 0; i < 3; i++) {
 		struct stat st;
 
@@ -450,7 +451,7 @@ int holder_cmd_check_output(const char *out, size_t n, uint32_t waiter_pid, uint
 			return -EINVAL;
 		}
 		/* a process: a thread's id passes /proc/ID, not its Tgid */
-		if (!diag_cli_pid_alive(pids[i])) {
+		if (!diag_front_pid_alive(pids[i])) {
 			snprintf(why, wlen, "its output names pid %u, which does not exist as a "
 				 "process", pids[i]);
 			return -EINVAL;
@@ -461,7 +462,7 @@ int holder_cmd_check_output(const char *out, size_t n, uint32_t waiter_pid, uint
 
 /* ---- the callback ---------------------------------------------------------- */
 
-struct holder_cmd *holder_cmd_new(struct graph_cli_ctx *c, const char *schema_path)
+struct holder_cmd *holder_cmd_new(struct graph_open_ctx *c, const char *schema_path)
 {
 	struct holder_cmd *h = calloc(1, sizeof(*h));
 	struct argus_error err;
@@ -514,7 +515,7 @@ static const char *on_stack(const struct argus_holder_rule *r, const struct fram
  * exists, with the trace's name (a pid reused since is not asked about). */
 static bool same_thread(struct holder_cmd *h, uint32_t pid, uint32_t tid)
 {
-	const char *want = diag_cli_comm_raw(h->c, tid);
+	const char *want = diag_front_comm_raw(h->c, tid);
 	char path[96], comm[64] = "";
 	FILE *f;
 
@@ -626,7 +627,7 @@ uint32_t holder_cmd_wait_holders(void *ctx, uint32_t pid, uint32_t tid, uint32_t
 	set[1] = h->builtin;
 	names[1] = HOLDER_CMD_BUILTIN_NAME;
 	/* symbolize only when a rule may apply to this process */
-	process = diag_cli_process_raw(h->c, tid);
+	process = diag_front_process_raw(h->c, tid);
 	for (int s = 0; s < 2 && !got; s++)
 		for (uint32_t i = 0; i < argus_schema__nholders(set[s]) && !got; i++) {
 			const struct argus_holder_rule *r = argus_schema__holder(set[s], i);
@@ -636,7 +637,7 @@ uint32_t holder_cmd_wait_holders(void *ctx, uint32_t pid, uint32_t tid, uint32_t
 	if (!got)
 		return 0;
 	got = 0;
-	diag_cli_stack_funcs(h->c, pid, argus_graph__stats(h->c->g)->max_ts, stack, keep_func, &fr);
+	diag_front_stack_funcs(h->c, pid, argus_graph__stats(h->c->g)->max_ts, stack, keep_func, &fr);
 	for (int s = 0; s < 2 && !got; s++) {
 		for (uint32_t i = 0; i < argus_schema__nholders(set[s]) && !got; i++) {
 			const struct argus_holder_rule *r = argus_schema__holder(set[s], i);
@@ -710,7 +711,7 @@ static void print_pids(FILE *f, const struct holder_call *c, const char *sep)
 static void print_who(FILE *f, const struct holder_call *c)
 {
 	if (c->user[0])
-		fprintf(f, "%s (uid %u)", cli_tstr(c->user), c->uid);
+		fprintf(f, "%s (uid %u)", msg_tstr(c->user), c->uid);
 	else
 		fprintf(f, "uid %u", c->uid);
 }
@@ -722,7 +723,7 @@ void holder_cmd_print_culprit(FILE *f, const struct holder_cmd *h, const struct 
 	if (!c)
 		return;
 	fprintf(f, "          holder rule %s: %s on the stack of %u/%u; `%s` as ",
-		cli_tstr(c->rule), cli_tstr(c->func), c->pid, c->tid, cli_tstr(c->argv));
+		msg_tstr(c->rule), msg_tstr(c->func), c->pid, c->tid, msg_tstr(c->argv));
 	print_who(f, c);
 	fprintf(f, " answered ");
 	print_pids(f, c, ", ");
@@ -736,15 +737,15 @@ void holder_cmd_print_notes(FILE *f, const struct holder_cmd *h)
 
 		if (c->state == HOLDER_ANSWERED)
 			continue;
-		fprintf(f, "holder    rule %s (%s) applied to %u/%u: `%s` ", cli_tstr(c->rule),
-			cli_tstr(c->func), c->pid, c->tid, cli_tstr(c->argv));
+		fprintf(f, "holder    rule %s (%s) applied to %u/%u: `%s` ", msg_tstr(c->rule),
+			msg_tstr(c->func), c->pid, c->tid, msg_tstr(c->argv));
 		if (c->state == HOLDER_SKIPPED) {
-			fprintf(f, "not run: %s\n", cli_tstr(c->why));
+			fprintf(f, "not run: %s\n", msg_tstr(c->why));
 			continue;
 		}
 		fprintf(f, "as ");
 		print_who(f, c);
-		fprintf(f, ": %s\n", cli_tstr(c->why));
+		fprintf(f, ": %s\n", msg_tstr(c->why));
 	}
 }
 

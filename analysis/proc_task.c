@@ -31,9 +31,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "diag_cli.h"
+#include "diag_front.h"
 
-int diag_cli_parse_stat(const char *buf, char *state, long *ppid, long *pgrp)
+int diag_front_parse_stat(const char *buf, char *state, long *ppid, long *pgrp)
 {
 	const char *p = buf ? strrchr(buf, ')') : NULL;
 	char st;
@@ -62,10 +62,10 @@ static int read_stat(const char *path, char *state, long *ppid, long *pgrp)
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = 0;
-	return diag_cli_parse_stat(buf, state, ppid, pgrp);
+	return diag_front_parse_stat(buf, state, ppid, pgrp);
 }
 
-int diag_cli_task_state(uint32_t pid, uint32_t tid, char *state)
+int diag_front_task_state(uint32_t pid, uint32_t tid, char *state)
 {
 	char path[64];
 
@@ -73,7 +73,7 @@ int diag_cli_task_state(uint32_t pid, uint32_t tid, char *state)
 	return read_stat(path, state, NULL, NULL);
 }
 
-int diag_cli_task_syscall_line(uint32_t pid, uint32_t tid, char *buf, size_t len)
+int diag_front_task_syscall_line(uint32_t pid, uint32_t tid, char *buf, size_t len)
 {
 	char path[64];
 	FILE *f;
@@ -91,10 +91,10 @@ int diag_cli_task_syscall_line(uint32_t pid, uint32_t tid, char *buf, size_t len
 	return rc;
 }
 
-int diag_cli_task_syscall(uint32_t pid, uint32_t tid, long *nr, uint64_t args[6])
+int diag_front_task_syscall(uint32_t pid, uint32_t tid, long *nr, uint64_t args[6])
 {
 	char line[256];
-	int rc = diag_cli_task_syscall_line(pid, tid, line, sizeof(line));
+	int rc = diag_front_task_syscall_line(pid, tid, line, sizeof(line));
 
 	if (rc)
 		return rc;
@@ -148,13 +148,13 @@ static uint32_t children_by_ppid(uint32_t pid, int64_t want, long own_pgrp, uint
 		    ppid != (long)pid)
 			continue;
 		if (waited_for((uint32_t)c, want, own_pgrp))
-			n = diag_cli_pid_add(pids, n, max, (uint32_t)c);
+			n = diag_front_pid_add(pids, n, max, (uint32_t)c);
 	}
 	closedir(proc);
 	return n;
 }
 
-uint32_t diag_cli_proc_children(uint32_t pid, int64_t want, uint32_t *pids, uint32_t max)
+uint32_t diag_front_proc_children(uint32_t pid, int64_t want, uint32_t *pids, uint32_t max)
 {
 	char path[64];
 	struct dirent *t;
@@ -180,14 +180,14 @@ uint32_t diag_cli_proc_children(uint32_t pid, int64_t want, uint32_t *pids, uint
 		any_file = true;
 		while (n < max && fscanf(f, "%lu", &c) == 1)
 			if (c && c <= UINT32_MAX && waited_for((uint32_t)c, want, own_pgrp))
-				n = diag_cli_pid_add(pids, n, max, (uint32_t)c);
+				n = diag_front_pid_add(pids, n, max, (uint32_t)c);
 		fclose(f);
 	}
 	closedir(d);
 	return any_file ? n : children_by_ppid(pid, want, own_pgrp, pids, max);
 }
 
-int diag_cli_proc_thread_state(uint32_t pid, uint32_t tid, uint8_t *stop, uint32_t *tracer)
+int diag_front_proc_thread_state(uint32_t pid, uint32_t tid, uint8_t *stop, uint32_t *tracer)
 {
 	char path[64], line[128], st;
 	FILE *f;
@@ -195,7 +195,7 @@ int diag_cli_proc_thread_state(uint32_t pid, uint32_t tid, uint8_t *stop, uint32
 
 	*stop = ARGUS_LIVE_RUNNING;
 	*tracer = 0;
-	if ((rc = diag_cli_task_state(pid, tid, &st)))
+	if ((rc = diag_front_task_state(pid, tid, &st)))
 		return rc;
 	*stop = st == 'T' ? ARGUS_LIVE_STOP_SIGNAL : st == 't' ? ARGUS_LIVE_STOP_PTRACE
 		: ARGUS_LIVE_RUNNING;
@@ -222,7 +222,7 @@ static uint32_t parent_of(uint32_t pid)
 	return pid_stat(pid, NULL, &ppid, NULL) || ppid <= 0 ? 0 : (uint32_t)ppid;
 }
 
-bool diag_cli_pid_is_ours(uint32_t pid)
+bool diag_front_pid_is_ours(uint32_t pid)
 {
 	uint32_t self = (uint32_t)getpid(), p;
 	int i;

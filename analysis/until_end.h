@@ -7,7 +7,7 @@
  *     private temp dir (until_end_begin, until_end_snapshot), its graph,
  *     until_end_wait, a second snapshot of the same window up to now, its
  *     graph, until_end_annotate, diag_run, until_end_cleanup;
- *   - the lldb plugin, through diag_query.c: the same on the session's
+ *   - the lldb plugin, through session.c: the same on the session's
  *     snapshot (FILE, taken by the plugin), which the second snapshot
  *     replaces.
  *
@@ -30,8 +30,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "diag_cli.h"
-#include "graph_cli.h"
+#include "diag_front.h"
+#include "graph_open.h"
 #include "wake_watch.h"
 
 #define UNTIL_END_DEFAULT_S 60          /* --until-end without =SECONDS */
@@ -82,7 +82,7 @@ struct until_end {
 	uint64_t from_ts;                   /* the window's start, for every snapshot */
 	/* the snapshot that showed the end (`check`), its graph built: it is
 	 * the second snapshot (until_end_take_graph) */
-	struct graph_cli_ctx kept;
+	struct graph_open_ctx kept;
 	bool have_kept;
 };
 
@@ -117,22 +117,22 @@ int until_end_snapshot(const char *cmd, struct until_end *ue, const char *out);
  * (it may be closed after).  Returns 0 (ue says what happened), or the
  * exit code after an error line.  The caller then snapshots again
  * (until_end_snapshot) and diagnoses that with until_end_annotate. */
-int until_end_wait(const char *cmd, struct graph_cli_ctx *c, struct diag_cli_opts *o,
+int until_end_wait(const char *cmd, struct graph_open_ctx *c, struct diag_front_opts *o,
 		   struct until_end *ue);
 
 /* After until_end_wait: when a snapshot taken to confirm the end showed
  * it, that snapshot (ue->check) is the second one, and its graph moves to
- * c (true; graph_cli_close it): no need to snapshot again.  False: take
+ * c (true; graph_open_close it): no need to snapshot again.  False: take
  * the second snapshot (until_end_snapshot). */
-bool until_end_take_graph(struct until_end *ue, struct graph_cli_ctx *c);
+bool until_end_take_graph(struct until_end *ue, struct graph_open_ctx *c);
 
 /* On the graph of the second snapshot: when and by whom the wait ended
  * (ue->end_ns, ue->by), and the flags diag_run takes: o->tid, --at the
  * hang's middle, o->until_end = ue. */
-void until_end_annotate(struct graph_cli_ctx *c, struct diag_cli_opts *o, struct until_end *ue);
+void until_end_annotate(struct graph_open_ctx *c, struct diag_front_opts *o, struct until_end *ue);
 
 /* The report's line(s) ("until-end ..."), and the JSON object of the
  * "until_end" key (docs/diagnosis.md). */
-void until_end_fprint(FILE *f, struct graph_cli_ctx *c, const struct until_end *ue);
+void until_end_fprint(FILE *f, struct graph_open_ctx *c, const struct until_end *ue);
 void until_end_fjson(FILE *f, const struct until_end *ue);
 #endif

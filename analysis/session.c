@@ -1,12 +1,13 @@
-/* diag_query.c - see diag_query.h.
+/* session.c - see argus_session.h.
  *
- * Each call: the words are parsed by diag_cli_parse (argus diagnose's own
- * parser); the graph is built by graph_cli_open unless the object already
- * holds the one of that FILE, --schema and --no-split; then the CLI's code
- * runs -- diag_cli_hangs, or diag_run with a memory stream as its stdout --
- * with cli_err() pointed at a second memory stream, whose text becomes
- * argus_diag_query__error().  Nothing reaches the process's stdout or
- * stderr.
+ * Each call: the words are parsed by diag_front_parse (the one parser of
+ * diagnose's, hangs' and report's flags); the graph is built by
+ * graph_open_trace unless the session already holds the one of that
+ * FILE, --schema and --no-split; then the analysis runs -- diag_front_hangs,
+ * diag_run or report_page_write with a memory stream as its output --
+ * with msg_err() pointed at a second memory stream, whose text becomes
+ * argus_session__error().  Nothing reaches the process's stdout or
+ * stderr (but the questions of an interactive session).
  *
  * The thread hangs of the last __hangs call are kept with the options they
  * were found with: a __diagnose with the same ones (the lldb plugin lists
@@ -19,15 +20,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "diag_cli.h"
-#include "diag_query.h"
+#include "msg.h"
+#include "diag_front.h"
+#include "argus_session.h"
 #include "diag_run.h"
-#include "graph_cli.h"
+#include "graph_open.h"
+#include "ctl_client.h"
+#include "report_page.h"
 #include "until_end.h"
 
-struct argus_diag_query {
-	struct graph_cli_ctx c;
+struct argus_session {
+	struct graph_open_ctx c;
 	bool open;                 /* c holds a graph built from: */
 	char *path;                /*   FILE */
 	char *schema;              /*   --schema FILE, NULL none */
@@ -37,6 +40,7 @@ struct argus_diag_query {
 	struct argus_hang *hangs;
 	uint32_t nhangs;
 	char *error;               /* the last call's messages, "" none */
+	bool interactive;          /* diag_run asks at a choice (DIAG_RUN_TTY) */
 };
 
 /* The report and everything its pointers reach. */
@@ -52,14 +56,14 @@ struct report {
 
 static pthread_mutex_t query_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* A call's message stream (cli_err) while the lock is held. */
+/* A call's message stream (msg_err) while the lock is held. */
 struct call {
 	FILE *err;
 	char *buf;
 	size_t len;
 };
 
-static int call_begin(struct argus_diag_query *q, struct call *k)
+static int call_begin(struct argus_session *q, struct call *k)
 {
 	pthread_mutex_lock(&query_lock);
 	free(q->error);
@@ -71,13 +75,16 @@ static int call_begin(struct argus_diag_query *q, struct call *k)
 		pthread_mutex_unlock(&query_lock);
 		return -ENOMEM;
 	}
-	cli_set_err(k->err);
+	msg_set_err(k->err);
+	/* a host without a table of its own (lldb): diagnose's usage lines */
+	if (!msg_get_usage())
+		msg_set_usage(diag_front_usage);
 	return 0;
 }
 
-static int call_end(struct argus_diag_query *q, struct call *k, int rc)
+static int call_end(struct argus_session *q, struct call *k, int rc)
 {
-	cli_set_err(NULL);
+	msg_set_err(NULL);
 	if (fclose(k->err) && !rc)
 		rc = -ENOMEM;
 	q->error = k->buf;
@@ -96,24 +103,19 @@ static bool same_str(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
-/* Parses the words and makes sure q->c holds their graph. */
-static int prepare(struct argus_diag_query *q, int argc, char **argv, struct diag_cli_opts *o)
+/* Makes sure q->c holds the graph of o's FILE, --schema, --no-split, and
+ * resolves --live as every front end does. */
+static int open_graph(struct argus_session *q, const char *cmd, struct diag_front_opts *o)
 {
 	int rc;
 
-	if (argc < 1 || !argv) {
-		cli_usage_error("diagnose", "missing trace FILE");
-		return -EINVAL;
-	}
-	if ((rc = diag_cli_parse("diagnose", argc, argv, o, true)))
-		return from_exit(rc);
 	if (q->open && same_str(q->path, o->g.path) && same_str(q->schema, o->g.schema_path) &&
 	    q->no_split == o->g.no_split) {
-		diag_cli_resolve_live(&q->c, o);        /* as argus diagnose does */
+		diag_front_resolve_live(&q->c, o);
 		return 0;
 	}
 	if (q->open) {
-		graph_cli_close(&q->c);
+		graph_open_close(&q->c);
 		q->open = false;
 	}
 	free(q->path);
@@ -126,17 +128,37 @@ static int prepare(struct argus_diag_query *q, int argc, char **argv, struct dia
 	q->no_split = o->g.no_split;
 	if (!q->path || (o->g.schema_path && !q->schema))
 		return -ENOMEM;
-	if ((rc = graph_cli_open(&q->c, "diagnose", &o->g)))
+	if ((rc = graph_open_trace(&q->c, cmd, &o->g)))
 		return from_exit(rc);
 	q->open = true;
-	diag_cli_resolve_live(&q->c, o);
+	diag_front_resolve_live(&q->c, o);
 	return 0;
+}
+
+/* Parses the words of cmd ("diagnose", "hangs", "report": diagnose's
+ * flags unless "hangs") and makes sure q->c holds their graph. */
+static int prepare(struct argus_session *q, const char *cmd, int argc, char **argv,
+		   struct diag_front_opts *o)
+{
+	int rc;
+
+	if (argc < 1 || !argv) {
+		msg_usage_error(cmd, "missing trace FILE");
+		return -EINVAL;
+	}
+	if ((rc = diag_front_parse(cmd, argc, argv, o, strcmp(cmd, "hangs") != 0)))
+		return from_exit(rc);
+	if (!o->g.path) {
+		msg_usage_error(cmd, "missing trace FILE");
+		return -EINVAL;
+	}
+	return open_graph(q, cmd, o);
 }
 
 /* --until-end: on the snapshot FILE (just taken by the caller), wait for
  * the hang going on to end, then replace FILE with a snapshot of the same
  * window up to now and build its graph (until_end.h).  0 or -errno. */
-static int wait_until_end(struct argus_diag_query *q, struct diag_cli_opts *o,
+static int wait_until_end(struct argus_session *q, struct diag_front_opts *o,
 			  struct until_end *ue)
 {
 	int rc;
@@ -149,7 +171,7 @@ static int wait_until_end(struct argus_diag_query *q, struct diag_cli_opts *o,
 		return from_exit(rc);
 	}
 	/* the first snapshot's graph goes, with the hangs found in it */
-	graph_cli_close(&q->c);
+	graph_open_close(&q->c);
 	q->open = false;
 	free(q->hangs);
 	q->hangs = NULL;
@@ -163,11 +185,11 @@ static int wait_until_end(struct argus_diag_query *q, struct diag_cli_opts *o,
 			until_end_cleanup(ue);
 			return 0;
 		}
-		graph_cli_close(&q->c);
+		graph_open_close(&q->c);
 	}
 	until_end_cleanup(ue);          /* its dir only held the checks */
 	if ((rc = until_end_snapshot("diagnose", ue, o->g.path)) ||
-	    (rc = graph_cli_open(&q->c, "diagnose", &o->g)))
+	    (rc = graph_open_trace(&q->c, "diagnose", &o->g)))
 		return from_exit(rc);
 	q->open = true;
 	return 0;
@@ -180,21 +202,21 @@ static bool same_hang_opts(const struct argus_hang_opts *a, const struct argus_h
 	       a->deliberate == b->deliberate;
 }
 
-struct argus_diag_query *argus_diag_query__new(void)
+struct argus_session *argus_session__new(void)
 {
-	struct argus_diag_query *q = calloc(1, sizeof(*q));
+	struct argus_session *q = calloc(1, sizeof(*q));
 
 	if (!q)
 		errno = ENOMEM;
 	return q;
 }
 
-void argus_diag_query__free(struct argus_diag_query *q)
+void argus_session__free(struct argus_session *q)
 {
 	if (!q)
 		return;
 	if (q->open)
-		graph_cli_close(&q->c);
+		graph_open_close(&q->c);
 	free(q->path);
 	free(q->schema);
 	free(q->hangs);
@@ -202,15 +224,15 @@ void argus_diag_query__free(struct argus_diag_query *q)
 	free(q);
 }
 
-const char *argus_diag_query__error(const struct argus_diag_query *q)
+const char *argus_session__error(const struct argus_session *q)
 {
 	return q && q->error ? q->error : "";
 }
 
-int argus_diag_query__hangs(struct argus_diag_query *q, int argc, char **argv,
+int argus_session__hangs(struct argus_session *q, int argc, char **argv,
 			    struct argus_hang **hangs, uint32_t *n)
 {
-	struct diag_cli_opts o;
+	struct diag_front_opts o;
 	struct argus_hang *h = NULL;
 	struct call k;
 	uint32_t nh = 0;
@@ -222,9 +244,9 @@ int argus_diag_query__hangs(struct argus_diag_query *q, int argc, char **argv,
 	*n = 0;
 	if ((rc = call_begin(q, &k)))
 		return rc;
-	if ((rc = prepare(q, argc, argv, &o)))
+	if ((rc = prepare(q, "diagnose", argc, argv, &o)))
 		return call_end(q, &k, rc);
-	if ((rc = diag_cli_hangs(&q->c, "diagnose", &o, ARGUS_HANGS_THREAD, &h, &nh)))
+	if ((rc = diag_front_hangs(&q->c, "diagnose", &o, ARGUS_HANGS_THREAD, &h, &nh)))
 		return call_end(q, &k, from_exit(rc));
 	free(q->hangs);
 	q->hangs = NULL;
@@ -238,7 +260,7 @@ int argus_diag_query__hangs(struct argus_diag_query *q, int argc, char **argv,
 	*n = nh;
 	q->hangs = h;
 	q->nhangs = nh;
-	q->ho = diag_cli_hang_opts(&o, ARGUS_HANGS_THREAD);
+	q->ho = diag_front_hang_opts(&o, ARGUS_HANGS_THREAD);
 	q->have_hangs = true;
 	return call_end(q, &k, 0);
 }
@@ -251,6 +273,7 @@ static void fill(struct report *r)
 
 	r->pub.diag = *d;
 	r->pub.nhangs = r->run.nhangs;
+	r->pub.picked = r->run.picked;
 	t[0] = (struct argus_diag_thread){ .label = "hang", .pid = d->hang.pid, .tid = d->hang.tid,
 					   .chain = UINT32_MAX };
 	for (uint32_t i = 0; i < d->nchain; i++) {
@@ -283,10 +306,10 @@ static void fill(struct report *r)
 	r->pub.nchoices = r->run.nchoices;
 }
 
-int argus_diag_query__diagnose(struct argus_diag_query *q, int argc, char **argv,
+int argus_session__diagnose(struct argus_session *q, int argc, char **argv,
 			       struct argus_diag_report **out)
 {
-	struct diag_cli_opts o;
+	struct diag_front_opts o;
 	struct report *r;
 	struct call k;
 	struct argus_hang_opts ho;
@@ -304,7 +327,7 @@ int argus_diag_query__diagnose(struct argus_diag_query *q, int argc, char **argv
 		free(r);
 		return rc;
 	}
-	if ((rc = prepare(q, argc, argv, &o))) {
+	if ((rc = prepare(q, "diagnose", argc, argv, &o))) {
 		free(r);
 		return call_end(q, &k, rc);
 	}
@@ -322,10 +345,11 @@ int argus_diag_query__diagnose(struct argus_diag_query *q, int argc, char **argv
 		argus_diag_report__free(&r->pub);
 		return call_end(q, &k, -ENOMEM);
 	}
-	ho = diag_cli_hang_opts(&o, ARGUS_HANGS_THREAD);
+	ho = diag_front_hang_opts(&o, ARGUS_HANGS_THREAD);
 	reuse = q->have_hangs && q->nhangs && same_hang_opts(&ho, &q->ho);
 	rc = from_exit(diag_run(&q->c, &o, reuse ? q->hangs : NULL, reuse ? q->nhangs : 0,
-				DIAG_RUN_STACKS, f, &r->run));
+				DIAG_RUN_STACKS | (q->interactive ? DIAG_RUN_TTY : 0), f,
+				&r->run));
 	if (fclose(f) && !rc)
 		rc = -ENOMEM;
 	if (!rc && !r->run.d)
@@ -352,4 +376,167 @@ void argus_diag_report__free(struct argus_diag_report *pub)
 	free(r->text);
 	free(r->ue);
 	free(r);
+}
+
+/* ---- hooks ---- */
+
+void argus_session__set_symbolizer(argus_session_sym_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&query_lock);
+	diag_front_set_symbolizer(fn, ctx);
+	pthread_mutex_unlock(&query_lock);
+}
+
+void argus_session__set_bin_dir(const char *dir)
+{
+	pthread_mutex_lock(&query_lock);
+	ctl_set_bin_dir(dir);
+	pthread_mutex_unlock(&query_lock);
+}
+
+void argus_session__set_until_end_tick(argus_session_tick_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&query_lock);
+	until_end_set_tick(fn, ctx);
+	pthread_mutex_unlock(&query_lock);
+}
+
+void argus_session__set_interactive(struct argus_session *q, bool on)
+{
+	if (q)
+		q->interactive = on;
+}
+
+int argus_session__check_words(struct argus_session *q, int argc, char **argv)
+{
+	struct diag_front_opts o;
+	struct call k;
+	int rc;
+
+	if (!q || argc < 1 || !argv)
+		return -EINVAL;
+	if ((rc = call_begin(q, &k)))
+		return rc;
+	rc = from_exit(diag_front_parse(argv[0], argc, argv, &o, strcmp(argv[0], "hangs") != 0));
+	return call_end(q, &k, rc);
+}
+
+/* ---- the live ring ---- */
+
+int argus_session__save_live(struct argus_session *q, const char *out, unsigned out_flags,
+			     uint64_t last_ns, uint64_t *from_ts)
+{
+	uint64_t from = 0;
+	struct call k;
+	int rc;
+
+	if (!q || !out)
+		return -EINVAL;
+	if ((rc = call_begin(q, &k)))
+		return rc;
+	rc = from_exit(ctl_ring_save("save", out, out_flags, last_ns, &from, false));
+	if (!rc && from_ts)
+		*from_ts = from;
+	return call_end(q, &k, rc);
+}
+
+/* ---- hangs, any scope ---- */
+
+struct hang_list {
+	struct argus_hang_list pub;            /* first: the caller's pointer */
+	char *text;
+};
+
+int argus_session__list_hangs(struct argus_session *q, int argc, char **argv,
+			      struct argus_hang_list **out)
+{
+	struct diag_front_opts o;
+	struct hang_list *l;
+	struct call k;
+	size_t len = 0;
+	FILE *f;
+	int rc;
+
+	if (!q || !out)
+		return -EINVAL;
+	*out = NULL;
+	if (!(l = calloc(1, sizeof(*l))))
+		return -ENOMEM;
+	if ((rc = call_begin(q, &k))) {
+		free(l);
+		return rc;
+	}
+	if ((rc = prepare(q, "hangs", argc, argv, &o)))
+		goto fail;
+	l->pub.scope = o.tid ? ARGUS_HANGS_THREAD : o.pid ? ARGUS_HANGS_PROCESS : ARGUS_HANGS_MACHINE;
+	if ((rc = from_exit(diag_front_hangs(&q->c, "hangs", &o, l->pub.scope, &l->pub.hangs,
+					     &l->pub.n))))
+		goto fail;
+	if (!(f = open_memstream(&l->text, &len))) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	diag_front_print_hangs(f, &q->c, &o, l->pub.scope, l->pub.hangs, l->pub.n);
+	if (fclose(f)) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	l->pub.text = l->text;
+	*out = &l->pub;
+	return call_end(q, &k, 0);
+fail:
+	argus_hang_list__free(&l->pub);
+	return call_end(q, &k, rc);
+}
+
+void argus_hang_list__free(struct argus_hang_list *pub)
+{
+	struct hang_list *l = (struct hang_list *)pub;
+
+	if (!l)
+		return;
+	free(l->pub.hangs);
+	free(l->text);
+	free(l);
+}
+
+/* ---- the report page ---- */
+
+int argus_session__report(struct argus_session *q, int argc, char **argv, char **summary)
+{
+	struct diag_front_opts o;
+	struct report_page_args ra;
+	struct argus_hang_opts ho;
+	struct call k;
+	char **av;
+	int ac, rc;
+	bool reuse;
+
+	if (!q || !summary || argc < 1 || !argv)
+		return -EINVAL;
+	*summary = NULL;
+	if (!(av = calloc((size_t)argc + 1, sizeof(*av))))
+		return -ENOMEM;
+	if ((rc = call_begin(q, &k))) {
+		free(av);
+		return rc;
+	}
+	if ((rc = from_exit(report_page_args(argc, argv, av, &ac, &ra))))
+		goto out;
+	if ((rc = from_exit(diag_front_parse("report", ac, av, &o, true))))
+		goto out;
+	if (!o.g.path) {
+		rc = from_exit(msg_usage_error("report", "missing trace FILE"));
+		goto out;
+	}
+	/* a refused -o costs no graph */
+	if ((rc = from_exit(report_page_check(&o, &ra))) || (rc = open_graph(q, "report", &o)))
+		goto out;
+	ho = diag_front_hang_opts(&o, ARGUS_HANGS_THREAD);
+	reuse = q->have_hangs && q->nhangs && same_hang_opts(&ho, &q->ho);
+	rc = from_exit(report_page_write(&q->c, &o, reuse ? q->hangs : NULL, reuse ? q->nhangs : 0,
+					 &ra, summary));
+out:
+	free(av);
+	return call_end(q, &k, rc);
 }

@@ -13,7 +13,7 @@
 
 #include "argus_events.h"
 #include "collector.h"
-#include "diag_cli.h"
+#include "diag_front.h"
 #include "wake_watch.h"
 
 #ifndef SYS_pidfd_open
@@ -26,7 +26,7 @@
 #define MAX_FDS 64
 #define MAX_HOLDERS 16
 /* a lock watch: how often the scan of every process's fdinfo (an OFD lock,
- * a taker gone: diag_cli_proc_lock_holders) may run; /proc/locks alone is
+ * a taker gone: diag_front_proc_lock_holders) may run; /proc/locks alone is
  * read at every check */
 #define LOCK_SCAN_NS 250000000ull
 
@@ -127,13 +127,13 @@ static int setup_fd(struct wake_watch *ww, int pidfd, char *what, size_t len)
 	}
 	/* else its fd open on the pipe or socket, found in /proc/PID/fd */
 	if (rc && by_ino) {
-		diag_cli_fd_link(w->obj_kind, w->obj, link, sizeof(link));
-		if ((fd = diag_cli_fd_of(w->pid, link)) >= 0)
+		diag_front_fd_link(w->obj_kind, w->obj, link, sizeof(link));
+		if ((fd = diag_front_fd_of(w->pid, link)) >= 0)
 			rc = add_fd(ww, pidfd, fd, ev);
 	}
 	if (rc) {
 		snprintf(what, len, "%s: cannot copy its fd %d (%s)",
-			 diag_cli_sys(w->wait_nr, b, sizeof(b)), (int)w->wait_arg, strerror(-rc));
+			 diag_front_sys(w->wait_nr, b, sizeof(b)), (int)w->wait_arg, strerror(-rc));
 		return rc;
 	}
 	if (by_ino)
@@ -155,7 +155,7 @@ static int setup_poll(struct wake_watch *ww, int pidfd, char *what, size_t len)
 	struct iovec local, remote;
 	uint32_t n;
 
-	if (diag_cli_task_syscall(w->pid, w->tid, &nr, args) || nr != w->wait_nr || !args[1]) {
+	if (diag_front_task_syscall(w->pid, w->tid, &nr, args) || nr != w->wait_nr || !args[1]) {
 		snprintf(what, len, "%s: its pollfd array is not known (/proc syscall)",
 			 w->wait_nr == SYS_ppoll ? "ppoll" : "poll");
 		return -ENOENT;
@@ -201,7 +201,7 @@ static int setup_futex(struct wake_watch *ww, char *what, size_t len)
 	}
 	/* FUTEX_WAIT / FUTEX_WAIT_BITSET (op & 127: 0, 9) sleep while the
 	 * word holds their third argument */
-	if (!diag_cli_task_syscall(w->pid, w->tid, &nr, args) && nr == SYS_futex &&
+	if (!diag_front_task_syscall(w->pid, w->tid, &nr, args) && nr == SYS_futex &&
 	    args[0] == w->wait_arg && ((args[1] & 127) == 0 || (args[1] & 127) == 9))
 		ww->expect = (uint32_t)args[2];
 	else
@@ -224,7 +224,7 @@ static int setup_timer(struct wake_watch *ww, char *what, size_t len)
 	/* clock_nanosleep(clock, flags, ...): TIMER_ABSTIME (1) is not a
 	 * length */
 	if (w->wait_nr == SYS_clock_nanosleep &&
-	    (diag_cli_task_syscall(w->pid, w->tid, &nr, args) || nr != SYS_clock_nanosleep ||
+	    (diag_front_task_syscall(w->pid, w->tid, &nr, args) || nr != SYS_clock_nanosleep ||
 	     (args[1] & 1))) {
 		snprintf(what, len, "clock_nanosleep: not a relative sleep");
 		return -ENOENT;
@@ -247,7 +247,7 @@ struct wake_watch *wake_watch__new(const struct wake_watch_wait *w, char *what, 
 	ww->w = *w;
 	ww->mem = -1;
 	if ((w->wait_nr == SYS_flock || w->wait_nr == SYS_fcntl) && w->obj_kind == AE_OBJ_FILE) {
-		uint32_t pids[MAX_HOLDERS], n = diag_cli_proc_lock_holders(NULL, w->obj, pids, MAX_HOLDERS);
+		uint32_t pids[MAX_HOLDERS], n = diag_front_proc_lock_holders(NULL, w->obj, pids, MAX_HOLDERS);
 
 		ww->kind = W_LOCK;
 		ww->next_scan = argus_now_ns() + LOCK_SCAN_NS;
@@ -272,7 +272,7 @@ struct wake_watch *wake_watch__new(const struct wake_watch_wait *w, char *what, 
 		pidfd = (int)syscall(SYS_pidfd_open, (pid_t)w->pid, 0);
 		if (pidfd < 0) {
 			snprintf(what, len, "%s: pidfd_open(%u): %s",
-				 diag_cli_sys(w->wait_nr, b, sizeof(b)), w->pid, strerror(errno));
+				 diag_front_sys(w->wait_nr, b, sizeof(b)), w->pid, strerror(errno));
 			rc = -errno;
 		} else if (w->wait_nr == SYS_poll || w->wait_nr == SYS_ppoll) {
 			rc = setup_poll(ww, pidfd, what, len);
@@ -283,7 +283,7 @@ struct wake_watch *wake_watch__new(const struct wake_watch_wait *w, char *what, 
 			close(pidfd);
 	} else {
 		snprintf(what, len, "a wait in %s, which argus does not watch while the thread is stopped",
-			 w->wait_nr >= 0 ? diag_cli_sys(w->wait_nr, b, sizeof(b)) : "no syscall");
+			 w->wait_nr >= 0 ? diag_front_sys(w->wait_nr, b, sizeof(b)) : "no syscall");
 	}
 	if (rc) {
 		wake_watch__free(ww);
@@ -307,7 +307,7 @@ int wake_watch__check(struct wake_watch *ww, char *event, size_t len)
 
 		/* /proc/locks names a live holder, or no lock at all: that
 		 * read is the answer */
-		n = diag_cli_lock_holders_quick(w->obj, pids, MAX_HOLDERS, &unresolved);
+		n = diag_front_lock_holders_quick(w->obj, pids, MAX_HOLDERS, &unresolved);
 		for (uint32_t i = 0; i < n && i < MAX_HOLDERS; i++)
 			if (pids[i] != w->pid)
 				return 0;
@@ -317,7 +317,7 @@ int wake_watch__check(struct wake_watch *ww, char *event, size_t len)
 			if ((now = argus_now_ns()) < ww->next_scan)
 				return 0;
 			ww->next_scan = now + LOCK_SCAN_NS;
-			n = diag_cli_proc_lock_holders(NULL, w->obj, pids, MAX_HOLDERS);
+			n = diag_front_proc_lock_holders(NULL, w->obj, pids, MAX_HOLDERS);
 			for (uint32_t i = 0; i < n && i < MAX_HOLDERS; i++)
 				if (pids[i] != w->pid)
 					return 0;

@@ -6,7 +6,7 @@
  * What the thread waits on comes from the trace (the wait's syscall, its
  * argument and its object: argus_segment.wait_nr, wait_arg, wait_obj);
  * the watch then looks at the live system:
- *   flock/fcntl on a file   /proc/locks (diag_cli_proc_lock_holders): no
+ *   flock/fcntl on a file   /proc/locks (diag_front_proc_lock_holders): no
  *                           process but the waiter holds a lock on it (an
  *                           OFD lock, or one whose taker has exited, needs
  *                           a scan of every process's fdinfo: at most every

@@ -36,11 +36,11 @@
 #include <string.h>
 
 #include "argus_events.h"
-#include "diag_cli.h"
+#include "diag_front.h"
 
 #define TCP_LISTEN 0x0a
 
-bool diag_cli_tcp_loopback(uint64_t end)
+bool diag_front_tcp_loopback(uint64_t end)
 {
 	uint32_t ip = (uint32_t)(end >> 16);
 
@@ -78,7 +78,7 @@ static int parse_addr(const char *hex, uint32_t *ip, bool *any, bool *loop)
 	return 0;
 }
 
-int diag_cli_tcp_find(FILE *f, uint64_t local, uint64_t remote, struct diag_tcp_end *out)
+int diag_front_tcp_find(FILE *f, uint64_t local, uint64_t remote, struct diag_tcp_end *out)
 {
 	char line[512];
 	uint64_t listen_ino = 0;
@@ -123,7 +123,7 @@ int diag_cli_tcp_find(FILE *f, uint64_t local, uint64_t remote, struct diag_tcp_
 	return 0;
 }
 
-uint32_t diag_cli_tcp_peer_holders(uint64_t local, uint64_t remote, uint32_t *pids, uint32_t max,
+uint32_t diag_front_tcp_peer_holders(uint64_t local, uint64_t remote, uint32_t *pids, uint32_t max,
 				   bool *listener)
 {
 	static const char *const tables[] = { "/proc/net/tcp", "/proc/net/tcp6" };
@@ -131,13 +131,13 @@ uint32_t diag_cli_tcp_peer_holders(uint64_t local, uint64_t remote, uint32_t *pi
 	char link[DIAG_FD_LINK_LEN];
 
 	*listener = false;
-	if (!max || !diag_cli_tcp_loopback(local) || !diag_cli_tcp_loopback(remote))
+	if (!max || !diag_front_tcp_loopback(local) || !diag_front_tcp_loopback(remote))
 		return 0;
 	/* the other end itself in either table before a listener in either */
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
 		struct diag_tcp_end e;
 		FILE *f = fopen(tables[i], "re");
-		int rc = f ? diag_cli_tcp_find(f, local, remote, &e) : -ENOENT;
+		int rc = f ? diag_front_tcp_find(f, local, remote, &e) : -ENOENT;
 
 		if (f)
 			fclose(f);
@@ -153,6 +153,6 @@ uint32_t diag_cli_tcp_peer_holders(uint64_t local, uint64_t remote, uint32_t *pi
 	if (!best.inode)
 		return 0;
 	*listener = best.listener;
-	diag_cli_fd_link(AE_OBJ_TCP, best.inode, link, sizeof(link));
-	return diag_cli_fd_holders(link, pids, max);
+	diag_front_fd_link(AE_OBJ_TCP, best.inode, link, sizeof(link));
+	return diag_front_fd_holders(link, pids, max);
 }

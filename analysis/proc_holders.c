@@ -1,7 +1,7 @@
 /* proc_holders.c - the CLI's answers to the diagnosis's live questions
  * (argus_live_fn, argus_holders_fn: graphlib/argus_diag.h), from /proc of
  * the running system.  graphlib reads no /proc; `diagnose --live` (the
- * default on a fresh trace of this system, diag_cli_resolve_live) and the
+ * default on a fresh trace of this system, diag_front_resolve_live) and the
  * lldb plugin pass these.  docs/diagnosis.md "Live holders" lists the
  * sources:
  *
@@ -28,15 +28,15 @@
 #include <unistd.h>
 
 #include "argus_events.h"
-#include "diag_cli.h"
+#include "diag_front.h"
 
-const char *diag_cli_fd_link(unsigned obj_kind, uint64_t inode, char *buf, size_t len)
+const char *diag_front_fd_link(unsigned obj_kind, uint64_t inode, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s:[%" PRIu64 "]", obj_kind == AE_OBJ_PIPE ? "pipe" : "socket", inode);
 	return buf;
 }
 
-int diag_cli_fd_of(uint32_t pid, const char *want)
+int diag_front_fd_of(uint32_t pid, const char *want)
 {
 	char path[64], link[64];
 	struct dirent *f;
@@ -66,7 +66,7 @@ int diag_cli_fd_of(uint32_t pid, const char *want)
 	return found;
 }
 
-uint32_t diag_cli_fd_holders(const char *want, uint32_t *pids, uint32_t max)
+uint32_t diag_front_fd_holders(const char *want, uint32_t *pids, uint32_t max)
 {
 	DIR *proc = opendir("/proc");
 	struct dirent *p;
@@ -80,23 +80,23 @@ uint32_t diag_cli_fd_holders(const char *want, uint32_t *pids, uint32_t max)
 
 		if (*end || !pid || pid > UINT32_MAX)
 			continue;
-		if (diag_cli_fd_of((uint32_t)pid, want) >= 0)
+		if (diag_front_fd_of((uint32_t)pid, want) >= 0)
 			pids[n++] = (uint32_t)pid;
 	}
 	closedir(proc);
 	return n;
 }
 
-uint32_t diag_cli_proc_holders(void *ctx, unsigned obj_kind, uint64_t obj, uint32_t *pids,
+uint32_t diag_front_proc_holders(void *ctx, unsigned obj_kind, uint64_t obj, uint32_t *pids,
 			       uint32_t max)
 {
 	char want[DIAG_FD_LINK_LEN];
 
 	if (obj_kind == AE_OBJ_FILE)    /* a file lock's holders */
-		return diag_cli_proc_lock_holders(ctx, obj, pids, max);
+		return diag_front_proc_lock_holders(ctx, obj, pids, max);
 	if (obj_kind != AE_OBJ_UNIX && obj_kind != AE_OBJ_PIPE)
 		return 0;
-	return diag_cli_fd_holders(diag_cli_fd_link(obj_kind, obj, want, sizeof(want)), pids, max);
+	return diag_front_fd_holders(diag_front_fd_link(obj_kind, obj, want, sizeof(want)), pids, max);
 }
 
 /* A field of a growable struct is there when it fits in its sz. */
@@ -109,23 +109,23 @@ static int holders(const struct argus_live_query *q, struct argus_live_answer *a
 
 	switch (q->obj_kind) {
 	case AE_OBJ_UNIX:       /* the trace's peer is the other end's inode */
-		diag_cli_fd_link(AE_OBJ_UNIX, q->peer, want, sizeof(want));
-		a->n = diag_cli_fd_holders(want, a->pids, ARGUS_LIVE_MAX_PIDS);
+		diag_front_fd_link(AE_OBJ_UNIX, q->peer, want, sizeof(want));
+		a->n = diag_front_fd_holders(want, a->pids, ARGUS_LIVE_MAX_PIDS);
 		a->source = ARGUS_LIVE_FD_PEER;
 		return 0;
 	case AE_OBJ_PIPE:
-		diag_cli_fd_link(AE_OBJ_PIPE, q->obj, want, sizeof(want));
-		a->n = diag_cli_fd_holders(want, a->pids, ARGUS_LIVE_MAX_PIDS);
+		diag_front_fd_link(AE_OBJ_PIPE, q->obj, want, sizeof(want));
+		a->n = diag_front_fd_holders(want, a->pids, ARGUS_LIVE_MAX_PIDS);
 		a->source = ARGUS_LIVE_FD_PEER;
 		return 0;
 	case AE_OBJ_FILE:
-		a->n = diag_cli_proc_lock_holders(NULL, q->obj, a->pids, ARGUS_LIVE_MAX_PIDS);
+		a->n = diag_front_proc_lock_holders(NULL, q->obj, a->pids, ARGUS_LIVE_MAX_PIDS);
 		a->source = ARGUS_LIVE_LOCKS;
 		return 0;
 	case AE_OBJ_TCP:
 		if (!q->obj || !q->peer)
 			return -ENOENT;
-		a->n = diag_cli_tcp_peer_holders(q->obj, q->peer, a->pids, ARGUS_LIVE_MAX_PIDS,
+		a->n = diag_front_tcp_peer_holders(q->obj, q->peer, a->pids, ARGUS_LIVE_MAX_PIDS,
 						 &listener);
 		a->source = listener ? ARGUS_LIVE_TCP_LISTENER : ARGUS_LIVE_TCP_PEER;
 		return 0;
@@ -133,7 +133,7 @@ static int holders(const struct argus_live_query *q, struct argus_live_answer *a
 	return -ENOENT;
 }
 
-int diag_cli_live(void *ctx, const struct argus_live_query *q, struct argus_live_answer *a)
+int diag_front_live(void *ctx, const struct argus_live_query *q, struct argus_live_answer *a)
 {
 	uint32_t owner = 0;
 
@@ -145,13 +145,13 @@ int diag_cli_live(void *ctx, const struct argus_live_query *q, struct argus_live
 	case ARGUS_ASK_HOLDERS:
 		return holders(q, a);
 	case ARGUS_ASK_CHILDREN:
-		a->n = diag_cli_proc_children(q->pid, q->arg, a->pids, ARGUS_LIVE_MAX_PIDS);
+		a->n = diag_front_proc_children(q->pid, q->arg, a->pids, ARGUS_LIVE_MAX_PIDS);
 		a->source = ARGUS_LIVE_CHILDREN;
 		return 0;
 	case ARGUS_ASK_LOCK_OWNER:
-		if (!diag_cli_mutex_owner(q->pid, (uint64_t)q->arg, &owner))
+		if (!diag_front_mutex_owner(q->pid, (uint64_t)q->arg, &owner))
 			a->source = ARGUS_LIVE_MUTEX_OWNER;
-		else if (!diag_cli_pi_owner(q->pid, (uint64_t)q->arg, &owner))
+		else if (!diag_front_pi_owner(q->pid, (uint64_t)q->arg, &owner))
 			a->source = ARGUS_LIVE_PI_OWNER;
 		else
 			return -ENOENT;
@@ -159,11 +159,11 @@ int diag_cli_live(void *ctx, const struct argus_live_query *q, struct argus_live
 		a->n = 1;
 		return 0;
 	case ARGUS_ASK_THREAD: {
-		int rc = diag_cli_proc_thread_state(q->pid, q->tid, &a->stop, &a->tracer);
+		int rc = diag_front_proc_thread_state(q->pid, q->tid, &a->stop, &a->tracer);
 
 		/* the debugger this runs in (lldb, its lldb-server) is the
 		 * user's own: no tracer to blame */
-		if (!rc && a->tracer && diag_cli_pid_is_ours(a->tracer))
+		if (!rc && a->tracer && diag_front_pid_is_ours(a->tracer))
 			a->tracer = 0;
 		return rc;
 	}

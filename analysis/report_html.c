@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "argus_diag.h"
-#include "cli.h"
+#include "msg.h"
 #include "report_html.h"
 #include "syscall_names.h"
 
@@ -47,7 +47,7 @@ struct panel {
 
 struct page {
 	FILE *f;
-	struct graph_cli_ctx *c;
+	struct graph_open_ctx *c;
 	const struct argus_graph *g;
 	const struct argus_diagnosis *d;
 	struct row rows[MAX_ROWS];
@@ -423,11 +423,11 @@ static void panel_svg(struct page *p, const struct panel *w, const char *title)
 			"<rect class=\"band\" x=\"0\" y=\"%.1f\" width=\"%d\" height=\"%d\"/>\n"
 			"<text class=\"name\" x=\"4\" y=\"%.1f\">", r->tid, r->pid, r->roles, y,
 			LABEL_W + PLOT_W, ROW_H, y + ROW_H / 2.0 + 4);
-		html_str(p->f, diag_cli_comm_raw(p->c, r->tid));
+		html_str(p->f, diag_front_comm_raw(p->c, r->tid));
 		fprintf(p->f, " %u/%u</text><title>", r->pid, r->tid);
-		html_str(p->f, diag_cli_comm_raw(p->c, r->tid));
+		html_str(p->f, diag_front_comm_raw(p->c, r->tid));
 		fprintf(p->f, " %u/%u, process ", r->pid, r->tid);
-		html_str(p->f, diag_cli_process_raw(p->c, r->tid));
+		html_str(p->f, diag_front_process_raw(p->c, r->tid));
 		fprintf(p->f, ": %s</title>\n", r->roles);
 		draw_row(p, w, r, y);
 		fprintf(p->f, "</g>\n");
@@ -555,19 +555,19 @@ int report_html_write(FILE *f, const struct report_html_in *in)
 	diag_run_verdict(in->c, d, v, sizeof(v));
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 		"<title>argus report: ");
-	html_str(f, diag_cli_comm_raw(in->c, d->hang.tid));
+	html_str(f, diag_front_comm_raw(in->c, d->hang.tid));
 	fprintf(f, " %u/%u hung %.0f ms</title>\n<style>%s</style></head>\n<body>\n",
 		d->hang.pid, d->hang.tid, (double)(d->hang.end - d->hang.start) / 1e6, css);
 	fprintf(f, "<h1>Hang of ");
-	html_str(f, diag_cli_comm_raw(in->c, d->hang.tid));
+	html_str(f, diag_front_comm_raw(in->c, d->hang.tid));
 	fprintf(f, " %u/%u (process ", d->hang.pid, d->hang.tid);
-	html_str(f, diag_cli_process_raw(in->c, d->hang.tid));
+	html_str(f, diag_front_process_raw(in->c, d->hang.tid));
 	fprintf(f, "): %s for %.1f ms%s</h1>\n<p class=\"meta\">trace ",
 		argus_hang_kind_str(d->kind), (double)(d->hang.end - d->hang.start) / 1e6,
 		d->hang.ongoing ? ", still at the end of the trace" : "");
 	html_str(f, in->trace_path);
 	fprintf(f, ", from %.3f s to %.3f s of it; %s; %u nodes inspected of %u</p>\n",
-		diag_cli_rel_s(in->c, d->hang.start), diag_cli_rel_s(in->c, d->hang.end),
+		diag_front_rel_s(in->c, d->hang.start), diag_front_rel_s(in->c, d->hang.end),
 		in->run->picked[0] ? in->run->picked : "the hang asked for", d->inspected,
 		argus_graph__nsegments(p->g));
 	fprintf(f, "<p class=\"verdict\" id=\"verdict\">");
@@ -601,14 +601,14 @@ int report_html_write(FILE *f, const struct report_html_in *in)
 		fprintf(f, "<details class=\"stack\" data-tid=\"%u\" data-pid=\"%u\" data-kind=\"%s\"%s>"
 			"<summary>%s: ", k->tid, k->pid, argus_hang_kind_str(k->kind),
 			i == 0 ? " open" : "", i == 0 ? "culprit" : "then");
-		html_str(f, diag_cli_comm_raw(in->c, k->tid));
+		html_str(f, diag_front_comm_raw(in->c, k->tid));
 		fprintf(f, " %u/%u (process ", k->pid, k->tid);
-		html_str(f, diag_cli_process_raw(in->c, k->tid));
+		html_str(f, diag_front_process_raw(in->c, k->tid));
 		fprintf(f, "), %s%s [rule: %s]", argus_hang_kind_str(k->kind),
 			k->cycle ? ", already in the chain (a cycle)" : "", argus_culprit_rule_str(k->rule));
 		/* named from live state: from where (static text), and a stop */
-		if (diag_cli_live_where(k->live_source))
-			fprintf(f, " (live: %s)", diag_cli_live_where(k->live_source));
+		if (diag_front_live_where(k->live_source))
+			fprintf(f, " (live: %s)", diag_front_live_where(k->live_source));
 		if (argus_live_stop_str(k->live_stop))
 			fprintf(f, " (stopped now: %s)", argus_live_stop_str(k->live_stop));
 		if (k->kind == ARGUS_KIND_BLOCKED && k->wait_nr >= 0) {
