@@ -159,6 +159,13 @@ void argus_session__set_until_end_tick(argus_session_tick_fn fn, void *ctx);
  * TTY.  Off by default. */
 void argus_session__set_interactive(struct argus_session *q, bool on);
 
+/* The words of `argus diagnose`, `argus hangs` or `argus report` (argv[0]
+ * the command, then FILE and its flags) run in a session of their own,
+ * printed as argus prints them: the output on stdout, the messages on
+ * stderr.  Returns argus's exit code (0, 1, 2).  For a host that only
+ * stores the output (argusd's hang keeper, in a child process). */
+int argus_session__run(int argc, char **argv);
+
 /* Only parses the words (argv[0] "diagnose", "hangs" or "report"): 0, or
  * -EINVAL after a usage message.  Lets a host refuse a bad flag before it
  * takes a snapshot. */

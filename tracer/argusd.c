@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "argus_session.h"
 #include "collector.h"
 #include "control.h"
 #include "display_clients.h"
@@ -417,6 +418,14 @@ static void report_ready(int fd, const char *msg)
 	close(fd);
 }
 
+/* The hang keeper's diagnosis of a snapshot (hang_keep.h, opts.analyze):
+ * the analysis session with argus's words, its output on fds 1 and 2. */
+static int keep_analyze(void *ctx, int argc, char **argv)
+{
+	(void)ctx;
+	return argus_session__run(argc, argv);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -445,7 +454,7 @@ int main(int argc, char **argv)
 	const char *dir = ARGUS_DEFAULT_RING_DIR;
 	uint64_t size = 2ull << 30, threshold_ns = 2000000000ull;
 	char path[4096], sock[256], pidfile[256], err[512], line[600];
-	char hang_dir[4200], self[4096], argus_cli[4200];
+	char hang_dir[4200];
 	const char **watches = NULL;
 	const char *mark_group = ARGUS_DEFAULT_MARK_GROUP;
 	size_t nwatches = 0;
@@ -613,7 +622,6 @@ int main(int argc, char **argv)
 	 * process found in /proc now is seen by the records from here on */
 	if (nwatches || interactive) {
 		struct argus_hang_watch_opts wo = { .sz = sizeof(wo), .threshold_ns = threshold_ns };
-		ssize_t n;
 
 		wt.threshold_ns = threshold_ns;
 		wt.w = argus_hang_watch__new(&wo);
@@ -641,20 +649,9 @@ int main(int argc, char **argv)
 		if (!ko.dir)
 			ko.dir = hang_dir;
 		ko.threshold_ns = threshold_ns;
-		/* `argus diagnose` for each snapshot: the argus beside us */
-		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (n > 0) {
-			self[n] = 0;
-			char *slash = strrchr(self, '/');
-			if (slash)
-				*slash = 0;
-			snprintf(argus_cli, sizeof(argus_cli), "%s/argus", self);
-			if (!access(argus_cli, X_OK))
-				ko.argus_path = argus_cli;
-		}
-		if (!ko.argus_path)
-			fprintf(stderr, "argusd: no argus CLI beside argusd: hang snapshots are kept"
-				" without their diagnosis\n");
+		/* each snapshot's diagnosis: the analysis session, as every
+		 * front end runs it (keep_analyze.c) */
+		ko.analyze = keep_analyze;
 		wt.keeper = argus_hang_keeper__new(&ko, err, sizeof(err));
 		if (!wt.keeper)
 			goto watch_fail;

@@ -8,10 +8,12 @@
  *   1. copies the ring into it with argus_trace__save(), the writer of
  *      `argus save`, through /proc/self/fd/N: the file it writes is the
  *      very inode opened with O_EXCL, whatever happens to the name;
- *   2. runs `argus diagnose SNAP --pid P [--tid T] --json` (and, when that
- *      finds nothing, again with --at inside the hang) with its output in
- *      a private temporary file;
- *   3. when diagnosed, runs `argus report` on it too: NAME.html, the
+ *   2. diagnoses it through the analysis session argusd hands in
+ *      (opts.analyze: the words of `argus diagnose SNAP --pid P [--tid T]
+ *      --json`, and when that finds nothing, again with --at inside the
+ *      hang), in a grandchild with a time limit, its output in a private
+ *      temporary file -- no argus binary is run;
+ *   3. when diagnosed, the session's report on it too: NAME.html, the
  *      same diagnosis as a self-contained page;
  *   4. writes NAME.json.tmp and renames it to NAME.json;
  *   5. exits 0, or 1 with one line on its status pipe (and no snapshot).
@@ -51,7 +53,6 @@ struct pend {
 struct argus_hang_keeper {
 	struct argus_hang_keeper_opts o;
 	char *dir;
-	char *argus_path;
 	int dirfd;
 	struct pend *pend;
 	size_t npend, cappend;
@@ -284,10 +285,10 @@ struct argus_hang_keeper *argus_hang_keeper__new(const struct argus_hang_keeper_
 	if (!k->o.max_bytes)
 		k->o.max_bytes = 512ull << 20;
 	k->dir = strdup(k->o.dir ? k->o.dir : ARGUS_DEFAULT_HANG_DIR);
-	k->argus_path = k->o.argus_path ? strdup(k->o.argus_path) : NULL;
+
 	k->dirfd = -1;
 	k->status_fd = -1;
-	if (!k->dir || (k->o.argus_path && !k->argus_path)) {
+	if (!k->dir) {
 		snprintf(err, errlen, "out of memory");
 		e = -ENOMEM;
 		goto fail;
@@ -427,10 +428,11 @@ static char *json_object(char *s)
 	return n >= 2 && s[0] == '{' && s[n - 1] == '}' ? s : NULL;
 }
 
-/* argus VERB SNAP --pid P [--tid T] [--at NS] ARG1 [ARG2] (diagnose
- * --json; report -o FILE), stdout and stderr into private files; returns
- * its exit status (-1: did not run). */
-static int run_cli(struct argus_hang_keeper *k, const char *verb, const char *snap,
+/* The session's VERB SNAP --pid P [--tid T] [--at NS] ARG1 [ARG2]
+ * (diagnose --json; report -o FILE) in a grandchild, stdout and stderr
+ * into private files; returns its exit status (-1: did not run, or past
+ * DIAGNOSE_TIMEOUT_S). */
+static int run_session(struct argus_hang_keeper *k, const char *verb, const char *snap,
 		   const char *out, const char *errf, uint64_t at_ns, const char *arg1,
 		   const char *arg2)
 {
@@ -442,7 +444,6 @@ static int run_cli(struct argus_hang_keeper *k, const char *verb, const char *sn
 	snprintf(pid, sizeof(pid), "%u", k->child_hang.pid);
 	snprintf(tid, sizeof(tid), "%u", k->child_hang.tid);
 	snprintf(at, sizeof(at), "%llu", (unsigned long long)at_ns);
-	argv[n++] = k->argus_path;
 	argv[n++] = (char *)verb;
 	argv[n++] = (char *)snap;
 	argv[n++] = "--pid";
@@ -475,9 +476,10 @@ static int run_cli(struct argus_hang_keeper *k, const char *verb, const char *sn
 		dup2(ofd, 1);
 		dup2(efd, 2);
 		close_range(3, ~0u, 0);
-		execv(argv[0], argv);
-		dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
+		fflush(NULL);
+		st = k->o.analyze(k->o.analyze_ctx, n, argv);
+		fflush(NULL);
+		_exit(st);
 	}
 	close(ofd);
 	close(efd);
@@ -633,8 +635,8 @@ static void child_main(struct argus_hang_keeper *k, int snapfd, int sfd,
 
 	snprintf(out, sizeof(out), "%s.diag.tmp", k->name);
 	snprintf(errf, sizeof(errf), "%s.err.tmp", k->name);
-	if (k->argus_path) {
-		rc = run_cli(k, "diagnose", full, out, errf, 0, "--json", NULL);
+	if (k->o.analyze) {
+		rc = run_session(k, "diagnose", full, out, errf, 0, "--json", NULL);
 		diag_raw = slurp(k->dirfd, out, 16u << 20);
 		diag = rc == 0 ? json_object(diag_raw) : NULL;
 		if (!diag) {
@@ -648,11 +650,11 @@ static void child_main(struct argus_hang_keeper *k, int snapfd, int sfd,
 			strip_prefix(derr, full);
 			if (!derr || !derr[0]) {
 				free(derr);
-				derr = strdup(rc < 0 ? "argus diagnose did not run" : "argus diagnose printed no JSON");
+				derr = strdup(rc < 0 ? "the diagnosis did not run" : "the diagnosis printed no JSON");
 			}
 			diag_at = h->start_ns + (end - h->start_ns) / 2;
 			free(diag_raw);
-			rc = run_cli(k, "diagnose", full, out, errf, diag_at, "--json", NULL);
+			rc = run_session(k, "diagnose", full, out, errf, diag_at, "--json", NULL);
 			diag_raw = slurp(k->dirfd, out, 16u << 20);
 			diag = rc == 0 ? json_object(diag_raw) : NULL;
 			if (!diag)
@@ -666,7 +668,7 @@ static void child_main(struct argus_hang_keeper *k, int snapfd, int sfd,
 
 			snprintf(html, sizeof(html), "%s.html", k->name);
 			snprintf(hpath, sizeof(hpath), "%s/%s", k->dir, html);
-			if (run_cli(k, "report", full, out, errf, diag_at, "-o", hpath) == 0)
+			if (run_session(k, "report", full, out, errf, diag_at, "-o", hpath) == 0)
 				have_report = true;
 			else
 				unlinkat(k->dirfd, html, 0);
@@ -674,7 +676,7 @@ static void child_main(struct argus_hang_keeper *k, int snapfd, int sfd,
 		unlinkat(k->dirfd, out, 0);
 		unlinkat(k->dirfd, errf, 0);
 	} else {
-		derr = strdup("argusd has no argus CLI beside it");
+		derr = strdup("argusd keeps snapshots without a diagnosis");
 	}
 
 	snprintf(tmp, sizeof(tmp), "%s.json.tmp", k->name);
@@ -857,6 +859,5 @@ void argus_hang_keeper__free(struct argus_hang_keeper *k, int wait_ms)
 		close(k->dirfd);
 	free(k->pend);
 	free(k->dir);
-	free(k->argus_path);
 	free(k);
 }

@@ -45,8 +45,14 @@ struct argus_hang_keeper_opts {
 	                           0 = 3 s */
 	uint32_t keep;          /* snapshots kept; 0 = 20 */
 	uint64_t max_bytes;     /* bytes kept; 0 = 512 MiB */
-	const char *argus_path; /* the argus CLI, for `argus diagnose`;
-	                           NULL = keep snapshots without a diagnosis */
+	/* The analysis session (analysis/argus_session.h), handed in by
+	 * argusd: runs the words argv (argv[0] "diagnose" or "report", then
+	 * diagnose's words) with what `argus` would print on stdout and
+	 * stderr written to fds 1 and 2, and returns its exit code.  Called
+	 * in a child process of its own (a time limit, nothing shared with
+	 * argusd).  NULL = keep snapshots without a diagnosis. */
+	int (*analyze)(void *ctx, int argc, char **argv);
+	void *analyze_ctx;
 	void (*log)(void *ctx, const char *line); /* one line, no '\n' */
 	void *log_ctx;
 };
