@@ -669,7 +669,7 @@ private:
 };
 
 // One lldb command's query object: the snapshot's graph is built once for
-// the hang list (choose_hang) and the diagnosis (run_diagnose).
+// the hang list and the diagnosis (run_diagnose).
 class Query {
 public:
 	Query() : q_(argus_session__new()) {}

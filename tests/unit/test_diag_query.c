@@ -1,5 +1,6 @@
-/* test_diag_query.c - the structured hangs/diagnose API the lldb plugin
- * calls (cli/argus_session.h), as a specification, on synthetic traces.
+/* test_diag_query.c - the analysis session every front end calls
+ * (analysis/argus_session.h: the lldb plugin, the CLI's diagnose, hangs and
+ * report, argusd's hang keeper), as a specification, on synthetic traces.
  *
  * Each TEST writes one scenario with tests/gen/tracegen.h (a temp file)
  * and asks the API with the words the plugin would give the CLI.  The
@@ -623,6 +624,175 @@ out:
 	scenario_end();
 }
 
+/* The real `argus ARGV...` binary's stdout (exit 0), else NULL. */
+static char *argus_run_stdout(char *const *argv)
+{
+	char out[] = "/tmp/test_diag_query.run.XXXXXX";
+	int fd = mkstemp(out), status = 0;
+	char *buf = NULL;
+	pid_t pid;
+
+	if (fd < 0)
+		return NULL;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd, 1);
+		execv(ARGUS_BIN, argv);
+		_exit(127);
+	}
+	if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	    !WEXITSTATUS(status)) {
+		off_t len = lseek(fd, 0, SEEK_END);
+
+		buf = calloc(1, (size_t)len + 1);
+		if (buf && pread(fd, buf, (size_t)len, 0) != len) {
+			free(buf);
+			buf = NULL;
+		}
+	}
+	close(fd);
+	unlink(out);
+	return buf;
+}
+
+/* argus_session__list_hangs: every scope, the structs and the very text
+ * `argus hangs` prints with the same words. */
+static void TEST_hang_list_of_any_scope_is_what_argus_hangs_prints(void)
+{
+	struct argus_session *q = argus_session__new();
+	struct argus_hang_list *m = NULL, *p = NULL;
+	char *cli_m = NULL, *cli_p = NULL;
+	struct quiet qt;
+
+	if (!q || !pipe_scenario())
+		goto out;
+	{
+		char *argv[] = { "hangs", trace_path, NULL };
+		char *cli[] = { "argus", "hangs", trace_path, NULL };
+
+		quiet_begin(&qt);
+		CHECK_EQ(argus_session__list_hangs(q, 2, argv, &m), 0);
+		CHECK_EQ(quiet_end(&qt), 0);
+		cli_m = argus_run_stdout(cli);
+	}
+	{
+		char *argv[] = { "hangs", trace_path, "--pid", "100", NULL };
+		char *cli[] = { "argus", "hangs", trace_path, "--pid", "100", NULL };
+
+		CHECK_EQ(argus_session__list_hangs(q, 4, argv, &p), 0);
+		cli_p = argus_run_stdout(cli);
+	}
+	CHECK(cli_m && cli_p);
+	if (m) {
+		CHECK_EQ(m->scope, ARGUS_HANGS_MACHINE);
+		if (cli_m)
+			CHECK(!strcmp(m->text, cli_m));
+	}
+	if (p) {
+		/* the UI's hang round: the feeder's 2.5 s, the UI (tid 100) waits */
+		CHECK_EQ(p->scope, ARGUS_HANGS_PROCESS);
+		CHECK(p->n >= 1);
+		if (p->n)
+			CHECK_EQ(p->hangs[0].pid, UI);
+		if (cli_p)
+			CHECK(!strcmp(p->text, cli_p));
+	}
+out:
+	free(cli_m);
+	free(cli_p);
+	argus_hang_list__free(m);
+	argus_hang_list__free(p);
+	argus_session__free(q);
+	scenario_end();
+}
+
+/* argus_session__report writes the page 0600 and says so in one line; an
+ * -o naming the trace itself is a usage error, and nothing is written. */
+static void TEST_report_page_is_written_private_and_never_over_the_trace(void)
+{
+	struct argus_session *q = argus_session__new();
+	char dir[] = "/tmp/test_diag_query.page.XXXXXX", page[128];
+	char *summary = NULL;
+	struct stat st;
+
+	if (!q || !mkdtemp(dir) || !pipe_scenario())
+		goto out;
+	snprintf(page, sizeof(page), "%s/hang.html", dir);
+	{
+		char *argv[] = { "report", trace_path, "--pid", "100", "-o", page, NULL };
+
+		CHECK_EQ(argus_session__report(q, 6, argv, &summary), 0);
+	}
+	CHECK(summary && !strncmp(summary, "argus report: ", 14));
+	CHECK(summary && strstr(summary, page) != NULL);
+	CHECK_EQ(stat(page, &st), 0);
+	CHECK_EQ(st.st_mode & 0777, 0600u);
+	CHECK(st.st_size > 1000);
+	free(summary);
+	summary = NULL;
+	{
+		char *argv[] = { "report", trace_path, "--pid", "100", "-o", trace_path, NULL };
+
+		CHECK_EQ(argus_session__report(q, 6, argv, &summary), -EINVAL);
+		CHECK(strstr(argus_session__error(q), "would overwrite the trace") != NULL);
+		CHECK(summary == NULL);
+	}
+	{
+		char *argv[] = { "report", trace_path, "--pid", "100", "--json", "-o", page, NULL };
+
+		CHECK_EQ(argus_session__report(q, 7, argv, &summary), -EINVAL);
+	}
+	unlink(page);
+	rmdir(dir);
+out:
+	free(summary);
+	argus_session__free(q);
+	scenario_end();
+}
+
+/* __check_words parses only: a bad flag is a usage error, good words on a
+ * file that does not exist are fine (no trace is opened). */
+static void TEST_check_words_parses_without_opening_the_trace(void)
+{
+	struct argus_session *q = argus_session__new();
+	char *bad[] = { "diagnose", "/nonexistent.argus", "--pid", "100", "--bogus", "1", NULL };
+	char *good[] = { "diagnose", "/nonexistent.argus", "--pid", "100", "--json", NULL };
+	char *hangs[] = { "hangs", "/nonexistent.argus", "--all", NULL };
+
+	if (!q)
+		return;
+	CHECK_EQ(argus_session__check_words(q, 6, bad), -EINVAL);
+	CHECK(strstr(argus_session__error(q), "--bogus") != NULL);
+	CHECK_EQ(argus_session__check_words(q, 5, good), 0);
+	CHECK_EQ(argus_session__check_words(q, 3, hangs), 0);
+	argus_session__free(q);
+}
+
+/* The report says which hang the one rule took, and why. */
+static void TEST_diagnosis_says_which_hang_it_took_and_why(void)
+{
+	struct argus_session *q = argus_session__new();
+	struct argus_diag_report *r = NULL;
+
+	if (!q || !busy_scenario())
+		goto out;
+	{
+		WORDS("--threshold", "2000");
+
+		CHECK_EQ(argus_session__diagnose(q, argc, argv, &r), 0);
+	}
+	if (r) {
+		CHECK(r->picked && r->picked[0]);
+		/* the busy UI computes to the trace's end: the ongoing hang */
+		CHECK(r->picked && strstr(r->picked, "ongoing") != NULL);
+		CHECK(r->diag.hang.ongoing);
+	}
+out:
+	argus_diag_report__free(r);
+	argus_session__free(q);
+	scenario_end();
+}
+
 int main(void)
 {
 	(void)S;        /* scenario.h's graph lookups: this test asks the API, */
@@ -634,5 +804,9 @@ int main(void)
 	RUN(TEST_report_text_is_what_argus_diagnose_prints);
 	RUN(TEST_one_query_builds_the_graph_once);
 	RUN(TEST_bad_words_and_missing_threads_are_errors_with_argus_messages);
+	RUN(TEST_hang_list_of_any_scope_is_what_argus_hangs_prints);
+	RUN(TEST_report_page_is_written_private_and_never_over_the_trace);
+	RUN(TEST_check_words_parses_without_opening_the_trace);
+	RUN(TEST_diagnosis_says_which_hang_it_took_and_why);
 	return check_report();
 }
