@@ -158,6 +158,10 @@ void argus_session__set_until_end_tick(argus_session_tick_fn fn, void *ctx);
  * terminal (stderr, stdin) instead of taking the default.  The CLI on a
  * TTY.  Off by default. */
 void argus_session__set_interactive(struct argus_session *q, bool on);
+/* On: long steps (building the graph, saving the ring) draw a progress
+ * line on stderr when it is a terminal, as the CLI does.  Off by default:
+ * a host's terminal is its own (lldb). */
+void argus_session__set_progress(struct argus_session *q, bool on);
 
 /* The words of `argus diagnose`, `argus hangs` or `argus report` (argv[0]
  * the command, then FILE and its flags) run in a session of their own,

@@ -7,12 +7,20 @@
 #include "collector.h"
 #include "progress.h"
 
+static bool on_terminal_anyway;
+
+void progress_set_terminal(bool on)
+{
+	on_terminal_anyway = on;
+}
+
 void progress_begin(struct progress *p, const char *what, const char *unit)
 {
 	*p = (struct progress){ .what = what, .unit = unit };
 	/* only where the messages go to the terminal: not into a host's
-	 * buffer (msg_set_err: the lldb plugin), not into a pipe */
-	p->tty = msg_err() == stderr && isatty(2);
+	 * buffer (msg_set_err: the lldb plugin), not into a pipe; a session
+	 * of the CLI collects its messages but draws on the terminal */
+	p->tty = (msg_err() == stderr || on_terminal_anyway) && isatty(2);
 	p->t0 = argus_now_ns();
 }
 

@@ -41,6 +41,10 @@ struct progress {
 
 /* Starts timing; draws nothing yet. */
 void progress_begin(struct progress *p, const char *what, const char *unit);
+/* On: draw on stderr (when it is a terminal) even while msg_err() is
+ * another stream: a session run for the CLI (argus_session__set_progress).
+ * Process-wide. */
+void progress_set_terminal(bool on);
 /* Draws "WHAT:  42% [#####...] N UNIT" when due.  The shape of the
  * libargus progress callbacks (argus_graph_opts, argus_export_opts):
  * returns non-zero (cancel) only when p->cancel says so. */

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "msg.h"
+#include "progress.h"
 #include "diag_front.h"
 #include "argus_session.h"
 #include "diag_run.h"
@@ -41,6 +42,7 @@ struct argus_session {
 	uint32_t nhangs;
 	char *error;               /* the last call's messages, "" none */
 	bool interactive;          /* diag_run asks at a choice (DIAG_RUN_TTY) */
+	bool progress;             /* progress lines on a terminal stderr */
 };
 
 /* The report and everything its pointers reach. */
@@ -76,6 +78,7 @@ static int call_begin(struct argus_session *q, struct call *k)
 		return -ENOMEM;
 	}
 	msg_set_err(k->err);
+	progress_set_terminal(q->progress);
 	/* a host without a table of its own (lldb): diagnose's usage lines */
 	if (!msg_get_usage())
 		msg_set_usage(diag_front_usage);
@@ -85,6 +88,7 @@ static int call_begin(struct argus_session *q, struct call *k)
 static int call_end(struct argus_session *q, struct call *k, int rc)
 {
 	msg_set_err(NULL);
+	progress_set_terminal(false);
 	if (fclose(k->err) && !rc)
 		rc = -ENOMEM;
 	q->error = k->buf;
@@ -405,6 +409,12 @@ void argus_session__set_interactive(struct argus_session *q, bool on)
 {
 	if (q)
 		q->interactive = on;
+}
+
+void argus_session__set_progress(struct argus_session *q, bool on)
+{
+	if (q)
+		q->progress = on;
 }
 
 int argus_session__check_words(struct argus_session *q, int argc, char **argv)

@@ -41,6 +41,7 @@ int cmd_diagnose(int argc, char **argv)
 				       " collector: give --pid PID, not FILE (%s)", o.g.path);
 	if (!(q = argus_session__new()))
 		return msg_error("diagnose", "out of memory");
+	argus_session__set_progress(q, true);
 	argus_session__set_interactive(q, isatty(0) && isatty(1) && !o.json && !o.dot);
 	if (o.until_end_ns) {
 		/* argv with the first snapshot as FILE */

@@ -26,6 +26,7 @@ int cmd_hangs(int argc, char **argv)
 			return hangs_saved_cmd(argc, argv);
 	if (!(q = argus_session__new()))
 		return msg_error("hangs", "out of memory");
+	argus_session__set_progress(q, true);
 	rc = argus_session__list_hangs(q, argc, argv, &l);
 	if (rc)
 		rc = cli_session_failed(q, rc);

@@ -15,6 +15,7 @@ int cmd_report(int argc, char **argv)
 
 	if (!q)
 		return msg_error("report", "out of memory");
+	argus_session__set_progress(q, true);
 	rc = argus_session__report(q, argc, argv, &summary);
 	if (rc)
 		rc = cli_session_failed(q, rc);
