@@ -164,11 +164,11 @@ void argus_session__set_interactive(struct argus_session *q, bool on);
 void argus_session__set_progress(struct argus_session *q, bool on);
 
 /* The words of `argus diagnose`, `argus hangs` or `argus report` (argv[0]
- * the command, then FILE and its flags) run in a session of their own,
- * printed as argus prints them: the output on stdout, the messages on
- * stderr.  Returns argus's exit code (0, 1, 2).  For a host that only
- * stores the output (argusd's hang keeper, in a child process). */
-int argus_session__run(int argc, char **argv);
+ * the command, then FILE and its flags) run on q, printed as argus prints
+ * them: the output on stdout, the messages on stderr.  Returns argus's
+ * exit code (0, 1, 2).  The CLI's commands, and argusd's hang keeper (in
+ * a child process, its output into files). */
+int argus_session__run(struct argus_session *q, int argc, char **argv);
 
 /* Only parses the words (argv[0] "diagnose", "hangs" or "report"): 0, or
  * -EINVAL after a usage message.  Lets a host refuse a bad flag before it

@@ -551,19 +551,16 @@ out:
 	return call_end(q, &k, rc);
 }
 
-int argus_session__run(int argc, char **argv)
+int argus_session__run(struct argus_session *q, int argc, char **argv)
 {
-	struct argus_session *q = argus_session__new();
 	struct argus_diag_report *rep = NULL;
 	struct argus_hang_list *l = NULL;
 	char *summary = NULL;
 	const char *text = NULL;
 	int rc;
 
-	if (!q || argc < 1 || !argv) {
-		argus_session__free(q);
+	if (!q || argc < 1 || !argv)
 		return 1;
-	}
 	if (!strcmp(argv[0], "hangs"))
 		rc = argus_session__list_hangs(q, argc, argv, &l);
 	else if (!strcmp(argv[0], "report"))
@@ -578,6 +575,5 @@ int argus_session__run(int argc, char **argv)
 	argus_diag_report__free(rep);
 	argus_hang_list__free(l);
 	free(summary);
-	argus_session__free(q);
 	return rc == -EINVAL ? 2 : rc ? 1 : 0;
 }

@@ -61,10 +61,6 @@ int cmd_step(int argc, char **argv);
 int cmd_step_diff(int argc, char **argv);
 int cmd_flag(int argc, char **argv);
 
-/* A session call (argus_session.h) that failed with rc: its messages to
- * stderr; the exit code (2 for a usage error, else 1). */
-struct argus_session;
-int cli_session_failed(struct argus_session *q, int rc);
 /* Prints the usage text of a command (from commands[]) to stdout. */
 int cli_help(const char *cmd);
 /* True when argv[i] is -h/--help. */

@@ -7,7 +7,6 @@
  * goes into a private temp dir (until_end.h), and the session waits on
  * it, replaces it with a snapshot up to the hang's end, and diagnoses that.
  * The dir is removed after. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,17 +17,10 @@
 #include "diag_front.h"
 #include "until_end.h"
 
-int cli_session_failed(struct argus_session *q, int rc)
-{
-	fputs(argus_session__error(q), stderr);
-	return rc == -EINVAL ? 2 : 1;
-}
-
 int cmd_diagnose(int argc, char **argv)
 {
 	struct diag_front_opts o;
 	struct argus_session *q;
-	struct argus_diag_report *rep = NULL;
 	struct until_end *ue = NULL;
 	char **av = NULL;
 	int rc;
@@ -58,13 +50,8 @@ int cmd_diagnose(int argc, char **argv)
 		argc++;
 		argv = av;
 	}
-	rc = argus_session__diagnose(q, argc, argv, &rep);
-	if (rc)
-		rc = cli_session_failed(q, rc);
-	else
-		fputs(rep->text, stdout);
+	rc = argus_session__run(q, argc, argv);
 out:
-	argus_diag_report__free(rep);
 	argus_session__free(q);
 	if (ue) {
 		until_end_cleanup(ue);

@@ -18,7 +18,6 @@
 int cmd_hangs(int argc, char **argv)
 {
 	struct argus_session *q;
-	struct argus_hang_list *l = NULL;
 	int rc;
 
 	for (int i = 1; i < argc; i++)
@@ -27,12 +26,7 @@ int cmd_hangs(int argc, char **argv)
 	if (!(q = argus_session__new()))
 		return msg_error("hangs", "out of memory");
 	argus_session__set_progress(q, true);
-	rc = argus_session__list_hangs(q, argc, argv, &l);
-	if (rc)
-		rc = cli_session_failed(q, rc);
-	else
-		fputs(l->text, stdout);
-	argus_hang_list__free(l);
+	rc = argus_session__run(q, argc, argv);
 	argus_session__free(q);
 	return rc;
 }

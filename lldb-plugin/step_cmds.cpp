@@ -30,18 +30,28 @@
 
 namespace argus_lldb {
 
-Run capture(argus_capture_fn fn, const std::vector<std::string> &full)
+namespace {
+
+std::string g_argus_binary = "argus";
+
+// The words as a NULL-terminated argv (pointing into words, which must
+// outlive it).
+std::vector<char *> argv_of(const std::vector<std::string> &words)
 {
 	std::vector<char *> argv;
-	for (auto &a : full)
+	for (auto &a : words)
 		argv.push_back(const_cast<char *>(a.c_str()));
 	argv.push_back(nullptr);
+	return argv;
+}
+
+// A capture's result (e: what argus_capture__run/__spawn returned) as a Run.
+Run from_capture(int e, argus_capture &cap, int failed_rc, const std::string &failed)
+{
 	Run r;
-	argus_capture cap;
-	int e = argus_capture__run(fn, (int)full.size(), argv.data(), &cap);
 	if (e) {
-		r.rc = -1;
-		r.err = std::string("argus: cannot capture the CLI's output: ") + strerror(-e);
+		r.rc = failed_rc;
+		r.err = failed + strerror(-e);
 		return r;
 	}
 	r.rc = cap.rc;
@@ -51,8 +61,14 @@ Run capture(argus_capture_fn fn, const std::vector<std::string> &full)
 	return r;
 }
 
-namespace {
-std::string g_argus_binary = "argus";
+}  // namespace
+
+Run capture(argus_capture_fn fn, const std::vector<std::string> &full)
+{
+	std::vector<char *> argv = argv_of(full);
+	argus_capture cap;
+	int e = argus_capture__run(fn, (int)full.size(), argv.data(), &cap);
+	return from_capture(e, cap, -1, "argus: cannot capture the output: ");
 }
 
 void set_argus_binary(const std::string &path)
@@ -64,23 +80,10 @@ Run run_argus(const std::vector<std::string> &args)
 {
 	std::vector<std::string> full{g_argus_binary};
 	full.insert(full.end(), args.begin(), args.end());
-	std::vector<char *> argv;
-	for (auto &a : full)
-		argv.push_back(const_cast<char *>(a.c_str()));
-	argv.push_back(nullptr);
-	Run r;
+	std::vector<char *> argv = argv_of(full);
 	argus_capture cap;
 	int e = argus_capture__spawn(g_argus_binary.c_str(), argv.data(), &cap);
-	if (e) {
-		r.rc = 1;
-		r.err = "argus: cannot run " + g_argus_binary + ": " + strerror(-e);
-		return r;
-	}
-	r.rc = cap.rc;
-	r.out = cap.out;
-	r.err = cap.err;
-	argus_capture__free(&cap);
-	return r;
+	return from_capture(e, cap, 1, "argus: cannot run " + g_argus_binary + ": ");
 }
 
 namespace {

@@ -422,8 +422,12 @@ static void report_ready(int fd, const char *msg)
  * the analysis session with argus's words, its output on fds 1 and 2. */
 static int keep_analyze(void *ctx, int argc, char **argv)
 {
+	struct argus_session *q = argus_session__new();
+	int rc = argus_session__run(q, argc, argv);
+
 	(void)ctx;
-	return argus_session__run(argc, argv);
+	argus_session__free(q);
+	return rc;
 }
 
 int main(int argc, char **argv)

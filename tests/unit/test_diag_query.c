@@ -261,10 +261,10 @@ static long quiet_end(struct quiet *q)
 	return n;
 }
 
-/* The real `argus diagnose FILE --pid 100 [extra]` binary's stdout. */
-static char *argus_stdout(const char *extra)
+/* The real `argus ARGV...` binary's stdout (exit 0), else NULL. */
+static char *argus_run_stdout(char *const *argv)
 {
-	char out[] = "/tmp/test_diag_query.out.XXXXXX";
+	char out[] = "/tmp/test_diag_query.run.XXXXXX";
 	int fd = mkstemp(out), status = 0;
 	char *buf = NULL;
 	pid_t pid;
@@ -274,8 +274,7 @@ static char *argus_stdout(const char *extra)
 	pid = fork();
 	if (pid == 0) {
 		dup2(fd, 1);
-		execl(ARGUS_BIN, "argus", "diagnose", trace_path, "--pid", "100",
-		      extra ? extra : (char *)NULL, (char *)NULL);
+		execv(ARGUS_BIN, argv);
 		_exit(127);
 	}
 	if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
@@ -291,6 +290,14 @@ static char *argus_stdout(const char *extra)
 	close(fd);
 	unlink(out);
 	return buf;
+}
+
+/* The real `argus diagnose FILE --pid 100 [extra]` binary's stdout. */
+static char *argus_stdout(const char *extra)
+{
+	char *argv[] = { "argus", "diagnose", trace_path, "--pid", "100", (char *)extra, NULL };
+
+	return argus_run_stdout(argv);
 }
 
 static const struct argus_diag_thread *thread_labelled(const struct argus_diag_report *r,
@@ -622,37 +629,6 @@ out:
 	free(h);
 	argus_session__free(q);
 	scenario_end();
-}
-
-/* The real `argus ARGV...` binary's stdout (exit 0), else NULL. */
-static char *argus_run_stdout(char *const *argv)
-{
-	char out[] = "/tmp/test_diag_query.run.XXXXXX";
-	int fd = mkstemp(out), status = 0;
-	char *buf = NULL;
-	pid_t pid;
-
-	if (fd < 0)
-		return NULL;
-	pid = fork();
-	if (pid == 0) {
-		dup2(fd, 1);
-		execv(ARGUS_BIN, argv);
-		_exit(127);
-	}
-	if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-	    !WEXITSTATUS(status)) {
-		off_t len = lseek(fd, 0, SEEK_END);
-
-		buf = calloc(1, (size_t)len + 1);
-		if (buf && pread(fd, buf, (size_t)len, 0) != len) {
-			free(buf);
-			buf = NULL;
-		}
-	}
-	close(fd);
-	unlink(out);
-	return buf;
 }
 
 /* argus_session__list_hangs: every scope, the structs and the very text
