@@ -34,8 +34,9 @@ static void print_stats(const char *path, const struct argus_graph *g)
 	printf("processes:  %" PRIu64 "\n", st->processes);
 	printf("threads:    %" PRIu64 "\n", st->threads);
 	printf("messages:   %" PRIu64 " IPC send->receive pairs, %" PRIu64 " bytes"
-	       " (%" PRIu64 " receives without a traced send)\n",
-	       st->messages, st->bytes, st->unmatched_recv);
+	       " (%" PRIu64 " receives without a traced send; %" PRIu64
+	       " sends recorded after their receive)\n",
+	       st->messages, st->bytes, st->unmatched_recv, st->late_sends);
 	printf("wake-ups:   %" PRIu64 " seen, %" PRIu64 " filtered (not an edge):\n",
 	       st->wakeups, filtered);
 	for (unsigned r = 0; r < ARGUS_FILT_MAX; r++)
@@ -43,6 +44,8 @@ static void print_stats(const char *path, const struct argus_graph *g)
 			printf("  %-14s %" PRIu64 "\n", argus_filter_reason_str(r), st->filtered[r]);
 	printf("timer wake-ups re-attributed to the arming segment: %" PRIu64 "\n",
 	       st->timer_reattributed);
+	printf("timer wake-ups inferred (untraced, an expired own timer): %" PRIu64 "\n",
+	       st->timer_inferred);
 	printf("batching splits: %" PRIu64 "\n", st->splits);
 	if (st->schema_boundaries || st->schema_edges)
 		printf("schema:     %" PRIu64 " boundaries, %" PRIu64 " edges\n",

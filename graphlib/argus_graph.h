@@ -244,9 +244,11 @@ struct argus_graph_stats {
 	uint64_t messages;      /* matched send -> receive pairs */
 	uint64_t bytes;         /* their bytes */
 	uint64_t unmatched_recv; /* receives with no send seen (before trace) */
+	uint64_t late_sends;    /* sends recorded after the receive they fed */
 	uint64_t wakeups;       /* sched_waking events seen */
 	uint64_t filtered[ARGUS_FILT_MAX];
 	uint64_t timer_reattributed; /* irq-context timer wakes -> TIMER edges */
+	uint64_t timer_inferred; /* untraced wakes an expired own timer explains */
 	uint64_t splits;        /* segments added by the batching split */
 	uint64_t schema_boundaries, schema_edges;
 	uint64_t lost;          /* events the collector lost (trace stats) */

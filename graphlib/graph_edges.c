@@ -41,13 +41,19 @@ struct mstream {
 	uint32_t kind;          /* ae_obj_kind, or 0x1000 + schema rule */
 	uint32_t head, tail;    /* item list, ARGUS_NONE when empty */
 	uint32_t nitems;
+	uint32_t debt, ndebts;  /* receives still owed a send (pay_debts()) */
 };
 
+/* A send not read yet, or (on a stream's debt list) a receive that read
+ * more than the sends recorded so far. */
 struct mitem {
-	uint64_t ts;            /* send time */
-	int64_t left;           /* unread bytes; -1 = one whole datagram */
-	uint32_t seg;           /* sending segment */
+	uint64_t ts;            /* send time; for a debt, the receive's */
+	int64_t left;           /* unread bytes; -1 = one whole datagram;
+	                           for a debt, bytes (or messages) owed */
+	uint32_t seg;           /* sending segment; for a debt, receiving */
 	uint32_t next;
+	uint32_t wake;          /* debt: the receiver's wake-up edge into seg,
+	                           ARGUS_NONE */
 };
 
 #define SCHEMA_STREAM 0x1000u
@@ -158,6 +164,14 @@ int gtimer_start(struct argus_graph *g, const struct argus_event *ev,
 	}
 	t->seg = seg;
 	t->ts = ev->ts;
+	if (seg != ARGUS_NONE) {
+		struct tstate *s = TSTATE(g, SEGS(g)[seg].thread);
+
+		s->tmr = timer;
+		s->tmr_ts = ev->ts;
+		s->tmr_expires = ev->f[ARGUS_F_HT_EXPIRES];
+		s->tmr_seg = seg;
+	}
 	return 0;
 }
 
@@ -305,14 +319,58 @@ void gwake_classify(struct argus_graph *g, const struct argus_event *ev)
 	t->pend_obj = obj;
 }
 
+/*
+ * A thread back from a wait that no traced wake-up explains, whose own
+ * timer, armed in the segment that ended in that wait, expired during it:
+ * the timer woke it.  Wake-ups go untraced when the kernel does not run
+ * the tracepoints for the interrupted task: on this VM no record ever has
+ * pid 1 (the VM's agent) as current, so an hrtimer expiry that lands while
+ * it runs is lost, waking and all (docs/collector.md); a full ring loses
+ * records too.  Only a timer on the trace's clock (CLOCK_MONOTONIC:
+ * nanosleep, poll/epoll/futex timeouts) can have expired before `ts`; a
+ * REALTIME timer's expiry is far beyond it, so it never counts.  A
+ * cancelled or re-armed timer does not count either.
+ */
+static bool timer_explains(struct argus_graph *g, const struct tstate *s,
+			   uint32_t arm, uint32_t seg, uint64_t ts)
+{
+	const struct argus_segment *a;
+	const struct timer_ent *te;
+
+	if (arm == ARGUS_NONE || arm == seg)
+		return false;
+	a = &SEGS(g)[arm];
+	if (a->end_reason != ARGUS_END_WAIT || s->tmr_expires < a->end ||
+	    s->tmr_expires > ts)
+		return false;
+	te = timer_find(g, s->tmr);
+	return te && te->seg == arm && te->ts == s->tmr_ts;
+}
+
 /* Turn the parked wake-up into segment `seg`'s in-edge or attribution. */
 int gwake_apply(struct argus_graph *g, uint32_t thr, uint32_t seg,
 		uint64_t ts)
 {
 	struct tstate *s = TSTATE(g, thr);
 	struct argus_segment *sg = &SEGS(g)[seg];
+	uint32_t arm = s->tmr_seg;
 	int64_t id;
 
+	s->tmr_seg = ARGUS_NONE;        /* it explains only the next wait */
+	if (!s->pend && sg->start_reason == ARGUS_START_WAKE &&
+	    timer_explains(g, s, arm, seg, ts)) {
+		id = gedge_push(g, ARGUS_EDGE_TIMER, arm, seg, s->tmr_ts, ts, s->tmr);
+		if (id == -ENOMEM)
+			return -ENOMEM;
+		sg = &SEGS(g)[seg];
+		if (id >= 0) {
+			EDGES(g)[id].flags |= ARGUS_EDGE_F_WOKE;
+			s->wake_edge = (uint32_t)id;
+			sg->woken_by = ARGUS_WOKEN_EDGE;
+			g->st.timer_inferred++;
+			return 0;
+		}
+	}
 	if (!s->pend) {
 		sg->woken_by = sg->start_reason == ARGUS_START_WAKE ?
 			ARGUS_WOKEN_UNKNOWN : ARGUS_WOKEN_NA;
@@ -381,7 +439,7 @@ static struct mstream *stream_get(struct argus_graph *g, uint32_t kind,
 	if (!s || argus_hidx_insert(&g->b->stream_idx, h, g->b->streams.n))
 		return NULL;
 	*s = key;
-	s->head = s->tail = ARGUS_NONE;
+	s->head = s->tail = s->debt = ARGUS_NONE;
 	return s;
 }
 
@@ -430,10 +488,13 @@ static int item_push(struct argus_graph *g, struct mstream *s, uint32_t seg,
 }
 
 /* One send -> receive link; merges with the wake-up or the last message
- * edge into `dst` when they come from the same segment. */
+ * edge into `dst` when they come from the same segment.  `wake` is the
+ * wake-up edge into dst when the caller knows it (a late send, whose
+ * receiver may have moved on: pay_debts()), else ARGUS_NONE: the
+ * receiver's current one. */
 static int link(struct argus_graph *g, uint8_t type, uint32_t src,
 		uint32_t dst, uint64_t src_ts, uint64_t dst_ts, uint64_t obj,
-		uint16_t kind, int64_t bytes)
+		uint16_t kind, int64_t bytes, uint32_t wake)
 {
 	struct tstate *x = TSTATE(g, SEGS(g)[dst].thread);
 	struct argus_edge *e = NULL;
@@ -445,28 +506,32 @@ static int link(struct argus_graph *g, uint8_t type, uint32_t src,
 	 * `less`, lldb-server's replies) is the tool's, as its wake-ups are */
 	if (TSTATE(g, SEGS(g)[src].thread)->cls == TC_TOOL && x->cls != TC_TOOL)
 		return 0;
-	if (x->cur != dst)      /* not its open segment: nothing to merge */
-		x = NULL;
-	if (x && x->msg_edge != ARGUS_NONE && EDGES(g)[x->msg_edge].src == src &&
-	    EDGES(g)[x->msg_edge].type == type)
+	if (wake == ARGUS_NONE)
+		wake = x->wake_edge;
+	/* each is checked for its dst: a late send's dst is a segment the
+	 * receiver may have left */
+	if (x->msg_edge != ARGUS_NONE && EDGES(g)[x->msg_edge].src == src &&
+	    EDGES(g)[x->msg_edge].dst == dst && EDGES(g)[x->msg_edge].type == type)
 		e = &EDGES(g)[x->msg_edge];
-	else if (x && x->wake_edge != ARGUS_NONE && EDGES(g)[x->wake_edge].src == src &&
-		 EDGES(g)[x->wake_edge].type == ARGUS_EDGE_WAKEUP) {
+	else if (wake != ARGUS_NONE && EDGES(g)[wake].src == src &&
+		 EDGES(g)[wake].dst == dst &&
+		 EDGES(g)[wake].type == ARGUS_EDGE_WAKEUP) {
 		/* The wake-up was this message: keep one edge, timed at the
 		 * send and at the receive (the batching split cuts by these). */
-		e = &EDGES(g)[x->wake_edge];
+		e = &EDGES(g)[wake];
 		e->type = type;
 		e->src_ts = src_ts;
 		e->dst_ts = dst_ts;
 		e->obj = obj;
-		x->msg_edge = x->wake_edge;
+		if (x->cur == dst)
+			x->msg_edge = wake;
 	}
 	if (!e) {
 		id = gedge_push(g, type, src, dst, src_ts, dst_ts, obj);
 		if (id < 0)
 			return id == -ENOMEM ? -ENOMEM : 0;
 		e = &EDGES(g)[id];
-		if (x)
+		if (x->cur == dst)
 			x->msg_edge = (uint32_t)id;
 	}
 	e->obj_kind = kind;
@@ -480,12 +545,104 @@ static int link(struct argus_graph *g, uint8_t type, uint32_t src,
 	return 0;
 }
 
+/*
+ * Late sends.  A receive can read more than the sends recorded so far:
+ * the sender copied its bytes and woke the reader, then was preempted
+ * before its sys_exit record, while the reader ran on the other CPU and
+ * recorded its receive first (seen here: 650 µs between a pipe write's
+ * wake-up and its exit).  Queued FIFO, that late send would be taken by
+ * the reader's *next* receive, and every pairing after it would be off by
+ * one.  So the shortfall is kept as a debt on the stream, and the next
+ * sends pay it first: linked into the receiving segment, timed at the
+ * receive.  Only a send whose segment had begun by the receive can have
+ * supplied its bytes; a later one means the debt was for bytes sent
+ * before the trace began (or not traced), and the debts are dropped,
+ * counted as receives without a traced send.
+ */
+static void debt_drop(struct argus_graph *g, struct mstream *s)
+{
+	while (s->debt != ARGUS_NONE) {
+		uint32_t i = s->debt;
+
+		s->debt = ITEMS(g)[i].next;
+		ITEMS(g)[i].next = g->b->free_item;
+		g->b->free_item = i;
+		g->st.unmatched_recv++;
+	}
+	s->ndebts = 0;
+}
+
+static int debt_push(struct argus_graph *g, struct mstream *s, uint32_t seg,
+		     uint64_t ts, int64_t owed)
+{
+	struct tstate *x = TSTATE(g, SEGS(g)[seg].thread);
+	uint32_t i, *tail;
+
+	if (s->ndebts >= 64)
+		debt_drop(g, s);        /* nobody sends: keep it bounded */
+	i = g->b->free_item;
+	if (i != ARGUS_NONE) {
+		g->b->free_item = ITEMS(g)[i].next;
+	} else {
+		if (!gvec_push(&g->b->items, sizeof(struct mitem)))
+			return -ENOMEM;
+		i = g->b->items.n - 1;
+	}
+	ITEMS(g)[i] = (struct mitem){
+		.ts = ts, .left = owed, .seg = seg, .next = ARGUS_NONE,
+		.wake = x->cur == seg ? x->wake_edge : ARGUS_NONE,
+	};
+	for (tail = &s->debt; *tail != ARGUS_NONE; tail = &ITEMS(g)[*tail].next)
+		;
+	*tail = i;
+	s->ndebts++;
+	return 0;
+}
+
+/* Send `*n` bytes (or, `whole`, messages) from segment seg at ts: pay the
+ * stream's debts first; *n is left with what remains to queue. */
+static int pay_debts(struct argus_graph *g, struct mstream *s, uint32_t seg,
+		     uint64_t ts, uint64_t obj, int64_t *n, bool whole)
+{
+	int rc;
+
+	while (*n > 0 && s->debt != ARGUS_NONE) {
+		struct mitem d = ITEMS(g)[s->debt];
+		int64_t took;
+
+		if (SEGS(g)[seg].start > d.ts) {
+			debt_drop(g, s);
+			break;
+		}
+		if (whole || d.left <= *n) {
+			uint32_t i = s->debt;
+
+			took = d.left;
+			*n -= whole ? 1 : d.left;
+			s->debt = d.next;
+			ITEMS(g)[i].next = g->b->free_item;
+			g->b->free_item = i;
+			s->ndebts--;
+		} else {
+			took = *n;
+			ITEMS(g)[s->debt].left -= *n;
+			*n = 0;
+		}
+		/* the bytes were there by the receive: the send acted by then */
+		rc = link(g, ARGUS_EDGE_MESSAGE, seg, d.seg, ts < d.ts ? ts : d.ts,
+			  d.ts, obj, (uint16_t)s->kind, took, d.wake);
+		if (rc)
+			return rc;
+		g->st.late_sends++;
+	}
+	return 0;
+}
+
 /* Draw `need` bytes (or messages, for recvmmsg) from stream s. */
 static int consume(struct argus_graph *g, struct mstream *s, uint8_t type,
 		   uint32_t seg, uint64_t ts, uint64_t obj, int64_t need,
 		   bool msgs)
 {
-	bool linked = false;
 	int rc;
 
 	while (need > 0 && s->head != ARGUS_NONE) {
@@ -508,13 +665,13 @@ static int consume(struct argus_graph *g, struct mstream *s, uint8_t type,
 		if (it.seg == ARGUS_NONE)
 			continue;
 		rc = link(g, type, it.seg, seg, it.ts, ts, obj,
-			  (uint16_t)(s->kind < SCHEMA_STREAM ? s->kind : 0), took);
+			  (uint16_t)(s->kind < SCHEMA_STREAM ? s->kind : 0), took,
+			  ARGUS_NONE);
 		if (rc)
 			return rc;
-		linked = true;
 	}
-	if (!linked && type == ARGUS_EDGE_MESSAGE)
-		g->st.unmatched_recv++;
+	if (need > 0)
+		return debt_push(g, s, seg, ts, need);
 	return 0;
 }
 
@@ -551,12 +708,20 @@ int gmsg_sys_exit(struct argus_graph *g, const struct argus_event *ev,
 	default:
 		return 0;
 	}
-	s = stream_get(g, kind, obj, peer, send);
+	/* a receive creates the stream too: it may be owed a late send */
+	s = stream_get(g, kind, obj, peer, true);
 	if (!s)
-		return send ? -ENOMEM : (g->st.unmatched_recv++, 0);
+		return -ENOMEM;
 	if (send) {
-		for (int64_t i = 0; i < (mmsg ? ret : 1); i++)
-			if (item_push(g, s, seg, ev->ts, mmsg ? -1 : ret))
+		int64_t n = ret;
+		int rc;
+
+		/* the receiver's end: the pipe, or the sender's peer */
+		if (s->debt != ARGUS_NONE &&
+		    (rc = pay_debts(g, s, seg, ev->ts, peer ? peer : obj, &n, mmsg)))
+			return rc;
+		for (int64_t i = 0; i < (mmsg ? n : n > 0); i++)
+			if (item_push(g, s, seg, ev->ts, mmsg ? -1 : n))
 				return -ENOMEM;
 		return 0;
 	}
@@ -587,7 +752,7 @@ int gschema_edges(struct argus_graph *g, const struct argus_event *ev,
 				if (!r->many)
 					item_pop(g, s);
 				rc = link(g, r->type, it.seg, seg, it.ts, ev->ts,
-					  v, 0, 0);
+					  v, 0, 0, ARGUS_NONE);
 				if (rc)
 					return rc;
 				/* counted here, not by new edge ids: the link may
@@ -613,6 +778,9 @@ int gschema_edges(struct argus_graph *g, const struct argus_event *ev,
 
 void gedges_build_free(struct argus_graph *g)
 {
+	/* receives still owed a send: none was traced */
+	for (uint32_t i = 0; i < g->b->streams.n; i++)
+		g->st.unmatched_recv += GV(g->b->streams, struct mstream)[i].ndebts;
 	gvec_free(&g->b->timers);
 	argus_hidx_free(&g->b->timer_idx);
 	gvec_free(&g->b->streams);

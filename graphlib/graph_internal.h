@@ -330,6 +330,10 @@ struct tstate {
 	uint32_t pend_src;      /* source segment */
 	uint64_t pend_ts, pend_obj; /* pend_ts: when the source acted */
 	uint64_t pend_wake_ts;  /* when the waking itself was traced */
+	/* The last timer it armed, for a wake-up no record shows
+	 * (gwake_infer_timer() in graph_edges.c). */
+	uint64_t tmr, tmr_ts, tmr_expires;
+	uint32_t tmr_seg;       /* arming segment, ARGUS_NONE */
 	const char *comm, *process; /* names for the schema, NULL unknown */
 	/* The last output on a connection, for SHAPE_CONN1_REPLY. */
 	uint64_t out_key;       /* its object's identity */

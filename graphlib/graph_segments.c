@@ -144,7 +144,7 @@ uint32_t gthread_new(struct argus_graph *g, uint32_t tid, uint32_t pid)
 	t->tid = tid;
 	t->pid = pid;
 	t->first_event = ARGUS_NONE;
-	s->cur = s->last_seg = s->last_ev = ARGUS_NONE;
+	s->cur = s->last_seg = s->last_ev = s->tmr_seg = ARGUS_NONE;
 	s->sys_nr = -1;
 	if (argus_hidx_set(&g->tid_idx, h, tid_eq, g, &tid, g->thr.n) &&
 	    argus_hidx_insert(&g->tid_idx, h, g->thr.n))

@@ -1112,6 +1112,73 @@ out:
 	end();
 }
 
+/* The expiry's wake-up was not traced (on this VM, an hrtimer that fires
+ * while pid 1 runs leaves no record; a full ring loses records too):
+ *   T  cpu0  nanosleep: arms X (expires at 11 ms) at 1.010 ms, blocks
+ *   -        (no expiry, no wake-up recorded)
+ *   T  cpu0  runs at 11.005 ms, blocks in a futex at 12 ms
+ * Its own timer, armed in the segment that ended in the wait and expired
+ * during it, woke it: a TIMER edge, counted as inferred. */
+static void TEST_untraced_wake_after_own_timer_expired_is_an_inferred_timer_edge(void)
+{
+	const struct argus_edge *e;
+	uint32_t t0, t1;
+
+	begin();
+	task(100, 100, 1, "sleeper");
+	run(AT(0), 0, 100);
+	enter(AT(1000), 0, 100, SYS_nanosleep, 0x7ffc0000, 0);
+	hrt_start(AT(1010), 0, AE_CTX_TASK, 100, TIMER_X, HRTIMER_WAKEUP_FN,
+		  AT(11000), 100);
+	block(AT(1020), 0, 100, SYS_nanosleep, 10 * MS, AE_OBJ_NONE, 0, 0);
+	run(AT(11005), 0, 100);
+	leave(AT(11010), 0, 100, SYS_nanosleep, 0, 0x7ffc0000, AE_OBJ_NONE, 0, 0);
+	enter(AT(11500), 0, 100, SYS_futex, 0x4000, FUTEX_WAIT_OP);
+	block(AT(12000), 0, 100, SYS_futex, 0x4000, AE_OBJ_NONE, 0, 0);
+	if (!finish(NULL))
+		goto out;
+	t0 = seg(100, 0);
+	t1 = seg(100, 1);
+	CHECK_EQ(S(t1)->woken_by, ARGUS_WOKEN_EDGE);
+	e = EXPECT_EDGE(t0, t1, ARGUS_EDGE_TIMER, ARGUS_EDGE_F_WOKE, 0);
+	CHECK_EQ(e->src_ts, AT(1010));
+	CHECK_EQ(e->dst_ts, AT(11005));
+	CHECK_EQ(e->obj, TIMER_X);
+	CHECK_EQ(nstrong(), 1);
+	CHECK_EQ(ST()->timer_inferred, 1);
+	CHECK_EQ(ST()->timer_reattributed, 0);
+out:
+	end();
+}
+
+/* Back before its timer was due, with no wake-up traced: not the timer
+ * (someone untraced woke it); who did stays unknown. */
+static void TEST_untraced_wake_before_own_timer_expiry_stays_unknown(void)
+{
+	uint32_t t1;
+
+	begin();
+	task(100, 100, 1, "sleeper");
+	run(AT(0), 0, 100);
+	enter(AT(1000), 0, 100, SYS_nanosleep, 0x7ffc0000, 0);
+	hrt_start(AT(1010), 0, AE_CTX_TASK, 100, TIMER_X, HRTIMER_WAKEUP_FN,
+		  AT(11000), 100);
+	block(AT(1020), 0, 100, SYS_nanosleep, 10 * MS, AE_OBJ_NONE, 0, 0);
+	run(AT(5000), 0, 100);
+	leave(AT(5010), 0, 100, SYS_nanosleep, -4, 0x7ffc0000, AE_OBJ_NONE, 0, 0);
+	enter(AT(5500), 0, 100, SYS_futex, 0x4000, FUTEX_WAIT_OP);
+	block(AT(6000), 0, 100, SYS_futex, 0x4000, AE_OBJ_NONE, 0, 0);
+	if (!finish(NULL))
+		goto out;
+	t1 = seg(100, 1);
+	CHECK_EQ(S(t1)->woken_by, ARGUS_WOKEN_UNKNOWN);
+	CHECK_EQ(nstrong(), 0);
+	CHECK_EQ(ST()->timer_inferred, 0);
+out:
+	end();
+}
+
+
 /*
  *   T  cpu0  arms X (1.01 ms), cancels it (1.5 ms: its data came first),
  *            blocks in read (2 ms)
@@ -1542,6 +1609,105 @@ static void TEST_two_writes_and_one_read_are_one_edge_of_8_bytes(void)
 out:
 	end();
 }
+
+/* Was a bug (e2e_graph_real, 1 run in 20): the writer wakes the reader,
+ * then is preempted before its sys_exit; the reader, on the other CPU,
+ * records its read first.
+ *   W  cpu0  write at 300, wakes R at 310 ........ its exit at 400 (late)
+ *   R  cpu1  blocked in read at 110; runs at 320, read = 4 at 330,
+ *            blocks in read again at 340
+ *   W  cpu0  second write at 600, wakes R at 610, exit at 620
+ *   R  cpu1  runs at 700, read = 4 at 710
+ * The late write is the first read's message (timed at the read), and the
+ * second read pairs with the second write: not off by one. */
+static void TEST_late_write_exit_is_the_message_of_the_read_it_fed(void)
+{
+	const struct argus_edge *e;
+	uint32_t w0, r1, r2;
+
+	begin();
+	task(100, 100, 1, "writer");
+	task(200, 200, 1, "reader");
+	run(AT(0), 1, 200);
+	run(AT(10), 0, 100);
+	enter(AT(100), 1, 200, SYS_read, 3, 0);
+	block(AT(110), 1, 200, SYS_read, 3, AE_OBJ_PIPE, PIPE_INO, 0);
+	enter(AT(300), 0, 100, SYS_write, 4, 0);
+	wake(AT(310), 0, 100, 200);
+	run(AT(320), 1, 200);
+	leave(AT(330), 1, 200, SYS_read, 4, 3, AE_OBJ_PIPE, PIPE_INO, 0);
+	enter(AT(335), 1, 200, SYS_read, 3, 0);
+	block(AT(340), 1, 200, SYS_read, 3, AE_OBJ_PIPE, PIPE_INO, 0);
+	leave(AT(400), 0, 100, SYS_write, 4, 4, AE_OBJ_PIPE, PIPE_INO, 0);
+	enter(AT(600), 0, 100, SYS_write, 4, 0);
+	wake(AT(610), 0, 100, 200);
+	leave(AT(620), 0, 100, SYS_write, 4, 4, AE_OBJ_PIPE, PIPE_INO, 0);
+	run(AT(700), 1, 200);
+	leave(AT(710), 1, 200, SYS_read, 4, 3, AE_OBJ_PIPE, PIPE_INO, 0);
+	enter(AT(790), 0, 100, SYS_futex, 0x6000, FUTEX_WAIT_OP);
+	block(AT(800), 0, 100, SYS_futex, 0x6000, AE_OBJ_NONE, 0, 0);
+	if (!finish(NULL))
+		goto out;
+	w0 = seg(100, 0);
+	r1 = seg(200, 1);
+	r2 = seg(200, 2);
+	CHECK_EQ(nseg(200), 3);
+	e = EXPECT_EDGE(w0, r1, ARGUS_EDGE_MESSAGE, ARGUS_EDGE_F_WOKE, 4);
+	CHECK_EQ(e->src_ts, AT(330));   /* the bytes were there by the read */
+	CHECK_EQ(e->dst_ts, AT(330));
+	CHECK_EQ(e->obj, PIPE_INO);
+	e = EXPECT_EDGE(w0, r2, ARGUS_EDGE_MESSAGE, ARGUS_EDGE_F_WOKE, 4);
+	CHECK_EQ(e->src_ts, AT(620));
+	CHECK_EQ(e->dst_ts, AT(710));
+	CHECK_EQ(nstrong(), 2);
+	CHECK_EQ(ST()->edges_by_type[ARGUS_EDGE_WAKEUP], 0);
+	CHECK_EQ(ST()->messages, 2);
+	CHECK_EQ(ST()->late_sends, 1);
+	CHECK_EQ(ST()->unmatched_recv, 0);
+out:
+	end();
+}
+
+/* A read of bytes written before the trace began is owed nothing: a write
+ * from a segment that began after that read cannot have fed it.
+ *   R  cpu1  runs from 0, read = 4 at 50 (no write traced), blocks at 110
+ *   W  cpu0  first seen at 200; write at 300, wakes R at 310, exit at 320
+ *   R  cpu1  runs at 400, read = 4 at 410
+ * The write is the second read's message only. */
+static void TEST_read_before_the_trace_is_not_paid_by_a_later_write(void)
+{
+	uint32_t w0, r0, r1;
+
+	begin();
+	task(100, 100, 1, "writer");
+	task(200, 200, 1, "reader");
+	run(AT(0), 1, 200);
+	leave(AT(50), 1, 200, SYS_read, 4, 3, AE_OBJ_PIPE, PIPE_INO, 0);
+	enter(AT(100), 1, 200, SYS_read, 3, 0);
+	block(AT(110), 1, 200, SYS_read, 3, AE_OBJ_PIPE, PIPE_INO, 0);
+	run(AT(200), 0, 100);
+	enter(AT(300), 0, 100, SYS_write, 4, 0);
+	wake(AT(310), 0, 100, 200);
+	leave(AT(320), 0, 100, SYS_write, 4, 4, AE_OBJ_PIPE, PIPE_INO, 0);
+	run(AT(400), 1, 200);
+	leave(AT(410), 1, 200, SYS_read, 4, 3, AE_OBJ_PIPE, PIPE_INO, 0);
+	enter(AT(490), 0, 100, SYS_futex, 0x6000, FUTEX_WAIT_OP);
+	block(AT(500), 0, 100, SYS_futex, 0x6000, AE_OBJ_NONE, 0, 0);
+	if (!finish(NULL))
+		goto out;
+	w0 = seg(100, 0);
+	r0 = seg(200, 0);
+	r1 = seg(200, 1);
+	CHECK_EQ(nstrong_between(w0, r0), 0);
+	EXPECT_EDGE(w0, r1, ARGUS_EDGE_MESSAGE, ARGUS_EDGE_F_WOKE, 4);
+	CHECK_EQ(nstrong(), 1);
+	CHECK_EQ(ST()->messages, 1);
+	CHECK_EQ(ST()->late_sends, 0);
+	CHECK_EQ(ST()->unmatched_recv, 1);
+out:
+	end();
+}
+
 
 /* Repeated receives from one sending segment add to one edge. */
 static void TEST_three_writes_and_two_reads_are_one_edge(void)
@@ -2284,6 +2450,8 @@ int main(void)
 	RUN(TEST_p6_broadcaster_is_split_between_its_receivers);
 	RUN(TEST_p7_reply_received_by_another_thread_is_a_message);
 	RUN(TEST_timer_expiry_is_a_timer_edge_from_the_arming_segment);
+	RUN(TEST_untraced_wake_after_own_timer_expired_is_an_inferred_timer_edge);
+	RUN(TEST_untraced_wake_before_own_timer_expiry_stays_unknown);
 	RUN(TEST_cancelled_timer_wakeup_is_a_hardirq_attribution);
 	RUN(TEST_timer_armed_by_one_thread_that_wakes_another_is_a_timer_edge);
 	RUN(TEST_early_timer_wakeup_is_kept_however_long_ago_it_was_armed);
@@ -2291,6 +2459,8 @@ int main(void)
 	RUN(TEST_fork_exit_and_wait_make_fork_and_exit_edges);
 	RUN(TEST_reused_tid_is_a_new_thread_with_its_fork_edge);
 	RUN(TEST_pipe_write_that_wakes_the_reader_is_one_message_edge);
+	RUN(TEST_late_write_exit_is_the_message_of_the_read_it_fed);
+	RUN(TEST_read_before_the_trace_is_not_paid_by_a_later_write);
 	RUN(TEST_two_writes_and_one_read_are_one_edge_of_8_bytes);
 	RUN(TEST_three_writes_and_two_reads_are_one_edge);
 	RUN(TEST_wakeup_traced_before_the_sleeping_switch_still_makes_the_edge);
