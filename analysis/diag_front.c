@@ -717,6 +717,7 @@ const char *diag_front_live_where(unsigned source)
 	case ARGUS_LIVE_PI_OWNER: return "/proc/PID/mem, the PI futex word";
 	case ARGUS_LIVE_TRACER: return "/proc/PID/status TracerPid";
 	case ARGUS_LIVE_HOLDER_RULE: return "the schema's holder rule";
+	case ARGUS_LIVE_UNIX_LISTENER: return "sock_diag, /proc/PID/fd: the listening socket";
 	}
 	return NULL;
 }

@@ -319,6 +319,13 @@ int diag_front_tcp_find(FILE *f, uint64_t local, uint64_t remote, struct diag_tc
 uint32_t diag_front_tcp_peer_holders(uint64_t local, uint64_t remote, uint32_t *pids, uint32_t max,
 				   bool *listener);
 
+/* ---- the listener behind an unaccepted unix connection (proc_unix.c) --
+ * The listening socket in whose queue the connection of the client socket
+ * client_ino waits (NETLINK_SOCK_DIAG's pending-connection lists).  0 and
+ * *listener_ino; -ENOENT no listener has it queued (accepted, or not a
+ * connecting socket); -errno from netlink. */
+int diag_front_unix_listener(uint32_t client_ino, uint32_t *listener_ino);
+
 /* ---- children, stops and tracers (proc_task.c) ------------------------ */
 /* The state, parent and process group of /proc/PID/stat text (the fields
  * after the comm's last ')'); NULL for what is not wanted.  0, -EINVAL. */

@@ -108,11 +108,26 @@ static int holders(const struct argus_live_query *q, struct argus_live_answer *a
 	bool listener = false;
 
 	switch (q->obj_kind) {
-	case AE_OBJ_UNIX:       /* the trace's peer is the other end's inode */
-		diag_front_fd_link(AE_OBJ_UNIX, q->peer, want, sizeof(want));
-		a->n = diag_front_fd_holders(want, a->pids, ARGUS_LIVE_MAX_PIDS);
-		a->source = ARGUS_LIVE_FD_PEER;
+	case AE_OBJ_UNIX: {     /* the trace's peer is the other end's inode */
+		uint32_t lst;
+
+		if (q->peer) {
+			diag_front_fd_link(AE_OBJ_UNIX, q->peer, want, sizeof(want));
+			a->n = diag_front_fd_holders(want, a->pids, ARGUS_LIVE_MAX_PIDS);
+			a->source = ARGUS_LIVE_FD_PEER;
+			if (a->n)
+				return 0;
+		}
+		/* no peer inode (the trace saw an embryo), or nobody holds it:
+		 * a connection still in a listener's queue */
+		if (q->obj && q->obj <= UINT32_MAX &&
+		    !diag_front_unix_listener((uint32_t)q->obj, &lst)) {
+			diag_front_fd_link(AE_OBJ_UNIX, lst, want, sizeof(want));
+			a->n = diag_front_fd_holders(want, a->pids, ARGUS_LIVE_MAX_PIDS);
+			a->source = ARGUS_LIVE_UNIX_LISTENER;
+		}
 		return 0;
+	}
 	case AE_OBJ_PIPE:
 		diag_front_fd_link(AE_OBJ_PIPE, q->obj, want, sizeof(want));
 		a->n = diag_front_fd_holders(want, a->pids, ARGUS_LIVE_MAX_PIDS);

@@ -363,10 +363,14 @@ enum argus_live_source {
 	                           the previous entry */
 	ARGUS_LIVE_HOLDER_RULE, /* a schema `holder` rule's command named it
 	                           (argus_holder_rule.h) */
+	ARGUS_LIVE_UNIX_LISTENER, /* NETLINK_SOCK_DIAG, then /proc/PID/fd: the
+	                           unix connection is not accepted yet: holds
+	                           the socket in whose queue it waits */
 	ARGUS_LIVE_SOURCE_MAX
 };
 /* "locks" "fd-peer" "tcp-peer" "tcp-listener" "children" "mutex-owner"
- * "pi-owner" "tracer" "holder-rule"; NULL for NONE and out of range. */
+ * "pi-owner" "tracer" "holder-rule" "unix-listener"; NULL for NONE and out
+ * of range. */
 const char *argus_live_source_str(unsigned source);
 
 /* Whether a thread is stopped now (argus_culprit.live_stop). */

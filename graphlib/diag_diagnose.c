@@ -208,6 +208,9 @@ static int ask_live(const struct argus_diag_opts *o, const struct argus_live_que
 static bool live_stopped(const struct argus_graph *g, const struct argus_diag_opts *o,
 			 struct argus_diagnosis *d, struct argus_culprit *k, uint64_t wfrom,
 			 uint64_t wto, uint32_t level, uint32_t depth);
+static bool blame_continuer(const struct argus_graph *g, const struct argus_diag_opts *o,
+			    struct argus_diagnosis *d, uint32_t c, uint64_t wfrom, uint64_t wto,
+			    uint32_t level, uint32_t depth);
 
 static uint8_t via_rule(enum culprit_via via, bool late)
 {
@@ -309,8 +312,56 @@ static void add_culprit(const struct argus_graph *g, const struct argus_diag_opt
 	/* stopped now: the stop is why it does not answer, not its wait */
 	if (live_stopped(g, o, d, k, wfrom, wto, level, depth))
 		return;
+	if (level + 1 < depth && blame_continuer(g, o, d, c, wfrom, wto, level, depth))
+		return;
 	if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE && level + 1 < depth)
 		blame_wait(g, o, d, c, a.wait_seg, wfrom, wto, level + 1, depth);
+}
+
+/*
+ * Thread c sat stopped by a signal (SIGSTOP, SIGTSTP) for most of the
+ * window, until another thread continued it (the SIGCONT's wake-up, a
+ * signal edge into the segment after the stop): the stop, not what c did
+ * once it ran again, is why it did not answer, and the thread that sent
+ * SIGCONT ended it (rule waker: late, no normal run of a stop).  A
+ * debugger's ptrace stop has no such edge (its resume is filtered,
+ * graph_debugger.c).  True when that thread was added.
+ */
+static bool blame_continuer(const struct argus_graph *g, const struct argus_diag_opts *o,
+			    struct argus_diagnosis *d, uint32_t c, uint64_t wfrom, uint64_t wto,
+			    uint32_t level, uint32_t depth)
+{
+	uint32_t s = argus_graph__segment_at(g, c, wfrom), best = ARGUS_NONE;
+	uint64_t most = 0;
+
+	for (; s != ARGUS_NONE && SEGS(g)[s].start <= wto; s = argus_graph__seg_next(g, s)) {
+		uint32_t n = argus_graph__seg_next(g, s);
+		uint64_t a, b;
+
+		if (!(SEGS(g)[s].flags & ARGUS_SEG_F_STOPPED) || n == ARGUS_NONE)
+			continue;
+		a = SEGS(g)[s].end > wfrom ? SEGS(g)[s].end : wfrom;
+		b = SEGS(g)[n].start < wto ? SEGS(g)[n].start : wto;
+		if (b > a && b - a > most) {
+			most = b - a;
+			best = n;
+		}
+	}
+	if (best == ARGUS_NONE || most * 2 < wto - wfrom)
+		return false;
+	const uint32_t *in;
+	uint32_t nin = argus_graph__in_edges(g, best, &in);
+
+	for (uint32_t i = 0; i < nin; i++) {
+		const struct argus_edge *e = &EDGES(g)[in[i]];
+
+		if (e->type == ARGUS_EDGE_SIGNAL && seg_tid(g, e->src) != c) {
+			add_culprit(g, o, d, seg_tid(g, e->src), e->src, true, VIA_PATH,
+				    ARGUS_LIVE_NONE, wfrom, wto, level + 1, depth);
+			return true;
+		}
+	}
+	return false;
 }
 
 /* The tid to blame in process pid: its main thread when the graph has
@@ -787,8 +838,11 @@ static bool blame_holder(const struct argus_graph *g, const struct argus_diag_op
 	uint32_t pids[ARGUS_LIVE_MAX_PIDS], n, self = THRS(g)[s->thread].pid, pick = 0;
 	uint8_t src;
 
-	/* a pipe has no peer id: its inode is both ends' */
-	if (s->end_reason != ARGUS_END_WAIT || !wo || (!wo->peer && wo->kind != AE_OBJ_PIPE) ||
+	/* a pipe has no peer id: its inode is both ends'; a unix socket's
+	 * peer is 0 while the server has not accepted it (the live side then
+	 * looks for the listener) */
+	if (s->end_reason != ARGUS_END_WAIT || !wo ||
+	    (!wo->peer && wo->kind != AE_OBJ_PIPE && wo->kind != AE_OBJ_UNIX) ||
 	    (wo->kind != AE_OBJ_UNIX && wo->kind != AE_OBJ_PIPE && wo->kind != AE_OBJ_TCP))
 		return false;
 	n = live_holders(o, wo->kind, wo->obj, wo->peer, pids, &src);
@@ -1041,6 +1095,7 @@ const char *argus_live_source_str(unsigned source)
 		[ARGUS_LIVE_CHILDREN] = "children", [ARGUS_LIVE_MUTEX_OWNER] = "mutex-owner",
 		[ARGUS_LIVE_PI_OWNER] = "pi-owner", [ARGUS_LIVE_TRACER] = "tracer",
 		[ARGUS_LIVE_HOLDER_RULE] = "holder-rule",
+		[ARGUS_LIVE_UNIX_LISTENER] = "unix-listener",
 	};
 
 	return source < ARGUS_LIVE_SOURCE_MAX ? n[source] : NULL;
@@ -1089,6 +1144,19 @@ int argus_diag__diagnose(const struct argus_graph *g,
 	if (a.kind == ARGUS_KIND_YIELD &&
 	    blame_lock(g, o, d, hang->tid, hang->start, hang->end, 0, depth)) {
 		d->hang_seg = a.busy_seg != ARGUS_NONE ? a.busy_seg : hang->seg;
+		d->inspected += d->nchain > 0;
+		return 0;
+	}
+	/* The same loop seen before it has slept three times (attached 2 s
+	 * into apt's 1 s retries on the dpkg lock): one long sleep so far,
+	 * after a refused try in the run that ended in it. */
+	if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE &&
+	    (SEGS(g)[a.wait_seg].wait_nr == SYS_nanosleep ||
+	     SEGS(g)[a.wait_seg].wait_nr == SYS_clock_nanosleep) &&
+	    blame_lock(g, o, d, hang->tid,
+		       SEGS(g)[a.wait_seg].start < hang->start ? SEGS(g)[a.wait_seg].start : hang->start,
+		       hang->end, 0, depth)) {
+		d->hang_seg = a.wait_seg;
 		d->inspected += d->nchain > 0;
 		return 0;
 	}

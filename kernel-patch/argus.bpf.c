@@ -528,6 +528,21 @@ other_sock:
 	o->obj = ((__u64)ino->i_sb->s_dev << 32) ^ ino->i_ino;
 }
 
+/* A poll()/ppoll() on one fd waits on that fd's object: record it as a
+ * read's would be (dbus-send's reply wait, any client blocked on its one
+ * connection), so the graph and the live holders know whose end it is.
+ * With more fds no single object is the wait's.  The pollfd array was
+ * just copied in by do_sys_poll(), so its page is resident: the read
+ * does not fault in this atomic context. */
+static __always_inline void poll_one_obj(struct pt_regs *r, struct ae_obj *o)
+{
+	int fd = -1;
+
+	if (r->si != 1 || bpf_probe_read_user(&fd, sizeof(fd), (void *)r->di))
+		return;
+	resolve_fd(fd, o);
+}
+
 /* ---- user registers and the user-stack tail ---------------------------- */
 /*
  * The user registers of the current task are the pt_regs saved at the top
@@ -788,9 +803,11 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev_raw,
 		break;
 	case NR_poll:
 		arg = (int)r->dx < 0 ? ~0ull : (__u64)(int)r->dx * 1000000ull;
+		poll_one_obj(r, &e->obj);
 		break;
 	case NR_ppoll:
 		arg = user_timeout_ns(r->dx, false);
+		poll_one_obj(r, &e->obj);
 		break;
 	case NR_select:
 		arg = user_timeout_ns(r->r8, true);

@@ -119,21 +119,12 @@ real_run_harness dbus 3
 real_check_diagnose "$TRACE" "$GT"
 real_check_hangs "$TRACE" "$GT"
 # the service's sleep starts as the victim enters poll: hold 8.5 s for a
-# live hang of 8 s (real_lib.sh: real_live).
-# KNOWN TO FAIL in about half the runs, so not run by default (measured
-# in session 13 with `ctest -R 'e2e_real_dbus$'` again and again: the
-# plugin before the analysis session failed 2 of 5 runs, the one after it
-# 5 of 7, the same way): dbus-send's reply wait is a poll() on one
-# fd, whose socket the trace does not record (poll's arg0 is the pollfd
-# array), so the live fd-peer source cannot ask /proc who holds the other
-# end, and without a normal run the handoff rule sometimes finds nobody
-# ("no culprit found") or stops at dbus-daemon without the service behind
-# it.  Issue 21 stays open for it; REAL_DBUS_LIVE=1 runs the phases.
-if [ "${REAL_DBUS_LIVE:-0}" = 1 ]; then
-	real_live 8.5 3
-	real_live 8.5 random
-else
-	log "live phases skipped: known to fail about half the time (REAL_DBUS_LIVE=1 runs them; see the comment above)"
-fi
+# live hang of 8 s (real_lib.sh: real_live).  dbus-send's reply wait is a
+# poll() on its one connection, whose socket the collector records since
+# session 14 (poll_one_obj in argus.bpf.c): the Hello round trip on it is
+# a normal run, and live the fd-peer source names dbus-daemon.  (Before,
+# the phases failed in 2 of 5 and 5 of 7 runs.)
+real_live 8.5 3
+real_live 8.5 random
 kill "$DAEMON" 2>/dev/null; wait "$DAEMON" 2>/dev/null
 real_finish "dbus: dbus-send -> dbus-daemon -> the slow service"

@@ -125,12 +125,19 @@ if what in ("diagnose", "live"):
         # live too: attached seconds into the hang, the culprit's own
         # culprit (the lock's holder behind a server's backend, the
         # child a holder waits for) must be as right as when recorded
+        # (LIVE_CHAIN: what a live diagnosis can know, when the recorded
+        # chain names someone who acts only after the attach)
         if what in ("diagnose", "live"):
-            want_chain = [int(p) for p in g.get("CHAIN", "").split(",") if p]
+            key = "LIVE_CHAIN" if what == "live" and "LIVE_CHAIN" in g else "CHAIN"
+            want_chain = [int(p) for p in g.get(key, "").split(",") if p]
             got = [x.get("pid") for x in d.get("chain") or []]
             check(got[:len(want_chain)] == want_chain,
                   f"chain pids {got} start with {want_chain} "
                   f"({[(x.get('comm'), x.get('rule')) for x in d.get('chain') or []]})")
+        if what == "live" and g.get("LIVE_STOPPED"):
+            st = (c.get("live") or {}).get("stopped")
+            check(st == g["LIVE_STOPPED"],
+                  f"the live culprit is said to be stopped by {st!r} == {g['LIVE_STOPPED']!r}")
     print(f"  verdict: {d.get('verdict')}", file=sys.stderr)
 elif what == "hangs":
     hs = d.get("hangs") or []

@@ -34,6 +34,8 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -220,6 +222,66 @@ static void TEST_real_loopback_connection_listener_then_accepted_socket(void)
 	close(as);
 	close(ls);
 	close(ready[0]);
+}
+
+static uint32_t ino_of(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) ? 0 : (uint32_t)st.st_ino;
+}
+
+/* A unix connection the server has not accepted: the listener in whose
+ * queue it waits is found by the client's inode (sock_diag), for an
+ * abstract name as for a path; once accepted, no listener has it.  The
+ * live callback answers a wait with peer 0 (what the trace records for
+ * an embryo) by the listener's holder, source unix-listener. */
+static void TEST_real_unaccepted_unix_connection_names_its_listener(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int ls, c, as;
+	uint32_t lst = 0;
+
+	/* abstract: "\0argus-test-<pid>" */
+	snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "argus-test-%d", (int)getpid());
+	ls = socket(AF_UNIX, SOCK_STREAM, 0);
+	c = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(ls >= 0 && c >= 0);
+	CHECK_EQ(bind(ls, (struct sockaddr *)&a, sizeof(a)), 0);
+	CHECK_EQ(listen(ls, 4), 0);
+	CHECK_EQ(connect(c, (struct sockaddr *)&a, sizeof(a)), 0);
+	CHECK_EQ(diag_front_unix_listener(ino_of(c), &lst), 0);
+	CHECK_EQ(lst, ino_of(ls));
+	/* the listener itself, and a socket nobody connected, are in no queue */
+	CHECK_EQ(diag_front_unix_listener(ino_of(ls), &lst), -ENOENT);
+	CHECK_EQ(diag_front_unix_listener(0, &lst), -EINVAL);
+	{
+		struct argus_live_query q = { .sz = sizeof(q), .ask = ARGUS_ASK_HOLDERS,
+					      .obj_kind = AE_OBJ_UNIX, .obj = ino_of(c), .peer = 0 };
+		struct argus_live_answer ans = { .sz = sizeof(ans) };
+
+		CHECK_EQ(diag_front_live(NULL, &q, &ans), 0);
+		CHECK_EQ(ans.source, ARGUS_LIVE_UNIX_LISTENER);
+		CHECK_EQ(ans.n, 1);
+		CHECK_EQ(ans.pids[0], (uint32_t)getpid());
+	}
+	as = accept(ls, NULL, NULL);
+	CHECK(as >= 0);
+	CHECK_EQ(diag_front_unix_listener(ino_of(c), &lst), -ENOENT);
+	{
+		/* accepted: the peer's holder, as before */
+		struct argus_live_query q = { .sz = sizeof(q), .ask = ARGUS_ASK_HOLDERS,
+					      .obj_kind = AE_OBJ_UNIX, .obj = ino_of(c),
+					      .peer = ino_of(as) };
+		struct argus_live_answer ans = { .sz = sizeof(ans) };
+
+		CHECK_EQ(diag_front_live(NULL, &q, &ans), 0);
+		CHECK_EQ(ans.source, ARGUS_LIVE_FD_PEER);
+		CHECK_EQ(ans.n, 1);
+	}
+	close(as);
+	close(c);
+	close(ls);
 }
 
 static void TEST_stat_fields_after_a_comm_with_parentheses(void)
@@ -968,6 +1030,7 @@ int main(void)
 {
 	RUN(TEST_tcp_tables_name_the_other_end_then_the_listener);
 	RUN(TEST_real_loopback_connection_listener_then_accepted_socket);
+	RUN(TEST_real_unaccepted_unix_connection_names_its_listener);
 	RUN(TEST_stat_fields_after_a_comm_with_parentheses);
 	RUN(TEST_children_for_wait4_pid_argument);
 	RUN(TEST_stopped_by_a_signal_and_in_our_own_ptrace_stop);

@@ -509,6 +509,115 @@ out:
 	scenario_end();
 }
 
+/* ---- the diagnosis of a retry loop seen early ---------------------------- */
+
+/* apt's wait for the dpkg lock, attached to 1.5 s in: the holder holds a
+ * POSIX write lock on A; the waiter's F_SETLK is refused at 300 us and it
+ * sleeps 1 s (clock_nanosleep), still asleep when the trace ends.  One
+ * sleep is no retry loop yet (that takes three), but the refused try in
+ * the run before it says what the sleep waits for: the lock's holder,
+ * rule lock (was: no culprit, "a sleep waits for no one"). */
+static void TEST_one_sleep_after_a_refused_lock_try_blames_the_holder(void)
+{
+	struct argus_hang hang = { .tid = WAITER, .pid = WAITER, .ongoing = 1 };
+	struct argus_diagnosis d;
+
+	begin();
+	do_fcntl(100, 0, HOLDER, AE_F_SETLK, WR, 0, 0, 0, FILE_A);
+	enter(AT(110), 0, HOLDER, SYS_nanosleep, 0x7ffc0000, 0);
+	block(AT(120), 0, HOLDER, SYS_nanosleep, 8000000000ull, 0, 0, 0);
+	do_fcntl(300, 1, WAITER, AE_F_SETLK, WR, 0, 0, -EAGAIN, FILE_A);
+	enter(AT(310), 1, WAITER, SYS_clock_nanosleep, 0, 0);
+	block(AT(320), 1, WAITER, SYS_clock_nanosleep, 1000000000ull, 0, 0, 0);
+	run(AT(1500000), 2, OTHER);
+	if (!finish())
+		goto out;
+	hang.start = AT(300);
+	hang.end = AT(1500000);
+	hang.seg = argus_graph__segment_at(graph, WAITER, AT(320));
+	CHECK_EQ(argus_diag__diagnose(graph, &hang, NULL, &d), 0);
+	CHECK_EQ(d.kind, ARGUS_KIND_BLOCKED);
+	CHECK(d.nchain >= 1);
+	if (d.nchain >= 1) {
+		CHECK_EQ(d.chain[0].tid, HOLDER);
+		CHECK_EQ(d.chain[0].rule, ARGUS_RULE_LOCK);
+	}
+out:
+	scenario_end();
+}
+
+/* A plain sleep, with no lock try before it, still waits for no one. */
+static void TEST_one_sleep_without_a_lock_try_names_no_culprit(void)
+{
+	struct argus_hang hang = { .tid = WAITER, .pid = WAITER, .ongoing = 1 };
+	struct argus_diagnosis d;
+
+	begin();
+	do_fcntl(100, 0, HOLDER, AE_F_SETLK, WR, 0, 0, 0, FILE_A);
+	enter(AT(310), 1, WAITER, SYS_clock_nanosleep, 0, 0);
+	block(AT(320), 1, WAITER, SYS_clock_nanosleep, 1000000000ull, 0, 0, 0);
+	run(AT(1500000), 2, OTHER);
+	if (!finish())
+		goto out;
+	hang.start = AT(300);
+	hang.end = AT(1500000);
+	hang.seg = argus_graph__segment_at(graph, WAITER, AT(320));
+	CHECK_EQ(argus_diag__diagnose(graph, &hang, NULL, &d), 0);
+	CHECK_EQ(d.nchain, 0);
+out:
+	scenario_end();
+}
+
+/* ---- a culprit stopped by a signal, offline ------------------------------ */
+
+#define PIPE_Q 0x4242ull
+
+/* xprop and a SIGSTOPped Xvfb: the server (HOLDER) stops at 50 us
+ * (TASK_STOPPED); the client (WAITER) blocks reading its reply at 110;
+ * OTHER (the shell that sends SIGCONT) kills at 3 s, which wakes the
+ * server; it writes the reply and wakes the client.  The client's culprit
+ * is the server (it woke it, late); the server did not run for most of
+ * the window because it was stopped, and OTHER continued it: the next
+ * entry, rule waker (was: the chain ended at a "busy" server). */
+static void TEST_culprit_stopped_by_a_signal_is_followed_to_who_continued_it(void)
+{
+	struct argus_hang hang = { .tid = WAITER, .pid = WAITER };
+	struct argus_diagnosis d;
+
+	begin();
+	tg_ok(argus_tracegen__sw(tg, AT(50), 0, HOLDER, HOLDER, 0x4, -1, 0, AE_OBJ_NONE, 0, 0,
+				 0, 0), "stop", AT(50));
+	enter(AT(100), 1, WAITER, SYS_read, 3, 0);
+	block(AT(110), 1, WAITER, SYS_read, 3, AE_OBJ_PIPE, PIPE_Q, 0);
+	enter(AT(3000000), 2, OTHER, SYS_kill, HOLDER, 18);
+	wake(AT(3000005), 2, OTHER, HOLDER);
+	leave(AT(3000010), 2, OTHER, SYS_kill, 0, HOLDER, AE_OBJ_NONE, 0, 0);
+	enter(AT(3000020), 2, OTHER, SYS_wait4, -1, 0);
+	block(AT(3000030), 2, OTHER, SYS_wait4, 0, 0, 0, 0);
+	run(AT(3000050), 0, HOLDER);
+	enter(AT(3000060), 0, HOLDER, SYS_write, 4, 0);
+	wake(AT(3000065), 0, HOLDER, WAITER);
+	leave(AT(3000070), 0, HOLDER, SYS_write, 4, 4, AE_OBJ_PIPE, PIPE_Q, 0);
+	block(AT(3000080), 0, HOLDER, SYS_poll, 0, 0, 0, 0);
+	run(AT(3000100), 1, WAITER);
+	leave(AT(3000110), 1, WAITER, SYS_read, 4, 3, AE_OBJ_PIPE, PIPE_Q, 0);
+	block(AT(3000200), 1, WAITER, SYS_poll, 0, 0, 0, 0);
+	if (!finish())
+		goto out;
+	hang.start = AT(110);
+	hang.end = AT(3000100);
+	hang.seg = argus_graph__segment_at(graph, WAITER, AT(110));
+	CHECK_EQ(argus_diag__diagnose(graph, &hang, NULL, &d), 0);
+	CHECK(d.nchain >= 2);
+	if (d.nchain >= 2) {
+		CHECK_EQ(d.chain[0].tid, HOLDER);
+		CHECK_EQ(d.chain[1].tid, OTHER);
+		CHECK_EQ(d.chain[1].rule, ARGUS_RULE_WAKER);
+	}
+out:
+	scenario_end();
+}
+
 int main(void)
 {
 	RUN(TEST_flock_op_decodes_to_kind_op_and_wait);
@@ -524,5 +633,8 @@ int main(void)
 	RUN(TEST_sqlite_busy_retries_are_refused_read_locks_blocked_by_the_exclusive_holder);
 	RUN(TEST_unlocking_one_byte_keeps_the_rest_of_a_processes_locks);
 	RUN(TEST_flock_and_fcntl_locks_do_not_block_each_other);
+	RUN(TEST_one_sleep_after_a_refused_lock_try_blames_the_holder);
+	RUN(TEST_one_sleep_without_a_lock_try_names_no_culprit);
+	RUN(TEST_culprit_stopped_by_a_signal_is_followed_to_who_continued_it);
 	return check_report();
 }
