@@ -748,6 +748,14 @@ int diag_run(struct graph_open_ctx *c, struct diag_front_opts *o, const struct a
 		dopt.wait_holders = holder_cmd_wait_holders;
 		dopt.wait_holders_ctx = run->holders;
 	}
+	/* --until-end with the waiter stopped by a debugger: what would have
+	 * woken it, and who did it (until_end.c), is this wait's end */
+	if (o->until_end && o->until_end->ongoing && o->until_end->ended &&
+	    o->until_end->stopped && o->until_end->by.tid && o->until_end->by.ts &&
+	    o->until_end->wait.tid == chosen.tid) {
+		dopt.ended_by_tid = o->until_end->by.tid;
+		dopt.ended_by_ns = o->until_end->by.ts;
+	}
 	run->d = calloc(1, sizeof(*run->d));
 	if (!run->d)
 		return msg_error(cmd, "out of memory");

@@ -156,6 +156,32 @@ int until_end_snapshot(const char *cmd, struct until_end *ue, const char *out)
  * and where that wait began (an attach breaks a wait that the kernel then
  * restarts: the same call, blocked again).  ARGUS_NONE when the thread
  * is not in a wait (running, or stopped while it ran). */
+/* A lock retry loop asleep between two tries (apt on the dpkg lock,
+ * SQLite's busy handler): what ends the hang is the lock's release (the
+ * next try succeeds), not the sleep's timer, which only brings the next
+ * refusal.  When the last lock request the thread made since `from` was
+ * refused, watch that lock instead of the sleep. */
+static void retry_lock(const struct argus_graph *g, struct until_end *ue, uint64_t from)
+{
+	struct argus_lock_op *ops = NULL;
+	uint32_t n = 0;
+
+	if (argus_diag__lock_ops(g, ue->wait.tid, from, ue->wait.wait_start, &ops, &n))
+		return;
+	for (uint32_t i = n; i-- > 0;) {
+		if (!ops[i].file || ops[i].op == ARGUS_LOCK_UNLOCK)
+			continue;
+		if (ops[i].ret < 0) {
+			ue->wait.wait_nr = ops[i].kind == ARGUS_LOCK_FLOCK ? SYS_flock : SYS_fcntl;
+			ue->wait.obj_kind = AE_OBJ_FILE;
+			ue->wait.obj = ops[i].file;
+			ue->wait.peer = 0;
+		}
+		break;
+	}
+	free(ops);
+}
+
 static uint32_t current_wait(const struct argus_graph *g, uint32_t tid, uint64_t *began)
 {
 	uint32_t thr = argus_graph__thread_by_tid(g, tid), s, p;
@@ -314,6 +340,8 @@ int until_end_wait(const char *cmd, struct graph_open_ctx *c, struct diag_front_
 			ue->wait.obj = ob->obj;
 			ue->wait.peer = ob->peer;
 		}
+		if (s->wait_nr == SYS_nanosleep || s->wait_nr == SYS_clock_nanosleep)
+			retry_lock(c->g, ue, s->start < chosen.start ? s->start : chosen.start);
 	}
 
 	/* wait */

@@ -476,6 +476,15 @@ struct argus_diag_opts {
 	uint32_t (*wait_holders)(void *ctx, uint32_t pid, uint32_t tid, uint32_t stack,
 				 uint32_t *pids, uint32_t max);
 	void *wait_holders_ctx;
+	/* Who ended the hang's wait, when the trace cannot show it: a
+	 * debugger holds the waiter stopped, so its wait never returns and no
+	 * wake-up is traced, but the host watched for (`--until-end`) and saw
+	 * what would have woken it, done by thread ended_by_tid at
+	 * ended_by_ns (the byte written into its pipe, the lock released).
+	 * That thread is the culprit (rule waker: late), from its segment at
+	 * that time.  0: none known. */
+	uint32_t ended_by_tid;
+	uint64_t ended_by_ns;
 };
 
 int argus_diag__diagnose(const struct argus_graph *g,

@@ -928,6 +928,20 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 		wfrom = lo;
 	if (wto > hi)
 		wto = hi;
+	/* The hang's own wait, still open because a debugger holds the
+	 * waiter stopped, whose end the host saw happen (--until-end): the
+	 * thread that did it. */
+	if (level == 0 && next == ARGUS_NONE && o->ended_by_tid &&
+	    o->ended_by_tid != tid && o->ended_by_ns >= SEGS(g)[h].end) {
+		uint32_t ws = argus_graph__segment_at(g, o->ended_by_tid, o->ended_by_ns);
+
+		if (ws != ARGUS_NONE) {
+			add_culprit(g, o, d, o->ended_by_tid, ws, true, VIA_PATH, ARGUS_LIVE_NONE,
+				    wfrom, wto, level, depth);
+			d->normal_seg = ARGUS_NONE;
+			return;
+		}
+	}
 	/* A sleep (nanosleep) waits for no one: the thread chose to wait,
 	 * and the chain ends with it (the `sleep` a script runs, a retry
 	 * loop's pause).  Its timer is not a timeout that broke a cycle. */

@@ -28,10 +28,13 @@
 #      into the hang; `real_live HOLD random` at a moment drawn uniformly
 #      from [0.5, HOLD - 3] s (the log says which; REAL_LIVE_DELAY=S forces
 #      it).  lldb loads the plugin and runs `argus diagnose --json`
-#      (REAL_LIVE_CMDS: more commands go there): the same culprit as the
-#      harness names (check.py live), while the hang still goes on (the
-#      command's time stamps are checked against IN_WAIT_NS + HOLD); then
-#      lldb detaches and the harness must run to its end.  HOLD is what
+#      (REAL_LIVE_CMDS): the same culprit as the harness names (check.py
+#      live), while the hang still goes on (the command's time stamps are
+#      checked against IN_WAIT_NS + HOLD); then `argus diagnose
+#      --until-end=40 --json`, the victim kept stopped until what it waits
+#      for happens: the hang must be over and the culprit and chain those
+#      of the recording (check.py until); then lldb detaches and the
+#      harness must run to its end.  HOLD is what
 #      each harness says (the time the culprit keeps the hang going), so
 #      HOLD >= delay + 3 s for lldb; tests whose hold starts before the
 #      victim waits use 8.5 s.  Each phase costs about HOLD s.
@@ -103,10 +106,18 @@ except Exception as e:
     print(f"  FAIL: no JSON object: {e}", file=sys.stderr)
     sys.exit(1)
 victim = int(g["VICTIM_PID"])
-if what in ("diagnose", "live"):
+if what in ("diagnose", "live", "until"):
     h = d.get("hang") or {}
     check(h.get("pid") == victim, f"the hang is the victim's: hang pid {h.get('pid')} == {victim}")
-    if what == "diagnose":
+    if what == "until":
+        # the victim is kept stopped by lldb: its wait cannot return, so
+        # the hang's end is the event that would have woken it
+        ue = d.get("until_end") or {}
+        check(ue.get("ended") is True,
+              f"--until-end saw the hang end: until_end.ended={ue.get('ended')!r} "
+              f"(event {ue.get('event')!r}, stopped {ue.get('stopped')!r})")
+    # (the until phase is checked before the harness has seen the end)
+    if what == "diagnose" or (what == "until" and g.get("DONE_NS")):
         s, e = int(g["IN_WAIT_NS"]), int(g["DONE_NS"])
         check(h.get("start_ns", 1 << 63) < e and h.get("end_ns", 0) > s,
               f"hang {h.get('start_ns')}..{h.get('end_ns')} overlaps the harness's {s}..{e}")
@@ -127,7 +138,7 @@ if what in ("diagnose", "live"):
         # child a holder waits for) must be as right as when recorded
         # (LIVE_CHAIN: what a live diagnosis can know, when the recorded
         # chain names someone who acts only after the attach)
-        if what in ("diagnose", "live"):
+        if what in ("diagnose", "live", "until"):
             key = "LIVE_CHAIN" if what == "live" and "LIVE_CHAIN" in g else "CHAIN"
             want_chain = [int(p) for p in g.get(key, "").split(",") if p]
             got = [x.get("pid") for x in d.get("chain") or []]
@@ -204,7 +215,12 @@ REAL_LIVE_SLACK_NS=500000000  # IN_WAIT_NS + HOLD s overstates the hang's end by
 # `check.py MODE JSON GT`.  Commands of mode `live` check a hang still in
 # progress (they must end before the hang does).  A second command is one
 # more element here.
-REAL_LIVE_CMDS=("live:argus diagnose --json")
+# Each phase asks twice, as issue 21 wants: plain `argus diagnose` while
+# the hang goes on (mode live), then `--until-end` (mode until: the
+# process kept stopped, the collector recording until what the victim
+# waits for happens; its answer comes after the hang's end, and must say
+# the hang ended).  A test may set REAL_LIVE_CMDS itself before real_live.
+REAL_LIVE_CMDS=("live:argus diagnose --json" "until:argus diagnose --until-end=40 --json")
 REAL_LIVE_COLLECTOR=0
 # (REAL_LIVE_DELAY is checked now, not after the phases before the random one)
 if [ -n "${REAL_LIVE_DELAY:-}" ] && ! [[ $REAL_LIVE_DELAY =~ ^[0-9]+(\.[0-9]{1,3})?$ ]]; then

@@ -1481,6 +1481,72 @@ out:
 	end();
 }
 
+/* `--until-end` with the waiter held stopped by lldb (python3 reading the
+ * pipe a late child fills): its read never returns, so the trace has no
+ * wake-up, but the host saw the child's write (ended_by).  The writer is
+ * the culprit, rule waker, and its own wait (for its sleep) is followed;
+ * without ended_by nobody is (the write is unread, no normal run). */
+static void TEST_wait_ended_while_the_waiter_is_stopped_blames_who_ended_it(void)
+{
+	enum { PY = 500, SH = 501, SLEEP = 502 };
+	const uint64_t PIPE_X = 0x7777;
+
+	for (int with = 0; with < 2; with++) {
+		struct argus_diag_opts o = { .sz = sizeof(o) };
+		struct argus_hang hang = { .tid = PY, .pid = PY, .ongoing = 1 };
+		struct argus_diagnosis d;
+
+		begin();
+		task(PY, PY, "python3");
+		task(SH, SH, "sh");
+		task(SLEEP, SLEEP, "sleep");
+		run(AT(0), 0, PY);
+		run(AT(1), 1, SH);
+		run(AT(2), 2, SLEEP);
+		enter(AT(100), 0, PY, SYS_read, 3, 0);
+		block(AT(110), 0, PY, SYS_read, 3, AE_OBJ_PIPE, PIPE_X, 0);
+		enter(AT(120), 1, SH, SYS_wait4, SLEEP, 0);
+		block(AT(130), 1, SH, SYS_wait4, SLEEP, 0, 0, 0);
+		enter(AT(140), 2, SLEEP, SYS_clock_nanosleep, 0, 0);
+		block(AT(150), 2, SLEEP, SYS_clock_nanosleep, 3000000000ull, 0, 0, 0);
+		run(AT(3000000), 2, SLEEP);
+		tg_ok(argus_tracegen__exit(tg, AT(3000010), 2, SLEEP, SLEEP, 0, 1), "exit", AT(3000010));
+		wake(AT(3000015), 2, SLEEP, SH);
+		tg_ok(argus_tracegen__sw(tg, AT(3000020), 2, SLEEP, SLEEP, ARGUS_TG_DEAD, -1, 0,
+					 AE_OBJ_NONE, 0, 0, 0, 0), "dead", AT(3000020));
+		run(AT(3000030), 1, SH);
+		leave(AT(3000035), 1, SH, SYS_wait4, SLEEP, SLEEP, AE_OBJ_NONE, 0, 0);
+		enter(AT(3000040), 1, SH, SYS_write, 4, 0);
+		leave(AT(3000050), 1, SH, SYS_write, 2, 4, AE_OBJ_PIPE, PIPE_X, 0);
+		block(AT(3000060), 1, SH, SYS_wait4, 0, 0, 0, 0);
+		run(AT(3500000), 3, 0);
+		if (!finish(NULL))
+			goto out;
+		hang.start = AT(110);
+		hang.end = AT(3500000);
+		hang.seg = argus_graph__segment_at(graph, PY, AT(110));
+		if (with) {
+			o.ended_by_tid = SH;
+			o.ended_by_ns = AT(3000050);
+		}
+		CHECK_EQ(argus_diag__diagnose(graph, &hang, &o, &d), 0);
+		if (!with) {
+			CHECK_EQ(d.nchain, 0);
+		} else {
+			CHECK(d.nchain >= 2);
+			if (d.nchain >= 2) {
+				CHECK_EQ(d.chain[0].tid, SH);
+				CHECK_EQ(d.chain[0].rule, ARGUS_RULE_WAKER);
+				CHECK_EQ(d.chain[1].tid, SLEEP);
+			}
+		}
+		end();
+	}
+	return;
+out:
+	end();
+}
+
 int main(void)
 {
 	RUN(TEST_hang_of_2500ms_is_found_at_2000ms_and_2500ms_not_at_3000ms);
@@ -1505,5 +1571,6 @@ int main(void)
 	RUN(TEST_ui_wait_ended_by_its_own_timer_is_the_timeout_that_broke_the_cycle);
 	RUN(TEST_relaxed_match_skips_the_truncated_first_segment);
 	RUN(TEST_no_normal_run_no_waker_blames_the_thread_handed_the_work);
+	RUN(TEST_wait_ended_while_the_waiter_is_stopped_blames_who_ended_it);
 	return check_report();
 }
