@@ -86,18 +86,24 @@ def done(target, proc):
 
 
 def stack_canary(proc):
-    o = lldb.SBExpressionOptions()
-    o.SetTryAllThreads(False)
-    o.SetStopOthers(True)
-    o.SetIgnoreBreakpoints(True)
-    o.SetSuppressPersistentResult(True)
-    v = proc.GetSelectedThread().GetFrameAtIndex(0).EvaluateExpression("(unsigned long)pthread_self()", o)
-    tp = v.GetValueAsUnsigned(0)
+    """The stack protector's canary, as glibc derives it at start-up
+    (_dl_setup_stack_chk_guard): the first 8 bytes of the kernel's
+    AT_RANDOM block with the lowest byte zeroed.  Read from the auxv and
+    the process's memory: no expression is evaluated in the app (lldb's
+    JIT of `pthread_self()` failed now and then on a loaded machine)."""
+    import struct
+    with open("/proc/%d/auxv" % proc.GetProcessID(), "rb") as f:
+        auxv = f.read()
+    at_random = 0
+    for i in range(0, len(auxv) - 15, 16):
+        key, val = struct.unpack_from("<QQ", auxv, i)
+        if key == 25:           # AT_RANDOM
+            at_random = val
     err = lldb.SBError()
-    c = proc.ReadMemory(tp + 0x28, 8, err) if tp else None
+    c = proc.ReadMemory(at_random, 8, err) if at_random else None
     if not c:
-        fail("cannot read the stack canary of the app")
-    return int.from_bytes(c, "little")
+        fail("cannot read the stack canary of the app (AT_RANDOM 0x%x: %s)" % (at_random, err))
+    return int.from_bytes(c, "little") & ~0xff
 
 
 def record(remote, args=(), setup=()):
