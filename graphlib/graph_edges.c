@@ -354,22 +354,19 @@ int gwake_apply(struct argus_graph *g, uint32_t thr, uint32_t seg,
 	struct tstate *s = TSTATE(g, thr);
 	struct argus_segment *sg = &SEGS(g)[seg];
 	uint32_t arm = s->tmr_seg;
+	bool inferred = false;
 	int64_t id;
 
 	s->tmr_seg = ARGUS_NONE;        /* it explains only the next wait */
 	if (!s->pend && sg->start_reason == ARGUS_START_WAKE &&
 	    timer_explains(g, s, arm, seg, ts)) {
-		id = gedge_push(g, ARGUS_EDGE_TIMER, arm, seg, s->tmr_ts, ts, s->tmr);
-		if (id == -ENOMEM)
-			return -ENOMEM;
-		sg = &SEGS(g)[seg];
-		if (id >= 0) {
-			EDGES(g)[id].flags |= ARGUS_EDGE_F_WOKE;
-			s->wake_edge = (uint32_t)id;
-			sg->woken_by = ARGUS_WOKEN_EDGE;
-			g->st.timer_inferred++;
-			return 0;
-		}
+		/* as if its expiry had been traced (gwake_classify) */
+		s->pend = 1;
+		s->pend_type = ARGUS_EDGE_TIMER;
+		s->pend_src = arm;
+		s->pend_ts = s->tmr_ts;
+		s->pend_obj = s->tmr;
+		inferred = true;
 	}
 	if (!s->pend) {
 		sg->woken_by = sg->start_reason == ARGUS_START_WAKE ?
@@ -386,7 +383,9 @@ int gwake_apply(struct argus_graph *g, uint32_t thr, uint32_t seg,
 			EDGES(g)[id].flags |= ARGUS_EDGE_F_WOKE;
 			s->wake_edge = (uint32_t)id;
 			sg->woken_by = ARGUS_WOKEN_EDGE;
-			if (s->pend_type == ARGUS_EDGE_TIMER)
+			if (inferred)
+				g->st.timer_inferred++;
+			else if (s->pend_type == ARGUS_EDGE_TIMER)
 				g->st.timer_reattributed++;
 		} else {
 			sg->woken_by = ARGUS_WOKEN_UNKNOWN;
