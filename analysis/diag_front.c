@@ -92,6 +92,10 @@ int diag_front_parse(const char *cmd, int argc, char **argv, struct diag_front_o
 			o->dot = true;
 			continue;
 		}
+		if (!diagnose && !strcmp(a, "--live-rule")) {
+			o->live_rule = true;
+			continue;
+		}
 		if (!diagnose && !strcmp(a, "--all")) {
 			o->all = true;
 			continue;
@@ -191,7 +195,11 @@ int diag_front_hangs(struct graph_open_ctx *c, const char *cmd, struct diag_fron
 		   unsigned scope, struct argus_hang **h, uint32_t *n)
 {
 	struct argus_hang_opts ho = diag_front_hang_opts(o, scope);
-	int rc = argus_diag__hangs(c->g, &ho, h, n);
+	int rc;
+
+	if (o->live_rule)
+		return hangs_replay(c, cmd, o, scope, h, n);
+	rc = argus_diag__hangs(c->g, &ho, h, n);
 
 	if (rc == -ENOENT && scope == ARGUS_HANGS_PROCESS)
 		return msg_error(cmd, "%s: no process %u in the trace (see argus dump --stats,"
@@ -295,11 +303,12 @@ void diag_front_print_hangs(FILE *f, struct graph_open_ctx *c, const struct diag
 		fprintf(f, "process %u (%s)", o->pid, diag_front_process(c, o->pid));
 	else
 		fprintf(f, "every process");
-	fprintf(f, ": %u hang%s of %.0f ms or more, or annotated%s\n", n, n == 1 ? "" : "s",
-		(double)o->threshold_ns / 1e6, scope == ARGUS_HANGS_THREAD ? "" : ", longest first");
+	fprintf(f, ": %u hang%s of %.0f ms or more%s%s\n", n, n == 1 ? "" : "s",
+		(double)o->threshold_ns / 1e6, o->live_rule ? " by argusd's live rule" : ", or annotated",
+		scope == ARGUS_HANGS_THREAD ? "" : ", longest first");
 	for (uint32_t i = 0; i < n; i++)
 		diag_front_print_hang(f, c, &h[i], i + 1, scope != ARGUS_HANGS_THREAD);
-	if (scope == ARGUS_HANGS_MACHINE && !o->all)
+	if (scope == ARGUS_HANGS_MACHINE && !o->all && !o->live_rule)
 		fprintf(f, "(waits for a child, lone sleeps and threads seen only asleep are left out:"
 			" --all shows them)\n");
 }

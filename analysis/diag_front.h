@@ -16,7 +16,8 @@
  * CLI's table (cli/argus.c) shows them, and the session prints them after
  * a usage error in any front end (diag_front_usage). */
 #define DIAG_HANGS_USAGE \
-	  "argus hangs FILE [--pid PID [--tid TID]] [--threshold MS] [--idle-wait RULE] [--all] [--json]\n" \
+	  "argus hangs FILE [--pid PID [--tid TID]] [--threshold MS] [--idle-wait RULE] [--all]\n" \
+	  "                 [--live-rule] [--json]\n" \
 	  "argus hangs --saved [--hang-dir D] [--json]\n" \
 	  "  A hang: a thread stayed away from its idle wait (where it waits for new\n" \
 	  "  work: its event loop, learned per thread) for MS or more (default 2000);\n" \
@@ -29,6 +30,8 @@
 	  "  --idle-wait  learn (default): epoll, poll on 2+ fds, and polls that are not a\n" \
 	  "               request's reply wait are idle; poll: every poll-family wait is\n" \
 	  "               idle (the event-loop model); none: no wait is idle\n" \
+	  "  --live-rule  the hangs argusd's live watch (argus start --watch) reports\n" \
+	  "               over the same events, listed the same way: both should agree\n" \
 	  "  --saved      the hang snapshots the collector kept by itself (argus start\n" \
 	  "               --watch), newest first, with their diagnosis' culprit\n"
 
@@ -101,6 +104,8 @@ struct diag_front_opts {
 	                            --live, or found so (diag_front_resolve_live) */
 	int8_t live_flag;        /* 1 --live, -1 --no-live, 0 neither: decide */
 	bool all;                /* hangs: deliberate waits too (wait4, sleep) */
+	bool live_rule;          /* hangs --live-rule: argusd's live watch replayed
+	                            over the trace (hangs_replay.c) */
 	uint8_t idle_rule;       /* --idle-wait: enum argus_idle_rule */
 	const char *cmd;         /* the command errors name (diag_run: NULL
 	                            is "diagnose"; `argus report` sets it) */
@@ -141,8 +146,13 @@ const char *diag_front_fd_link(unsigned obj_kind, uint64_t inode, char *buf, siz
  * error and returns 2 on bad input. */
 int diag_front_parse(const char *cmd, int argc, char **argv, struct diag_front_opts *o,
 		   bool diagnose);
-/* The hangs of o->pid/o->tid (scope: enum argus_hang_scope); prints an
- * error and returns non-zero if the process or thread is not in the trace. */
+/* hangs --live-rule (hangs_replay.c): the live watch's hangs over c's
+ * trace, as diag_front_hangs lists them.  0 or an exit code (printed). */
+int hangs_replay(struct graph_open_ctx *c, const char *cmd, const struct diag_front_opts *o,
+		 unsigned scope, struct argus_hang **out, uint32_t *nout);
+/* The hangs of o->pid/o->tid (scope: enum argus_hang_scope), or with
+ * o->live_rule the live watch's (hangs_replay); prints an error and
+ * returns non-zero if the process or thread is not in the trace. */
 int diag_front_hangs(struct graph_open_ctx *c, const char *cmd, struct diag_front_opts *o,
 		   unsigned scope, struct argus_hang **h, uint32_t *n);
 /* How old a trace of this system may be for its open waits to be asked

@@ -39,31 +39,16 @@
 
 #include "argus_diag.h"
 #include "graph_internal.h"
+#include "hang_rule.h"
 
 #define DEFAULT_THRESHOLD_NS 2000000000ull
 #define SHORT_WAIT_NS 2000000ull        /* a wait this short is a "yield" */
 
-static bool loop_nr(long nr)
-{
-	return nr == SYS_poll || nr == SYS_ppoll || nr == SYS_select ||
-	       nr == SYS_pselect6 || nr == SYS_epoll_wait ||
-	       nr == SYS_epoll_pwait || nr == SYS_epoll_pwait2;
-}
-
-static bool epoll_nr(long nr)
-{
-	return nr == SYS_epoll_wait || nr == SYS_epoll_pwait || nr == SYS_epoll_pwait2;
-}
-
-static bool sleep_nr(long nr)
-{
-	return nr == SYS_nanosleep || nr == SYS_clock_nanosleep;
-}
-
-static bool child_nr(long nr)
-{
-	return nr == SYS_wait4 || nr == SYS_waitid;
-}
+/* the syscall classes of the hang model (tracer/hang_rule.h) */
+#define loop_nr hang_rule_loop_nr
+#define epoll_nr hang_rule_epoll_nr
+#define sleep_nr hang_rule_sleep_nr
+#define child_nr hang_rule_child_nr
 
 const char *argus_hang_kind_str(unsigned kind)
 {
@@ -94,6 +79,8 @@ struct twait {
 	uint8_t call_new;       /* a return (not a restart) since the previous
 	                           wait: no earlier wait is in its call */
 	uint8_t timed_out;      /* a futex wait that ended by its timeout */
+	uint8_t round;          /* a sleep: HANG_TRY_* of the syscalls since
+	                           the previous sleep (hang_rule_round_idle) */
 	uint8_t idle;           /* judged an idle wait */
 };
 
@@ -119,13 +106,13 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 	const uint32_t *v;
 	uint32_t n = argus_graph__thread_segments(g, thr, &v);
 	uint32_t reply_from = 0, exit_from = 0;
-	unsigned run_exit1 = SHAPE_EXIT1_NONE;
+	unsigned run_exit1 = SHAPE_EXIT1_NONE, round = 0;
 	bool many = false, run_out = false;
 
 	memset(p, 0, sizeof(*p));
 	for (uint32_t i = 0; i < n; i++) {
 		const struct argus_segment *s = &SEGS(g)[v[i]];
-		uint8_t b = SHAPES(g)[v[i]];
+		shape_t b = SHAPES(g)[v[i]];
 		struct twait *w = p->waits.p;
 
 		if (b & SHAPE_CONN)
@@ -143,6 +130,7 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 		if (b & SHAPE_POLL)
 			many = b & SHAPE_POLL_MANY;
 		run_out |= !!(b & SHAPE_OUT);
+		round |= SHAPE_TRIES(b);
 		if (s->end_reason != ARGUS_END_WAIT || (s->flags & ARGUS_SEG_F_STOPPED))
 			continue;
 		if (!(w = gvec_push(&p->waits, sizeof(*w))))
@@ -154,6 +142,10 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 		w->many_fds = (w->nr == SYS_poll || w->nr == SYS_ppoll) && many;
 		w->out_new = run_out;
 		w->call_new = run_exit1 == SHAPE_EXIT1_PLAIN || run_exit1 == SHAPE_EXIT1_TIMEDOUT;
+		if (sleep_nr(w->nr)) {
+			w->round = (uint8_t)round;
+			round = 0;
+		}
 		uint32_t last = v[i], nseg, next = i + 1;
 
 		if (next < n && gdebug_may_continue(g, v[next]))  /* (rare: look closer) */
@@ -183,8 +175,12 @@ static bool waits_end(struct wpass *p, unsigned rule)
 	uint32_t nw = p->waits.n;
 	bool polls = false, loop = false, out = false;
 
+	uint32_t idle_rounds = 0;
+
 	for (uint32_t i = 0; i < nw && !polls; i++)
 		polls = loop_nr(w[i].nr);
+	for (uint32_t i = 0; i < nw; i++)
+		idle_rounds += sleep_nr(w[i].nr) && hang_rule_round_idle(w[i].round);
 	for (uint32_t i = 0; i < nw; i++) {
 		out |= w[i].out_new;
 		/* a timed futex wait that times out, in a thread with no event
@@ -192,6 +188,11 @@ static bool waits_end(struct wpass *p, unsigned rule)
 		 * wait on anyone.  (A loop thread's timed futex wait is a
 		 * synchronous wait with a timeout: case study 1's browser.) */
 		if (w[i].timed_out && rule == ARGUS_IDLE_LEARN && !polls)
+			w[i].idle = 1;
+		/* a sleep after a round of tries that worked: the rest of a
+		 * periodic idle loop (a retry loop's tries fail) */
+		if (sleep_nr(w[i].nr) && rule != ARGUS_IDLE_NONE && hang_rule_round_idle(w[i].round) &&
+		    idle_rounds >= HANG_IDLE_ROUNDS)
 			w[i].idle = 1;
 		if (loop_nr(w[i].nr) && rule != ARGUS_IDLE_NONE) {
 			/* a request is outstanding when the thread sent
@@ -246,10 +247,18 @@ static int call_kind(const struct twait *w, uint32_t nw, uint32_t *wi, uint64_t 
 }
 
 /* A visit of the idle loop: a poll-family call that did not block in a
- * reply wait, or a futex call that blocked in an idle (timed-out) wait. */
+ * reply wait, or a futex call or a sleep that blocked in an idle wait (a
+ * worker's timed-out tick, an idle loop's rest). */
 static bool loop_visit(long nr, int kind)
 {
-	return loop_nr(nr) ? kind != CALL_AWAY : nr == SYS_futex && kind == CALL_IDLE;
+	return loop_nr(nr) ? kind != CALL_AWAY :
+	       (nr == SYS_futex || sleep_nr(nr)) && kind == CALL_IDLE;
+}
+
+/* The calls the loop pass follows: those that can be a visit. */
+static bool visit_nr(long nr)
+{
+	return loop_nr(nr) || nr == SYS_futex || sleep_nr(nr);
 }
 
 /* The state of the loop pass over a loop thread's events: every interval
@@ -259,6 +268,7 @@ struct lpass {
 	uint32_t nw, wi;
 	uint64_t back, last, enter;
 	bool in_loop, any, bye, in_call;
+	bool poll_loop;         /* an idle wait is a poll-family one: an event loop */
 	long call_nr;
 	struct gvec gaps;       /* struct gap */
 };
@@ -269,6 +279,8 @@ static void loop_begin(const struct wpass *wp, struct lpass *lp)
 	lp->w = wp->waits.p;
 	lp->nw = wp->waits.n;
 	lp->call_nr = -1;
+	for (uint32_t i = 0; i < lp->nw && !lp->poll_loop; i++)
+		lp->poll_loop = lp->w[i].idle && loop_nr(lp->w[i].nr);
 }
 
 static int loop_feed(struct lpass *lp, const struct argus_gevent *ev)
@@ -278,16 +290,16 @@ static int loop_feed(struct lpass *lp, const struct argus_gevent *ev)
 	lp->last = ev->ts;
 	if (ev->type == AE_SYS_ENTER && (ev->nr == SYS_exit_group || ev->nr == SYS_exit))
 		lp->bye = true;
-	if (ev->type == AE_SYS_ENTER && (loop_nr(ev->nr) || ev->nr == SYS_futex)) {
+	if (ev->type == AE_SYS_ENTER && visit_nr(ev->nr)) {
 		if (!lp->in_call || lp->call_nr != ev->nr)
 			lp->enter = ev->ts;     /* a restarted call keeps its entry */
 		lp->in_call = true;
 		lp->call_nr = ev->nr;
-	} else if (ev->type == AE_SYS_EXIT && (loop_nr(ev->nr) || ev->nr == SYS_futex)) {
+	} else if (ev->type == AE_SYS_EXIT && visit_nr(ev->nr)) {
 		/* -ERESTARTSYS .. -ERESTART_RESTARTBLOCK: the wait was
 		 * interrupted (a signal, a debugger attaching) and will be
 		 * restarted: the thread never left it */
-		if (ev->val <= -512 && ev->val >= -516)
+		if (hang_rule_restart(ev->val))
 			return 0;
 		if (!lp->in_call || lp->call_nr != ev->nr)
 			lp->enter = ev->ts;
@@ -342,12 +354,14 @@ static int loop_end(const struct argus_graph *g, uint32_t thr, struct lpass *lp)
 	if (n && (SEGS(g)[v[n - 1]].flags & ARGUS_SEG_F_STOPPED) &&
 	    !gdebug_interrupt_seg(g, v[n - 1]))
 		end = SEGS(g)[v[n - 1]].end;
-	/* Left its loop and exited by itself (exit_group): the app shutting
-	 * down, not a hang (under ASan the leak check before exit_group
-	 * alone takes seconds).  Killed while away from its loop: a hang
-	 * that ended with the kill, the usual end of a real one. */
+	/* Left its event loop and exited by itself (exit_group): the app
+	 * shutting down, not a hang (under ASan the leak check before
+	 * exit_group alone takes seconds).  Killed while away from its loop:
+	 * a hang that ended with the kill, the usual end of a real one.  (A
+	 * loop of sleeps is no event loop: a spin that ends and exits was a
+	 * hang.) */
 	if (n && SEGS(g)[v[n - 1]].end_reason == ARGUS_END_EXIT) {
-		if (lp->bye || lp->in_loop)
+		if ((lp->bye && lp->poll_loop) || lp->in_loop)
 			return 0;
 		end = SEGS(g)[v[n - 1]].end;
 		return end > lp->back ? push_gap(gaps, lp->back, end, false, true) : 0;

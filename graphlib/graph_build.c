@@ -659,7 +659,7 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 	build_free(g);
 	/* The arrays grew by doubling: give back the unused tail. */
 	gvec_shrink(&g->seg, sizeof(struct argus_segment));
-	gvec_shrink(&g->shape, 1);
+	gvec_shrink(&g->shape, sizeof(shape_t));
 	gvec_shrink(&g->edge, sizeof(struct argus_edge));
 	gvec_shrink(&g->ev, sizeof(struct argus_gevent));
 	gvec_shrink(&g->blk, sizeof(struct evblk));

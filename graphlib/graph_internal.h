@@ -195,7 +195,7 @@ struct argus_graph {
 	uint32_t *out_off, *out_ids;    /* CSR by source segment */
 	uint32_t *in_off, *in_ids;      /* CSR by destination segment */
 	uint32_t *thr_segs;             /* per-thread slices, time-ordered */
-	struct gvec shape;              /* uint8_t SHAPE_* per segment (below) */
+	struct gvec shape;              /* shape_t SHAPE_* per segment (below) */
 	bool csr_dirty;
 	struct gbuild *b;               /* only while building */
 };
@@ -204,7 +204,7 @@ struct argus_graph {
  * A segment's wait shape: what hang finding (diag_hangs.c) needs to know
  * of a thread's syscalls, summed up per segment while the events are
  * built (hot in the cache), so that it reads segments instead of sweeping
- * 20 M events.  One byte per segment, parallel to g->seg.  A connection
+ * 20 M events.  One shape_t per segment, parallel to g->seg.  A connection
  * op is a read/recv (input, > 0 bytes), a write/send (output, > 0 bytes)
  * or a connect (output) on a pipe or a socket.
  *
@@ -229,9 +229,14 @@ struct argus_graph {
 #define SHAPE_EXIT1_RESTART  2  /*   -ERESTART*: the call goes on */
 #define SHAPE_EXIT1_TIMEDOUT 3  /*   futex -ETIMEDOUT */
 #define SHAPE_EXIT1(b) (((b) & SHAPE_EXIT1_MASK) >> SHAPE_EXIT1_SHIFT)
+#define SHAPE_TRY_SHIFT 7       /* its syscalls' tries (tracer/hang_rule.h): */
+#define SHAPE_TRY_WORKED  0x080 /*   one worked */
+#define SHAPE_TRY_FAILED  0x100 /*   one failed (refused, timed out, nothing came) */
+#define SHAPE_TRIES(b) (((b) >> SHAPE_TRY_SHIFT) & 3u)
+typedef uint16_t shape_t;
 
 #define SEGS(g) GV((g)->seg, struct argus_segment)
-#define SHAPES(g) GV((g)->shape, uint8_t)
+#define SHAPES(g) GV((g)->shape, shape_t)
 #define EDGES(g) GV((g)->edge, struct argus_edge)
 #define EVS(g) GV((g)->ev, struct argus_gevent)
 #define THRS(g) GV((g)->thr, struct argus_thread)

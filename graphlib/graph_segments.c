@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "hang_rule.h"
 #include "graph_internal.h"
 #include "schema.h"
 
@@ -176,7 +177,7 @@ uint32_t gseg_open(struct argus_graph *g, uint32_t thr, uint64_t ts,
 	struct tstate *s = TSTATE(g, thr);
 	struct argus_segment *seg = gvec_push(&g->seg, sizeof(*seg));
 	struct segx *x = gvec_push(&g->b->sx, sizeof(*x));
-	uint8_t *shape = gvec_push(&g->shape, 1);
+	shape_t *shape = gvec_push(&g->shape, sizeof(shape_t));
 
 	if (!seg || !x || !shape)
 		return ARGUS_NONE;
@@ -192,19 +193,13 @@ uint32_t gseg_open(struct argus_graph *g, uint32_t thr, uint64_t ts,
 	return s->cur;
 }
 
-static int conn_kind(uint32_t kind)
-{
-	return kind == AE_OBJ_PIPE || kind == AE_OBJ_UNIX || kind == AE_OBJ_TCP ||
-	       kind == AE_OBJ_UDP || kind == AE_OBJ_SOCK;
-}
-
 /* A syscall entry or exit ge of thread thr, in its open segment: its wait
  * shape (SHAPE_*).  obj_kind and obj_key: the exit's object (0: none). */
 void gseg_shape_sys(struct argus_graph *g, uint32_t thr, const struct argus_gevent *ge,
 		    uint32_t obj_kind, uint64_t obj_key)
 {
 	struct tstate *s = TSTATE(g, thr);
-	uint8_t *b;
+	shape_t *b;
 	long nr = ge->nr;
 	bool in, out;
 
@@ -217,18 +212,16 @@ void gseg_shape_sys(struct argus_graph *g, uint32_t thr, const struct argus_geve
 		return;
 	}
 	if (!SHAPE_EXIT1(*b)) {
-		unsigned k = ge->val <= -512 && ge->val >= -516 ? SHAPE_EXIT1_RESTART :
-			     nr == SYS_futex && ge->val == -ETIMEDOUT ? SHAPE_EXIT1_TIMEDOUT :
+		unsigned k = hang_rule_restart(ge->val) ? SHAPE_EXIT1_RESTART :
+			     hang_rule_timed_out(nr, ge->val) ? SHAPE_EXIT1_TIMEDOUT :
 			     SHAPE_EXIT1_PLAIN;
-		*b |= (uint8_t)(k << SHAPE_EXIT1_SHIFT);
+		*b |= (shape_t)(k << SHAPE_EXIT1_SHIFT);
 	}
-	if (!obj_kind || !conn_kind(obj_kind))
+	*b |= (shape_t)(hang_rule_try(nr, ge->val) << SHAPE_TRY_SHIFT);
+	if (!obj_kind || !hang_rule_conn_kind(obj_kind))
 		return;
-	in = (nr == SYS_read || nr == SYS_readv || nr == SYS_recvfrom || nr == SYS_recvmsg ||
-	      nr == SYS_recvmmsg) && ge->val > 0;
-	out = ((nr == SYS_write || nr == SYS_writev || nr == SYS_sendto || nr == SYS_sendmsg ||
-		nr == SYS_sendmmsg) && ge->val > 0) ||
-	      (nr == SYS_connect && (ge->val == 0 || ge->val == -EINPROGRESS));
+	in = hang_rule_in(nr, ge->val);
+	out = hang_rule_out(nr, ge->val);
 	if (!in && !out)
 		return;
 	if (!(*b & SHAPE_CONN)) {

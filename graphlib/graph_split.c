@@ -75,7 +75,7 @@ static int cut_segment(struct argus_graph *g, uint32_t s, const uint64_t *cuts,
 		struct argus_segment *p = gvec_push(&g->seg, sizeof(*p));
 
 		/* its wait shape stays on the first part (graph_internal.h) */
-		if (!p || !gvec_push(&g->shape, 1))
+		if (!p || !gvec_push(&g->shape, sizeof(shape_t)))
 			return -ENOMEM;
 		ids[i] = g->seg.n - 1;
 		p->start = cuts[i];

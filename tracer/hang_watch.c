@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 
 #include "argus_events.h"
+#include "hang_rule.h"
 
 #define FILTER_BITS 65536u
 /* prev_state bits of a stopped or traced task (SIGSTOP, a debugger) */
@@ -37,14 +38,30 @@ struct wthread {
 	char comm[16];
 	unsigned why;          /* ARGUS_WATCH_* */
 	uint8_t state;         /* enum tstate */
-	bool wait_idle;        /* blocked: an idle wait (at rest) */
+	uint8_t round;         /* HANG_TRY_* since the last sleep (hang_rule.h) */
+	uint8_t idle_rounds;   /* sleeps after a round that worked (to 2) */
+	bool loop;             /* has had an idle wait: a loop thread */
+	bool polls;            /* has made a poll-family call */
+	bool poll_many;        /* its last poll/ppoll entry watched 2+ fds */
+	bool wait_idle;        /* blocked: an idle wait, or stopped (at rest) */
 	bool wait_sleep;       /* blocked: nanosleep/clock_nanosleep */
-	bool wait_request;     /* blocked: a poll-family wait after a write */
-	bool wrote;            /* wrote to a pipe/socket since the segment began */
+	bool wait_request;     /* blocked: a poll-family wait with a request out */
+	bool call_away;        /* the call under way blocked in a wait that is
+	                          not idle: its return is no visit of the loop */
+	bool out;              /* an output on a connection since the last idle wait */
+	bool req_pending;      /* a request wait not yet told a reply wait (the
+	                          first connection op after it reads the
+	                          connection written last) or an idle one */
 	bool in_hang;          /* hang reported (BEGAN), not ended */
+	uint32_t out_kind;     /* the connection written last */
+	uint64_t out_key;
 	int32_t wait_nr;       /* blocked: the syscall, -1 = none */
 	uint32_t nshort;       /* sleeps and yields since it came back */
-	uint64_t wait_start;   /* blocked: ts of the blocking switch-out */
+	uint64_t wait_start;   /* blocked: ts of the blocking switch-out (of
+	                          the first try, for a timed wait retried) */
+	uint64_t wait_arg;     /* blocked: its key arg (a futex's address) */
+	uint64_t timed_arg;    /* the futex whose timed wait just timed out, */
+	uint64_t timed_from;   /* and when that wait's first try began (0 none) */
 	uint64_t back_ts;      /* when it last came back */
 	struct argus_live_hang hang; /* valid while in_hang */
 };
@@ -162,45 +179,27 @@ static void erase(struct argus_hang_watch *w, struct wthread *t)
 	w->used--;
 }
 
-/* ---- syscall classes ---- */
-
-static bool poll_family(int64_t nr)
-{
-	switch (nr) {
-	case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
-	case SYS_epoll_wait: case SYS_epoll_pwait:
-#ifdef SYS_epoll_pwait2
-	case SYS_epoll_pwait2:
-#endif
-		return true;
-	}
-	return false;
-}
-
-static bool sleep_call(int64_t nr)
-{
-	return nr == SYS_nanosleep || nr == SYS_clock_nanosleep;
-}
-
-static bool send_call(int64_t nr)
-{
-	return nr == SYS_write || nr == SYS_writev || nr == SYS_sendto ||
-	       nr == SYS_sendmsg || nr == SYS_sendmmsg;
-}
-
-/* A write that may be a request: to a pipe or a socket (not a file, not
- * an eventfd, which a thread pool's wake-up uses without a reply). */
-static bool conn_kind(uint32_t kind)
-{
-	return kind == AE_OBJ_PIPE || kind == AE_OBJ_UNIX || kind == AE_OBJ_TCP ||
-	       kind == AE_OBJ_UDP || kind == AE_OBJ_SOCK;
-}
+/* (the syscall classes are the hang model's: hang_rule.h) */
 
 /* ---- the rule ---- */
 
+/* Is t in a wait now, or between two tries of a timed wait it retries
+ * (hang_rule.h: one wait)?  When it began: *since. */
+static bool in_wait(const struct wthread *t, uint64_t *since)
+{
+	if (t->state == T_BLOCKED) {
+		*since = t->wait_start;
+		return true;
+	}
+	*since = t->timed_from;
+	return t->timed_from != 0;
+}
+
 static enum argus_live_kind live_kind(const struct wthread *t, uint64_t now)
 {
-	if (t->state == T_BLOCKED && now - t->wait_start >= (now - t->back_ts) / 2)
+	uint64_t since;
+
+	if (in_wait(t, &since) && now - since >= (now - t->back_ts) / 2)
 		return ARGUS_LIVE_BLOCKED;
 	if (t->nshort >= YIELD_LOOP_MIN)
 		return ARGUS_LIVE_YIELD;
@@ -219,9 +218,10 @@ static void begin_hang(struct argus_hang_watch *w, struct wthread *t, uint64_t n
 	memcpy(h->comm, t->comm, sizeof(h->comm));
 	h->why = t->why;
 	h->kind = live_kind(t, now);
-	h->sys_nr = t->state == T_BLOCKED ? t->wait_nr : -1;
+	h->sys_nr = t->state == T_BLOCKED || t->timed_from ? t->wait_nr : -1;
 	h->request = t->state == T_BLOCKED && t->wait_request;
 	h->start_ns = t->back_ts;
+	h->loop = t->loop;
 	t->in_hang = true;
 	w->seen++;
 }
@@ -266,46 +266,168 @@ static void came_back(struct argus_hang_watch *w, struct wthread *t, uint64_t ts
 	t->nshort = 0;
 }
 
+/* A wait judged a request's is found to have been idle (its wake-up was
+ * not the reply): the thread was at rest, so no late hang is made of it;
+ * a hang already reported ends here (the keeper's diagnosis judges it). */
+static void was_idle(struct argus_hang_watch *w, struct wthread *t, uint64_t ts)
+{
+	t->req_pending = false;
+	t->out = false;
+	t->loop = true;
+	end_hang(w, t, ts, false);
+	t->back_ts = ts;
+	t->nshort = 0;
+}
+
+/* Is the wait t blocks in now (syscall nr, key arg) an idle wait?  The
+ * model's (hang_rule.h); a 1-fd poll after an output is a request until
+ * the next connection op says otherwise. */
+static bool idle_wait(const struct wthread *t, int32_t nr)
+{
+	if (hang_rule_epoll_nr(nr))
+		return true;
+	if ((nr == SYS_poll || nr == SYS_ppoll) && t->poll_many)
+		return true;
+	if (hang_rule_loop_nr(nr))
+		return !t->out;
+	if (hang_rule_sleep_nr(nr))
+		return hang_rule_round_idle(t->round) && t->idle_rounds + 1 >= HANG_IDLE_ROUNDS;
+	return false;
+}
+
 static void switch_out(struct argus_hang_watch *w, struct wthread *t,
 		       const struct ae_switch *r)
 {
-	bool idle;
+	bool stopped, idle;
 
 	if (!r->prev_state)
 		return; /* preempted: still running */
-	idle = (poll_family(r->sys_nr) && !t->wrote) ||
-	       (r->prev_state & STATE_STOPPED_OR_TRACED);
-	if (idle)
-		came_back(w, t, r->h.ts); /* rule 3: at rest from here */
+	/* stopped (a debugger, SIGSTOP), or waiting for a child (a shell
+	 * runs every command so; the offline list leaves such waits out as
+	 * deliberate): at rest, but no idle wait of the thread's own */
+	stopped = (r->prev_state & STATE_STOPPED_OR_TRACED) || hang_rule_child_nr(r->sys_nr);
+	idle = !stopped && idle_wait(t, r->sys_nr);
+	if (idle || stopped)
+		came_back(w, t, r->h.ts); /* at rest from here */
+	if (idle) {
+		t->loop = true;
+		if (hang_rule_loop_nr(r->sys_nr))
+			t->out = false;
+	} else if (!stopped) {
+		t->call_away = true;
+	}
 	t->state = T_BLOCKED;
-	t->wait_start = r->h.ts;
+	/* a timed wait entered again on the same futex after it timed out:
+	 * one wait, from its first try (hang_rule.h) */
+	t->wait_start = t->timed_from && r->sys_nr == SYS_futex && r->sys_arg == t->timed_arg ?
+			t->timed_from : r->h.ts;
+	t->timed_from = 0;
+	t->wait_arg = r->sys_arg;
 	t->wait_nr = r->sys_nr;
-	t->wait_sleep = sleep_call(r->sys_nr);
-	t->wait_request = poll_family(r->sys_nr) && t->wrote;
-	t->wait_idle = idle;
-	if (t->wait_sleep)
+	t->wait_sleep = hang_rule_sleep_nr(r->sys_nr);
+	t->wait_request = hang_rule_loop_nr(r->sys_nr) && !idle && !stopped;
+	t->wait_idle = idle || stopped;
+	if (t->wait_request)
+		t->req_pending = true;
+	if (t->wait_sleep) {
 		t->nshort++;
+		if (hang_rule_round_idle(t->round) && t->idle_rounds < HANG_IDLE_ROUNDS)
+			t->idle_rounds++;
+		t->round = 0; /* the next round starts */
+	}
+}
+
+/* Is t, a thread with no idle wait, in one wait (not a sleep) that lasted
+ * the threshold by ts?  Such a wait is a hang of its own: the stretch
+ * before it ends where it began, and a new one starts when it ends. */
+static bool long_wait(const struct argus_hang_watch *w, const struct wthread *t, uint64_t ts)
+{
+	return !t->loop && t->state == T_BLOCKED && !t->wait_sleep && !t->wait_idle &&
+	       ts >= t->wait_start + w->threshold_ns;
+}
+
+/* The stretch before t's long wait ends where the wait began (reported
+ * late if it was a hang no check saw). */
+static void cut_at_wait(struct argus_hang_watch *w, struct wthread *t)
+{
+	if (t->back_ts < t->wait_start)
+		came_back(w, t, t->wait_start);
 }
 
 static void switch_in(struct argus_hang_watch *w, struct wthread *t, uint64_t ts)
 {
 	if (t->state != T_BLOCKED)
 		return; /* back from a preemption */
-	if (!t->wait_sleep)
-		came_back(w, t, ts); /* rule 1 (and the end of an idle wait) */
+	if (long_wait(w, t, ts)) {
+		cut_at_wait(w, t);
+		came_back(w, t, ts);
+	} else if (t->wait_idle) {
+		came_back(w, t, ts); /* the end of a rest */
+	}
 	t->state = T_RUNNING;
-	t->wrote = false; /* a new segment */
+}
+
+/* A connection op of t (input or output of more than 0 bytes on a pipe
+ * or a socket): it settles a request wait still pending, and an output
+ * makes a request outstanding. */
+static void conn_op(struct argus_hang_watch *w, struct wthread *t,
+		    const struct ae_sys_exit *r, bool in, uint64_t ts)
+{
+	if (t->req_pending) {
+		bool reply = in && (t->out_kind == AE_OBJ_PIPE ? r->obj.kind == AE_OBJ_PIPE
+							       : r->obj.obj == t->out_key);
+		if (reply)
+			t->req_pending = false;
+		else
+			was_idle(w, t, ts);
+	}
+	if (!in) {
+		t->out = true;
+		t->out_kind = r->obj.kind;
+		t->out_key = r->obj.obj;
+	}
+}
+
+static void sys_enter(struct wthread *t, const struct ae_sys_enter *r)
+{
+	if (r->nr == SYS_poll || r->nr == SYS_ppoll)
+		t->poll_many = r->args[1] >= 2;
 }
 
 static void sys_exit(struct argus_hang_watch *w, struct wthread *t,
 		     const struct ae_sys_exit *r)
 {
-	if (poll_family(r->nr))
-		came_back(w, t, r->h.ts); /* rule 2 */
-	else if (send_call(r->nr) && r->ret > 0 && conn_kind(r->obj.kind))
-		t->wrote = true;
-	else if (r->nr == SYS_sched_yield)
+	int64_t nr = r->nr;
+	bool away = t->call_away;
+
+	if (hang_rule_restart(r->ret))
+		return; /* interrupted; the call goes on */
+	if (hang_rule_timed_out(nr, r->ret) && t->wait_nr == SYS_futex) {
+		t->timed_arg = t->wait_arg;
+		t->timed_from = t->wait_start;
+	} else if (nr != SYS_futex) {
+		t->timed_from = 0; /* another call: the retried wait is over */
+	}
+	t->round |= (uint8_t)hang_rule_try(nr, r->ret);
+	if (hang_rule_conn_kind(r->obj.kind) &&
+	    (hang_rule_in(nr, r->ret) || hang_rule_out(nr, r->ret)))
+		conn_op(w, t, r, hang_rule_in(nr, r->ret), r->h.ts);
+	if (nr == SYS_sched_yield)
 		t->nshort++;
+	if (!hang_rule_loop_nr(nr) && nr != SYS_futex && !hang_rule_sleep_nr(nr))
+		return;
+	t->call_away = false;
+	if (hang_rule_loop_nr(nr)) {
+		t->polls = true;
+		/* a visit of the loop, unless it blocked in a request's wait */
+		if (t->loop && !away)
+			came_back(w, t, r->h.ts);
+	} else if (nr == SYS_futex && hang_rule_timed_out(nr, r->ret) && !t->polls) {
+		/* a timed wait for work that timed out, in a thread with no
+		 * event loop: a worker's tick, an idle wait */
+		t->loop = true;
+		came_back(w, t, r->h.ts);
+	}
 }
 
 static bool comm_watched(const struct argus_hang_watch *w, const char *comm)
@@ -339,11 +461,19 @@ static void named(struct argus_hang_watch *w, uint32_t tid, uint32_t pid,
 		set_comm(t->comm, comm);
 		if (fresh) {
 			/* a new program (exec): its state starts over */
+			uint32_t why = t->why;
+			char name[16];
+
 			end_hang(w, t, ts, false);
-			t->state = T_RUNNING;
-			t->wrote = false;
+			memcpy(name, t->comm, sizeof(name));
+			uint32_t tid0 = t->tid, pid0 = t->pid;
+			memset(t, 0, sizeof(*t));
+			t->tid = tid0;
+			t->pid = pid0;
+			t->why = why;
+			memcpy(t->comm, name, sizeof(name));
+			t->wait_nr = -1;
 			t->back_ts = ts;
-			t->nshort = 0;
 		}
 		if (match)
 			t->why |= ARGUS_WATCH_COMM;
@@ -386,6 +516,10 @@ void argus_hang_watch__record(struct argus_hang_watch *w, const void *rec, size_
 			switch_in(w, t, h->ts);
 		return;
 	}
+	case AE_SYS_ENTER:
+		if (size >= sizeof(struct ae_sys_enter) && (t = lookup(w, h->tid)))
+			sys_enter(t, rec);
+		return;
 	case AE_SYS_EXIT:
 		if (size >= sizeof(struct ae_sys_exit) && (t = lookup(w, h->tid)))
 			sys_exit(w, t, rec);
@@ -461,8 +595,22 @@ int argus_hang_watch__check(struct argus_hang_watch *w, uint64_t now_ns,
 	for (uint32_t i = 0; i < w->cap; i++) {
 		struct wthread *t = &w->slots[i];
 
-		if (!t->tid || t->in_hang || (t->state == T_BLOCKED && t->wait_idle) ||
-		    now_ns < t->back_ts || now_ns - t->back_ts < w->threshold_ns)
+			if (!t->tid || (t->state == T_BLOCKED && t->wait_idle))
+			continue;
+		/* a thread with no idle wait, in one wait of the threshold or
+		 * more: that wait is a hang of its own (the stretch before it
+		 * ends where it began) */
+		if (long_wait(w, t, now_ns))
+			cut_at_wait(w, t);
+		if (t->in_hang || now_ns < t->back_ts || now_ns - t->back_ts < w->threshold_ns)
+			continue;
+		/* a thread with no idle wait, now in a wait (not a sleep) that
+		 * began before the threshold: whether the stretch goes on (a
+		 * short wait) or ends where the wait began (a long one) is not
+		 * known yet; it is told within the threshold */
+		if (!t->loop && t->state == T_BLOCKED && !t->wait_sleep && !t->wait_idle &&
+		    now_ns < t->wait_start + w->threshold_ns &&
+		    t->wait_start - t->back_ts < w->threshold_ns)
 			continue;
 		begin_hang(w, t, now_ns);
 		fn(ctx, ARGUS_HANG_BEGAN, &t->hang);
@@ -543,8 +691,9 @@ int argus_hang_watch__add_thread(struct argus_hang_watch *w,
 		t->state = T_BLOCKED;
 		t->wait_start = in->since_ns;
 		t->wait_nr = in->sys_nr;
-		t->wait_sleep = sleep_call(in->sys_nr);
-		t->wait_idle = poll_family(in->sys_nr) || in->stopped;
+		t->wait_sleep = hang_rule_sleep_nr(in->sys_nr);
+		t->wait_idle = hang_rule_loop_nr(in->sys_nr) || in->stopped;
+		t->loop = hang_rule_loop_nr(in->sys_nr);
 	}
 	return 0;
 }

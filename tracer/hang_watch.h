@@ -65,6 +65,8 @@ struct argus_live_hang {
 	uint64_t start_ns;    /* when the thread last came back */
 	uint64_t end_ns;      /* when it came back again; 0 while ongoing */
 	bool exited;          /* it ended because the thread exited */
+	bool loop;            /* the thread had been seen in an idle wait (a
+	                         loop thread: hung away from its loop) */
 	bool late;            /* found only when it ended: no check ran while
 	                         it was past the threshold (argusd was
 	                         descheduled or busy); its BEGAN and ENDED are
@@ -114,6 +116,15 @@ uint32_t argus_hang_watch__count(const struct argus_hang_watch *w);
 
 /* The record tap: one raw BPF record (argus_events.h), in drain order. */
 void argus_hang_watch__record(struct argus_hang_watch *w, const void *rec, size_t size);
+
+/* A recorded event (trace_format.h), handed to __record() as the raw
+ * record the collector made it from (hang_watch_replay.c): the live rule
+ * replayed over a recording (`argus hangs FILE --live-rule`, the tests).
+ * t resolves its string ids (comms). */
+struct argus_trace;
+struct argus_event;
+void argus_hang_watch__event(struct argus_hang_watch *w, const struct argus_trace *t,
+			     const struct argus_event *ev);
 
 /* Hang began (crossed the threshold) or ended. */
 enum argus_hang_change { ARGUS_HANG_BEGAN = 1, ARGUS_HANG_ENDED = 2 };

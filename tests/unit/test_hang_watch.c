@@ -1,6 +1,7 @@
 /* test_hang_watch.c - argusd's live hang rule (tracer/hang_watch.h), on
  * raw records built here as the BPF programs write them: one behaviour per
  * test, with the exact times the rule must report. */
+#include <errno.h>
 #include <string.h>
 #include <sys/syscall.h>
 
@@ -41,7 +42,23 @@ static struct argus_hang_watch *watcher(uint32_t tid)
 	return w;
 }
 
-/* tid blocks in syscall nr at ts (prev_state 1: interruptible sleep) */
+/* tid blocks in syscall nr at ts (prev_state 1: interruptible sleep),
+ * with the switch's key arg (a futex's address, a sleep's timeout) */
+static void block_arg(struct argus_hang_watch *w, uint32_t tid, int64_t nr, uint64_t arg,
+		      uint64_t ts)
+{
+	struct ae_switch r = { 0 };
+
+	r.h.ts = ts;
+	r.h.tid = r.h.pid = tid;
+	r.h.type = AE_SWITCH;
+	r.h.size = sizeof(r);
+	r.prev_state = 1;
+	r.sys_nr = (int32_t)nr;
+	r.sys_arg = arg;
+	argus_hang_watch__record(w, &r, sizeof(r));
+}
+
 static void block(struct argus_hang_watch *w, uint32_t tid, int64_t nr, uint64_t ts)
 {
 	struct ae_switch r = { 0 };
@@ -84,7 +101,8 @@ static void sys_exit(struct argus_hang_watch *w, uint32_t tid, int64_t nr, int64
 	argus_hang_watch__record(w, &r, sizeof(r));
 }
 
-/* A lone long wait (flock) is a hang from the moment it last came back,
+/* A lone long wait (flock) of a thread with no idle wait is a hang from
+ * where the wait began (the stretch before it, 10 ms, is not one),
  * reported once the threshold passed, ended when it runs again. */
 static void test_long_wait_is_a_hang(void)
 {
@@ -96,7 +114,7 @@ static void test_long_wait_is_a_hang(void)
 	CHECK_EQ(r.began, 0);
 	argus_hang_watch__check(w, T0 + 2010 * MS, on_hang, &r);
 	CHECK_EQ(r.began, 1);
-	CHECK_EQ(r.first.start_ns, T0);
+	CHECK_EQ(r.first.start_ns, T0 + 10 * MS);
 	CHECK_EQ(r.first.kind, ARGUS_LIVE_BLOCKED);
 	CHECK_EQ(r.first.sys_nr, SYS_flock);
 	CHECK(!r.first.request);
@@ -132,12 +150,12 @@ static void test_request_in_poll_is(void)
 	struct reports r = { 0 };
 
 	block(w, TID, SYS_read, T0 + 100 * MS);
-	wake(w, TID, T0 + 200 * MS); /* the segment begins: T0 + 200 ms */
+	wake(w, TID, T0 + 200 * MS);
 	sys_exit(w, TID, SYS_write, 4, AE_OBJ_UNIX, T0 + 201 * MS);
 	block(w, TID, SYS_poll, T0 + 202 * MS);
 	argus_hang_watch__check(w, T0 + 2300 * MS, on_hang, &r);
 	CHECK_EQ(r.began, 1);
-	CHECK_EQ(r.first.start_ns, T0 + 200 * MS);
+	CHECK_EQ(r.first.start_ns, T0 + 202 * MS); /* the reply wait's start */
 	CHECK(r.first.request);
 	/* the reply: poll returns, it is back */
 	wake(w, TID, T0 + 3 * S);
@@ -220,7 +238,7 @@ static void test_new_hang_after_recovery(void)
 	argus_hang_watch__check(w, T0 + 5100 * MS, on_hang, &r);
 	CHECK_EQ(r.began, 2);
 	CHECK(r.last.id != r.first.id);
-	CHECK_EQ(r.last.start_ns, T0 + 3 * S);
+	CHECK_EQ(r.last.start_ns, T0 + 3 * S + 1 * MS);
 	argus_hang_watch__free(w);
 }
 
@@ -313,7 +331,7 @@ static void test_hang_missed_by_checks_is_reported_late(void)
 	CHECK_EQ(r.began, 1);
 	CHECK_EQ(r.ended, 1);
 	CHECK(r.first.late);
-	CHECK_EQ(r.first.start_ns, T0 + 200 * MS);
+	CHECK_EQ(r.first.start_ns, T0 + 202 * MS);
 	CHECK_EQ(r.first.end_ns, 0);
 	CHECK_EQ(r.first.kind, ARGUS_LIVE_BLOCKED);
 	CHECK(r.first.request);
@@ -345,6 +363,177 @@ static void test_busy_stretch_missed_is_late_and_idle_wait_is_not(void)
 	argus_hang_watch__free(w);
 }
 
+/* A poll/ppoll entry watching nfds fds. */
+static void poll_enter(struct argus_hang_watch *w, uint32_t tid, uint64_t nfds, uint64_t ts)
+{
+	struct ae_sys_enter r = { 0 };
+
+	r.h.ts = ts;
+	r.h.tid = r.h.pid = tid;
+	r.h.type = AE_SYS_ENTER;
+	r.h.size = sizeof(r);
+	r.nr = SYS_poll;
+	r.args[1] = nfds;
+	argus_hang_watch__record(w, &r, sizeof(r));
+}
+
+/* dbus-send's call (real_dbus): a send, a poll answered by a first
+ * message, an empty read, then the long poll for the reply with no new
+ * write.  The request is outstanding until an idle wait, so the second
+ * poll is the reply wait too: a hang (it was missed when "outstanding"
+ * meant "written since the last wake-up"). */
+static void test_request_outstanding_across_polls(void)
+{
+	struct argus_hang_watch *w = watcher(TID);
+	struct reports r = { 0 };
+
+	sys_exit(w, TID, SYS_sendmsg, 128, AE_OBJ_UNIX, T0 + 1 * MS);
+	poll_enter(w, TID, 1, T0 + 2 * MS);
+	block(w, TID, SYS_poll, T0 + 2 * MS);
+	wake(w, TID, T0 + 3 * MS);
+	sys_exit(w, TID, SYS_poll, 1, AE_OBJ_NONE, T0 + 3 * MS);
+	sys_exit(w, TID, SYS_recvmsg, 89, AE_OBJ_UNIX, T0 + 4 * MS);
+	sys_exit(w, TID, SYS_recvmsg, -EAGAIN, AE_OBJ_UNIX, T0 + 5 * MS);
+	poll_enter(w, TID, 1, T0 + 6 * MS);
+	block(w, TID, SYS_poll, T0 + 6 * MS);
+	argus_hang_watch__check(w, T0 + 2100 * MS, on_hang, &r);
+	CHECK_EQ(r.began, 1);
+	CHECK(r.first.request);
+	CHECK_EQ(r.first.start_ns, T0 + 6 * MS);
+	argus_hang_watch__free(w);
+}
+
+/* A request wait whose first connection op after it is not the reply (the
+ * thread writes again) was an idle wait: the thread is a loop thread
+ * from then on, so a busy second later is no hang by itself (it comes
+ * back at its next poll).  The hang reported while the wait lasted ended
+ * when the wait did: the keeper's diagnosis judges it. */
+static void test_request_not_answered_was_idle(void)
+{
+	struct argus_hang_watch *w = watcher(TID);
+	struct reports r = { 0 };
+
+	sys_exit(w, TID, SYS_write, 32, AE_OBJ_UNIX, T0 + 1 * MS);
+	block(w, TID, SYS_poll, T0 + 2 * MS);
+	argus_hang_watch__check(w, T0 + 2100 * MS, on_hang, &r);
+	CHECK_EQ(r.began, 1);
+	wake(w, TID, T0 + 5 * S);
+	sys_exit(w, TID, SYS_poll, 1, AE_OBJ_NONE, T0 + 5 * S + 1000);
+	sys_exit(w, TID, SYS_write, 32, AE_OBJ_UNIX, T0 + 5 * S + 2000);
+	argus_hang_watch__check(w, T0 + 5100 * MS, on_hang, &r);
+	CHECK_EQ(r.ended, 1);
+	CHECK_EQ(r.last.end_ns, T0 + 5 * S);
+	/* loop thread now: 1.9 s busy, then a poll on 2 fds that returns at
+	 * once is a visit: nothing new */
+	poll_enter(w, TID, 2, T0 + 6900 * MS);
+	sys_exit(w, TID, SYS_poll, 0, AE_OBJ_NONE, T0 + 6900 * MS);
+	argus_hang_watch__check(w, T0 + 8 * S, on_hang, &r);
+	CHECK_EQ(r.began, 1);
+	argus_hang_watch__free(w);
+}
+
+/* A periodic monitor (issue 26's false positive): open, read, close and
+ * a log write that all work, then a 100 ms sleep, for 10 s.  Its sleeps
+ * are the rest of an idle loop: never hung. */
+static void test_idle_loop_sleeps_are_rest(void)
+{
+	struct argus_hang_watch *w = watcher(TID);
+	struct reports r = { 0 };
+	uint64_t t = T0;
+
+	for (int i = 0; i < 100; i++) {
+		sys_exit(w, TID, SYS_openat, 3, AE_OBJ_NONE, t + 1 * MS);
+		sys_exit(w, TID, SYS_read, 120, AE_OBJ_FILE, t + 2 * MS);
+		sys_exit(w, TID, SYS_close, 0, AE_OBJ_NONE, t + 3 * MS);
+		sys_exit(w, TID, SYS_write, 6, AE_OBJ_FILE, t + 4 * MS);
+		block_arg(w, TID, SYS_clock_nanosleep, 100 * MS, t + 5 * MS);
+		wake(w, TID, t + 105 * MS);
+		sys_exit(w, TID, SYS_clock_nanosleep, 0, AE_OBJ_NONE, t + 105 * MS);
+		t += 105 * MS;
+		argus_hang_watch__check(w, t, on_hang, &r);
+	}
+	CHECK_EQ(r.began, 0);
+	argus_hang_watch__free(w);
+}
+
+/* apt's and sqlite's retry loop: a lock try refused (-EAGAIN), a message
+ * written, a sleep; again and again.  A failed try makes the sleep a
+ * retry's: one hang, of kind yield. */
+static void test_retry_loop_failed_tries_hang(void)
+{
+	struct argus_hang_watch *w = watcher(TID);
+	struct reports r = { 0 };
+	uint64_t t = T0;
+
+	for (int i = 0; i < 30; i++) {
+		sys_exit(w, TID, SYS_fcntl, -EAGAIN, AE_OBJ_FILE, t + 1 * MS);
+		sys_exit(w, TID, SYS_write, 40, AE_OBJ_FILE, t + 2 * MS);
+		block_arg(w, TID, SYS_nanosleep, 100 * MS, t + 3 * MS);
+		wake(w, TID, t + 103 * MS);
+		sys_exit(w, TID, SYS_nanosleep, 0, AE_OBJ_NONE, t + 103 * MS);
+		t += 103 * MS;
+		argus_hang_watch__check(w, t, on_hang, &r);
+	}
+	CHECK_EQ(r.began, 1);
+	CHECK_EQ(r.first.start_ns, T0);
+	CHECK_EQ(r.first.kind, ARGUS_LIVE_YIELD);
+	argus_hang_watch__free(w);
+}
+
+/* A GLib main loop (an idle poll on 2 fds first) that waits for a pool
+ * job with g_async_queue_timeout_pop(50 ms), again and again: timed futex
+ * waits that time out are one wait, not visits of the loop: a hang from
+ * the last visit (issue 26's missed GLib hang; Python's GIL waits are the
+ * same with 5 ms). */
+static void test_timed_waits_in_a_loop_thread_are_one_wait(void)
+{
+	struct argus_hang_watch *w = watcher(TID);
+	struct reports r = { 0 };
+	uint64_t t = T0 + 1 * S;
+
+	poll_enter(w, TID, 2, T0 + 1 * MS);
+	block(w, TID, SYS_poll, T0 + 1 * MS);
+	wake(w, TID, T0 + 500 * MS);
+	sys_exit(w, TID, SYS_poll, 1, AE_OBJ_NONE, T0 + 500 * MS);
+	for (int i = 0; i < 60; i++) {
+		block_arg(w, TID, SYS_futex, 0x7000, t);
+		wake(w, TID, t + 50 * MS);
+		sys_exit(w, TID, SYS_futex, -ETIMEDOUT, AE_OBJ_NONE, t + 50 * MS);
+		t += 51 * MS;
+		argus_hang_watch__check(w, t, on_hang, &r);
+	}
+	CHECK_EQ(r.began, 1);
+	CHECK_EQ(r.first.start_ns, T0 + 500 * MS);
+	CHECK_EQ(r.first.kind, ARGUS_LIVE_BLOCKED); /* one wait, retried */
+	CHECK_EQ(r.first.sys_nr, SYS_futex);
+	/* the job's result: the futex wait ends woken, then the loop */
+	poll_enter(w, TID, 2, t + 1 * MS);
+	sys_exit(w, TID, SYS_poll, 0, AE_OBJ_NONE, t + 1 * MS);
+	argus_hang_watch__check(w, t + 2 * MS, on_hang, &r);
+	CHECK_EQ(r.ended, 1);
+	CHECK_EQ(r.last.end_ns, t + 1 * MS);
+	argus_hang_watch__free(w);
+}
+
+/* A worker with no event loop that waits for work with a timed futex
+ * wait, timing out every 500 ms: its tick is an idle wait, not a hang. */
+static void test_worker_tick_is_idle(void)
+{
+	struct argus_hang_watch *w = watcher(TID);
+	struct reports r = { 0 };
+	uint64_t t = T0;
+
+	for (int i = 0; i < 20; i++) {
+		block_arg(w, TID, SYS_futex, 0x7000, t + 1 * MS);
+		wake(w, TID, t + 501 * MS);
+		sys_exit(w, TID, SYS_futex, -ETIMEDOUT, AE_OBJ_NONE, t + 501 * MS);
+		t += 502 * MS;
+		argus_hang_watch__check(w, t, on_hang, &r);
+	}
+	CHECK_EQ(r.began, 0);
+	argus_hang_watch__free(w);
+}
+
 int main(void)
 {
 	RUN(test_long_wait_is_a_hang);
@@ -358,5 +547,11 @@ int main(void)
 	RUN(test_table_churn);
 	RUN(test_hang_missed_by_checks_is_reported_late);
 	RUN(test_busy_stretch_missed_is_late_and_idle_wait_is_not);
+	RUN(test_request_outstanding_across_polls);
+	RUN(test_request_not_answered_was_idle);
+	RUN(test_idle_loop_sleeps_are_rest);
+	RUN(test_retry_loop_failed_tries_hang);
+	RUN(test_timed_waits_in_a_loop_thread_are_one_wait);
+	RUN(test_worker_tick_is_idle);
 	return check_report();
 }

@@ -1,0 +1,136 @@
+/* hang_rule.h - the words of the hang model, shared by its two runs:
+ * argusd's live watch (hang_watch.c, record by record) and the offline
+ * finder (graphlib/diag_hangs.c, over a built graph).  docs/diagnosis.md
+ * §1 is the prose; each side cites the function it uses, so that a change
+ * of the rule is one change here.
+ *
+ * The model, per thread:
+ *   - an *idle wait* is where the thread waits for new work: an epoll
+ *     wait; a poll on 2+ fds; a 1-fd poll or a select with no request
+ *     outstanding (no output on a connection since the last idle wait, or
+ *     one that is not answered by a reply); a timed futex wait that times
+ *     out in a thread with no poll-family wait (a worker's tick); and a
+ *     sleep after a round of tries that all worked (a periodic idle loop:
+ *     hang_rule_round_idle);
+ *   - a thread with an idle wait (a *loop thread*) hangs when it stays
+ *     away from its idle waits for the threshold or more;
+ *   - a thread with none hangs in any wait of the threshold or more, and
+ *     in any stretch between such waits of the threshold or more (runs,
+ *     short waits, retries: a retry loop's sleeps never cut a stretch);
+ *   - a wait that ends by its own timeout and is entered again is one
+ *     wait (a GIL or a queue polled with a short timeout): in a loop
+ *     thread, a timed-out futex or reply wait is not a visit of the loop.
+ * Header-only: both sides are hot loops and inline these.
+ */
+#ifndef ARGUS_HANG_RULE_H
+#define ARGUS_HANG_RULE_H
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+
+#include "argus_events.h"
+
+/* poll, ppoll, select, pselect6, epoll_wait, epoll_pwait, epoll_pwait2 */
+static inline bool hang_rule_loop_nr(long nr)
+{
+	return nr == SYS_poll || nr == SYS_ppoll || nr == SYS_select ||
+	       nr == SYS_pselect6 || nr == SYS_epoll_wait ||
+	       nr == SYS_epoll_pwait || nr == SYS_epoll_pwait2;
+}
+
+static inline bool hang_rule_epoll_nr(long nr)
+{
+	return nr == SYS_epoll_wait || nr == SYS_epoll_pwait || nr == SYS_epoll_pwait2;
+}
+
+static inline bool hang_rule_sleep_nr(long nr)
+{
+	return nr == SYS_nanosleep || nr == SYS_clock_nanosleep;
+}
+
+static inline bool hang_rule_child_nr(long nr)
+{
+	return nr == SYS_wait4 || nr == SYS_waitid;
+}
+
+/* An output that may be a request: a write or a send of more than 0
+ * bytes, or a connect. */
+static inline bool hang_rule_out(long nr, int64_t ret)
+{
+	return ((nr == SYS_write || nr == SYS_writev || nr == SYS_sendto ||
+		 nr == SYS_sendmsg || nr == SYS_sendmmsg) && ret > 0) ||
+	       (nr == SYS_connect && (ret == 0 || ret == -EINPROGRESS));
+}
+
+/* An input of more than 0 bytes (a reply, when on the connection the
+ * thread wrote to last). */
+static inline bool hang_rule_in(long nr, int64_t ret)
+{
+	return (nr == SYS_read || nr == SYS_readv || nr == SYS_recvfrom ||
+		nr == SYS_recvmsg || nr == SYS_recvmmsg) && ret > 0;
+}
+
+/* A connection: a pipe or a socket (not a file, not an eventfd, which a
+ * thread pool's wake-up uses without a reply). */
+static inline bool hang_rule_conn_kind(uint32_t kind)
+{
+	return kind == AE_OBJ_PIPE || kind == AE_OBJ_UNIX || kind == AE_OBJ_TCP ||
+	       kind == AE_OBJ_UDP || kind == AE_OBJ_SOCK;
+}
+
+/* -ERESTARTSYS .. -ERESTART_RESTARTBLOCK: the call was interrupted (a
+ * signal, a debugger attaching) and goes on: the thread never left it. */
+static inline bool hang_rule_restart(int64_t ret)
+{
+	return ret <= -512 && ret >= -516;
+}
+
+/* A wait that ended by its own timeout: a futex's -ETIMEDOUT. */
+static inline bool hang_rule_timed_out(long nr, int64_t ret)
+{
+	return nr == SYS_futex && ret == -ETIMEDOUT;
+}
+
+/*
+ * Retry loops and idle loops, told apart by what their tries do (the
+ * round: the syscalls a thread made since its last sleep).
+ *   - a try *failed*: -EAGAIN (= -EWOULDBLOCK: a lock taken with LOCK_NB
+ *     or F_SETLK, a queue empty), -EBUSY, -ETIMEDOUT, or a poll-family
+ *     call that returned 0 (nothing came);
+ *   - a try *worked*: any other call that returned >= 0, except the
+ *     plumbing that says nothing of the round (sleeps, sched_yield,
+ *     futex: the synchronisation of a lock's fast path).
+ * A sleep after a round with a try that worked and none that failed is
+ * the rest of a periodic idle loop (a monitor reading /proc then sleeping
+ * 100 ms), or of a command that sleeps (sleep(1)): an idle wait.  After a round
+ * with a failed try, or with no try at all (a spin on memory, checking a
+ * flag between sleeps: it waits on the same thing again), the sleep is a
+ * retry loop's, and the stretch goes on.
+ */
+enum hang_rule_try { HANG_TRY_NONE = 0, HANG_TRY_WORKED = 1, HANG_TRY_FAILED = 2 };
+
+static inline unsigned hang_rule_try(long nr, int64_t ret)
+{
+	if (hang_rule_sleep_nr(nr) || nr == SYS_sched_yield || nr == SYS_futex ||
+	    hang_rule_restart(ret))
+		return HANG_TRY_NONE;
+	if (ret == -EAGAIN || ret == -EBUSY || ret == -ETIMEDOUT ||
+	    (hang_rule_loop_nr(nr) && ret == 0))
+		return HANG_TRY_FAILED;
+	return ret >= 0 ? HANG_TRY_WORKED : HANG_TRY_NONE;
+}
+
+/* The round's tries (HANG_TRY_* bits, or'ed): is a sleep after it idle? */
+static inline bool hang_rule_round_idle(unsigned tries)
+{
+	return tries == HANG_TRY_WORKED;
+}
+
+/* A loop is a loop when it comes round again: a thread's sleeps after
+ * rounds that worked are idle waits only once it has made this many.  One
+ * alone is a command's lone sleep, or the first sleep of a spin that
+ * checks memory between sleeps after doing its work (a deliberate wait,
+ * or the start of a retry loop, as before). */
+#define HANG_IDLE_ROUNDS 2
+#endif
