@@ -80,10 +80,11 @@ int cmd_status(int argc, char **argv)
 		char dir[4096] = "?";
 		if ((p = strstr(resp, "hang_dir=")))
 			sscanf(p + 9, "%4095[^\n]", dir);
-		printf("hangs      seen %.0f, kept %.0f, removed %.0f, failed %.0f, pending %.0f;"
-		       " %.0f in %s\n",
+		printf("hangs      seen %.0f, kept %.0f, removed %.0f, failed %.0f, rejected %.0f,"
+		       " pending %.0f; %.0f in %s\n",
 		       get(resp, "hangs_seen"), get(resp, "hangs_kept"), get(resp, "hangs_removed"),
-		       get(resp, "hangs_failed"), get(resp, "hangs_pending"), get(resp, "hangs_in_dir"), dir);
+		       get(resp, "hangs_failed"), get(resp, "hangs_rejected"), get(resp, "hangs_pending"),
+		       get(resp, "hangs_in_dir"), dir);
 		printf("watching   %.0f thread%s, threshold %.0f ms%s\n", get(resp, "watching"),
 		       get(resp, "watching") == 1 ? "" : "s", get(resp, "hang_threshold_ms"),
 		       get(resp, "watch_interactive") > 0 ? ", display servers' clients too" : "");

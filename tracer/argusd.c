@@ -243,6 +243,7 @@ static void print_watch_status(const struct watch *wt, FILE *out)
 	fprintf(out, "hangs_kept=%llu\n", (unsigned long long)ks.kept);
 	fprintf(out, "hangs_removed=%llu\n", (unsigned long long)ks.removed);
 	fprintf(out, "hangs_failed=%llu\n", (unsigned long long)ks.failed);
+	fprintf(out, "hangs_rejected=%llu\n", (unsigned long long)ks.rejected);
 	fprintf(out, "hangs_pending=%u\n", ks.pending);
 	fprintf(out, "hangs_in_dir=%u\n", ks.in_dir);
 }

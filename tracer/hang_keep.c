@@ -42,6 +42,8 @@
 /* after a hang ends, keep this much more: the wake-up that ended it and
  * what the thread did next */
 #define TAIL_NS (500ull * 1000 * 1000)
+/* the child's exit status when the full model rejects the live report */
+#define CHILD_REJECTED 3
 /* a diagnosis that takes longer than this is abandoned (the snapshot stays) */
 #define DIAGNOSE_TIMEOUT_S 300
 
@@ -436,8 +438,8 @@ static int run_session(struct argus_hang_keeper *k, const char *verb, const char
 		   const char *out, const char *errf, uint64_t at_ns, const char *arg1,
 		   const char *arg2)
 {
-	char pid[16], tid[16], at[24];
-	char *argv[14];
+	char pid[16], tid[16], at[24], thr[24];
+	char *argv[16];
 	int n = 0, st;
 	pid_t c;
 
@@ -456,6 +458,11 @@ static int run_session(struct argus_hang_keeper *k, const char *verb, const char
 		argv[n++] = "--at";
 		argv[n++] = at;
 	}
+	/* the hang model's threshold is the watch's */
+	snprintf(thr, sizeof(thr), "%llu",
+		 (unsigned long long)((k->o.threshold_ns ? k->o.threshold_ns : 2000000000ull) / 1000000));
+	argv[n++] = "--threshold";
+	argv[n++] = thr;
 	argv[n++] = (char *)arg1;
 	if (arg2)
 		argv[n++] = (char *)arg2;
@@ -609,6 +616,47 @@ static void child_fail(int sfd, struct argus_hang_keeper *k, const char *fmt, ..
 	_exit(1);
 }
 
+/* Does the full model's list of the thread's hangs (`argus hangs SNAP
+ * --pid P [--tid T] --json`, our own session's JSON: objects that open
+ * with "pid", "tid", then give "start_ns" and "end_ns") hold one that
+ * overlaps the live report [from, to]? */
+static bool model_agrees(const char *json, uint32_t tid, uint64_t from, uint64_t to)
+{
+	const char *p = json;
+
+	while (p && (p = strstr(p, "\"tid\":"))) {
+		unsigned long long t = 0, a = 0, b = 0;
+		const char *sp = strstr(p, "\"start_ns\":"), *ep = strstr(p, "\"end_ns\":");
+
+		if (!sp || !ep || sscanf(p, "\"tid\":%llu", &t) != 1 ||
+		    sscanf(sp, "\"start_ns\":%llu", &a) != 1 || sscanf(ep, "\"end_ns\":%llu", &b) != 1)
+			return false;
+		if (t == tid && a < to && b > from)
+			return true;
+		p = ep;
+	}
+	return false;
+}
+
+/* The full model's verdict on the live report, over the snapshot: 1 it
+ * finds the hang, 0 it finds none, -1 it could not say (kept then). */
+static int model_verdict(struct argus_hang_keeper *k, const char *full, const char *out,
+			 const char *errf)
+{
+	const struct argus_live_hang *h = &k->child_hang;
+	uint64_t to = h->end_ns ? h->end_ns : UINT64_MAX;
+	char *json;
+	int rc, v;
+
+	rc = run_session(k, "hangs", full, out, errf, 0, "--json", NULL);
+	json = slurp(k->dirfd, out, 16u << 20);
+	v = rc != 0 || !json_object(json) ? -1 : model_agrees(json, h->tid, h->start_ns, to);
+	free(json);
+	unlinkat(k->dirfd, out, 0);
+	unlinkat(k->dirfd, errf, 0);
+	return v;
+}
+
 static void child_main(struct argus_hang_keeper *k, int snapfd, int sfd,
 		       const char *ring, uint64_t from_ns)
 {
@@ -635,6 +683,13 @@ static void child_main(struct argus_hang_keeper *k, int snapfd, int sfd,
 
 	snprintf(out, sizeof(out), "%s.diag.tmp", k->name);
 	snprintf(errf, sizeof(errf), "%s.err.tmp", k->name);
+	/* A report the full model rejects (a request wait that was idle, a
+	 * loop the live side had not seen come round yet) is dropped. */
+	if (k->o.analyze && model_verdict(k, full, out, errf) == 0) {
+		remove_set(k->dirfd, k->name);
+		dprintf(sfd, "the full model finds no hang of it in the snapshot");
+		_exit(CHILD_REJECTED);
+	}
 	if (k->o.analyze) {
 		rc = run_session(k, "diagnose", full, out, errf, 0, "--json", NULL);
 		diag_raw = slurp(k->dirfd, out, 16u << 20);
@@ -812,7 +867,11 @@ static void reap(struct argus_hang_keeper *k, bool block)
 	k->child = 0;
 	{
 		const struct argus_live_hang *h = &k->child_hang;
-		if (r > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		if (r > 0 && WIFEXITED(st) && WEXITSTATUS(st) == CHILD_REJECTED) {
+			k->st.rejected++;
+			say(k, "dropped the hang snapshot of %s %u/%u %s: %s", h->comm, h->pid,
+			    h->tid, kind_str(h->kind), msg);
+		} else if (r > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
 			k->st.kept++;
 			say(k, "kept %s/%s.argus: %s %u/%u %s %s%.1f s; %s", k->dir, k->name,
 			    h->comm, h->pid, h->tid, kind_str(h->kind),

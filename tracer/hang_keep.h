@@ -80,6 +80,7 @@ struct argus_hang_keeper_status {
 	uint64_t kept;          /* snapshots written */
 	uint64_t removed;       /* snapshots pruned (oldest first) */
 	uint64_t failed;        /* saves that failed */
+	uint64_t rejected;      /* reports the full model rejected: dropped */
 	uint32_t pending;       /* hangs waiting for their save */
 	uint32_t in_dir;        /* snapshots in the directory after the last prune */
 };

@@ -687,12 +687,14 @@ int argus_hang_watch__add_thread(struct argus_hang_watch *w,
 	if (in->blocked) {
 		/* found asleep: what it wrote before is unknown, so a poll-family
 		 * wait counts as idle (a hang already under way inside poll is
-		 * missed until the thread comes back) */
+		 * missed until the thread comes back); a wait for a child is at
+		 * rest, as when it is seen entering one */
 		t->state = T_BLOCKED;
 		t->wait_start = in->since_ns;
 		t->wait_nr = in->sys_nr;
 		t->wait_sleep = hang_rule_sleep_nr(in->sys_nr);
-		t->wait_idle = hang_rule_loop_nr(in->sys_nr) || in->stopped;
+		t->wait_idle = hang_rule_loop_nr(in->sys_nr) || in->stopped ||
+			       hang_rule_child_nr(in->sys_nr);
 		t->loop = hang_rule_loop_nr(in->sys_nr);
 	}
 	return 0;
