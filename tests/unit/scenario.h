@@ -124,14 +124,14 @@ static void scenario_end(void)
  * NONE if it has fewer. */
 static const struct argus_segment no_seg;
 
-static const struct argus_segment *S(uint32_t id)
+__attribute__((unused)) static const struct argus_segment *S(uint32_t id)
 {
 	const struct argus_segment *s = argus_graph__segment(graph, id);
 
 	return s ? s : &no_seg;
 }
 
-static uint32_t seg(uint32_t tid, uint32_t i)
+__attribute__((unused)) static uint32_t seg(uint32_t tid, uint32_t i)
 {
 	uint32_t t = argus_graph__thread_by_tid(graph, tid), n;
 	const uint32_t *v;
