@@ -109,16 +109,6 @@ static void on_both(void *ctx, enum argus_hang_change what, const struct argus_l
 	on_open(b->o, what, h);
 }
 
-static int longest_first(const void *a, const void *b)
-{
-	const struct argus_hang *x = a, *y = b;
-	uint64_t dx = x->end - x->start, dy = y->end - y->start;
-
-	if (dx != dy)
-		return dx > dy ? -1 : 1;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
 static int by_start(const void *a, const void *b)
 {
 	const struct argus_hang *x = a, *y = b;
@@ -200,7 +190,7 @@ int hangs_replay_graph(const struct argus_graph *g, struct argus_trace *t,
 		return rc < 0 ? rc : r.rc;
 	}
 	if (r.n)
-		qsort(r.h, r.n, sizeof(*r.h), o->tid ? by_start : longest_first);
+		qsort(r.h, r.n, sizeof(*r.h), o->tid ? by_start : argus_hang_cmp_longest);
 	*out = r.h;
 	*nout = r.n;
 	return 0;

@@ -85,6 +85,9 @@ struct argus_hang_opts {
 
 /* Hangs: in time order for one thread, longest first for a process or the
  * machine; *out is malloc'd (free()). */
+/* The order of hang lists (qsort of struct argus_hang): longest first,
+ * then the earliest. */
+int argus_hang_cmp_longest(const void *a, const void *b);
 int argus_diag__hangs(const struct argus_graph *g,
 		      const struct argus_hang_opts *opts,
 		      struct argus_hang **out, uint32_t *n);
@@ -146,6 +149,8 @@ struct argus_activity {
 	uint64_t asleep_ns;     /* all its waits' overlap with the window */
 	uint64_t run_ns;        /* its segments' overlap with the window: on
 	                           CPU or runnable (preempted) */
+	uint32_t sleeps;        /* sleeps (nanosleep, clock_nanosleep) begun
+	                           within the window */
 };
 
 int argus_diag__activity(const struct argus_graph *g, uint32_t tid,

@@ -447,7 +447,7 @@ static void fill_hang(const struct argus_graph *g, uint32_t thr, const struct ga
 		h->kind = a.kind;
 		if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE && !gp->loop &&
 		    (child_nr(SEGS(g)[a.wait_seg].wait_nr) ||
-		     (sleep_nr(SEGS(g)[a.wait_seg].wait_nr) && a.waits <= 1)))
+		     (sleep_nr(SEGS(g)[a.wait_seg].wait_nr) && a.sleeps <= 1)))
 			h->flags |= ARGUS_HANG_F_DELIBERATE;
 	}
 }
@@ -721,7 +721,7 @@ static int machine_hangs(const struct argus_graph *g, unsigned rule, uint64_t th
 	return rc;
 }
 
-static int longest_first(const void *a, const void *b)
+int argus_hang_cmp_longest(const void *a, const void *b)
 {
 	const struct argus_hang *x = a, *y = b;
 	uint64_t dx = x->end - x->start, dy = y->end - y->start;
@@ -776,7 +776,7 @@ int argus_diag__hangs(const struct argus_graph *g,
 		if (!rc && o.scope == ARGUS_HANGS_PROCESS && !any)
 			rc = -ENOENT;
 		if (!rc && hangs.n)
-			qsort(hangs.p, hangs.n, sizeof(struct argus_hang), longest_first);
+			qsort(hangs.p, hangs.n, sizeof(struct argus_hang), argus_hang_cmp_longest);
 	}
 	if (rc) {
 		gvec_free(&hangs);
@@ -912,6 +912,7 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 		a->asleep_ns += w;
 		if (s->end >= from && s->end < to) {
 			a->waits++;
+			a->sleeps += sleep_nr(s->wait_nr);
 			if (wend - s->end < SHORT_WAIT_NS)
 				a->short_waits++;
 			else if (sleep_nr(s->wait_nr))

@@ -25,8 +25,9 @@
 #include "hang_rule.h"
 
 #define FILTER_BITS 65536u
-/* prev_state bits of a stopped or traced task (SIGSTOP, a debugger) */
-#define STATE_STOPPED_OR_TRACED (0x4 | 0x8)
+/* prev_state bit of a task in a ptrace stop (a debugger); 0x4 is a job
+ * control stop (SIGSTOP) */
+#define STATE_TRACED 0x8
 /* sleeps and yields since it came back before a hang reads as a yield loop */
 #define YIELD_LOOP_MIN 4
 
@@ -43,7 +44,8 @@ struct wthread {
 	bool loop;             /* has had an idle wait: a loop thread */
 	bool polls;            /* has made a poll-family call */
 	bool poll_many;        /* its last poll/ppoll entry watched 2+ fds */
-	bool wait_idle;        /* blocked: an idle wait, or stopped (at rest) */
+	bool wait_idle;        /* blocked: an idle wait, a debugger's stop or a
+	                          wait for a child (at rest) */
 	bool wait_sleep;       /* blocked: nanosleep/clock_nanosleep */
 	bool wait_request;     /* blocked: a poll-family wait with a request out */
 	bool call_away;        /* the call under way blocked in a wait that is
@@ -302,10 +304,12 @@ static void switch_out(struct argus_hang_watch *w, struct wthread *t,
 
 	if (!r->prev_state)
 		return; /* preempted: still running */
-	/* stopped (a debugger, SIGSTOP), or waiting for a child (a shell
-	 * runs every command so; the offline list leaves such waits out as
-	 * deliberate): at rest, but no idle wait of the thread's own */
-	stopped = (r->prev_state & STATE_STOPPED_OR_TRACED) || hang_rule_child_nr(r->sys_nr);
+	/* in a debugger's stop, or waiting for a child (a shell runs every
+	 * command so; the offline list leaves such waits out as deliberate):
+	 * at rest, but no idle wait of the thread's own.  A SIGSTOP (job
+	 * control) is no rest: the thread is frozen, away as the offline
+	 * model counts it */
+	stopped = (r->prev_state & STATE_TRACED) || hang_rule_child_nr(r->sys_nr);
 	idle = !stopped && idle_wait(t, r->sys_nr);
 	if (idle || stopped)
 		came_back(w, t, r->h.ts); /* at rest from here */
@@ -604,6 +608,11 @@ int argus_hang_watch__check(struct argus_hang_watch *w, uint64_t now_ns,
 			cut_at_wait(w, t);
 		if (t->in_hang || now_ns < t->back_ts || now_ns - t->back_ts < w->threshold_ns)
 			continue;
+		/* one sleep since it came back (a command's `sleep 10`): a
+		 * deliberate wait, as the offline list leaves it out; a second
+		 * sleep makes it a retry loop, reported then */
+		if (t->state == T_BLOCKED && t->wait_sleep && t->nshort <= 1)
+			continue;
 		/* a thread with no idle wait, now in a wait (not a sleep) that
 		 * began before the threshold: whether the stretch goes on (a
 		 * short wait) or ends where the wait began (a long one) is not
@@ -766,10 +775,13 @@ int argus_watch_thread__from_proc(uint32_t tid, uint64_t now_ns,
 			else
 				t->sys_nr = (int32_t)strtol(buf, NULL, 10);
 		}
-	} else if (state == 'T' || state == 't') {
-		/* stopped or traced: at rest, like an idle wait */
+	} else if (state == 't') {
+		/* in a debugger's stop: at rest, like an idle wait */
 		t->blocked = true;
 		t->stopped = true;
+	} else if (state == 'T') {
+		/* stopped by a signal (SIGSTOP): frozen, not at rest */
+		t->blocked = true;
 	}
 	return 0;
 }

@@ -94,8 +94,8 @@ struct argus_watch_thread {
 	char comm[16];        /* its process's name */
 	unsigned why;         /* ARGUS_WATCH_* */
 	bool blocked;         /* asleep (in a syscall or not) when found */
-	bool stopped;         /* stopped or traced (SIGSTOP, a debugger): at
-	                         rest, like an idle wait */
+	bool stopped;         /* in a debugger's stop (ptrace): at rest, like
+	                         an idle wait (a SIGSTOP's stop is not) */
 	int32_t sys_nr;       /* that syscall, or -1 */
 	uint64_t since_ns;    /* when it was found (its "came back" time) */
 };

@@ -11,7 +11,8 @@
  * shape of a program issue 26 names: a periodic monitor, a lock retry
  * loop, dbus-send's reply wait, a GLib main loop polling a queue with a
  * timeout, a lock wait, an idle epoll server, a worker's timed tick, a
- * shell waiting for its child.  Each scenario also says how many hangs it
+ * shell waiting for its child, a command's lone sleep, a retry loop with
+ * long sleeps.  Each scenario also says how many hangs it
  * has, so that agreeing on nothing cannot pass.  (The e2e real_* tests and
  * hang_watch_idle_loop.sh do the same over real programs' recordings.)
  */
@@ -233,6 +234,30 @@ static void test_shell_waiting_for_its_child(void)
 	agree("shell wait4", 0);
 }
 
+/* sleep(1) the command: its set-up works, then one 4 s sleep.  A
+ * deliberate wait: left out of the list, and not reported live. */
+static void test_lone_sleep(void)
+{
+	begin("sleep");
+	call(SYS_openat, 3, 0, 0);
+	call(SYS_close, 0, 0, 0);
+	wait_call(SYS_clock_nanosleep, 4000 * MS, 0, 4000 * MS, 0, 0, 0);
+	agree("lone sleep", 0);
+}
+
+/* A retry loop with long sleeps: a lock refused, 1.5 s asleep, three
+ * times.  One hang. */
+static void test_retry_loop_with_long_sleeps(void)
+{
+	begin("retry");
+	for (int i = 0; i < 3; i++) {
+		call(SYS_flock, -EAGAIN, AE_OBJ_FILE, FD_FILE);
+		wait_call(SYS_nanosleep, 1500 * MS, 0, 1500 * MS, 0, 0, 0);
+	}
+	call(SYS_flock, 0, AE_OBJ_FILE, FD_FILE);
+	agree("retry loop, long sleeps", 1);
+}
+
 int main(void)
 {
 	RUN(test_periodic_monitor_is_no_hang);
@@ -243,5 +268,7 @@ int main(void)
 	RUN(test_idle_epoll_server);
 	RUN(test_worker_tick);
 	RUN(test_shell_waiting_for_its_child);
+	RUN(test_lone_sleep);
+	RUN(test_retry_loop_with_long_sleeps);
 	return check_report();
 }
