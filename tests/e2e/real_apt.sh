@@ -70,6 +70,7 @@ SH
 real_run_harness apt 3.5
 real_check_diagnose "$TRACE" "$GT"
 real_check_hangs "$TRACE" "$GT"
+real_keeper 6 apt-get
 # the holder's sleep starts before apt-get waits: hold 8.5 s for a live
 # hang of 8 s (real_lib.sh: real_live)
 real_live 8.5 3

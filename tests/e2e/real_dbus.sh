@@ -118,6 +118,7 @@ SH
 real_run_harness dbus 3
 real_check_diagnose "$TRACE" "$GT"
 real_check_hangs "$TRACE" "$GT"
+real_keeper 6 dbus-send
 # the service's sleep starts as the victim enters poll: hold 8.5 s for a
 # live hang of 8 s (real_lib.sh: real_live).  dbus-send's reply wait is a
 # poll() on its one connection, whose socket the collector records since

@@ -10,7 +10,7 @@
 # whose `->` line names the waiter; the holder's child (the sleep it waits
 # for) from /proc/PID/task/PID/children.  Expected: the victim (the
 # waiting flock) is blamed on the holder flock, whose own culprit is its
-# sleep child.  See real_lib.sh for the three phases (record, hangs, lldb).
+# sleep child.  See real_lib.sh for the phases (record, hangs, keeper, lldb).
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 . "$(dirname "$0")/real_lib.sh"
@@ -59,6 +59,7 @@ SH
 real_run_harness flock 3.5
 real_check_diagnose "$TRACE" "$GT"
 real_check_hangs "$TRACE" "$GT"
+real_keeper 6 flock
 # the holder's sleep starts just before the victim waits: hold 8.5 s for a
 # live hang of 8 s (real_lib.sh: real_live)
 real_live 8.5 3

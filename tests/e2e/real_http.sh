@@ -78,6 +78,7 @@ SH
 real_run_harness http 3
 real_check_diagnose "$TRACE" "$GT"
 real_check_hangs "$TRACE" "$GT"
+real_keeper 6 curl
 real_live 8 3
 real_live 8 random
 kill "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null

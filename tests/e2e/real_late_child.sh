@@ -64,6 +64,8 @@ SH
 real_run_harness late_child 2.5
 real_check_diagnose "$TRACE" "$GT"
 real_check_hangs "$TRACE" "$GT"
+# the parent is /usr/bin/python3: its comm is python3
+real_keeper 6 python3
 # the child's sleep starts before the parent reads: hold 8.5 s for a live
 # hang of 8 s (real_lib.sh: real_live)
 real_live 8.5 3

@@ -22,7 +22,31 @@
 #      `argus diagnose FILE --pid VICTIM --json`, no time) and
 #      real_check_hangs (`argus hangs FILE --json`, no --pid: the victim's
 #      hang among the 5 longest);
-#   3. two live phases, each the harness again (HOLD_S of 8 s or more)
+#   3. the keeper phase (issue 26: argusd started with --watch on the
+#      victim's name keeps a snapshot by itself, and its stored diagnosis
+#      names the culprit): `real_keeper HOLD COMM` starts a collector of
+#      its own (`--no-watch-interactive --watch COMM --hang-dir $T/hangs`,
+#      the default --hang-threshold and --hang-grace: what a user gets),
+#      runs the harness again (ground truth $T/keeper.gt) and, with no
+#      `argus save` at all, waits (90 s at most from READY) for argusd's
+#      $T/hangs/<time>-COMM-VICTIM.json.  Its "diagnosis" must not be null
+#      and must pass check.py keeper: the checks of `diagnose` (the
+#      victim's hang, overlapping IN_WAIT_NS..DONE_NS; the culprit and its
+#      rule; the chain starting with KEEPER_CHAIN if the ground truth has
+#      it, else CHAIN: KEEPER_CHAIN is the chain as far as it is known when
+#      argusd saves, for a harness whose chain acts only at the hang's end,
+#      and stands only for a snapshot of a hang still going on, as
+#      LIVE_CHAIN does for lldb); the live view (kind, wait, request, late,
+#      start_ns, end_ns) is logged.  No .json: the failure says what
+#      argusd saw (the tail of its argusd.log, `argus status`).  The
+#      harness must end (exit 0); then that collector stops and the live
+#      phases start their own.  COMM is the victim's name as the kernel
+#      shows it (/proc/PID/comm, 15 bytes at most; the phase checks it).
+#      The tests use HOLD 6: well past the 2 s threshold, and past
+#      threshold + grace (5 s), so argusd saves a hang still going on, as
+#      it does for any hang longer than 5 s.  The phase costs about HOLD s
+#      + the time argusd takes to save and diagnose;
+#   4. two live phases, each the harness again (HOLD_S of 8 s or more)
 #      under the test's private collector: `real_live HOLD 3` attaches
 #      lldb-16 to the victim 3 s after IN_WAIT_NS, as a user would, seconds
 #      into the hang; `real_live HOLD random` at a moment drawn uniformly
@@ -42,8 +66,9 @@
 # A failed check does not stop the test: every check runs and the test
 # fails at the end (real_finish) with all of them, which tells more than
 # the first one alone.  REAL_KEEP_TRACES=DIR copies the recorded trace
-# and its ground truth to DIR/NAME.argus and DIR/NAME.txt when a check
-# failed (for the diagnosis developers to iterate on offline).
+# and its ground truth to DIR/NAME.argus and DIR/NAME.txt, passed or
+# failed (for the diagnosis developers to iterate on offline; the .txt
+# lists the failed checks, if any).
 
 REAL_FAILS=()
 REAL_CLEANUP=()   # shell commands run on exit, before lib.sh's cleanup
@@ -85,7 +110,7 @@ real_run_harness() {
 	log "ground truth: $(grep -v '^READY' "$GT" | tr '\n' ' ')"
 }
 
-# The JSON checker: python3 CHECK WHAT JSON GT [FIELDS]
+# The JSON checker: python3 CHECK WHAT JSON GT [LIVE_JSON ALL_JSON]
 real_write_checker() {
 	cat >"$T/check.py" <<'PY'
 import json, sys
@@ -106,7 +131,8 @@ except Exception as e:
     print(f"  FAIL: no JSON object: {e}", file=sys.stderr)
     sys.exit(1)
 victim = int(g["VICTIM_PID"])
-if what in ("diagnose", "live", "until"):
+if what in ("diagnose", "live", "until", "keeper"):
+    # (keeper: the "diagnosis" argusd stored beside its own snapshot)
     h = d.get("hang") or {}
     check(h.get("pid") == victim, f"the hang is the victim's: hang pid {h.get('pid')} == {victim}")
     if what == "until":
@@ -117,7 +143,7 @@ if what in ("diagnose", "live", "until"):
               f"--until-end saw the hang end: until_end.ended={ue.get('ended')!r} "
               f"(event {ue.get('event')!r}, stopped {ue.get('stopped')!r})")
     # (the until phase is checked before the harness has seen the end)
-    if what == "diagnose" or (what == "until" and g.get("DONE_NS")):
+    if what in ("diagnose", "keeper") or (what == "until" and g.get("DONE_NS")):
         s, e = int(g["IN_WAIT_NS"]), int(g["DONE_NS"])
         check(h.get("start_ns", 1 << 63) < e and h.get("end_ns", 0) > s,
               f"hang {h.get('start_ns')}..{h.get('end_ns')} overlaps the harness's {s}..{e}")
@@ -138,8 +164,11 @@ if what in ("diagnose", "live", "until"):
         # child a holder waits for) must be as right as when recorded
         # (LIVE_CHAIN: what a live diagnosis can know, when the recorded
         # chain names someone who acts only after the attach)
-        if what in ("diagnose", "live", "until"):
-            key = "LIVE_CHAIN" if what == "live" and "LIVE_CHAIN" in g else "CHAIN"
+        # (KEEPER_CHAIN: the same for the snapshot argusd keeps, of a
+        # hang still going on at threshold + grace)
+        if what in ("diagnose", "live", "until", "keeper"):
+            key = ("LIVE_CHAIN" if what == "live" and "LIVE_CHAIN" in g else
+                   "KEEPER_CHAIN" if what == "keeper" and "KEEPER_CHAIN" in g else "CHAIN")
             want_chain = [int(p) for p in g.get(key, "").split(",") if p]
             got = [x.get("pid") for x in d.get("chain") or []]
             check(got[:len(want_chain)] == want_chain,
@@ -161,6 +190,33 @@ elif what == "hangs":
             and x.get("start_ns", 1 << 63) < e and x.get("end_ns", 0) > s]
     check(bool(mine), f"the victim {victim}'s hang (around {s}..{e}) is among the 5 longest of "
           f"{len(hs)}: {[(x.get('comm'), x.get('pid'), x.get('duration_ns', 0) // 1000000) for x in top]}")
+elif what == "agree":
+    # the offline list (jfile) and the live rule's (argv[4]) over one
+    # recording: every hang of one overlaps a hang of the same thread in
+    # the other, and the victim's is in both
+    live = json.load(open(sys.argv[4])).get("hangs") or []
+    off = d.get("hangs") or []
+    # a thread seen only asleep (one wait begun before the recording) is
+    # left out of the offline list as dormant; argusd finds such a thread
+    # asleep in /proc, the replay only from its first record (this VM
+    # records no switch-out of pid 1's threads: they look like that)
+    try:
+        dormant = [x for x in json.load(open(sys.argv[5])).get("hangs") or [] if x.get("dormant")]
+    except (IndexError, OSError, ValueError):
+        dormant = []
+    def show(x):
+        return f"{x.get('comm')} {x.get('pid')}/{x.get('tid')} {x.get('kind')} {x.get('duration_ns', 0) // 1000000} ms"
+    def match(x, ys):
+        return any(y.get("tid") == x.get("tid") and y.get("start_ns", 0) < x.get("end_ns", 0)
+                   and y.get("end_ns", 0) > x.get("start_ns", 0) for y in ys)
+    for x in off:
+        check(match(x, live), f"offline hang {show(x)} is one the live rule reports too")
+    for y in live:
+        if not match(y, off) and match(y, dormant):
+            print(f"  note: live rule's hang {show(y)}: a thread the offline list calls dormant", file=sys.stderr)
+            continue
+        check(match(y, off), f"live rule's hang {show(y)} is one the offline list has too")
+    check(any(x.get("pid") == victim for x in live), f"the live rule reports the victim {victim}")
 sys.exit(1 if bad else 0)
 PY
 }
@@ -183,7 +239,8 @@ real_check_diagnose() {
 		soft "argus diagnose --pid $v does not match the ground truth"
 }
 
-# real_check_hangs TRACE GT: `argus hangs TRACE --json` (no --pid).
+# real_check_hangs TRACE GT: `argus hangs TRACE --json` (no --pid), and
+# the same listing by argusd's live rule (--live-rule) agrees with it.
 real_check_hangs() {
 	local trace=$1 g=$2
 	[ -f "$T/check.py" ] || real_write_checker
@@ -196,6 +253,164 @@ real_check_hangs() {
 	fi
 	/usr/bin/python3 "$T/check.py" hangs "$T/h.json" "$g" ||
 		soft "argus hangs without --pid does not list the victim's hang among the longest"
+	# one hang model, two runs (issue 26): argusd's live watch replayed
+	# over the same recording lists the same hangs, thread for thread
+	"$ARGUS" hangs "$trace" --live-rule --json >"$T/hl.json" 2>"$T/hl.err"
+	rc=$?
+	log "argus hangs --live-rule (no --pid): exit $rc"
+	if [ $rc -ne 0 ]; then
+		soft "argus hangs $trace --live-rule --json exited $rc: $(head -n 1 "$T/hl.err" | head -c 300)"
+		return
+	fi
+	"$ARGUS" hangs "$trace" --all --json >"$T/ha.json" 2>/dev/null
+	if ! /usr/bin/python3 "$T/check.py" agree "$T/h.json" "$g" "$T/hl.json" "$T/ha.json"; then
+		# what each side says of the threads they disagree on, for the
+		# next reader (REAL_KEEP_TRACES=DIR keeps the recording itself)
+		log "argus hangs --all, and --live-rule, of this recording:"
+		"$ARGUS" hangs "$trace" --all 2>&1 | sed 's/^/    offline: /' | head -n 30 >&2
+		"$ARGUS" hangs "$trace" --live-rule 2>&1 | sed 's/^/    live:    /' | head -n 30 >&2
+		soft "argus hangs and argusd's live rule (--live-rule) do not list the same hangs of this recording"
+	fi
+}
+
+# real_stop_collector: `argus stop` of the collector this test runs in its
+# run dir, and wait (10 s) until its argusd is gone.
+real_stop_collector() {
+	local pid
+	pid=$(collector_pid)
+	timeout 30 "$ARGUS" stop >"$T/stop.out" 2>"$T/stop.err" ||
+		soft "argus stop exited $?: $(head -n 2 "$T/stop.err" | tr '\n' ' ')"
+	for _ in $(seq 1 40); do is_argusd "$pid" || break; sleep 0.25; done
+	if is_argusd "$pid"; then
+		soft "argusd $pid still runs 10 s after argus stop (killed)"
+		kill -KILL "$pid" 2>/dev/null
+	fi
+	return 0
+}
+
+# real_keeper HOLD_S COMM: the keeper phase (the header's step 3).  The
+# harness once more (ground truth $T/keeper.gt) under a collector of this
+# phase's own, started with --watch COMM and --hang-dir $T/hangs; no
+# `argus save`: argusd must keep the victim's hang by itself, and the
+# diagnosis it stored in the .json must name the harness's culprit.
+real_keeper() {
+	local hold=$1 comm=$2 name=keeper
+	local hd=$T/hangs g=$T/keeper.gt
+	[ -f "$T/check.py" ] || real_write_checker
+	[ ${#comm} -le 15 ] || fail "real_keeper $hold $comm: a comm has 15 bytes at most"
+	# a fresh collector for this phase only (a live phase's, if one ran
+	# before, is stopped first)
+	if [ "$REAL_LIVE_COLLECTOR" = 1 ]; then
+		real_stop_collector
+		REAL_LIVE_COLLECTOR=0
+	fi
+	local t0=$SECONDS
+	start_collector --dir "$T/kring" --size 256M --no-watch-interactive --watch "$comm" --hang-dir "$hd"
+
+	local hp end
+	: >"$g"
+	bash "$T/harness.sh" "$hold" "$g" >"$T/$name.out" 2>"$T/$name.err" &
+	hp=$!
+	E2E_PIDS+=("$hp")
+	end=$((SECONDS + 30))
+	until grep -q '^READY=1' "$g"; do
+		kill -0 "$hp" 2>/dev/null || fail "keeper phase: the harness ended before the hang (its stderr below)" "$T/$name.err"
+		[ $SECONDS -lt $end ] || fail "keeper phase: the harness never saw the hang in 30 s" "$g"
+		sleep 0.1
+	done
+	local v in_wait vcomm t_ready=$SECONDS
+	v=$(gt VICTIM_PID "$g")
+	in_wait=$(gt IN_WAIT_NS "$g")
+	vcomm=$(cat "/proc/$v/comm" 2>/dev/null)
+	log "keeper phase: the victim $v ($vcomm) hangs, held $hold s; argusd watches $comm" \
+		"($(grep -v '^READY' "$g" | tr '\n' ' '))"
+	[ "$vcomm" = "$comm" ] ||
+		soft "keeper phase: the victim $v is named '$vcomm' (/proc/$v/comm), not '$comm': the phase watches the wrong name"
+
+	# argusd writes <time>-<comm>-<pid>.argus, then the .json last
+	local json="" waited
+	end=$((t_ready + 90))
+	while :; do
+		json=$(ls "$hd"/*-"$comm"-"$v".json 2>/dev/null | head -n 1)
+		[ -n "$json" ] && break
+		[ $SECONDS -lt $end ] || break
+		sleep 0.2
+	done
+	waited=$((SECONDS - t_ready))
+	wait "$hp"
+	local rc=$?
+	[ $rc -eq 0 ] || soft "keeper phase: the harness exited $rc: $(tail -n 3 "$T/$name.err" | tr '\n' ' ')"
+	local done_ns
+	done_ns=$(gt DONE_NS "$g")
+	[ -n "$done_ns" ] && log "keeper phase: the victim returned $(real_live_secs $((done_ns - in_wait))) s after IN_WAIT_NS"
+
+	"$ARGUS" status >"$T/$name.status" 2>&1
+	log "keeper phase: $hd holds: $(ls "$hd" 2>/dev/null | tr '\n' ' ')"
+	log "keeper phase: argus status: $(grep -E '^(hangs|watching)' "$T/$name.status" | tr -s ' ' | paste -sd ';')"
+	if [ -z "$json" ]; then
+		log "keeper phase: argusd.log (last 30 lines):"
+		tail -n 30 "$ARGUS_RUN_DIR/argusd.log" 2>/dev/null | sed 's/^/    /' >&2
+		log "keeper phase: argus status:"
+		sed 's/^/    /' "$T/$name.status" >&2
+		local msg
+		msg="keeper phase: argusd kept no snapshot of $comm $v (no $hd/*-$comm-$v.json ${waited} s after READY; hang held $hold s)"
+		msg+="; argusd.log (last lines): $(tail -n 12 "$ARGUS_RUN_DIR/argusd.log" 2>/dev/null | paste -sd '|' | head -c 1500)"
+		msg+="; argus status: $(grep -E '^ *(collector|hangs|watching) ' "$T/$name.status" | tr -s ' ' | paste -sd '|' | head -c 800)"
+		msg+="; $hd holds: $(ls "$hd" 2>/dev/null | paste -sd ' ')"
+		soft "$msg"
+	else
+		log "keeper phase: $(basename "$json") came ${waited} s after READY ($(real_live_secs $(( $(mono) - in_wait ))) s after IN_WAIT_NS)"
+		grep -F -e "$comm" "$ARGUS_RUN_DIR/argusd.log" 2>/dev/null | sed 's/^/    argusd.log: /' | tail -n 6 >&2
+		local out crc
+		out=$(/usr/bin/python3 - "$json" "$T/$name.diag.json" "$in_wait" <<'PY' 2>&1
+import json, sys
+d = json.load(open(sys.argv[1]))
+in_wait = int(sys.argv[3])
+lv = d.get("live") or {}
+def rel(ns):
+    return "null" if ns is None else "%+.2f s" % ((ns - in_wait) / 1e9)
+print(f"  stored: pid {d.get('pid')} tid {d.get('tid')} comm {d.get('comm')!r} watched {d.get('watched')}")
+print(f"  live view: kind={lv.get('kind')} wait={lv.get('wait')} request={lv.get('request')} "
+      f"late={lv.get('late')} start_ns={lv.get('start_ns')} ({rel(lv.get('start_ns'))} from IN_WAIT_NS) "
+      f"end_ns={lv.get('end_ns')} ({rel(lv.get('end_ns'))}) ongoing={lv.get('ongoing')} "
+      f"duration_ms={lv.get('duration_ms')} threshold_ms={lv.get('threshold_ms')}")
+print(f"  saved_from_ns={rel(d.get('saved_from_ns'))} diagnosis_at_ns={rel(d.get('diagnosis_at_ns'))} "
+      f"report={d.get('report')!r}")
+if lv.get("ongoing") is False:
+    print("  ENDED: the snapshot holds the hang's end (not ongoing when saved)")
+diag = d.get("diagnosis")
+if diag is None:
+    print(f"  FAIL: the stored diagnosis is null: diagnose_error={d.get('diagnose_error')!r}")
+    sys.exit(1)
+json.dump(diag, open(sys.argv[2], "w"))
+PY
+)
+		crc=$?
+		printf '%s\n' "$out" >&2
+		if [ $crc -ne 0 ]; then
+			soft "keeper phase: $(basename "$json") has no diagnosis: $(printf '%s\n' "$out" | grep -E 'FAIL|Error|error' | paste -sd ';' | head -c 400)"
+		else
+			# KEEPER_CHAIN (what is known by threshold + grace into the
+			# hang) stands only for a snapshot of a hang still going on:
+			# one that holds the hang's end must have the whole CHAIN
+			local kg=$g
+			if printf '%s\n' "$out" | grep -q '^  ENDED:' && grep -q '^KEEPER_CHAIN=' "$g"; then
+				kg=$T/$name.ended.gt
+				grep -v '^KEEPER_CHAIN=' "$g" >"$kg"
+				log "keeper phase: the snapshot holds the hang's end: the chain must start with CHAIN, not KEEPER_CHAIN"
+			fi
+			out=$(/usr/bin/python3 "$T/check.py" keeper "$T/$name.diag.json" "$kg" 2>&1)
+			crc=$?
+			printf '%s\n' "$out" >&2
+			[ $crc -eq 0 ] ||
+				soft "keeper phase: the diagnosis argusd stored in $(basename "$json") does not match the ground truth: $(printf '%s\n' "$out" | sed -n 's/^  FAIL: //p' | paste -sd ';' | head -c 400)"
+		fi
+	fi
+	# stop this phase's collector: a later real_live starts its own
+	real_stop_collector
+	REAL_LIVE_COLLECTOR=0
+	log "keeper phase: $((SECONDS - t0)) s"
+	return 0
 }
 
 # The live phases (real_live): lldb attaches DELAY s into the hang (counted
@@ -365,9 +580,6 @@ real_live() {
 # real_finish WHAT: pass, or fail with every failed check (and keep the
 # trace for offline work when REAL_KEEP_TRACES is set).
 real_finish() {
-	if [ ${#REAL_FAILS[@]} -eq 0 ]; then
-		pass "$1"
-	fi
 	if [ -n "${REAL_KEEP_TRACES:-}" ] && [ -n "${TRACE:-}" ] && [ -f "$TRACE" ]; then
 		mkdir -p "$REAL_KEEP_TRACES"
 		cp "$TRACE" "$REAL_KEEP_TRACES/$E2E_NAME.argus"
@@ -378,6 +590,9 @@ real_finish() {
 			printf '#   %s\n' "${REAL_FAILS[@]}"
 		} >"$REAL_KEEP_TRACES/$E2E_NAME.txt"
 		log "kept the trace in $REAL_KEEP_TRACES/$E2E_NAME.argus"
+	fi
+	if [ ${#REAL_FAILS[@]} -eq 0 ]; then
+		pass "$1"
 	fi
 	E2E_FAILED=1
 	printf '[%s] FAIL: %d check(s) failed:\n' "$E2E_NAME" ${#REAL_FAILS[@]} >&2

@@ -92,6 +92,9 @@ SH
 real_run_harness postgres 3
 real_check_diagnose "$TRACE" "$GT"
 real_check_hangs "$TRACE" "$GT"
+# psql A, idle in its transaction, reads its FIFO (a blocking read():
+# argusd keeps it too); the victim is psql B
+real_keeper 6 psql
 real_live 8 3
 real_live 8 random
 
@@ -198,9 +201,9 @@ else
 fi
 wait "$hp" || soft "cli phase: the harness exited $?: $(tail -n 3 "$T/cli.err" | tr '\n' ' ')"
 
-# four runs of the harness (recorded, two live, cli), two UPDATEs each
-[ "$($PSQL -Atc 'SELECT v FROM t WHERE id = 1')" = 8 ] ||
-	soft "the row was not updated by all eight sessions (v=$($PSQL -Atc 'SELECT v FROM t WHERE id = 1'))"
+# five runs of the harness (recorded, keeper, two live, cli), two UPDATEs each
+[ "$($PSQL -Atc 'SELECT v FROM t WHERE id = 1')" = 10 ] ||
+	soft "the row was not updated by all ten sessions (v=$($PSQL -Atc 'SELECT v FROM t WHERE id = 1'))"
 runuser -u postgres -- "$PGBIN/pg_ctl" -D "$T/pg" stop -m immediate -t 20 >>"$T/pg_ctl.log" 2>&1 ||
 	soft "pg_ctl stop failed"
 real_finish "postgres: psql B -> its backend -> A's backend (pg_blocking_pids) -> A's psql"

@@ -60,6 +60,10 @@ echo "\$R" >>"\$g.pids"
 	echo "CHAIN=\$R"
 	# live, before the subshell acts: Xvfb, stopped by a signal
 	echo "LIVE_CHAIN="
+	# argusd's own snapshot (real_keeper) of a hang still going on: saved
+	# at threshold + grace (5 s) into it, before the subshell acts at the
+	# end of a longer hold
+	echo "KEEPER_CHAIN="
 	echo "LIVE_STOPPED=signal"
 	echo "XVFB_STATE=\$(awk '{print \$3}' /proc/$XVFB/stat)"
 	echo "IN_WAIT_NS=\$(mono)"
@@ -75,6 +79,7 @@ SH
 real_run_harness xlib 3
 real_check_diagnose "$TRACE" "$GT"
 real_check_hangs "$TRACE" "$GT"
+real_keeper 6 xprop
 real_live 8 3
 real_live 8 random
 kill -CONT "$XVFB" 2>/dev/null; kill "$XVFB" 2>/dev/null; wait "$XVFB" 2>/dev/null
