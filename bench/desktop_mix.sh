@@ -46,7 +46,7 @@ bpf_ns() {
 }
 
 # every per-mode result file exists, so a mode left out reads as empty
-touch "$tmp"/{astats,aspan,asize,abpf,pstats,tstats,dstats,dwatch}
+touch "$tmp"/{astats,aspan,asize,abpf,pstats,tstats,dstats,dwatch,dhangs}
 
 run() { # mode rep -> appends "build busy" to $tmp/$mode
   local mode=$1 out=$tmp/out.$1
@@ -83,6 +83,9 @@ run() { # mode rep -> appends "build busy" to $tmp/$mode
       "$argus_bin" status 2>/dev/null | awk '$1 == "watching" { print $2; exit }' >>"$tmp/dwatch"
       wait "$wlpid"
       c1=$(daemon_ns "$dpid"); b1=$(bpf_ns); w1=$(date +%s.%N)
+      # what the watch reported (its keeper's saves and diagnoses run in
+      # child processes, not counted above): argus status's hangs line
+      "$argus_bin" status 2>/dev/null | sed -n 's/^hangs *//p' | cut -d';' -f1 >>"$tmp/dhangs"
       "$argus_bin" stop >/dev/null 2>&1
       sysctl -q kernel.bpf_stats_enabled=0
       awk -v c0="$c0" -v c1="$c1" -v b0="$b0" -v b1="$b1" -v w0="$w0" -v w1="$w1" \
@@ -132,6 +135,7 @@ if [ -s "$tmp/dstats" ]; then
   echo "| always-on argusd, steady state: (argusd + BPF) / (wall x $(nproc) CPUs) | | $(printf '%.2f' "${dshare:-0}")% (BPF $(col 2 "$tmp/dstats") s, argusd $(col 1 "$tmp/dstats") s per $(col 3 "$tmp/dstats") s) | | |"
   echo "argusd steady state, every run (argusd s, BPF s, wall s): $(tr '\n' ';' <"$tmp/dstats")"
   echo "argusd's live hang watch, threads watched 4 s into each run: $(tr '\n' ' ' <"$tmp/dwatch" 2>/dev/null)"
+  echo "argusd's hangs in each run: $(paste -sd '|' "$tmp/dhangs" 2>/dev/null)"
 fi
 [ -s "$tmp/astats" ] || exit 0
 echo
