@@ -22,6 +22,8 @@
 #include "msg.h"
 #include "trace_format.h"
 
+#define TASK_DEAD_STATE 0x80    /* prev_state of a task's last switch */
+
 struct replay {
 	const struct argus_graph *g;
 	struct argus_hang *h;
@@ -169,7 +171,11 @@ int hangs_replay_graph(const struct argus_graph *g, struct argus_trace *t,
 	/* the check runs as argusd's does between drains; a recording has
 	 * every record at once, so every 100 ms of trace time */
 	while ((rc = argus_trace__next(t, &ev, NULL)) > 0 && !r.rc) {
-		watch_new(w, g, o, ev.tid, ev.ts);
+		/* (not at its end: a thread's exit and its last switch,
+		 * TASK_DEAD, come after the watch forgot it) */
+		if (ev.type != AE_EXIT && ev.type != AE_FREE &&
+		    !(ev.type == AE_SWITCH && (ev.f[ARGUS_F_SW_PREV_STATE] & TASK_DEAD_STATE)))
+			watch_new(w, g, o, ev.tid, ev.ts);
 		if (ev.type == AE_SWITCH)
 			watch_new(w, g, o, (uint32_t)ev.f[ARGUS_F_SW_NEXT_TID], ev.ts);
 		argus_hang_watch__event(w, t, &ev);

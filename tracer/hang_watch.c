@@ -251,6 +251,19 @@ static void end_hang(struct argus_hang_watch *w, struct wthread *t, uint64_t ts,
 	h->exited = exited;
 }
 
+/* Is t, a thread with no idle wait, blocked in a deliberate wait: a wait
+ * for a child (a shell runs every command so) or its first sleep since it
+ * came back (a command's `sleep 10`)?  The offline list leaves a stretch spent in one out
+ * (docs/diagnosis.md §1), so it is not reported while it lasts, nor late
+ * when it ends; but it is no rest either: the stretch goes on through it. */
+static bool deliberate_wait(const struct wthread *t)
+{
+	/* (a loop thread away from its loop in a sleep is hung: a service
+	 * sleeping inside its method) */
+	return t->state == T_BLOCKED && !t->loop &&
+	       (hang_rule_child_nr(t->wait_nr) || (t->wait_sleep && t->nshort <= 1));
+}
+
 /* t comes back at ts, from a wait or a stretch that was not at rest.  A
  * hang that no check saw while it lasted (argusd descheduled, or busy
  * saving a snapshot, for the whole time the thread was past the
@@ -259,7 +272,7 @@ static void end_hang(struct argus_hang_watch *w, struct wthread *t, uint64_t ts,
 static void came_back(struct argus_hang_watch *w, struct wthread *t, uint64_t ts)
 {
 	if (!t->in_hang && ts > t->back_ts && ts - t->back_ts >= w->threshold_ns &&
-	    !(t->state == T_BLOCKED && t->wait_idle)) {
+	    !(t->state == T_BLOCKED && t->wait_idle) && !deliberate_wait(t)) {
 		begin_hang(w, t, ts);
 		t->hang.late = true;
 	}
@@ -304,12 +317,10 @@ static void switch_out(struct argus_hang_watch *w, struct wthread *t,
 
 	if (!r->prev_state)
 		return; /* preempted: still running */
-	/* in a debugger's stop, or waiting for a child (a shell runs every
-	 * command so; the offline list leaves such waits out as deliberate):
-	 * at rest, but no idle wait of the thread's own.  A SIGSTOP (job
-	 * control) is no rest: the thread is frozen, away as the offline
-	 * model counts it */
-	stopped = (r->prev_state & STATE_TRACED) || hang_rule_child_nr(r->sys_nr);
+	/* in a debugger's stop: at rest, but no idle wait of the thread's
+	 * own.  A SIGSTOP (job control) is no rest: the thread is frozen,
+	 * away as the offline model counts it */
+	stopped = r->prev_state & STATE_TRACED;
 	idle = !stopped && idle_wait(t, r->sys_nr);
 	if (idle || stopped)
 		came_back(w, t, r->h.ts); /* at rest from here */
@@ -367,6 +378,10 @@ static void switch_in(struct argus_hang_watch *w, struct wthread *t, uint64_t ts
 		came_back(w, t, ts);
 	} else if (t->wait_idle) {
 		came_back(w, t, ts); /* the end of a rest */
+	} else if (deliberate_wait(t) && ts - t->wait_start >= w->threshold_ns) {
+		/* a long lone sleep: the stretch it made is deliberate (not
+		 * reported, nor late: came_back knows), a new one starts */
+		came_back(w, t, ts);
 	}
 	t->state = T_RUNNING;
 }
@@ -599,7 +614,7 @@ int argus_hang_watch__check(struct argus_hang_watch *w, uint64_t now_ns,
 	for (uint32_t i = 0; i < w->cap; i++) {
 		struct wthread *t = &w->slots[i];
 
-			if (!t->tid || (t->state == T_BLOCKED && t->wait_idle))
+		if (!t->tid || (t->state == T_BLOCKED && t->wait_idle))
 			continue;
 		/* a thread with no idle wait, in one wait of the threshold or
 		 * more: that wait is a hang of its own (the stretch before it
@@ -608,10 +623,10 @@ int argus_hang_watch__check(struct argus_hang_watch *w, uint64_t now_ns,
 			cut_at_wait(w, t);
 		if (t->in_hang || now_ns < t->back_ts || now_ns - t->back_ts < w->threshold_ns)
 			continue;
-		/* one sleep since it came back (a command's `sleep 10`): a
-		 * deliberate wait, as the offline list leaves it out; a second
-		 * sleep makes it a retry loop, reported then */
-		if (t->state == T_BLOCKED && t->wait_sleep && t->nshort <= 1)
+		/* a wait for a child, or one sleep since it came back: not
+		 * reported while it lasts (a second sleep makes it a retry
+		 * loop, reported then) */
+		if (deliberate_wait(t))
 			continue;
 		/* a thread with no idle wait, now in a wait (not a sleep) that
 		 * began before the threshold: whether the stretch goes on (a
@@ -696,14 +711,13 @@ int argus_hang_watch__add_thread(struct argus_hang_watch *w,
 	if (in->blocked) {
 		/* found asleep: what it wrote before is unknown, so a poll-family
 		 * wait counts as idle (a hang already under way inside poll is
-		 * missed until the thread comes back); a wait for a child is at
-		 * rest, as when it is seen entering one */
+		 * missed until the thread comes back); a wait for a child is a
+		 * deliberate one (deliberate_wait), as when it is seen entering it */
 		t->state = T_BLOCKED;
 		t->wait_start = in->since_ns;
 		t->wait_nr = in->sys_nr;
 		t->wait_sleep = hang_rule_sleep_nr(in->sys_nr);
-		t->wait_idle = hang_rule_loop_nr(in->sys_nr) || in->stopped ||
-			       hang_rule_child_nr(in->sys_nr);
+		t->wait_idle = hang_rule_loop_nr(in->sys_nr) || in->stopped;
 		t->loop = hang_rule_loop_nr(in->sys_nr);
 	}
 	return 0;

@@ -12,7 +12,9 @@
  * loop, dbus-send's reply wait, a GLib main loop polling a queue with a
  * timeout, a lock wait, an idle epoll server, a worker's timed tick, a
  * shell waiting for its child, a command's lone sleep, a retry loop with
- * long sleeps.  Each scenario also says how many hangs it
+ * long sleeps; and the shapes where comparing real recordings found the
+ * two apart (a driver forking short children, a pool worker's lone sleep,
+ * a service sleeping in its handler).  Each scenario also says how many hangs it
  * has, so that agreeing on nothing cannot pass.  (The e2e real_* tests and
  * hang_watch_idle_loop.sh do the same over real programs' recordings.)
  */
@@ -258,6 +260,54 @@ static void test_retry_loop_with_long_sleeps(void)
 	agree("retry loop, long sleeps", 1);
 }
 
+/* A test driver: computes, forking short children it waits for (wait4
+ * of 50 ms), for 4 s.  The short child waits do not cut the stretch: one
+ * busy hang (found by comparing real recordings: the live side once took
+ * every wait4 for a rest). */
+static void test_busy_with_short_child_waits(void)
+{
+	begin("driver");
+	for (int i = 0; i < 20; i++) {
+		call(SYS_clone, 900 + i, 0, 0);
+		wait_call(SYS_wait4, 900 + i, 0, 50 * MS, 900 + i, 0, 0);
+		spin(150 * MS);
+	}
+	agree("busy driver with short child waits", 1);
+}
+
+/* A pool worker: jobs between waits for work, then one 3 s sleep, then
+ * waiting for work again.  Its one sleep is deliberate on both sides,
+ * after it as before. */
+static void test_worker_lone_sleep_then_waits(void)
+{
+	begin("pool");
+	for (int i = 0; i < 5; i++) {
+		wait_call(SYS_futex, 0x9000, 0, 100 * MS, 0, 0, 0);
+		spin(2 * MS);
+	}
+	call(SYS_write, 20, AE_OBJ_FILE, FD_FILE + 1);
+	wait_call(SYS_clock_nanosleep, 3000 * MS, 0, 3000 * MS, 0, 0, 0);
+	call(SYS_write, 20, AE_OBJ_FILE, FD_FILE + 1);
+	wait_call(SYS_futex, 0x9000, 0, 300 * MS, 0, 0, 0);
+	agree("pool worker's lone sleep", 0);
+}
+
+/* A D-Bus service: a GLib loop (poll on 3 fds), whose method sleeps 3 s
+ * in the loop's thread.  A loop thread away from its loop: a hang,
+ * though the sleep is its only one. */
+static void test_loop_thread_sleeping_in_a_handler(void)
+{
+	begin("service");
+	for (int i = 0; i < 3; i++)
+		wait_call(SYS_poll, ~0ull, 3, 300 * MS, 1, 0, 0);
+	call(SYS_recvmsg, 100, AE_OBJ_UNIX, SOCK);
+	wait_call(SYS_clock_nanosleep, 3000 * MS, 0, 3000 * MS, 0, 0, 0);
+	call(SYS_sendmsg, 100, AE_OBJ_UNIX, SOCK);
+	for (int i = 0; i < 3; i++)
+		wait_call(SYS_poll, ~0ull, 3, 300 * MS, 1, 0, 0);
+	agree("service sleeping in its handler", 1);
+}
+
 int main(void)
 {
 	RUN(test_periodic_monitor_is_no_hang);
@@ -270,5 +320,8 @@ int main(void)
 	RUN(test_shell_waiting_for_its_child);
 	RUN(test_lone_sleep);
 	RUN(test_retry_loop_with_long_sleeps);
+	RUN(test_busy_with_short_child_waits);
+	RUN(test_worker_lone_sleep_then_waits);
+	RUN(test_loop_thread_sleeping_in_a_handler);
 	return check_report();
 }
