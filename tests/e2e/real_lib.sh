@@ -288,6 +288,24 @@ real_stop_collector() {
 	return 0
 }
 
+# real_start_harness NAME HOLD_S GT PHASE: the harness again in the
+# background (its ground truth in GT, its output in $T/NAME.out and .err),
+# until it says READY (30 s at most; PHASE names the phase in failures).
+# Sets REAL_HP to its pid.
+real_start_harness() {
+	local name=$1 hold=$2 g=$3 phase=$4 end
+	: >"$g"
+	bash "$T/harness.sh" "$hold" "$g" >"$T/$name.out" 2>"$T/$name.err" &
+	REAL_HP=$!
+	E2E_PIDS+=("$REAL_HP")
+	end=$((SECONDS + 30))
+	until grep -q '^READY=1' "$g"; do
+		kill -0 "$REAL_HP" 2>/dev/null || fail "$phase: the harness ended before the hang (its stderr below)" "$T/$name.err"
+		[ $SECONDS -lt $end ] || fail "$phase: the harness never saw the hang in 30 s" "$g"
+		sleep 0.1
+	done
+}
+
 # real_keeper HOLD_S COMM: the keeper phase (the header's step 3).  The
 # harness once more (ground truth $T/keeper.gt) under a collector of this
 # phase's own, started with --watch COMM and --hang-dir $T/hangs; no
@@ -308,16 +326,8 @@ real_keeper() {
 	start_collector --dir "$T/kring" --size 256M --no-watch-interactive --watch "$comm" --hang-dir "$hd"
 
 	local hp end
-	: >"$g"
-	bash "$T/harness.sh" "$hold" "$g" >"$T/$name.out" 2>"$T/$name.err" &
-	hp=$!
-	E2E_PIDS+=("$hp")
-	end=$((SECONDS + 30))
-	until grep -q '^READY=1' "$g"; do
-		kill -0 "$hp" 2>/dev/null || fail "keeper phase: the harness ended before the hang (its stderr below)" "$T/$name.err"
-		[ $SECONDS -lt $end ] || fail "keeper phase: the harness never saw the hang in 30 s" "$g"
-		sleep 0.1
-	done
+	real_start_harness "$name" "$hold" "$g" "keeper phase"
+	hp=$REAL_HP
 	local v in_wait vcomm t_ready=$SECONDS
 	v=$(gt VICTIM_PID "$g")
 	in_wait=$(gt IN_WAIT_NS "$g")
@@ -503,16 +513,8 @@ real_live() {
 	fi
 
 	local g=$T/$name.gt hp end
-	: >"$g"
-	bash "$T/harness.sh" "$hold" "$g" >"$T/$name.out" 2>"$T/$name.err" &
-	hp=$!
-	E2E_PIDS+=("$hp")
-	end=$((SECONDS + 30))
-	until grep -q '^READY=1' "$g"; do
-		kill -0 "$hp" 2>/dev/null || fail "live phase $ph: the harness ended before the hang (its stderr below)" "$T/$name.err"
-		[ $SECONDS -lt $end ] || fail "live phase $ph: the harness never saw the hang in 30 s" "$g"
-		sleep 0.1
-	done
+	real_start_harness "$name" "$hold" "$g" "live phase $ph"
+	hp=$REAL_HP
 	local v in_wait now target
 	v=$(gt VICTIM_PID "$g")
 	in_wait=$(gt IN_WAIT_NS "$g")
