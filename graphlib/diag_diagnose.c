@@ -37,6 +37,7 @@
 
 #include "argus_diag.h"
 #include "graph_internal.h"
+#include "hang_rule.h"
 
 int diag_similar(const struct argus_graph *g, uint32_t seg, uint64_t ex_from,
 		 uint64_t ex_to, struct argus_similar *out, uint32_t max, bool exact);
@@ -905,6 +906,29 @@ static uint32_t last_handoff(const struct argus_graph *g, uint32_t h)
 	return best;
 }
 
+/* The segment that began the chain of poll retries segment h's wait
+ * continues (hang_rule_poll_continues: curl's 1 s polls for a response),
+ * h itself if none: walking back while the wait before is a poll that
+ * timed out and the segment between tried nothing that worked.  Its
+ * request was sent from there. */
+static uint32_t poll_chain_first(const struct argus_graph *g, uint32_t h)
+{
+	uint32_t cur = h;
+
+	for (int n = 0; n < 4096; n++) {
+		uint32_t prev = argus_graph__seg_prev(g, cur);
+		shape_t b = SHAPES(g)[cur];
+
+		if (prev == ARGUS_NONE || SEGS(g)[prev].end_reason != ARGUS_END_WAIT ||
+		    !hang_rule_poll_continues(hang_rule_loop_nr(SEGS(g)[prev].wait_nr) &&
+					      SHAPE_EXIT1(b) == SHAPE_EXIT1_TIMEDOUT,
+					      SEGS(g)[cur].wait_nr, SHAPE_TRIES(b)))
+			return cur;
+		cur = prev;
+	}
+	return cur;
+}
+
 /* Thread `tid` blocked in segment h, judged over [lo, hi]: find who
  * normally wakes it and add that thread to the chain; recurse. */
 static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts *o,
@@ -1048,7 +1072,12 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	if (level == 0)
 		d->normal_seg = normal;
 	if (x == ARGUS_NONE) {
-		uint32_t e = last_handoff(g, hs);
+		uint32_t e = last_handoff(g, hs), first;
+
+		/* a chain of poll retries: the request was sent before its
+		 * first poll */
+		if (e == ARGUS_NONE && (first = poll_chain_first(g, hs)) != hs)
+			e = last_handoff(g, first);
 
 		if (e != ARGUS_NONE)
 			add_culprit(g, o, d, seg_tid(g, EDGES(g)[e].dst), EDGES(g)[e].dst, true,

@@ -81,6 +81,10 @@ struct twait {
 	uint8_t timed_out;      /* a futex wait that ended by its timeout */
 	uint8_t round;          /* a sleep: HANG_TRY_* of the syscalls since
 	                           the previous sleep (hang_rule_round_idle) */
+	uint8_t tries_new;      /* HANG_TRY_* of the syscalls since the
+	                           previous wait */
+	uint8_t cont;           /* it continues the previous wait, a poll that
+	                           timed out (hang_rule_poll_continues) */
 	uint8_t idle;           /* judged an idle wait */
 };
 
@@ -106,7 +110,7 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 	const uint32_t *v;
 	uint32_t n = argus_graph__thread_segments(g, thr, &v);
 	uint32_t reply_from = 0, exit_from = 0;
-	unsigned run_exit1 = SHAPE_EXIT1_NONE, round = 0;
+	unsigned run_exit1 = SHAPE_EXIT1_NONE, round = 0, run_tries = 0;
 	bool many = false, run_out = false;
 
 	memset(p, 0, sizeof(*p));
@@ -131,6 +135,7 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 			many = b & SHAPE_POLL_MANY;
 		run_out |= !!(b & SHAPE_OUT);
 		round |= SHAPE_TRIES(b);
+		run_tries |= SHAPE_TRIES(b);
 		if (s->end_reason != ARGUS_END_WAIT || (s->flags & ARGUS_SEG_F_STOPPED))
 			continue;
 		if (!(w = gvec_push(&p->waits, sizeof(*w))))
@@ -142,6 +147,8 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 		w->many_fds = (w->nr == SYS_poll || w->nr == SYS_ppoll) && many;
 		w->out_new = run_out;
 		w->call_new = run_exit1 == SHAPE_EXIT1_PLAIN || run_exit1 == SHAPE_EXIT1_TIMEDOUT;
+		w->tries_new = (uint8_t)run_tries;
+		run_tries = 0;
 		if (sleep_nr(w->nr)) {
 			w->round = (uint8_t)round;
 			round = 0;
@@ -181,8 +188,26 @@ static bool waits_end(struct wpass *p, unsigned rule)
 		polls = loop_nr(w[i].nr);
 	for (uint32_t i = 0; i < nw; i++)
 		idle_rounds += sleep_nr(w[i].nr) && hang_rule_round_idle(w[i].round);
+	for (uint32_t i = 1; i < nw; i++)
+		w[i].cont = hang_rule_poll_continues(loop_nr(w[i - 1].nr) &&
+						     w[i - 1].exit1 == SHAPE_EXIT1_TIMEDOUT,
+						     w[i].nr, w[i].tries_new);
 	for (uint32_t i = 0; i < nw; i++) {
 		out |= w[i].out_new;
+		/* a chain of poll retries entered with a request outstanding
+		 * and answered by its reply: one reply wait (hang_rule.h) */
+		if (rule == ARGUS_IDLE_LEARN && out && i + 1 < nw && w[i + 1].cont) {
+			uint32_t b = i + 1;
+
+			while (b + 1 < nw && w[b + 1].cont)
+				b++;
+			if (w[b].ongoing || w[b].reply) {
+				for (uint32_t k = i; k <= b; k++)
+					w[k].out = 1;
+				i = b;
+				continue;
+			}
+		}
 		/* a timed futex wait that times out, in a thread with no event
 		 * loop: a worker's periodic tick or timed wait for work, not a
 		 * wait on anyone.  (A loop thread's timed futex wait is a
@@ -243,6 +268,12 @@ static int call_kind(const struct twait *w, uint32_t nw, uint32_t *wi, uint64_t 
 		(*wi)++;
 	for (uint32_t j = *wi; j < nw && w[j].from <= exit; j++)
 		k = !w[j].idle ? CALL_AWAY : k == CALL_RAN ? CALL_IDLE : k;
+	/* a call that did not block, between two polls of a chain that is
+	 * a reply wait (curl's zero-timeout poll between its 1 s rounds):
+	 * inside that one wait */
+	if (k == CALL_RAN && *wi < nw && *wi > 0 && w[*wi].cont && !w[*wi].idle &&
+	    w[*wi - 1].to <= enter)
+		k = CALL_AWAY;
 	return k;
 }
 
@@ -393,15 +424,23 @@ static int oneshot_gaps(const struct argus_graph *g, uint32_t thr, const struct 
 			end = g->st.max_ts;
 	}
 	for (uint32_t i = 0; i < nw; i++) {
-		if (w[i].to - w[i].from < thr_ns || sleep_nr(w[i].nr))
+		uint32_t b = i;
+
+		/* a chain of poll retries is one wait (hang_rule.h) */
+		while (b + 1 < nw && w[b + 1].cont)
+			b++;
+		if (w[b].to - w[i].from < thr_ns || sleep_nr(w[i].nr)) {
+			i = b;
 			continue;
+		}
 		if (w[i].from > from && (rc = push_gap(gaps, from, w[i].from, false, false)))
 			return rc;
-		if ((rc = push_gap(gaps, w[i].from, w[i].to, w[i].ongoing, false)))
+		if ((rc = push_gap(gaps, w[i].from, w[b].to, w[b].ongoing, false)))
 			return rc;
-		if (w[i].ongoing)
+		if (w[b].ongoing)
 			return 0;
-		from = w[i].to;
+		from = w[b].to;
+		i = b;
 	}
 	if (nw && w[nw - 1].ongoing && !sleep_nr(w[nw - 1].nr) && w[nw - 1].from >= from) {
 		/* a short wait still open at the end: the stretch runs into it */

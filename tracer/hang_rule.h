@@ -86,11 +86,13 @@ static inline bool hang_rule_restart(int64_t ret)
 	return ret <= -512 && ret >= -516;
 }
 
-/* A wait that ended by its own timeout: a futex's -ETIMEDOUT. */
+/* A wait that ended by its own timeout: a futex's -ETIMEDOUT, or a
+ * poll-family call that returned 0 (nothing came). */
 static inline bool hang_rule_timed_out(long nr, int64_t ret)
 {
-	return nr == SYS_futex && ret == -ETIMEDOUT;
+	return (nr == SYS_futex && ret == -ETIMEDOUT) || (hang_rule_loop_nr(nr) && ret == 0);
 }
+
 
 /*
  * Retry loops and idle loops, told apart by what their tries do (the
@@ -133,4 +135,19 @@ static inline bool hang_rule_round_idle(unsigned tries)
  * checks memory between sleeps after doing its work (a deliberate wait,
  * or the start of a retry loop, as before). */
 #define HANG_IDLE_ROUNDS 2
+
+/*
+ * Timed poll retries (curl waiting for a response in 1 s poll rounds): a
+ * poll-family wait that timed out, followed by another poll-family wait
+ * with no try that worked in between (hang_rule_try: only more polls
+ * that found nothing), is continued by it: the chain is one wait.  A
+ * chain entered with a request outstanding and answered by a reply (the
+ * first connection op after it reads the connection written last) is a
+ * reply wait, however many fds its polls watch; the polls that return at
+ * once inside it are no visits of the loop either.
+ */
+static inline bool hang_rule_poll_continues(bool prev_poll_timed_out, long nr, unsigned tries)
+{
+	return prev_poll_timed_out && hang_rule_loop_nr(nr) && !(tries & HANG_TRY_WORKED);
+}
 #endif

@@ -55,6 +55,13 @@ struct wthread {
 	                          first connection op after it reads the
 	                          connection written last) or an idle one */
 	bool in_hang;          /* hang reported (BEGAN), not ended */
+	bool polled;           /* the call under way blocked in a poll-family wait */
+	bool poll_to;          /* its last blocking poll-family wait timed out */
+	bool chain_out;        /* a request was outstanding when the chain of
+	                          poll retries began (hang_rule_poll_continues) */
+	bool chain_req;        /* in a chain of poll retries judged a reply wait */
+	uint8_t poll_tries;    /* HANG_TRY_* since that poll returned */
+	uint64_t chain_start;  /* when the chain's first poll was entered */
 	uint32_t out_kind;     /* the connection written last */
 	uint64_t out_key;
 	int32_t wait_nr;       /* blocked: the syscall, -1 = none */
@@ -193,8 +200,8 @@ static bool in_wait(const struct wthread *t, uint64_t *since)
 		*since = t->wait_start;
 		return true;
 	}
-	*since = t->timed_from;
-	return t->timed_from != 0;
+	*since = t->chain_req ? t->chain_start : t->timed_from;
+	return *since != 0;
 }
 
 static enum argus_live_kind live_kind(const struct wthread *t, uint64_t now)
@@ -220,7 +227,7 @@ static void begin_hang(struct argus_hang_watch *w, struct wthread *t, uint64_t n
 	memcpy(h->comm, t->comm, sizeof(h->comm));
 	h->why = t->why;
 	h->kind = live_kind(t, now);
-	h->sys_nr = t->state == T_BLOCKED || t->timed_from ? t->wait_nr : -1;
+	h->sys_nr = t->state == T_BLOCKED || t->timed_from || t->chain_req ? t->wait_nr : -1;
 	h->request = t->state == T_BLOCKED && t->wait_request;
 	h->start_ns = t->back_ts;
 	h->loop = t->loop;
@@ -310,6 +317,27 @@ static bool idle_wait(const struct wthread *t, int32_t nr)
 	return false;
 }
 
+/* t blocks in a poll-family wait at ts: does it continue a chain of poll
+ * retries (hang_rule_poll_continues), and is the chain then a reply wait
+ * (a request was outstanding when it began)?  Then the thread has been
+ * away since the chain began: the visits of the loop it seemed to make
+ * between the polls are taken back (no hang was reported meanwhile: it
+ * was at rest or visiting). */
+static void poll_chain(struct wthread *t, uint64_t ts)
+{
+	if (!hang_rule_poll_continues(t->poll_to, SYS_poll, t->poll_tries)) {
+		t->chain_start = ts;
+		t->chain_out = t->out;
+		t->chain_req = false;
+	} else if (t->chain_out && !t->chain_req) {
+		t->chain_req = true;
+		if (!t->in_hang && t->back_ts > t->chain_start)
+			t->back_ts = t->chain_start;
+	}
+	t->poll_to = false;
+	t->polled = true;
+}
+
 static void switch_out(struct argus_hang_watch *w, struct wthread *t,
 		       const struct ae_switch *r)
 {
@@ -321,7 +349,11 @@ static void switch_out(struct argus_hang_watch *w, struct wthread *t,
 	 * own.  A SIGSTOP (job control) is no rest: the thread is frozen,
 	 * away as the offline model counts it */
 	stopped = r->prev_state & STATE_TRACED;
-	idle = !stopped && idle_wait(t, r->sys_nr);
+	if (hang_rule_loop_nr(r->sys_nr) && !stopped)
+		poll_chain(t, r->h.ts);
+	else
+		t->poll_to = false;
+	idle = !stopped && !t->chain_req && idle_wait(t, r->sys_nr);
 	if (idle || stopped)
 		came_back(w, t, r->h.ts); /* at rest from here */
 	if (idle) {
@@ -334,7 +366,8 @@ static void switch_out(struct argus_hang_watch *w, struct wthread *t,
 	t->state = T_BLOCKED;
 	/* a timed wait entered again on the same futex after it timed out:
 	 * one wait, from its first try (hang_rule.h) */
-	t->wait_start = t->timed_from && r->sys_nr == SYS_futex && r->sys_arg == t->timed_arg ?
+	t->wait_start = t->chain_req ? t->chain_start :
+			t->timed_from && r->sys_nr == SYS_futex && r->sys_arg == t->timed_arg ?
 			t->timed_from : r->h.ts;
 	t->timed_from = 0;
 	t->wait_arg = r->sys_arg;
@@ -399,6 +432,7 @@ static void conn_op(struct argus_hang_watch *w, struct wthread *t,
 			t->req_pending = false;
 		else
 			was_idle(w, t, ts);
+		t->chain_req = false;
 	}
 	if (!in) {
 		t->out = true;
@@ -421,13 +455,20 @@ static void sys_exit(struct argus_hang_watch *w, struct wthread *t,
 
 	if (hang_rule_restart(r->ret))
 		return; /* interrupted; the call goes on */
-	if (hang_rule_timed_out(nr, r->ret) && t->wait_nr == SYS_futex) {
+	if (nr == SYS_futex && hang_rule_timed_out(nr, r->ret) && t->wait_nr == SYS_futex) {
 		t->timed_arg = t->wait_arg;
 		t->timed_from = t->wait_start;
 	} else if (nr != SYS_futex) {
 		t->timed_from = 0; /* another call: the retried wait is over */
 	}
 	t->round |= (uint8_t)hang_rule_try(nr, r->ret);
+	t->poll_tries |= (uint8_t)hang_rule_try(nr, r->ret);
+	if (t->poll_tries & HANG_TRY_WORKED) {
+		/* the chain of poll retries is over (a reply, if it was one,
+		 * is told by the first connection op: req_pending) */
+		t->poll_to = false;
+		t->chain_req = false;
+	}
 	if (hang_rule_conn_kind(r->obj.kind) &&
 	    (hang_rule_in(nr, r->ret) || hang_rule_out(nr, r->ret)))
 		conn_op(w, t, r, hang_rule_in(nr, r->ret), r->h.ts);
@@ -438,8 +479,15 @@ static void sys_exit(struct argus_hang_watch *w, struct wthread *t,
 	t->call_away = false;
 	if (hang_rule_loop_nr(nr)) {
 		t->polls = true;
-		/* a visit of the loop, unless it blocked in a request's wait */
-		if (t->loop && !away)
+		if (t->polled) {
+			/* a blocking poll that found nothing may be retried */
+			t->poll_to = r->ret == 0;
+			t->poll_tries = 0;
+			t->polled = false;
+		}
+		/* a visit of the loop, unless it blocked in a request's wait
+		 * or lies inside a chain of poll retries that is one */
+		if (t->loop && !away && !t->chain_req)
 			came_back(w, t, r->h.ts);
 	} else if (nr == SYS_futex && hang_rule_timed_out(nr, r->ret) && !t->polls) {
 		/* a timed wait for work that timed out, in a thread with no

@@ -63,6 +63,12 @@ echo "\$W" >>"\$g.pids"
 	echo "CULPRIT_TID=\$tid"
 	echo "CULPRIT_COMM=\$(cat /proc/$SERVER/task/\$tid/comm)"
 	echo "CHAIN=\$W"
+	# the writer opens the FIFO only when its sleep ends, HOLD s in:
+	# attached (lldb) or saved (argusd, threshold + grace in) before
+	# that, nothing can name it yet; the request thread it unblocks is
+	# named all the same
+	echo "LIVE_CHAIN="
+	echo "KEEPER_CHAIN="
 	echo "SERVER_TASK_WCHAN=\$(cat /proc/$SERVER/task/\$tid/wchan 2>/dev/null)"
 	echo "IN_WAIT_NS=\$(mono)"
 	echo "READY=1"

@@ -308,6 +308,43 @@ static void test_loop_thread_sleeping_in_a_handler(void)
 	agree("service sleeping in its handler", 1);
 }
 
+/* curl (real_http): the request sent, then polls on 2 fds (the socket
+ * and its wake-up pair) that time out every second, with a zero-timeout
+ * poll that finds nothing between them, for 3 s; then the response.  A
+ * chain of poll retries with a request outstanding, answered by the
+ * reply: one reply wait, though each poll watches 2 fds. */
+static void test_poll_retries_for_a_reply(void)
+{
+	begin("curl");
+	wait_call(SYS_poll, 200 * MS, 2, 20 * MS, 1, 0, 0);    /* connected */
+	call(SYS_sendto, 80, AE_OBJ_TCP, SOCK);
+	for (int i = 0; i < 3; i++) {
+		wait_call(SYS_poll, 1000 * MS, 2, 1000 * MS, 0, 0, 0);
+		enter(now, 0, APP, SYS_poll, 0x10, 1);
+		leave(now + 1 * US, 0, APP, SYS_poll, 0, 0, 0, 0, 0);
+		now += 10 * US;
+	}
+	wait_call(SYS_poll, 1000 * MS, 2, 300 * MS, 1, 0, 0);
+	call(SYS_recvfrom, 204, AE_OBJ_TCP, SOCK);
+	agree("curl's poll retries", 1);
+}
+
+/* A GUI loop: polls on 3 fds with a 500 ms timer; each timeout runs the
+ * timer's work (it draws: a write to the X socket); for 5 s.  The polls
+ * that time out are followed by work that worked: no chain, idle. */
+static void test_timer_loop_is_idle(void)
+{
+	begin("xclock");
+	call(SYS_write, 64, AE_OBJ_UNIX, SOCK);
+	for (int i = 0; i < 10; i++) {
+		wait_call(SYS_poll, 500 * MS, 3, 500 * MS, 0, 0, 0);
+		call(SYS_write, 64, AE_OBJ_UNIX, SOCK);
+	}
+	wait_call(SYS_poll, 500 * MS, 3, 100 * MS, 1, 0, 0);
+	call(SYS_read, 32, AE_OBJ_UNIX, SOCK);
+	agree("a timer-driven GUI loop", 0);
+}
+
 int main(void)
 {
 	RUN(test_periodic_monitor_is_no_hang);
@@ -323,5 +360,7 @@ int main(void)
 	RUN(test_busy_with_short_child_waits);
 	RUN(test_worker_lone_sleep_then_waits);
 	RUN(test_loop_thread_sleeping_in_a_handler);
+	RUN(test_poll_retries_for_a_reply);
+	RUN(test_timer_loop_is_idle);
 	return check_report();
 }
