@@ -62,6 +62,15 @@ struct wthread {
 	bool chain_req;        /* in a chain of poll retries judged a reply wait */
 	uint8_t poll_tries;    /* HANG_TRY_* since that poll returned */
 	uint64_t chain_start;  /* when the chain's first poll was entered */
+	/* what the stretch since back_ts did, as the offline model sums it
+	 * up for a hang's kind (diag_hangs.c, activity): */
+	uint64_t st_asleep;    /* ns in waits that ended */
+	uint64_t st_longest;   /* the longest of them, ns */
+	int32_t st_longest_nr; /* and its syscall */
+	uint32_t st_short;     /* waits under 2 ms, and yields */
+	uint32_t st_timed;     /* sleeps of 2 ms or more */
+	uint32_t st_sleeps;    /* sleeps */
+	uint64_t blocked_at;   /* blocked: when this very wait began */
 	uint32_t out_kind;     /* the connection written last */
 	uint64_t out_key;
 	int32_t wait_nr;       /* blocked: the syscall, -1 = none */
@@ -162,6 +171,7 @@ static struct wthread *insert(struct argus_hang_watch *w, uint32_t tid)
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	t->wait_nr = -1;
+	t->st_longest_nr = -1;
 	w->used++;
 	w->filter[(tid & (FILTER_BITS - 1)) >> 3] |= 1u << (tid & 7);
 	return t;
@@ -258,17 +268,62 @@ static void end_hang(struct argus_hang_watch *w, struct wthread *t, uint64_t ts,
 	h->exited = exited;
 }
 
-/* Is t, a thread with no idle wait, blocked in a deliberate wait: a wait
- * for a child (a shell runs every command so) or its first sleep since it
- * came back (a command's `sleep 10`)?  The offline list leaves a stretch spent in one out
- * (docs/diagnosis.md §1), so it is not reported while it lasts, nor late
- * when it ends; but it is no rest either: the stretch goes on through it. */
-static bool deliberate_wait(const struct wthread *t)
+#define SHORT_WAIT_NS 2000000ull  /* a wait this short is a "yield" (as offline) */
+
+/* Is the stretch of t, a thread with no idle wait, up to now a deliberate
+ * one: blocked (asleep more than running), its longest wait a wait for a
+ * child (a shell runs every command so) or its only sleep (a command's
+ * `sleep 10`)?  The offline list leaves such a stretch out (diag_hangs.c,
+ * fill_hang, with the same sums: activity), so it is not reported while
+ * it lasts, nor late when it ends; but it is no rest either.  A shell's
+ * `until grep ...; do sleep 0.1; done`, its child waits short among many,
+ * is a retry loop, reported. */
+static bool deliberate_wait(const struct wthread *t, uint64_t now)
 {
+	uint64_t win = now > t->back_ts ? now - t->back_ts : 1, asleep = t->st_asleep;
+	uint64_t longest = t->st_longest, run;
+	int32_t lnr = t->st_longest_nr;
+	uint32_t sleeps = t->st_sleeps;
+
 	/* (a loop thread away from its loop in a sleep is hung: a service
 	 * sleeping inside its method) */
-	return t->state == T_BLOCKED && !t->loop &&
-	       (hang_rule_child_nr(t->wait_nr) || (t->wait_sleep && t->nshort <= 1));
+	if (t->loop)
+		return false;
+	if (t->state == T_BLOCKED && now > t->blocked_at) {
+		uint64_t cur = now - t->blocked_at;
+
+		asleep += cur;
+		sleeps += t->wait_sleep;
+		if (cur > longest) {
+			longest = cur;
+			lnr = t->wait_nr;
+		}
+	}
+	run = win > asleep ? win - asleep : 0;
+	if (t->st_short >= 20 && longest < win / 2)
+		return false;   /* a spin on yields or short waits */
+	if (t->st_timed >= 3 && longest < win / 2 && asleep > run)
+		return false;   /* a retry loop */
+	if (run > asleep)
+		return false;   /* busy */
+	return hang_rule_child_nr(lnr) || (hang_rule_sleep_nr(lnr) && sleeps <= 1);
+}
+
+/* The wait t was blocked in since blocked_at ended at ts: into the sums. */
+static void wait_ended(struct wthread *t, uint64_t ts)
+{
+	uint64_t d = ts > t->blocked_at ? ts - t->blocked_at : 0;
+
+	t->st_asleep += d;
+	if (d > t->st_longest) {
+		t->st_longest = d;
+		t->st_longest_nr = t->wait_nr;
+	}
+	if (d < SHORT_WAIT_NS)
+		t->st_short++;
+	else if (t->wait_sleep)
+		t->st_timed++;
+	t->st_sleeps += t->wait_sleep;
 }
 
 /* t comes back at ts, from a wait or a stretch that was not at rest.  A
@@ -279,13 +334,16 @@ static bool deliberate_wait(const struct wthread *t)
 static void came_back(struct argus_hang_watch *w, struct wthread *t, uint64_t ts)
 {
 	if (!t->in_hang && ts > t->back_ts && ts - t->back_ts >= w->threshold_ns &&
-	    !(t->state == T_BLOCKED && t->wait_idle) && !deliberate_wait(t)) {
+	    !(t->state == T_BLOCKED && t->wait_idle) && !deliberate_wait(t, ts)) {
 		begin_hang(w, t, ts);
 		t->hang.late = true;
 	}
 	end_hang(w, t, ts, false);
 	t->back_ts = ts;
 	t->nshort = 0;
+	t->st_asleep = t->st_longest = 0;
+	t->st_longest_nr = -1;
+	t->st_short = t->st_timed = t->st_sleeps = 0;
 }
 
 /* A wait judged a request's is found to have been idle (its wake-up was
@@ -364,6 +422,7 @@ static void switch_out(struct argus_hang_watch *w, struct wthread *t,
 		t->call_away = true;
 	}
 	t->state = T_BLOCKED;
+	t->blocked_at = r->h.ts;
 	/* a timed wait entered again on the same futex after it timed out:
 	 * one wait, from its first try (hang_rule.h) */
 	t->wait_start = t->chain_req ? t->chain_start :
@@ -411,10 +470,12 @@ static void switch_in(struct argus_hang_watch *w, struct wthread *t, uint64_t ts
 		came_back(w, t, ts);
 	} else if (t->wait_idle) {
 		came_back(w, t, ts); /* the end of a rest */
-	} else if (deliberate_wait(t) && ts - t->wait_start >= w->threshold_ns) {
+	} else if (deliberate_wait(t, ts) && ts - t->wait_start >= w->threshold_ns) {
 		/* a long lone sleep: the stretch it made is deliberate (not
 		 * reported, nor late: came_back knows), a new one starts */
 		came_back(w, t, ts);
+	} else {
+		wait_ended(t, ts); /* the stretch goes on through it */
 	}
 	t->state = T_RUNNING;
 }
@@ -472,8 +533,10 @@ static void sys_exit(struct argus_hang_watch *w, struct wthread *t,
 	if (hang_rule_conn_kind(r->obj.kind) &&
 	    (hang_rule_in(nr, r->ret) || hang_rule_out(nr, r->ret)))
 		conn_op(w, t, r, hang_rule_in(nr, r->ret), r->h.ts);
-	if (nr == SYS_sched_yield)
+	if (nr == SYS_sched_yield) {
 		t->nshort++;
+		t->st_short++;
+	}
 	if (!hang_rule_loop_nr(nr) && nr != SYS_futex && !hang_rule_sleep_nr(nr))
 		return;
 	t->call_away = false;
@@ -540,6 +603,7 @@ static void named(struct argus_hang_watch *w, uint32_t tid, uint32_t pid,
 			t->why = why;
 			memcpy(t->comm, name, sizeof(name));
 			t->wait_nr = -1;
+			t->st_longest_nr = -1;
 			t->back_ts = ts;
 		}
 		if (match)
@@ -674,7 +738,7 @@ int argus_hang_watch__check(struct argus_hang_watch *w, uint64_t now_ns,
 		/* a wait for a child, or one sleep since it came back: not
 		 * reported while it lasts (a second sleep makes it a retry
 		 * loop, reported then) */
-		if (deliberate_wait(t))
+		if (deliberate_wait(t, now_ns))
 			continue;
 		/* a thread with no idle wait, now in a wait (not a sleep) that
 		 * began before the threshold: whether the stretch goes on (a

@@ -345,6 +345,37 @@ static void test_timer_loop_is_idle(void)
 	agree("a timer-driven GUI loop", 0);
 }
 
+/* A shell's `until grep -q READY f; do sleep 0.1; done` for 4 s: a quick
+ * grep child (1 ms) and a sleep child (100 ms) each round.  Its many
+ * short child waits make it a retry loop (a yield hang), not a shell
+ * waiting for its command: listed, and reported live. */
+static void test_shell_polling_loop(void)
+{
+	begin("bash");
+	for (int i = 0; i < 40; i++) {
+		call(SYS_clone, 1000 + 2 * i, 0, 0);
+		wait_call(SYS_wait4, 1000 + 2 * i, 0, 1 * MS, 1000 + 2 * i, 0, 0);
+		call(SYS_clone, 1001 + 2 * i, 0, 0);
+		wait_call(SYS_wait4, 1001 + 2 * i, 0, 100 * MS, 1001 + 2 * i, 0, 0);
+	}
+	agree("shell polling loop", 1);
+}
+
+/* The same shell running one command of 4 s: deliberate, on both sides. */
+static void test_shell_running_a_command(void)
+{
+	begin("bash");
+	for (int i = 0; i < 3; i++) {
+		call(SYS_clone, 1100 + i, 0, 0);
+		wait_call(SYS_wait4, 1100 + i, 0, 1 * MS, 1100 + i, 0, 0);
+	}
+	call(SYS_clone, 1200, 0, 0);
+	wait_call(SYS_wait4, 1200, 0, 1500 * MS, 1200, 0, 0);
+	call(SYS_clone, 1201, 0, 0);
+	wait_call(SYS_wait4, 1201, 0, 1200 * MS, 1201, 0, 0);
+	agree("shell running commands", 0);
+}
+
 int main(void)
 {
 	RUN(test_periodic_monitor_is_no_hang);
@@ -362,5 +393,7 @@ int main(void)
 	RUN(test_loop_thread_sleeping_in_a_handler);
 	RUN(test_poll_retries_for_a_reply);
 	RUN(test_timer_loop_is_idle);
+	RUN(test_shell_polling_loop);
+	RUN(test_shell_running_a_command);
 	return check_report();
 }
