@@ -23,6 +23,7 @@
 #include "trace_format.h"
 
 #define TASK_DEAD_STATE 0x80    /* prev_state of a task's last switch */
+#define TID_BITS (1u << 22)     /* pid_max's ceiling (PID_MAX_LIMIT) */
 
 struct replay {
 	const struct argus_graph *g;
@@ -160,24 +161,43 @@ int hangs_replay_graph(const struct argus_graph *g, struct argus_trace *t,
 	struct both b = { &r, &oh };
 	struct argus_event ev;
 	uint64_t last = 0, end = argus_graph__stats(g)->max_ts;
+	uint8_t *gone;          /* tids that exited: not watched again until
+	                           a fork reuses the tid */
 	int rc;
 
 	*out = NULL;
 	*nout = 0;
 	if ((rc = argus_trace__rewind(t)))
 		return rc;
-	if (!(w = argus_hang_watch__new(&wo)))
+	if (!(gone = calloc(TID_BITS / 8, 1)))
 		return -ENOMEM;
+	if (!(w = argus_hang_watch__new(&wo))) {
+		free(gone);
+		return -ENOMEM;
+	}
 	/* the check runs as argusd's does between drains; a recording has
 	 * every record at once, so every 100 ms of trace time */
 	while ((rc = argus_trace__next(t, &ev, NULL)) > 0 && !r.rc) {
-		/* (not at its end: a thread's exit and its last switch,
-		 * TASK_DEAD, come after the watch forgot it) */
-		if (ev.type != AE_EXIT && ev.type != AE_FREE &&
+		uint32_t tid = ev.tid & (TID_BITS - 1);
+
+		/* a thread's exit, and what it does after (its last wake-ups
+		 * and its TASK_DEAD switch) come after the watch forgot it */
+		if (ev.type == AE_EXIT)
+			gone[tid / 8] |= (uint8_t)(1u << (tid % 8));
+		if ((ev.type == AE_FORK || ev.type == AE_WAKEUP_NEW)) {
+			uint32_t c = (uint32_t)ev.f[ARGUS_F_TK_CHILD_TID] & (TID_BITS - 1);
+
+			gone[c / 8] &= (uint8_t)~(1u << (c % 8));
+		}
+		if (!(gone[tid / 8] & (1u << (tid % 8))) &&
 		    !(ev.type == AE_SWITCH && (ev.f[ARGUS_F_SW_PREV_STATE] & TASK_DEAD_STATE)))
 			watch_new(w, g, o, ev.tid, ev.ts);
-		if (ev.type == AE_SWITCH)
-			watch_new(w, g, o, (uint32_t)ev.f[ARGUS_F_SW_NEXT_TID], ev.ts);
+		if (ev.type == AE_SWITCH) {
+			uint32_t nt = (uint32_t)ev.f[ARGUS_F_SW_NEXT_TID] & (TID_BITS - 1);
+
+			if (!(gone[nt / 8] & (1u << (nt % 8))))
+				watch_new(w, g, o, (uint32_t)ev.f[ARGUS_F_SW_NEXT_TID], ev.ts);
+		}
 		argus_hang_watch__event(w, t, &ev);
 		if (ev.ts >= last + 100000000ull) {
 			argus_hang_watch__check(w, ev.ts, on_both, &b);
@@ -190,6 +210,7 @@ int hangs_replay_graph(const struct argus_graph *g, struct argus_trace *t,
 	for (uint32_t i = 0; i < oh.n && !r.rc; i++)
 		add(&r, &oh.h[i], end, true);
 	free(oh.h);
+	free(gone);
 	argus_hang_watch__free(w);
 	if (rc < 0 || r.rc) {
 		free(r.h);
