@@ -107,6 +107,7 @@ static void run_job(gpointer data, gpointer user_data)
 		while (mono_ns() - t0 < 2000000)
 			for (int i = 0; i < 10000; i++)
 				x += (uint64_t)i;
+		(void)x; /* (read once: clang's -Wunused-but-set-variable) */
 		g_async_queue_push(results, data);
 		return;
 	}
@@ -122,6 +123,7 @@ static void run_job(gpointer data, gpointer user_data)
 		while (mono_ns() - t0 < (int64_t)hold_ms * 1000000)
 			for (int i = 0; i < 100000; i++)
 				x += (uint64_t)i;
+		(void)x;
 		break;
 	}
 	case MODE_FIFO: {
