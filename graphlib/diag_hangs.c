@@ -442,8 +442,10 @@ static int oneshot_gaps(const struct argus_graph *g, uint32_t thr, const struct 
 		from = w[b].to;
 		i = b;
 	}
-	if (nw && w[nw - 1].ongoing && !sleep_nr(w[nw - 1].nr) && w[nw - 1].from >= from) {
-		/* a short wait still open at the end: the stretch runs into it */
+	if (nw && w[nw - 1].ongoing && w[nw - 1].from >= from) {
+		/* a short wait still open at the end: the stretch runs into it
+		 * (a retry loop asleep between its tries, too: sleeps never cut
+		 * a stretch, and the user attached in the middle of it) */
 		end = w[nw - 1].to;
 		ongoing = true;
 	}

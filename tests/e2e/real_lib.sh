@@ -445,6 +445,10 @@ REAL_LIVE_SLACK_NS=500000000  # IN_WAIT_NS + HOLD s overstates the hang's end by
 # process kept stopped, the collector recording until what the victim
 # waits for happens; its answer comes after the hang's end, and must say
 # the hang ended).  A test may set REAL_LIVE_CMDS itself before real_live.
+# At the moment lldb attaches, the CLI is asked too, as a user at another
+# terminal would: `argus save --last 20s` then `argus diagnose FILE --pid
+# VICTIM --json` (mode live; a trace of this running system, so the live
+# holders are asked by themselves).
 REAL_LIVE_CMDS=("live:argus diagnose --json" "until:argus diagnose --until-end=40 --json")
 REAL_LIVE_COLLECTOR=0
 # (REAL_LIVE_DELAY is checked now, not after the phases before the random one)
@@ -531,6 +535,12 @@ real_live() {
 	if ! kill -0 "$v" 2>/dev/null; then
 		soft "live phase $ph: the victim $v was gone before lldb attached (a hang shorter than the hold of $hold s?)"
 	else
+		# a user at another terminal, at the same moment: `argus save`
+		# of the last 20 s, then `argus diagnose` of it (of this running
+		# system, so the live holders are asked by themselves)
+		( "$ARGUS" save --last 20s -o "$T/$name.cli.argus" >/dev/null 2>"$T/$name.cli.err" &&
+		  "$ARGUS" diagnose "$T/$name.cli.argus" --pid "$v" --json >"$T/$name.cli.json" 2>>"$T/$name.cli.err" ) &
+		local clip=$!
 		local args=(-p "$v" -o "$(real_live_stamp ATTACHED)" -o "plugin load $PLUGIN") i
 		for i in "${!REAL_LIVE_CMDS[@]}"; do
 			args+=(-o "$(real_live_stamp "BEGIN_$i")" -o "${REAL_LIVE_CMDS[i]#*:}" -o "$(real_live_stamp "END_$i")")
@@ -569,6 +579,16 @@ real_live() {
 			[ $crc -eq 0 ] ||
 				soft "live phase $ph: lldb's \`$cmd\` does not match the ground truth: $(printf '%s\n' "$bad" | sed -n 's/^  FAIL: //p' | paste -sd ';' | head -c 400)"
 		done
+		if ! wait "$clip"; then
+			soft "live phase $ph: \`argus save\` + \`argus diagnose --pid $v --json\` at the same moment failed: $(head -n 2 "$T/$name.cli.err" | paste -sd ';' | head -c 300)"
+		else
+			log "live phase $ph: the CLI at the same moment (argus save --last 20s, argus diagnose):"
+			bad=$(/usr/bin/python3 "$T/check.py" live "$T/$name.cli.json" "$g" 2>&1)
+			crc=$?
+			printf '%s\n' "$bad" >&2
+			[ $crc -eq 0 ] ||
+				soft "live phase $ph: \`argus save\` + \`argus diagnose\` at the same moment do not match the ground truth: $(printf '%s\n' "$bad" | sed -n 's/^  FAIL: //p' | paste -sd ';' | head -c 400)"
+		fi
 	fi
 	wait "$hp"
 	local rc=$?
