@@ -110,8 +110,10 @@ static long compare(const struct argus_graph *g, uint64_t thr_ns, const char *wh
 			m[k++] = m[i];
 	}
 	nm = k;
-	qsort(m, nm, sizeof(*m), cmp_hang);
-	qsort(all, nall, sizeof(*all), cmp_hang);
+	if (nm)         /* (a list may be empty: m and all are then NULL) */
+		qsort(m, nm, sizeof(*m), cmp_hang);
+	if (nall)
+		qsort(all, nall, sizeof(*all), cmp_hang);
 	rc = nm;
 	if (nm != nall) {
 		printf("  %s: machine-wide %u hangs, one-thread lists %u\n", what, nm, nall);
