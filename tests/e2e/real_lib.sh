@@ -209,11 +209,23 @@ elif what == "agree":
     def match(x, ys):
         return any(y.get("tid") == x.get("tid") and y.get("start_ns", 0) < x.get("end_ns", 0)
                    and y.get("end_ns", 0) > x.get("start_ns", 0) for y in ys)
+    # The two runs place a hang's ends at the same events but not always
+    # at the same instant (live: a switch; offline: that switch or the
+    # syscall exit after it, microseconds to milliseconds apart), so a
+    # hang within 5% of the 2 s threshold may be on one side only: noted,
+    # not failed (seen once in CI: a system shell's 2009 ms wait).
+    near = 2.1e9
     for x in off:
+        if not match(x, live) and x.get("duration_ns", 0) < near:
+            print(f"  note: offline hang {show(x)}: within 5% of the threshold, not reported live", file=sys.stderr)
+            continue
         check(match(x, live), f"offline hang {show(x)} is one the live rule reports too")
     for y in live:
         if not match(y, off) and match(y, dormant):
             print(f"  note: live rule's hang {show(y)}: a thread the offline list calls dormant", file=sys.stderr)
+            continue
+        if not match(y, off) and y.get("duration_ns", 0) < near:
+            print(f"  note: live rule's hang {show(y)}: within 5% of the threshold, not listed offline", file=sys.stderr)
             continue
         check(match(y, off), f"live rule's hang {show(y)} is one the offline list has too")
     check(any(x.get("pid") == victim for x in live), f"the live rule reports the victim {victim}")
