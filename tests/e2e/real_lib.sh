@@ -275,14 +275,22 @@ real_check_hangs() {
 		return
 	fi
 	"$ARGUS" hangs "$trace" --all --json >"$T/ha.json" 2>/dev/null
+	# The victim's hang must be in both; any other disagreement (other
+	# processes of this shared machine: a shell asleep since before the
+	# recording, which argusd would find in /proc and the replay cannot)
+	# is logged, not failed: tests/unit/test_hang_model_agree.c is the
+	# strict check, on traces whose every thread is known.
 	if ! /usr/bin/python3 "$T/check.py" agree "$T/h.json" "$g" "$T/hl.json" "$T/ha.json"; then
-		# what each side says of the threads they disagree on, for the
-		# next reader (REAL_KEEP_TRACES=DIR keeps the recording itself)
-		log "argus hangs --all, and --live-rule, of this recording:"
+		log "argus hangs --all, and --live-rule, of this recording (they disagree on other threads):"
 		"$ARGUS" hangs "$trace" --all 2>&1 | sed 's/^/    offline: /' | head -n 30 >&2
 		"$ARGUS" hangs "$trace" --live-rule 2>&1 | sed 's/^/    live:    /' | head -n 30 >&2
-		soft "argus hangs and argusd's live rule (--live-rule) do not list the same hangs of this recording"
 	fi
+	/usr/bin/python3 - "$T/hl.json" "$(gt VICTIM_PID "$g")" <<'PY' ||
+import json, sys
+hs = json.load(open(sys.argv[1])).get("hangs") or []
+sys.exit(0 if any(h.get("pid") == int(sys.argv[2]) for h in hs) else 1)
+PY
+		soft "argusd's live rule (argus hangs --live-rule) does not report the victim's hang in this recording"
 }
 
 # real_stop_collector: `argus stop` of the collector this test runs in its
