@@ -42,7 +42,6 @@
 #include "hang_rule.h"
 
 #define DEFAULT_THRESHOLD_NS 2000000000ull
-#define SHORT_WAIT_NS 2000000ull        /* a wait this short is a "yield" */
 
 /* the syscall classes of the hang model (tracer/hang_rule.h) */
 #define loop_nr hang_rule_loop_nr
@@ -954,7 +953,7 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 		if (s->end >= from && s->end < to) {
 			a->waits++;
 			a->sleeps += sleep_nr(s->wait_nr);
-			if (wend - s->end < SHORT_WAIT_NS)
+			if (wend - s->end < HANG_SHORT_WAIT_NS)
 				a->short_waits++;
 			else if (sleep_nr(s->wait_nr))
 				timed++;
@@ -980,7 +979,7 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 
 	/* the yields can only make it a yield loop when the waits cover
 	 * less than half the window, and 20 settle it */
-	if (!exact && (a->wait_ns >= win / 2 || a->short_waits >= 20))
+	if (!exact && (a->wait_ns >= win / 2 || a->short_waits >= HANG_YIELD_LOOP_SHORTS))
 		ev0 = ARGUS_NONE;
 	for (gev_walk_start(g, ev0, ev0 == ARGUS_NONE ? 0 : t->nevents - skip, &it);
 	     it.ev != ARGUS_NONE; gev_walk_next(g, &it)) {
@@ -993,7 +992,7 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 		if (ev->type == AE_SAMPLE)
 			a->samples++;
 		else if (ev->type == AE_SYS_EXIT && ev->nr == SYS_sched_yield &&
-			 ++a->short_waits >= 20 && !exact)
+			 ++a->short_waits >= HANG_YIELD_LOOP_SHORTS && !exact)
 			break;
 	}
 	/* Busy is "running or runnable more than asleep": on a loaded machine
@@ -1002,9 +1001,9 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 	 * wait to blame).  Time the thread was not there (before its start,
 	 * after its exit) counts for neither.  The report's on-CPU figure
 	 * tells computing from starved. */
-	if (a->short_waits >= 20 && a->wait_ns < win / 2)
+	if (a->short_waits >= HANG_YIELD_LOOP_SHORTS && a->wait_ns < win / 2)
 		a->kind = ARGUS_KIND_YIELD;     /* a spin on yields or short sleeps */
-	else if (timed >= 3 && a->wait_ns < win / 2 && a->asleep_ns > a->run_ns)
+	else if (timed >= HANG_YIELD_LOOP_SLEEPS && a->wait_ns < win / 2 && a->asleep_ns > a->run_ns)
 		a->kind = ARGUS_KIND_YIELD;     /* a retry loop: try, sleep, try */
 	else if (a->run_ns > a->asleep_ns)
 		a->kind = ARGUS_KIND_BUSY;

@@ -136,6 +136,14 @@ static inline bool hang_rule_round_idle(unsigned tries)
  * or the start of a retry loop, as before). */
 #define HANG_IDLE_ROUNDS 2
 
+/* A hang's kind (both sides sum a stretch up the same way: diag_hangs.c
+ * activity(), hang_watch.c deliberate_wait()): a wait this short is a
+ * "yield"; this many of them, or this many sleeps of a retry loop, with
+ * no one wait covering half the stretch, make it a yield loop. */
+#define HANG_SHORT_WAIT_NS 2000000ull
+#define HANG_YIELD_LOOP_SHORTS 20
+#define HANG_YIELD_LOOP_SLEEPS 3
+
 /*
  * Timed poll retries (curl waiting for a response in 1 s poll rounds): a
  * poll-family wait that timed out, followed by another poll-family wait

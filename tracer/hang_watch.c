@@ -268,7 +268,6 @@ static void end_hang(struct argus_hang_watch *w, struct wthread *t, uint64_t ts,
 	h->exited = exited;
 }
 
-#define SHORT_WAIT_NS 2000000ull  /* a wait this short is a "yield" (as offline) */
 
 /* Is the stretch of t, a thread with no idle wait, up to now a deliberate
  * one: blocked (asleep more than running), its longest wait a wait for a
@@ -300,9 +299,9 @@ static bool deliberate_wait(const struct wthread *t, uint64_t now)
 		}
 	}
 	run = win > asleep ? win - asleep : 0;
-	if (t->st_short >= 20 && longest < win / 2)
+	if (t->st_short >= HANG_YIELD_LOOP_SHORTS && longest < win / 2)
 		return false;   /* a spin on yields or short waits */
-	if (t->st_timed >= 3 && longest < win / 2 && asleep > run)
+	if (t->st_timed >= HANG_YIELD_LOOP_SLEEPS && longest < win / 2 && asleep > run)
 		return false;   /* a retry loop */
 	if (run > asleep)
 		return false;   /* busy */
@@ -319,7 +318,7 @@ static void wait_ended(struct wthread *t, uint64_t ts)
 		t->st_longest = d;
 		t->st_longest_nr = t->wait_nr;
 	}
-	if (d < SHORT_WAIT_NS)
+	if (d < HANG_SHORT_WAIT_NS)
 		t->st_short++;
 	else if (t->wait_sleep)
 		t->st_timed++;
