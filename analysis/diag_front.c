@@ -267,8 +267,9 @@ void diag_front_print_hang(FILE *f, struct graph_open_ctx *c, const struct argus
 		fprintf(f, "  ");
 		diag_front_fprint_thread_line(f, c, h->tid);
 	}
-	fprintf(f, "  segment #%u%s%s", h->seg,
+	fprintf(f, "  segment #%u%s%s%s", h->seg,
 		h->ongoing ? "  (still hung at the end of the trace)" : "",
+		h->flags & ARGUS_HANG_F_UNSETTLED ? "  (its request's reply not seen yet)" : "",
 		h->flags & ARGUS_HANG_F_LOOP ? "" : "  (no idle wait)");
 	if (h->annotated) {
 		const char *m = argus_trace__string(c->t, h->mark);
@@ -339,6 +340,8 @@ void diag_front_fjson_hang(FILE *f, struct graph_open_ctx *c, const struct argus
 		h->flags & ARGUS_HANG_F_DELIBERATE ? "true" : "false",
 		h->flags & ARGUS_HANG_F_DORMANT ? "true" : "false",
 		h->flags & ARGUS_HANG_F_UNDER ? "true" : "false");
+	if (h->flags & ARGUS_HANG_F_UNSETTLED)
+		fprintf(f, ",\"unsettled\":true");
 	if (h->annotated) {
 		const char *m = argus_trace__string(c->t, h->mark);
 		struct cli_mark_who who;

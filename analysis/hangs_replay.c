@@ -67,7 +67,9 @@ static void add(struct replay *r, const struct argus_live_hang *lh, uint64_t end
 
 static void on_hang(void *ctx, enum argus_hang_change what, const struct argus_live_hang *h)
 {
-	if (what == ARGUS_HANG_ENDED)
+	/* a shutdown is what the live side reported before it could know;
+	 * the full model drops it, and so does the keeper's verdict */
+	if (what == ARGUS_HANG_ENDED && !h->shutdown)
 		add(ctx, h, h->end_ns, false);
 }
 
@@ -207,8 +209,11 @@ int hangs_replay_graph(const struct argus_graph *g, struct argus_trace *t,
 	if (rc >= 0)
 		argus_hang_watch__check(w, end, on_both, &b);
 	/* open at the end: ongoing, to the end of the trace */
-	for (uint32_t i = 0; i < oh.n && !r.rc; i++)
+	for (uint32_t i = 0; i < oh.n && !r.rc; i++) {
 		add(&r, &oh.h[i], end, true);
+		if (!r.rc && argus_hang_watch__unsettled(w, oh.h[i].tid))
+			r.h[r.n - 1].flags |= ARGUS_HANG_F_UNSETTLED;
+	}
 	free(oh.h);
 	free(gone);
 	argus_hang_watch__free(w);

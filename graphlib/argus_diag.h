@@ -40,6 +40,10 @@ enum argus_hang_kind {
                                        began before the trace and never ended
                                        (an idle daemon as much as a hang);
                                        left out of machine-wide lists */
+#define ARGUS_HANG_F_UNSETTLED  0x10 /* (argusd's live rule, replayed) still
+                                       open at the end, on a request whose
+                                       reply was not seen: the full model
+                                       may call that wait idle */
 
 struct argus_hang {
 	uint32_t tid, pid;

@@ -299,6 +299,9 @@ struct lpass {
 	uint64_t back, last, enter;
 	bool in_loop, any, bye, in_call;
 	bool poll_loop;         /* an idle wait is a poll-family one: an event loop */
+	bool restarted;         /* the call's last exit was -ERESTART*: the
+	                           next syscall says whether it goes on */
+	uint64_t restart_ts;    /* that exit */
 	long call_nr;
 	struct gvec gaps;       /* struct gap */
 };
@@ -313,11 +316,49 @@ static void loop_begin(const struct wpass *wp, struct lpass *lp)
 		lp->poll_loop = lp->w[i].idle && loop_nr(lp->w[i].nr);
 }
 
+/* The call lp is in returned at ts (not a restart): a visit of the loop,
+ * unless it was a synchronous call's wait for its reply. */
+static int loop_return(struct lpass *lp, long nr, uint64_t ts)
+{
+	if (!lp->in_call || lp->call_nr != nr)
+		lp->enter = ts;
+	lp->in_call = false;
+	/* a synchronous call's wait for its reply is not a visit of the
+	 * loop: the thread is still away */
+	if (!loop_visit(nr, call_kind(lp->w, lp->nw, &lp->wi, lp->enter, ts)))
+		return 0;
+	if (lp->any && !lp->in_loop) {
+		int rc = push_gap(&lp->gaps, lp->back, lp->enter, false, true);
+
+		if (rc)
+			return rc;
+	}
+	lp->back = ts;
+	lp->in_loop = false;
+	lp->any = true;
+	return 0;
+}
+
 static int loop_feed(struct lpass *lp, const struct argus_gevent *ev)
 {
 	if (ev->ctx != AE_CTX_TASK || (ev->type != AE_SYS_ENTER && ev->type != AE_SYS_EXIT))
 		return 0;
 	lp->last = ev->ts;
+	/* A restart exit (-ERESTART*) is settled by the next syscall: the
+	 * same call again (or restart_syscall) is the kernel restarting it,
+	 * and the thread never left it (a signal with no handler, a debugger
+	 * attaching); any other call means user space saw the return (-EINTR
+	 * after a handler: make's SIGCHLD in pselect), so the call ended at
+	 * that exit. */
+	if (lp->restarted) {
+		lp->restarted = false;
+		if (ev->nr != lp->call_nr && ev->nr != SYS_restart_syscall) {
+			int rc = loop_return(lp, lp->call_nr, lp->restart_ts);
+
+			if (rc)
+				return rc;
+		}
+	}
 	if (ev->type == AE_SYS_ENTER && (ev->nr == SYS_exit_group || ev->nr == SYS_exit))
 		lp->bye = true;
 	if (ev->type == AE_SYS_ENTER && visit_nr(ev->nr)) {
@@ -326,27 +367,16 @@ static int loop_feed(struct lpass *lp, const struct argus_gevent *ev)
 		lp->in_call = true;
 		lp->call_nr = ev->nr;
 	} else if (ev->type == AE_SYS_EXIT && visit_nr(ev->nr)) {
-		/* -ERESTARTSYS .. -ERESTART_RESTARTBLOCK: the wait was
-		 * interrupted (a signal, a debugger attaching) and will be
-		 * restarted: the thread never left it */
-		if (hang_rule_restart(ev->val))
+		if (hang_rule_restart(ev->val)) {
+			if (!lp->in_call || lp->call_nr != ev->nr)
+				lp->enter = ev->ts;
+			lp->in_call = true;
+			lp->call_nr = ev->nr;
+			lp->restarted = true;
+			lp->restart_ts = ev->ts;
 			return 0;
-		if (!lp->in_call || lp->call_nr != ev->nr)
-			lp->enter = ev->ts;
-		lp->in_call = false;
-		/* a synchronous call's wait for its reply is not a visit of
-		 * the loop: the thread is still away */
-		if (!loop_visit(ev->nr, call_kind(lp->w, lp->nw, &lp->wi, lp->enter, ev->ts)))
-			return 0;
-		if (lp->any && !lp->in_loop) {
-			int rc = push_gap(&lp->gaps, lp->back, lp->enter, false, true);
-
-			if (rc)
-				return rc;
 		}
-		lp->back = ev->ts;
-		lp->in_loop = false;
-		lp->any = true;
+		return loop_return(lp, ev->nr, ev->ts);
 	}
 	return 0;
 }

@@ -43,6 +43,12 @@ struct wthread {
 	uint8_t idle_rounds;   /* sleeps after a round that worked (to 2) */
 	bool loop;             /* has had an idle wait: a loop thread */
 	bool polls;            /* has made a poll-family call */
+	bool poll_loop;        /* has had a poll-family idle wait: an event loop */
+	bool bye;              /* has entered exit_group/exit */
+	bool restarted;        /* its last syscall exit was -ERESTART*: the
+	                          next syscall says whether the call goes on */
+	int32_t restart_nr;    /* that call, */
+	uint64_t restart_ts;   /* and that exit */
 	bool poll_many;        /* its last poll/ppoll entry watched 2+ fds */
 	bool wait_idle;        /* blocked: an idle wait, a debugger's stop or a
 	                          wait for a child (at rest) */
@@ -415,8 +421,10 @@ static void switch_out(struct argus_hang_watch *w, struct wthread *t,
 		came_back(w, t, r->h.ts); /* at rest from here */
 	if (idle) {
 		t->loop = true;
-		if (hang_rule_loop_nr(r->sys_nr))
+		if (hang_rule_loop_nr(r->sys_nr)) {
 			t->out = false;
+			t->poll_loop = true;
+		}
 	} else if (!stopped) {
 		t->call_away = true;
 	}
@@ -501,20 +509,65 @@ static void conn_op(struct argus_hang_watch *w, struct wthread *t,
 	}
 }
 
-static void sys_enter(struct wthread *t, const struct ae_sys_enter *r)
+static void sys_exit_call(struct argus_hang_watch *w, struct wthread *t,
+			  const struct ae_sys_exit *r);
+
+/* A restart exit is settled by the next syscall of t (nr): the same call
+ * again, or restart_syscall, is the kernel restarting it (the thread never
+ * left it); any other call means user space saw the return (-EINTR after
+ * a signal handler), so the call ended at that exit, as the offline model
+ * settles it (diag_hangs.c, loop_feed). */
+static void settle_restart(struct argus_hang_watch *w, struct wthread *t, int64_t nr)
 {
+	struct ae_sys_exit x;
+
+	if (!t->restarted)
+		return;
+	t->restarted = false;
+	if (nr == t->restart_nr || nr == SYS_restart_syscall)
+		return;
+	memset(&x, 0, sizeof(x));
+	x.h.type = AE_SYS_EXIT;
+	x.h.size = sizeof(x);
+	x.h.ts = t->restart_ts;
+	x.h.tid = t->tid;
+	x.h.pid = t->pid;
+	x.nr = t->restart_nr;
+	x.ret = -EINTR;
+	sys_exit_call(w, t, &x);
+}
+
+static void sys_enter(struct argus_hang_watch *w, struct wthread *t,
+		      const struct ae_sys_enter *r)
+{
+	settle_restart(w, t, r->nr);
 	if (r->nr == SYS_poll || r->nr == SYS_ppoll)
 		t->poll_many = r->args[1] >= 2;
+	else if (r->nr == SYS_exit_group || r->nr == SYS_exit)
+		t->bye = true;
 }
 
 static void sys_exit(struct argus_hang_watch *w, struct wthread *t,
 		     const struct ae_sys_exit *r)
 {
+	settle_restart(w, t, r->nr);
+	if (hang_rule_restart(r->ret)) {
+		/* interrupted: the call goes on, unless another follows */
+		t->restarted = true;
+		t->restart_nr = (int32_t)r->nr;
+		t->restart_ts = r->h.ts;
+		return;
+	}
+	sys_exit_call(w, t, r);
+}
+
+/* A call of t returned (not a restart). */
+static void sys_exit_call(struct argus_hang_watch *w, struct wthread *t,
+			  const struct ae_sys_exit *r)
+{
 	int64_t nr = r->nr;
 	bool away = t->call_away;
 
-	if (hang_rule_restart(r->ret))
-		return; /* interrupted; the call goes on */
 	if (nr == SYS_futex && hang_rule_timed_out(nr, r->ret) && t->wait_nr == SYS_futex) {
 		t->timed_arg = t->wait_arg;
 		t->timed_from = t->wait_start;
@@ -648,7 +701,7 @@ void argus_hang_watch__record(struct argus_hang_watch *w, const void *rec, size_
 	}
 	case AE_SYS_ENTER:
 		if (size >= sizeof(struct ae_sys_enter) && (t = lookup(w, h->tid)))
-			sys_enter(t, rec);
+			sys_enter(w, t, rec);
 		return;
 	case AE_SYS_EXIT:
 		if (size >= sizeof(struct ae_sys_exit) && (t = lookup(w, h->tid)))
@@ -687,6 +740,12 @@ void argus_hang_watch__record(struct argus_hang_watch *w, const void *rec, size_
 	}
 	case AE_EXIT:
 		if ((t = lookup(w, h->tid))) {
+			/* an event loop left, then exit_group by itself: the app
+			 * shutting down, as the offline model judges it
+			 * (diag_hangs.c, loop_end); the hang reported meanwhile
+			 * ends marked so */
+			if (t->in_hang && t->bye && t->poll_loop)
+				t->hang.shutdown = true;
 			end_hang(w, t, h->ts, true);
 			erase(w, t);
 		}
@@ -837,6 +896,13 @@ int argus_hang_watch__add_thread(struct argus_hang_watch *w,
 bool argus_hang_watch__watching(const struct argus_hang_watch *w, uint32_t tid)
 {
 	return lookup(w, tid) != NULL;
+}
+
+bool argus_hang_watch__unsettled(const struct argus_hang_watch *w, uint32_t tid)
+{
+	const struct wthread *t = lookup(w, tid);
+
+	return t && t->req_pending;
 }
 
 uint32_t argus_hang_watch__count(const struct argus_hang_watch *w)

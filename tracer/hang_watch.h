@@ -65,6 +65,10 @@ struct argus_live_hang {
 	uint64_t start_ns;    /* when the thread last came back */
 	uint64_t end_ns;      /* when it came back again; 0 while ongoing */
 	bool exited;          /* it ended because the thread exited */
+	bool shutdown;        /* ...by itself (exit_group), away from its
+	                         event loop: the app shutting down, which the
+	                         full model lists as no hang (the live side
+	                         could not know it when it reported) */
 	bool loop;            /* the thread had been seen in an idle wait (a
 	                         loop thread: hung away from its loop) */
 	bool late;            /* found only when it ended: no check ran while
@@ -111,6 +115,13 @@ int argus_hang_watch__add_thread(struct argus_hang_watch *w,
 				 const struct argus_watch_thread *t);
 /* True when tid is watched. */
 bool argus_hang_watch__watching(const struct argus_hang_watch *w, uint32_t tid);
+/* True when tid's stretch away rests on a request whose reply has not
+ * been seen: it blocked in a poll-family wait after an output, and no
+ * connection op since has said whether its wake-up was the reply.  A hang
+ * still open then is one the full model may judge idle once it sees that
+ * op (or, at the end of a recording, its absence): the live side errs
+ * toward keeping (docs/diagnosis.md §1, "One model, two runs"). */
+bool argus_hang_watch__unsettled(const struct argus_hang_watch *w, uint32_t tid);
 /* Threads watched now. */
 uint32_t argus_hang_watch__count(const struct argus_hang_watch *w);
 
