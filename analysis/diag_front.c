@@ -105,6 +105,10 @@ int diag_front_parse(const char *cmd, int argc, char **argv, struct diag_front_o
 			o->live_flag = 1;
 			continue;
 		}
+		if (diagnose && !strcmp(a, "--no-holder-rules")) {
+			o->no_holder_rules = true;
+			continue;
+		}
 		if (diagnose && !strcmp(a, "--no-live")) {
 			o->live = false;
 			o->live_flag = -1;

@@ -38,7 +38,7 @@
 #define DIAG_DIAGNOSE_USAGE \
 	  "argus diagnose FILE --pid PID [--tid TID] [--at TIME | --mark TEXT] [--depth N]\n" \
 	  "               [--threshold MS] [--idle-wait RULE] [--pick N,N...] [--json | --dot]\n" \
-	  "               [--schema FILE] [--live | --no-live]\n" \
+	  "               [--schema FILE] [--live | --no-live] [--no-holder-rules]\n" \
 	  "argus diagnose --pid PID --until-end[=SECONDS] [--tid TID] [the flags above]\n" \
 	  "  Classifies the hang (busy, blocked, yield), finds a similar normal run,\n" \
 	  "  slices back to who normally wakes the UI thread, names the culprit and\n" \
@@ -58,6 +58,8 @@
 	  "              tracer holding it, are named.  Each such step says its source\n" \
 	  "              (JSON \"live\").  The default when FILE is of this host and boot\n" \
 	  "              and at most 120 s old; --no-live: the trace alone\n" \
+	  "  --no-holder-rules  live, run no schema holder command (the built-in\n" \
+	  "              PostgreSQL one, and --schema's): the kernel's sources only\n" \
 	  "  --until-end[=SECONDS]  no FILE: snapshot the running collector (the last\n" \
 	  "              2 minutes), take the hang going on, wait until it ends (up to\n" \
 	  "              SECONDS, default 60; Ctrl-C: stop waiting), snapshot again and\n" \
@@ -70,7 +72,7 @@
 #define DIAG_REPORT_USAGE \
 	  "argus report FILE --pid PID -o hang.html [--force] [--tid TID] [--at TIME | --mark TEXT]\n" \
 	  "             [--threshold MS] [--depth N] [--pick N,N...] [--idle-wait RULE]\n" \
-	  "             [--live | --no-live]\n" \
+	  "             [--live | --no-live] [--no-holder-rules]\n" \
 	  "             [--schema FILE]\n" \
 	  "  The hang `argus diagnose` takes with the same flags, drawn: a timeline of\n" \
 	  "  the threads of the diagnosis (the hung thread, the path, the culprit and\n" \
@@ -103,6 +105,8 @@ struct diag_front_opts {
 	bool live;               /* the trace is of this running system, just taken:
 	                            --live, or found so (diag_front_resolve_live) */
 	int8_t live_flag;        /* 1 --live, -1 --no-live, 0 neither: decide */
+	bool no_holder_rules;    /* --no-holder-rules: live, no schema holder
+	                            command runs (holder_cmd.h) */
 	bool all;                /* hangs: deliberate waits too (wait4, sleep) */
 	bool live_rule;          /* hangs --live-rule: argusd's live watch replayed
 	                            over the trace (hangs_replay.c) */

@@ -744,7 +744,8 @@ int diag_run(struct graph_open_ctx *c, struct diag_front_opts *o, const struct a
 		dopt.live = diag_front_live;
 	}
 	/* the schema's holder rules: commands run as the waiter (holder_cmd.h) */
-	if (o->live && !o->live_fn && (run->holders = holder_cmd_new(c, o->g.schema_path))) {
+	if (o->live && !o->live_fn && !o->no_holder_rules &&
+	    (run->holders = holder_cmd_new(c, o->g.schema_path))) {
 		dopt.wait_holders = holder_cmd_wait_holders;
 		dopt.wait_holders_ctx = run->holders;
 	}

@@ -1070,7 +1070,7 @@ const Subcommand kSubcommands[] = {
 	 "diagnose with it; Ctrl-C stops the wait early.",
 	 "argus diagnose [--tid TID] [--at TIME | --mark TEXT | --until-end[=SECONDS]] [--depth N]\n"
 	 "               [--threshold MS] [--pick N,N...] [--json | --dot] [--pid PID] [--last DURATION]\n"
-	 "               [--no-save]\n"},
+	 "               [--no-save] [--no-holder-rules]\n"},
 	{"show", cmd_on_trace, "One segment of the session trace in full (ID as diagnose printed it: #261 or 261).",
 	 "argus show ID [--json] [--schema FILE] [--no-split]\n"},
 	{"similar", cmd_on_trace, "Segments of the same thread that did the same thing as segment ID.",

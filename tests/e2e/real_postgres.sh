@@ -95,6 +95,11 @@ real_check_hangs "$TRACE" "$GT"
 # psql A, idle in its transaction, reads its FIFO (a blocking read():
 # argusd keeps it too); the victim is psql B
 real_keeper 6 psql
+# In the live phases lldb's `argus diagnose` (live and --until-end) may use
+# the built-in holder rule; the CLI's --until-end, at the same moment, runs
+# without any (the issue's "--until-end alone"): the hang's real end names
+# A's backend, no application knowledge needed
+REAL_CLI_UNTIL_ARGS=--no-holder-rules
 real_live 8 3
 real_live 8 random
 
@@ -159,6 +164,22 @@ for i in "${!REAL_LIVE_CMDS[@]}"; do
 	for ph in live_3s live_random; do
 		[ -s "$T/$ph.$i.json" ] && pg_check_holder "$T/$ph.$i.json" "$T/$ph.gt" "lldb $ph"
 	done
+done
+
+# the CLI's --until-end without holder rules: none ran, and no step of
+# the chain came from one
+for ph in live_3s live_random; do
+	[ -s "$T/$ph.cli_until.json" ] || continue
+	/usr/bin/python3 - "$T/$ph.cli_until.json" <<'PY' ||
+import json, sys
+d = json.load(open(sys.argv[1]))
+ran = d.get("holder_rules") or []
+steps = [c for c in [d.get("culprit") or {}] + (d.get("chain") or []) if c.get("rule") == "holder-rule"]
+if ran or steps:
+    print(f"  FAIL: holder rules ran: {ran}; steps by holder-rule: {steps}", file=sys.stderr)
+    sys.exit(1)
+PY
+		soft "$ph: argus diagnose --until-end --no-holder-rules still ran a holder rule"
 done
 
 # The plain CLI during a hang: `argus save --last 20s`, then `argus
