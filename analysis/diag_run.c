@@ -216,7 +216,12 @@ static void print_culprit(FILE *f, struct graph_open_ctx *c, const struct argus_
 		holder_cmd_print_culprit(f, hc, k);
 		return;
 	}
-	fprintf(f, ", %s", argus_hang_kind_str(k->kind));
+	if (k->stopped_ns)
+		fprintf(f, ", stopped by a signal for %.1f ms of the %.1f ms window, then %s",
+		        (double)k->stopped_ns / 1e6, (double)(k->to - k->from) / 1e6,
+		        argus_hang_kind_str(k->kind));
+	else
+		fprintf(f, ", %s", argus_hang_kind_str(k->kind));
 	if (k->kind == ARGUS_KIND_BLOCKED && k->wait_nr >= 0)
 		fprintf(f, " in %s for %.1f ms of the %.1f ms window", sys_name(k->wait_nr),
 		        (double)k->wait_ns / 1e6, (double)(k->to - k->from) / 1e6);
@@ -273,6 +278,8 @@ static void json_culprit(FILE *f, struct graph_open_ctx *c, const struct argus_c
 	        k->normal_seg == ARGUS_NONE ? -1 : (int)k->normal_seg, k->late ? "true" : "false",
 	        k->cycle ? "true" : "false", k->holder ? "true" : "false", k->asked ? "true" : "false",
 	        k->from, k->to);
+	if (k->stopped_ns)
+		fprintf(f, ",\"stopped_ns\":%" PRIu64, k->stopped_ns);
 	fprintf(f, ",\"live\":");
 	diag_front_fjson_live(f, k);
 	holder_cmd_json_culprit(f, hc, k);
@@ -368,6 +375,7 @@ static void verdict(struct graph_open_ctx *c, const struct argus_diagnosis *d, c
 			 diag_front_comm(c, k->tid), k->tid, diag_front_process(c, k->tid),
 			 k->live_stop == ARGUS_LIVE_STOP_SIGNAL ? "stopped by a signal" :
 			 k->live_stop == ARGUS_LIVE_STOP_PTRACE ? "held in a ptrace stop" :
+			 k->stopped_ns ? "stopped by a signal" :
 			 argus_hang_kind_str(k->kind), diag_front_comm(c, d->hang.tid), d->hang.tid);
 	} else {
 		snprintf(buf, len, "no culprit found: no normal run of this wait to compare with,"

@@ -304,6 +304,10 @@ struct argus_culprit {
 	                           nothing in the trace): kind NONE, seg
 	                           ARGUS_NONE, no stack */
 	uint32_t live_tracer;
+	/* ns the thread sat stopped by a signal (SIGSTOP, SIGTSTP) in the
+	 * window before another thread continued it (the next entry, by
+	 * SIGCONT): its kind then says what it did once continued */
+	uint64_t stopped_ns;
 };
 
 struct argus_diagnosis {

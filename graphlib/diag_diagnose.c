@@ -357,6 +357,8 @@ static bool blame_continuer(const struct argus_graph *g, const struct argus_diag
 		const struct argus_edge *e = &EDGES(g)[in[i]];
 
 		if (e->type == ARGUS_EDGE_SIGNAL && seg_tid(g, e->src) != c) {
+			/* c's entry, just added: the stop is most of its window */
+			d->chain[d->nchain - 1].stopped_ns = most;
 			add_culprit(g, o, d, seg_tid(g, e->src), e->src, true, VIA_PATH,
 				    ARGUS_LIVE_NONE, wfrom, wto, level + 1, depth);
 			return true;

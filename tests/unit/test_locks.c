@@ -611,6 +611,11 @@ static void TEST_culprit_stopped_by_a_signal_is_followed_to_who_continued_it(voi
 		CHECK_EQ(d.chain[0].tid, HOLDER);
 		CHECK_EQ(d.chain[1].tid, OTHER);
 		CHECK_EQ(d.chain[1].rule, ARGUS_RULE_WAKER);
+		/* the server's entry says it sat stopped (50 us .. 3 s, of the
+		 * window from 110 us), not only what it did once continued */
+		CHECK(d.chain[0].stopped_ns >= AT(3000050) - AT(110) - 100000);
+		CHECK(d.chain[0].stopped_ns <= AT(3000050) - AT(110));
+		CHECK_EQ(d.chain[1].stopped_ns, 0);
 	}
 out:
 	scenario_end();
