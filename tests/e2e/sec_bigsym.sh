@@ -29,6 +29,7 @@ start() {
 	for _ in $(seq 100); do grep -q '^pid ' "$T/$2.out" && break; sleep 0.05; done
 	grep -q '^pid ' "$T/$2.out" || fail "$1 did not start" "$T/$2.err"
 	read -r _ PID <"$T/$2.out"
+	E2E_PIDS+=("$PID")	# $! is as_nobody's subshell; this is the program
 }
 
 start "$ATT/big/symwait" big

@@ -27,6 +27,7 @@ E2E_PIDS+=($!)
 for _ in $(seq 100); do grep -q '^pid ' "$T/fm.out" && break; sleep 0.05; done
 grep -q '^pid ' "$T/fm.out" || fail "forgemaps did not start" "$T/fm.err"
 read -r _ PID _ <"$T/fm.out"
+E2E_PIDS+=("$PID")	# $! is as_nobody's subshell; this is the attacker
 FIFO=$ATT/inj/fifo/libc.so.6
 [ -p "$FIFO" ] || fail "no FIFO at $FIFO"
 log "$(cat "$T/fm.out")"

@@ -106,6 +106,7 @@ attack() {
 	grep -q '^pid ' "$out" || fail "$name: the attacker did not start" "$T/$name.err"
 	read -r _ pid _ haddr <"$out"
 	PINS+=("$pid")
+	E2E_PIDS+=("$pid")	# $! is as_nobody's subshell; this is the attacker
 	now=$(grep -m1 -o '/[^ ]*libevil\.so.*' /proc/"$pid"/maps)
 	log "$name: pid $pid: its maps say '$now', which names $(readlink -f "$now") here"
 	timeout 20 "$ARGUS" instrument --pid "$pid" --func libevil:handler --as begin --via uprobe \
