@@ -328,22 +328,32 @@ long read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 	return n ? (long)n : -EFAULT;
 }
 
-// The [vdso] mapping of the process, from /proc/PID/maps.
+// The [vdso] mapping of the process, from /proc/PID/maps: whole lines
+// (getline), and the name field exactly "[vdso]" (a file the process maps
+// may have "[vdso]" in its path, and a long path must not be read as two
+// lines: docs/collector.md, "Threat model").
 void find_vdso(Backend *b)
 {
-	char path[64], line[512];
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
 	snprintf(path, sizeof(path), "/proc/%u/maps", b->pid);
-	FILE *f = fopen(path, "r");
+	FILE *f = fopen(path, "re");
 	if (!f)
 		return;
-	while (fgets(line, sizeof(line), f)) {
+	while ((len = getline(&line, &cap, f)) > 0) {
 		unsigned long long lo, hi;
-		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2) {
+		int pos = 0;
+		if (line[len - 1] == '\n')
+			line[--len] = 0;
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi, &pos) == 2 && pos &&
+		    !strcmp(line + pos, "[vdso]")) {
 			b->vdso_lo = lo;
 			b->vdso_hi = hi;
 			break;
 		}
 	}
+	free(line);
 	fclose(f);
 }
 

@@ -7,7 +7,13 @@
  *
  * All of /proc/PID/maps is read (proc_maps.c keeps only executable
  * mappings), and read again once when an address is in none of them (the
- * process mapped something since).  A file's load bias is its pgoff-0
+ * process mapped something since).  The process may be another user's,
+ * and hostile (docs/collector.md, "Threat model"): maps are read
+ * whole-line (getline; a line longer than MAPS_LINE_MAX is dropped whole,
+ * never read as two), a file is opened only through its mapping
+ * (argus_open_mapping(): /proc/PID/map_files, a regular file with the maps
+ * line's dev and inode, never its path resolved again), and libelf sees
+ * it only after argus_elf_guard__check().  A file's load bias is its pgoff-0
  * mapping's start minus its first PT_LOAD's page-aligned vaddr; an address
  * in [bias + low, bias + high) of its PT_LOADs belongs to it even when it
  * sits in the anonymous mapping the kernel adds after the file for the end
@@ -21,16 +27,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "elf_guard.h"
+#include "safe_file.h"
 #include "step_internal.h"
 #include "symbolize.h"
 
 #define SYMS_MAX_MAPS 8192
+#define MAPS_LINE_MAX 8192
 #define SYMS_MAX_FILES 64
 
 struct smap {
 	uint64_t start, end, pgoff;
+	uint64_t dev, ino;          /* as maps shows them; 0 anonymous */
 	char *path;                 /* "" for anonymous */
 };
 
@@ -49,6 +60,8 @@ struct step_syms {
 	struct sfile files[SYMS_MAX_FILES];
 	size_t nfiles;
 	struct argus_symbolizer *sym;
+	int map_files;              /* /proc/PID/map_files: 1 readable (root),
+				       -1 not ours (EPERM), 0 not tried */
 };
 
 static void maps_free(struct step_syms *ss)
@@ -62,8 +75,9 @@ static void maps_free(struct step_syms *ss)
 
 static int maps_read(struct step_syms *ss)
 {
-	char path[64], line[4096 + 256];
-	size_t cap = 0;
+	char path[64], *line = NULL;
+	size_t cap = 0, lcap = 0;
+	ssize_t len;
 	FILE *f;
 
 	maps_free(ss);
@@ -71,16 +85,17 @@ static int maps_read(struct step_syms *ss)
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f) && ss->n < SYMS_MAX_MAPS) {
-		uint64_t s, e, off;
+	while (ss->n < SYMS_MAX_MAPS && (len = getline(&line, &lcap, f)) > 0) {
+		uint64_t s, e, off, ino;
+		unsigned maj, min;
 		char perms[8];
 		int pos = 0;
 		char *p;
 
-		if (!strchr(line, '\n'))   /* longer than the buffer: skip it */
+		if (len >= MAPS_LINE_MAX)  /* never written by the kernel: skip it whole */
 			continue;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*u %n", &s, &e,
-			   perms, &off, &pos) < 4 || !pos)
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", &s,
+			   &e, perms, &off, &maj, &min, &ino, &pos) < 7 || !pos)
 			continue;
 		p = line + pos;
 		p[strcspn(p, "\n")] = 0;
@@ -96,11 +111,14 @@ static int maps_read(struct step_syms *ss)
 		ss->maps[ss->n].start = s;
 		ss->maps[ss->n].end = e;
 		ss->maps[ss->n].pgoff = off;
+		ss->maps[ss->n].dev = makedev(maj, min);
+		ss->maps[ss->n].ino = ino;
 		ss->maps[ss->n].path = strdup(p);
 		if (!ss->maps[ss->n].path)
 			break;
 		ss->n++;
 	}
+	free(line);
 	fclose(f);
 	return 0;
 }
@@ -146,30 +164,29 @@ static const struct smap *find_map(struct step_syms *ss, uint64_t addr)
 	return NULL;
 }
 
-/* Open a mapped file's ELF and find its load bias. */
+/* Open a mapped file's ELF (through its offset-0 mapping) and find its
+ * load bias. */
 static void file_open(struct step_syms *ss, struct sfile *f)
 {
-	char p[4200];
+	static const struct argus_elf_limits lim = { ARGUS_ELF_SYM_SECTION_MAX };
+	const struct smap *head = NULL;
 	size_t phnum;
-	uint64_t base = 0;
-	bool have_base = false, any = false;
+	bool any = false;
 
 	f->tried = true;
 	f->fd = -1;
-	for (size_t i = 0; i < ss->n; i++)
-		if (!strcmp(ss->maps[i].path, f->path) && ss->maps[i].pgoff == 0) {
-			base = ss->maps[i].start;
-			have_base = true;
-			break;
-		}
-	if (!have_base)
+	for (size_t i = 0; i < ss->n && !head; i++)
+		if (!strcmp(ss->maps[i].path, f->path) && ss->maps[i].pgoff == 0)
+			head = &ss->maps[i];
+	if (!head)
 		return;
-	/* the file as the target sees it (its mount namespace) */
-	snprintf(p, sizeof(p), "/proc/%u/root%s", ss->pid, f->path);
-	f->fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0)
-		f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0)
+	f->fd = argus_open_mapping((int)ss->pid, head->start, head->end, head->dev, head->ino,
+				   head->path, NULL);
+	if (f->fd < 0) {
+		f->fd = -1;
+		return;
+	}
+	if (argus_elf_guard__check(f->fd, &lim))
 		return;
 	f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
 	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || elf_getphdrnum(f->elf, &phnum))
@@ -187,7 +204,7 @@ static void file_open(struct step_syms *ss, struct sfile *f)
 	}
 	if (!any)
 		return;
-	f->bias = base - f->low;
+	f->bias = head->start - f->low;
 	f->ok = true;
 }
 
@@ -278,8 +295,28 @@ int step_syms__lookup(struct step_syms *ss, uint64_t addr, bool code, char *name
 	m = find_map(ss, addr);
 	if (code && m && (m->path[0] == '/' || !strcmp(m->path, "[vdso]"))) {
 		struct argus_sym s;
+		char mf[96];
+		const char *file = m->path;
 
-		if (!argus_symbolizer__lookup(ss->sym, m->path, m->start, m->pgoff, addr, &s) &&
+		/* the symbolizer opens what it is given by name: give it the
+		 * mapping's magic link, the very file mapped, not the path
+		 * text the process controls.  Without CAP_SYS_ADMIN (a user
+		 * stepping a process of its own) map_files is not ours, and
+		 * the path (opened as safe_file.h says) is all there is. */
+		if (m->path[0] == '/' && ss->map_files >= 0) {
+			snprintf(mf, sizeof(mf), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, ss->pid,
+				 m->start, m->end);
+			if (!ss->map_files) {
+				int fd = argus_open_untrusted(AT_FDCWD, mf, NULL, NULL);
+
+				ss->map_files = fd == -EPERM || fd == -EACCES ? -1 : fd >= 0 ? 1 : 0;
+				if (fd >= 0)
+					close(fd);
+			}
+			if (ss->map_files >= 0)
+				file = mf;
+		}
+		if (!argus_symbolizer__lookup(ss->sym, file, m->start, m->pgoff, addr, &s) &&
 		    s.func[0]) {
 			snprintf(name, len, "%s", s.func);
 			*off = s.func_off;

@@ -254,3 +254,24 @@ fail:
 	close(fd);
 	return rc;
 }
+
+int argus_open_mapping(int pid, uint64_t start, uint64_t end, uint64_t dev, uint64_t ino,
+		       const char *path, struct stat *st)
+{
+	struct stat want = { 0 };
+	char p[PATH_MAX + 64];
+	int fd;
+
+	if (!path || path[0] != '/' || !ino)
+		return -ENOENT;
+	want.st_dev = (dev_t)dev;
+	want.st_ino = (ino_t)ino;
+	snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", pid, (unsigned long long)start,
+		 (unsigned long long)end);
+	fd = argus_open_untrusted(AT_FDCWD, p, &want, st);
+	if (fd != -EPERM && fd != -EACCES)
+		return fd;
+	if ((size_t)snprintf(p, sizeof(p), "/proc/%d/root%s", pid, path) >= sizeof(p))
+		return -ENAMETOOLONG;
+	return argus_open_untrusted(AT_FDCWD, p, &want, st);
+}

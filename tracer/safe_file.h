@@ -79,4 +79,19 @@ int argus_dir__check_private(const char *dir, char *real, size_t real_len,
 int argus_open_untrusted(int dirfd, const char *path, const struct stat *want,
 			 struct stat *st);
 
+/*
+ * The file a process maps at [start, end), as its /proc/PID/maps line
+ * gave it (dev: makedev(major, minor), ino, path), opened with
+ * argus_open_untrusted() through /proc/PID/map_files/START-END: the very
+ * file the process mapped (deleted or renamed since, or in another mount
+ * namespace), never its path text resolved again as a name, which the
+ * process controls.  Only when map_files is not ours to read (-EPERM or
+ * -EACCES: it needs CAP_SYS_ADMIN) the path in the process's mount
+ * namespace, /proc/PID/root/PATH, and then too only the (dev, ino) of the
+ * maps line is accepted (-ESTALE otherwise).  -ENOENT for an anonymous
+ * mapping (path not absolute, or ino 0).  The fd or -errno; st as above.
+ */
+int argus_open_mapping(int pid, uint64_t start, uint64_t end, uint64_t dev, uint64_t ino,
+		       const char *path, struct stat *st);
+
 #endif /* ARGUS_SAFE_FILE_H */

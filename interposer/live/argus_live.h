@@ -80,11 +80,19 @@ int argus_live__call(struct argus_live *l, pid_t tid, const struct argus_live_ca
 
 struct argus_live_map {
 	uint64_t start, end, off;
+	uint64_t dev, ino;	/* makedev(major, minor) and inode as maps shows
+				 * them; 0 anonymous */
 	char perms[5];
-	char path[512];		/* "" anonymous */
+	char path[512];		/* "" anonymous; "[long path]" when the path
+				 * does not fit (never matched, never opened) */
 };
 
-/* /proc/PID/maps into a malloc'd array. */
+/* /proc/PID/maps into a malloc'd array.  Read whole-line (a path another
+ * user chose cannot end in what parses as a line of its own), at most
+ * ARGUS_LIVE_MAPS_MAX lines of at most ARGUS_LIVE_MAPS_LINE bytes each
+ * (longer lines, which the kernel never writes, are dropped whole). */
+#define ARGUS_LIVE_MAPS_MAX (1u << 18)
+#define ARGUS_LIVE_MAPS_LINE 8192
 int argus_live__maps(pid_t pid, struct argus_live_map **maps, size_t *n);
 
 struct argus_live_sym {
@@ -94,6 +102,9 @@ struct argus_live_sym {
 	char file[512];		/* the mapped file it is in */
 	char name[128];		/* the symbol ("" none) */
 	bool dynsym_only;	/* the file has no .symtab (stripped) */
+	uint64_t dev, ino;	/* the file the symbol was read from (fstat of
+				 * the fd opened through its mapping; 0 none
+				 * read): --via uprobe probes only this file */
 };
 
 /* Which mapped file `lib` names: an absolute path, a basename, or a prefix
@@ -102,7 +113,10 @@ struct argus_live_sym {
 int argus_live__find_file(pid_t pid, const struct argus_live_map *maps, size_t n,
 			  const char *lib, char *path, size_t pathlen, uint64_t *bias);
 /* SYMBOL in lib (see find_file): .symtab, else .dynsym (default version).
- * -ENOENT with why. */
+ * The file is opened through its mapping (/proc/PID/map_files, checked:
+ * a regular file with the maps line's (dev, inode)) and must pass
+ * argus_elf_guard__check() (tracer/elf_guard.h) before libelf reads it:
+ * -EFBIG over the limits, -ENOEXEC no x86-64 ELF.  -ENOENT with why. */
 int argus_live__sym(pid_t pid, const char *lib, const char *symbol, struct argus_live_sym *s,
 		    char *why);
 /* An address: "0xADDR" (absolute) or "LIB+0xOFF" (OFF a virtual address as
@@ -110,7 +124,8 @@ int argus_live__sym(pid_t pid, const char *lib, const char *symbol, struct argus
  * is one. */
 int argus_live__addr(pid_t pid, const char *spec, struct argus_live_sym *s, char *why);
 /* A symbol's value in an ELF file on disk (for the target's libc and the
- * interposer: the caller adds the bias).  0 or -ENOENT. */
+ * interposer: the caller adds the bias), opened with argus_open_untrusted()
+ * and guarded as above.  0 or -ENOENT (-EFBIG, -ENOEXEC). */
 int argus_live__file_sym(const char *path, const char *symbol, uint64_t *value, uint64_t *size,
 			 bool *dynsym_only);
 

@@ -145,11 +145,12 @@ static int read_exports(int fd, uint64_t bias, struct export *ex, size_t *nex)
 	Elf_Data *d, *vd = NULL;
 	Elf *e;
 
+	int err = 0;
+
 	*nex = 0;
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ, NULL);
+	e = live_elf_begin(fd, &err);
 	if (!e)
-		return -ENOEXEC;
+		return err;
 	dyn = scn_of(e, SHT_DYNSYM, &sh);
 	if (!dyn || !(d = elf_getdata(dyn, NULL)) || !sh.sh_entsize) {
 		elf_end(e);
@@ -196,10 +197,10 @@ static int bind_file(struct argus_live *l, int fd, uint64_t bias, struct export 
 	Elf *e;
 	int n = 0, rc = 0;
 
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ, NULL);
+	e = live_elf_begin(fd, &rc);
 	if (!e)
-		return 0;       /* not an ELF file: nothing bound there */
+		return 0;       /* not an ELF file (or over the guard's limits):
+				   nothing bound there */
 	dyn = scn_of(e, SHT_DYNSYM, &dsh);
 	if (!dyn || !(dd = elf_getdata(dyn, NULL))) {
 		elf_end(e);
@@ -254,6 +255,7 @@ int argus_live__bind(struct argus_live *l, const char *ipose, struct argus_live_
 	pid_t pid = argus_live__pid(l);
 	struct export ex[MAX_EXPORTS];
 	struct argus_live_map *maps = NULL;
+	const struct argus_live_map *im = NULL;
 	size_t n = 0, nex = 0;
 	uint64_t bias;
 	int fd, r;
@@ -263,14 +265,20 @@ int argus_live__bind(struct argus_live *l, const char *ipose, struct argus_live_
 		why[0] = 0;
 	if ((r = argus_live__maps(pid, &maps, &n)))
 		return r;
-	if ((r = live_bias_of(pid, maps, n, ipose, &bias))) {
+	for (size_t i = 0; i < n && !im; i++)
+		if (!maps[i].off && !strcmp(maps[i].path, ipose))
+			im = &maps[i];
+	if (!im || (r = live_bias_of(pid, maps, n, im, &bias))) {
+		r = im ? r : -ENOENT;
 		if (why)
 			snprintf(why, ARGUS_LIVE_WHY, "%s is not mapped in process %d", ipose, (int)pid);
 		goto out;
 	}
-	fd = open(ipose, O_RDONLY | O_CLOEXEC);
+	/* the interposer is root's file, but what we read is what the
+	 * process mapped under its name: through the mapping, like any file */
+	fd = live_open_mapped(pid, im, NULL);
 	if (fd < 0 || (r = read_exports(fd, bias, ex, &nex)) || !nex) {
-		r = fd < 0 ? -errno : r ? r : -ENOENT;
+		r = fd < 0 ? fd : r ? r : -ENOENT;
 		if (why)
 			snprintf(why, ARGUS_LIVE_WHY, "%s: no lock functions to bind (%s)", ipose,
 				 strerror(-r));
@@ -287,10 +295,11 @@ int argus_live__bind(struct argus_live *l, const char *ipose, struct argus_live_
 		if (maps[i].path[0] != '/' || maps[i].off || skip_file(maps[i].path, ipose))
 			continue;
 		for (size_t j = 0; j < i && !seen; j++)
-			seen = !strcmp(maps[j].path, maps[i].path) && !maps[j].off;
-		if (seen || live_bias_of(pid, maps, n, maps[i].path, &bias))
+			seen = maps[j].ino == maps[i].ino && maps[j].dev == maps[i].dev &&
+			       !strcmp(maps[j].path, maps[i].path) && !maps[j].off;
+		if (seen || live_bias_of(pid, maps, n, &maps[i], &bias))
 			continue;
-		fd = live_open_mapped(pid, &maps[i]);
+		fd = live_open_mapped(pid, &maps[i], NULL);
 		if (fd < 0)
 			continue;
 		k = bind_file(l, fd, bias, ex, nex);

@@ -3,9 +3,19 @@
  * live_elf.c - where a symbol is in a running process: /proc/PID/maps for
  * the file and its load bias, libelf for the symbol.
  *
- * The file is read through /proc/PID/map_files/START-END when it can be
- * (root only): that is the very inode the process mapped, even if the path
- * was replaced or deleted since; else through the path in maps.
+ * The process is another user's, and hostile (docs/collector.md, "Threat
+ * model"): every path its maps show is a name it controls, and a line of
+ * its maps is whatever its path makes it.  So:
+ *   - maps are read whole-line (getline), bounded (ARGUS_LIVE_MAPS_MAX
+ *     lines of ARGUS_LIVE_MAPS_LINE bytes): a path of 1,100 bytes is one
+ *     line, not a line and a forged one;
+ *   - a file is opened only through its mapping, /proc/PID/map_files/
+ *     START-END, checked (live_open_mapped): the very inode the process
+ *     mapped, even deleted or renamed since, a regular file with the maps
+ *     line's (dev, inode), never a FIFO or a device, never the path text
+ *     resolved again as a name;
+ *   - libelf sees it only after argus_elf_guard__check() (the symbolizer's
+ *     limits): a sparse 1 GiB .symtab is refused from its headers, not read.
  *
  * Symbols: .symtab when the file has one, else .dynsym (a stripped binary
  * keeps only its exported symbols there).  In .dynsym a name can have
@@ -19,24 +29,53 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-
-#include "live_internal.h"
 #include <libelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "argus_live.h"
+#include "elf_guard.h"
+#include "live_internal.h"
+#include "safe_file.h"
 
 #define WHY(...) do { if (why) snprintf(why, ARGUS_LIVE_WHY, __VA_ARGS__); } while (0)
 
+/* One whole maps line into e: 0, or -1 when it is not a maps line. */
+static int parse_maps_line(char *line, struct argus_live_map *e)
+{
+	unsigned long long s, en, off, ino;
+	unsigned maj, min;
+	int pos = 0;
+	char *path;
+
+	memset(e, 0, sizeof(*e));
+	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu%n", &s, &en, e->perms, &off, &maj, &min,
+		   &ino, &pos) < 7 || !pos || (line[pos] && line[pos] != ' '))
+		return -1;
+	e->start = s;
+	e->end = en;
+	e->off = off;
+	e->dev = makedev(maj, min);
+	e->ino = ino;
+	path = line + pos;
+	path += strspn(path, " ");
+	if (strlen(path) >= sizeof(e->path))
+		snprintf(e->path, sizeof(e->path), "[long path]");
+	else
+		snprintf(e->path, sizeof(e->path), "%s", path);
+	return 0;
+}
+
 int argus_live__maps(pid_t pid, struct argus_live_map **maps, size_t *n)
 {
-	char p[64], line[1024];
+	char p[64], *line = NULL;
 	struct argus_live_map *m = NULL;
-	size_t cap = 0;
+	size_t cap = 0, lcap = 0;
+	ssize_t len;
 	FILE *f;
 
 	*maps = NULL;
@@ -45,28 +84,20 @@ int argus_live__maps(pid_t pid, struct argus_live_map **maps, size_t *n)
 	f = fopen(p, "re");
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		struct argus_live_map e = { 0 };
-		unsigned long long s, en, off;
-		int pos = 0;
-		char *path;
+	while (*n < ARGUS_LIVE_MAPS_MAX && (len = getline(&line, &lcap, f)) > 0) {
+		struct argus_live_map e;
 
-		if (sscanf(line, "%llx-%llx %4s %llx %*s %*s%n", &s, &en, e.perms, &off, &pos) < 4 ||
-		    !pos)
+		if (line[len - 1] == '\n')
+			line[--len] = 0;
+		if (len >= ARGUS_LIVE_MAPS_LINE || parse_maps_line(line, &e))
 			continue;
-		e.start = s;
-		e.end = en;
-		e.off = off;
-		path = line + pos;
-		path += strspn(path, " ");
-		path[strcspn(path, "\n")] = 0;
-		snprintf(e.path, sizeof(e.path), "%s", path);
 		if (*n == cap) {
 			size_t nc = cap ? cap * 2 : 64;
 			struct argus_live_map *nm = realloc(m, nc * sizeof(*nm));
 
 			if (!nm) {
 				free(m);
+				free(line);
 				fclose(f);
 				return -ENOMEM;
 			}
@@ -75,6 +106,7 @@ int argus_live__maps(pid_t pid, struct argus_live_map **maps, size_t *n)
 		}
 		m[(*n)++] = e;
 	}
+	free(line);
 	fclose(f);
 	*maps = m;
 	return 0;
@@ -101,18 +133,40 @@ static bool lib_matches(const char *path, const char *lib)
 	return !strncmp(b, lib, k) && (b[k] == '.' || b[k] == '-');
 }
 
-/* Open the ELF file behind a mapping. */
-int live_open_mapped(pid_t pid, const struct argus_live_map *m)
+int live_open_mapped(pid_t pid, const struct argus_live_map *m, struct stat *st)
 {
-	char p[128];
-	int fd;
+	return argus_open_mapping((int)pid, m->start, m->end, m->dev, m->ino, m->path, st);
+}
 
-	snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", (int)pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		fd = open(m->path, O_RDONLY | O_CLOEXEC);
-	return fd;
+Elf *live_elf_begin(int fd, int *err)
+{
+	static const struct argus_elf_limits lim = { ARGUS_ELF_SYM_SECTION_MAX };
+	Elf *e;
+	int r = argus_elf_guard__check(fd, &lim);
+
+	if (r) {
+		*err = r == -EFBIG || r == -ENOMEM ? r : -ENOEXEC;
+		return NULL;
+	}
+	elf_version(EV_CURRENT);	/* libelf refuses to work before it */
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		if (e)
+			elf_end(e);
+		*err = -ENOEXEC;
+		return NULL;
+	}
+	return e;
+}
+
+const struct argus_live_map *live_file_head(const struct argus_live_map *maps, size_t n,
+					    const struct argus_live_map *m)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!maps[i].off && maps[i].ino == m->ino && maps[i].dev == m->dev &&
+		    maps[i].path[0] == '/' && !strcmp(maps[i].path, m->path))
+			return &maps[i];
+	return NULL;
 }
 
 /* The first PT_LOAD's page-aligned p_vaddr, or -1. */
@@ -131,36 +185,34 @@ static int64_t first_load(Elf *e)
 	return -1;
 }
 
-/* The mapping of path at offset 0 and its bias. */
-int live_bias_of(pid_t pid, const struct argus_live_map *maps, size_t n, const char *path,
-		 uint64_t *bias)
+int live_bias_of(pid_t pid, const struct argus_live_map *maps, size_t n,
+		 const struct argus_live_map *m, uint64_t *bias)
 {
-	for (size_t i = 0; i < n; i++) {
-		int fd;
-		Elf *e;
-		int64_t v;
+	const struct argus_live_map *h = live_file_head(maps, n, m);
+	int fd, err = 0;
+	Elf *e;
+	int64_t v;
 
-		if (strcmp(maps[i].path, path) || maps[i].off)
-			continue;
-		fd = live_open_mapped(pid, &maps[i]);
-		if (fd < 0)
-			return -errno;
-		elf_version(EV_CURRENT);	/* libelf refuses to work before it */
-		e = elf_begin(fd, ELF_C_READ, NULL);
-		v = e ? first_load(e) : -1;
-		if (e)
-			elf_end(e);
-		close(fd);
-		if (v < 0)
-			return -ENOEXEC;
-		*bias = maps[i].start - (uint64_t)v;
-		return 0;
-	}
-	return -ENOENT;
+	if (!h)
+		return -ENOENT;
+	fd = live_open_mapped(pid, h, NULL);
+	if (fd < 0)
+		return fd;
+	e = live_elf_begin(fd, &err);
+	v = e ? first_load(e) : -1;
+	if (e)
+		elf_end(e);
+	close(fd);
+	if (err)
+		return err;
+	if (v < 0)
+		return -ENOEXEC;
+	*bias = h->start - (uint64_t)v;
+	return 0;
 }
 
-int argus_live__find_file(pid_t pid, const struct argus_live_map *maps, size_t n, const char *lib,
-			  char *path, size_t pathlen, uint64_t *bias)
+/* The first mapping that lib names (see argus_live__find_file), or -errno. */
+static long find_map(pid_t pid, const struct argus_live_map *maps, size_t n, const char *lib)
 {
 	char exe[PATH_MAX], p[64];
 	const char *want = NULL;
@@ -175,13 +227,22 @@ int argus_live__find_file(pid_t pid, const struct argus_live_map *maps, size_t n
 		exe[k] = 0;
 		want = exe;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (want ? strcmp(maps[i].path, want) : !lib_matches(maps[i].path, lib))
-			continue;
-		snprintf(path, pathlen, "%s", maps[i].path);
-		return live_bias_of(pid, maps, n, maps[i].path, bias);
-	}
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].path[0] == '/' &&
+		    (want ? !strcmp(maps[i].path, want) : lib_matches(maps[i].path, lib)))
+			return (long)i;
 	return -ENOENT;
+}
+
+int argus_live__find_file(pid_t pid, const struct argus_live_map *maps, size_t n, const char *lib,
+			  char *path, size_t pathlen, uint64_t *bias)
+{
+	long i = find_map(pid, maps, n, lib);
+
+	if (i < 0)
+		return (int)i;
+	snprintf(path, pathlen, "%s", maps[i].path);
+	return live_bias_of(pid, maps, n, &maps[i], bias);
 }
 
 /* Look a name up (sym != NULL) or find the symbol around vaddr (sym
@@ -245,13 +306,9 @@ static int elf_lookup(int fd, const char *sym, uint64_t vaddr, uint64_t *value, 
 	Elf *e;
 	int r = -ENOENT;
 
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		if (e)
-			elf_end(e);
-		return -ENOEXEC;
-	}
+	e = live_elf_begin(fd, &r);
+	if (!e)
+		return r;
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 
@@ -277,22 +334,47 @@ static int elf_lookup(int fd, const char *sym, uint64_t vaddr, uint64_t *value, 
 int argus_live__file_sym(const char *path, const char *symbol, uint64_t *value, uint64_t *size,
 			 bool *dynsym_only)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+	int fd = argus_open_untrusted(AT_FDCWD, path, NULL, NULL), r;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	r = elf_lookup(fd, symbol, 0, value, size, NULL, 0, dynsym_only);
 	close(fd);
 	return r;
 }
 
-/* The ELF behind path's offset-0 mapping, opened. */
-static int open_path(pid_t pid, const struct argus_live_map *maps, size_t n, const char *path)
+/* The ELF of the file m maps, opened through its offset-0 mapping; its
+ * identity into s.  An fd or -errno. */
+static int open_file(pid_t pid, const struct argus_live_map *maps, size_t n,
+		     const struct argus_live_map *m, struct argus_live_sym *s)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(maps[i].path, path) && !maps[i].off)
-			return live_open_mapped(pid, &maps[i]);
-	return open(path, O_RDONLY | O_CLOEXEC);
+	const struct argus_live_map *h = live_file_head(maps, n, m);
+	struct stat st;
+	int fd;
+
+	if (!h)
+		return -ENOENT;
+	fd = live_open_mapped(pid, h, &st);
+	if (fd >= 0) {
+		s->dev = (uint64_t)st.st_dev;
+		s->ino = (uint64_t)st.st_ino;
+	}
+	return fd;
+}
+
+/* why for an ELF the guard or libelf refused. */
+static void why_elf(char *why, const char *file, int r)
+{
+	if (r == -EFBIG)
+		WHY("%s: refused: a section or header table is larger than argus reads from a file"
+		    " another user controls (docs/collector.md, \"Threat model\")", file);
+	else if (r == -ENOEXEC)
+		WHY("%s is not an x86-64 ELF, or its headers point past its end", file);
+	else if (r == -ESTALE || r == -EINVAL)
+		WHY("%s: the file at its mapping is not the regular file the maps name (refused)",
+		    file);
+	else
+		WHY("cannot open %s through its mapping: %s", file, strerror(-r));
 }
 
 int argus_live__sym(pid_t pid, const char *lib, const char *symbol, struct argus_live_sym *s,
@@ -301,6 +383,7 @@ int argus_live__sym(pid_t pid, const char *lib, const char *symbol, struct argus
 	struct argus_live_map *maps;
 	size_t n;
 	uint64_t v = 0, sz = 0;
+	long i;
 	int fd, r;
 
 	memset(s, 0, sizeof(*s));
@@ -309,7 +392,17 @@ int argus_live__sym(pid_t pid, const char *lib, const char *symbol, struct argus
 		WHY("no process %d", (int)pid);
 		return r;
 	}
-	r = argus_live__find_file(pid, maps, n, lib, s->file, sizeof(s->file), &s->bias);
+	i = find_map(pid, maps, n, lib);
+	r = i < 0 ? (int)i : 0;
+	if (!r) {
+		snprintf(s->file, sizeof(s->file), "%s", maps[i].path);
+		r = live_bias_of(pid, maps, n, &maps[i], &s->bias);
+		if (r && r != -ENOENT) {
+			why_elf(why, s->file, r);
+			free(maps);
+			return r;
+		}
+	}
 	if (r) {
 		if (lib && lib[0])
 			WHY("no file matching \"%s\" is mapped in process %d", lib, (int)pid);
@@ -318,15 +411,18 @@ int argus_live__sym(pid_t pid, const char *lib, const char *symbol, struct argus
 		free(maps);
 		return r;
 	}
-	fd = open_path(pid, maps, n, s->file);
+	fd = open_file(pid, maps, n, &maps[i], s);
 	free(maps);
 	if (fd < 0) {
-		r = -errno;
-		WHY("cannot open %s: %s", s->file, strerror(errno));
-		return r;
+		why_elf(why, s->file, fd);
+		return fd;
 	}
 	r = elf_lookup(fd, symbol, 0, &v, &sz, NULL, 0, &s->dynsym_only);
 	close(fd);
+	if (r == -EFBIG || r == -ENOEXEC) {
+		why_elf(why, s->file, r);
+		return r;
+	}
 	if (r) {
 		WHY("no function \"%s\" in %s%s", symbol, s->file,
 		    s->dynsym_only ? " (stripped: only its .dynsym, the exported symbols, is left;"
@@ -342,6 +438,7 @@ int argus_live__sym(pid_t pid, const char *lib, const char *symbol, struct argus
 int argus_live__addr(pid_t pid, const char *spec, struct argus_live_sym *s, char *why)
 {
 	struct argus_live_map *maps;
+	const struct argus_live_map *m = NULL;
 	char lib[256], *end;
 	const char *plus = strchr(spec, '+');
 	unsigned long long off;
@@ -363,21 +460,28 @@ int argus_live__addr(pid_t pid, const char *spec, struct argus_live_sym *s, char
 		return -EINVAL;
 	}
 	if (plus) {
+		long i;
+
 		snprintf(lib, sizeof(lib), "%.*s", (int)(plus - spec), spec);
-		r = argus_live__find_file(pid, maps, n, lib, s->file, sizeof(s->file), &s->bias);
+		i = find_map(pid, maps, n, lib);
+		r = i < 0 ? (int)i : live_bias_of(pid, maps, n, &maps[i], &s->bias);
 		if (r) {
-			WHY("no file matching \"%s\" is mapped in process %d", lib, (int)pid);
+			if (i < 0 || r == -ENOENT)
+				WHY("no file matching \"%s\" is mapped in process %d", lib, (int)pid);
+			else
+				why_elf(why, maps[i].path, r);
 			free(maps);
 			return r;
 		}
+		m = &maps[i];
 		s->addr = s->bias + off;
 	} else {
 		s->addr = off;
 		r = -ENOENT;
 		for (size_t i = 0; i < n; i++)
 			if (off >= maps[i].start && off < maps[i].end && maps[i].path[0] == '/') {
-				snprintf(s->file, sizeof(s->file), "%s", maps[i].path);
-				r = live_bias_of(pid, maps, n, maps[i].path, &s->bias);
+				m = &maps[i];
+				r = live_bias_of(pid, maps, n, m, &s->bias);
 				break;
 			}
 		if (r) {
@@ -386,8 +490,9 @@ int argus_live__addr(pid_t pid, const char *spec, struct argus_live_sym *s, char
 			return -ENOENT;
 		}
 	}
+	snprintf(s->file, sizeof(s->file), "%s", m->path);
 	/* the enclosing symbol, if any, gives the name and the body's size */
-	fd = open_path(pid, maps, n, s->file);
+	fd = open_file(pid, maps, n, m, s);
 	free(maps);
 	if (fd >= 0) {
 		if (!elf_lookup(fd, NULL, s->addr - s->bias, &v, &sz, s->name, sizeof(s->name),

@@ -6,8 +6,8 @@
  * page, and takes it out with the probe).
  *
  * One uprobe perf event (perf_event_open, the "uprobe" PMU whose type is
- * in /sys/bus/event_source/devices/uprobe/type; config1 = the file's
- * path, config2 = the file offset of the entry; pid -1, cpu 0), linked
+ * in /sys/bus/event_source/devices/uprobe/type; config1 = a path to the
+ * file, config2 = the file offset of the entry; pid -1, cpu 0), linked
  * (BPF_LINK_CREATE) to on_live_hit (live_uprobe.bpf.c) with the cookie
  * (tgid << 8) | kind.  Kernel quirk: the BPF programs of a uprobe event
  * live in one array per probe, run on every hit whatever the perf
@@ -18,6 +18,21 @@
  * load.  The link is pinned in /sys/fs/bpf/argus-live/ as
  * PID-FUNC-KIND-cpu0, so the probe outlives this command; --remove
  * unlinks the pins, and the kernel drops the probe with the last one.
+ *
+ * Which file: the probe is root's, on a file, in every process that maps
+ * it, so it must land on the very file the process maps at the address
+ * and nowhere else.  The path in the process's maps is a name the process
+ * controls (a deleted library's "PATH (deleted)" can be a symlink it
+ * planted to libc; in its own mount namespace any path names anything),
+ * and the kernel resolves config1 as root (kern_path, LOOKUP_FOLLOW).  So
+ * config1 is never that text: the mapping's file is opened through
+ * /proc/PID/map_files/START-END (live_open_mapped: a regular file with the
+ * maps line's dev and inode, deleted or not) and config1 is
+ * /proc/self/fd/N of that fd, a magic link that resolves to the exact file
+ * object.  Before the attach: the mapping holding the address must be of
+ * the file the symbol was read from (dev, inode), and the entry's bytes
+ * read through that fd at the probe's offset must be the bytes the process
+ * has at the address (the first may be another probe's int3).
  *
  * Limits: the probe is on the file, so every process mapping it traps
  * (the others' hits are dropped by the program, but they pay the trap);
@@ -41,6 +56,7 @@
 
 #include "argus_events.h"
 #include "argus_live.h"
+#include "live_internal.h"
 #include "live_uprobe.skel.h"
 
 _Static_assert(sizeof(struct ae_live_hit) == 48, "ae_live_hit layout");
@@ -173,16 +189,51 @@ int argus_live__uprobe_list(pid_t pid, uint64_t *funcs, int *kinds, size_t cap, 
 	return 0;
 }
 
+/* The bytes at the probe's offset in fd are the process's at addr (byte 0
+ * may be an int3: another uprobe, or a debugger's breakpoint, is there). */
+static int same_bytes(pid_t pid, int fd, uint64_t addr, uint64_t off, uint64_t mend, char *why)
+{
+	uint8_t mem[16], file[16];
+	size_t k = mend - addr < sizeof(mem) ? (size_t)(mend - addr) : sizeof(mem);
+	char p[64];
+	ssize_t got;
+	int mfd, err = 0;
+
+	snprintf(p, sizeof(p), "/proc/%d/mem", (int)pid);
+	mfd = open(p, O_RDONLY | O_CLOEXEC);
+	if (mfd < 0) {
+		err = -errno;
+		WHY("cannot read the memory of process %d: %s", (int)pid, strerror(errno));
+		return err;
+	}
+	got = pread(mfd, mem, k, (off_t)addr);
+	close(mfd);
+	if (got != (ssize_t)k) {
+		WHY("cannot read %#llx in process %d", (unsigned long long)addr, (int)pid);
+		return -EFAULT;
+	}
+	got = pread(fd, file, k, (off_t)off);
+	if (got != (ssize_t)k || (mem[0] != file[0] && mem[0] != 0xcc) ||
+	    memcmp(mem + 1, file + 1, k - 1)) {
+		WHY("the file mapped at %#llx does not hold, at offset %#llx, the bytes the process"
+		    " runs there: refused (a uprobe would go on the file, not the process)",
+		    (unsigned long long)addr, (unsigned long long)off);
+		return -ESTALE;
+	}
+	return 0;
+}
+
 int argus_live__uprobe_add(pid_t pid, const struct argus_live_sym *fn, enum argus_live_kind kind,
 			   const char *run_dir, char *why)
 {
 	struct live_uprobe_bpf *skel = NULL;
-	struct argus_live_map *maps = NULL;
+	struct argus_live_map *maps = NULL, m = { 0 };
 	struct perf_event_attr pa = { .size = sizeof(pa) };
-	char path[512] = "", pin[256];
+	char path[64], pin[256];
 	uint64_t off = 0;
 	size_t n;
-	int type = -1, ring = -1, ncpu, err, made = 0;
+	int type = -1, ring = -1, ncpu, err, made = 0, fd = -1;
+	bool found = false;
 	FILE *tf;
 
 	err = argus_live__maps(pid, &maps, &n);
@@ -190,28 +241,51 @@ int argus_live__uprobe_add(pid_t pid, const struct argus_live_sym *fn, enum argu
 		WHY("no process %d", (int)pid);
 		return err;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (fn->addr >= maps[i].start && fn->addr < maps[i].end && maps[i].path[0] == '/') {
-			snprintf(path, sizeof(path), "%s", maps[i].path);
-			off = fn->addr - maps[i].start + maps[i].off;
+	for (size_t i = 0; i < n && !found; i++)
+		if (fn->addr >= maps[i].start && fn->addr < maps[i].end) {
+			m = maps[i];
+			found = true;
 		}
 	free(maps);
-	if (!path[0]) {
+	if (!found || m.path[0] != '/' || !m.ino) {
 		WHY("%#llx is not in a mapped file: a uprobe needs file + offset",
 		    (unsigned long long)fn->addr);
 		return -EINVAL;
 	}
+	if (!fn->ino || m.dev != fn->dev || m.ino != fn->ino) {
+		WHY("%#llx is in %s (inode %llu), not in the file the function was read from"
+		    " (inode %llu): refused (a uprobe goes on a file, in every process that maps it)",
+		    (unsigned long long)fn->addr, m.path, (unsigned long long)m.ino,
+		    (unsigned long long)fn->ino);
+		return -EINVAL;
+	}
+	off = fn->addr - m.start + m.off;
+	fd = live_open_mapped(pid, &m, NULL);
+	if (fd < 0) {
+		WHY("cannot open %s through its mapping (/proc/%d/map_files): %s", m.path, (int)pid,
+		    strerror(-fd));
+		return fd;
+	}
+	err = same_bytes(pid, fd, fn->addr, off, m.end, why);
+	if (err)
+		goto out;
+	/* the kernel resolves config1 as root: our fd's magic link, the
+	 * exact file checked above, never a name the process controls */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	tf = fopen("/sys/bus/event_source/devices/uprobe/type", "re");
 	if (!tf || fscanf(tf, "%d", &type) != 1) {
 		WHY("this kernel has no uprobe PMU (/sys/bus/event_source/devices/uprobe/type)");
 		if (tf)
 			fclose(tf);
-		return -ENOSYS;
+		err = -ENOSYS;
+		goto out;
 	}
 	fclose(tf);
 	ring = argusd_ring(run_dir, why);
-	if (ring < 0)
-		return ring;
+	if (ring < 0) {
+		err = ring;
+		goto out;
+	}
 	err = pin_dir(why);
 	if (err)
 		goto out;
@@ -241,7 +315,7 @@ int argus_live__uprobe_add(pid_t pid, const struct argus_live_sym *fn, enum argu
 			if (errno == ENODEV || errno == EINVAL)
 				continue;	/* a possible CPU that is not online */
 			err = -errno;
-			WHY("perf_event_open(uprobe %s+%#llx, cpu %d): %s", path,
+			WHY("perf_event_open(uprobe %s+%#llx, cpu %d): %s", m.path,
 			    (unsigned long long)off, cpu, strerror(errno));
 			goto out;
 		}
@@ -273,5 +347,7 @@ out:
 	live_uprobe_bpf__destroy(skel);
 	if (ring >= 0)
 		close(ring);
+	if (fd >= 0)
+		close(fd);
 	return err;
 }
