@@ -516,8 +516,7 @@ static void fill_hang(const struct argus_graph *g, uint32_t thr, const struct ga
 	if (!activity(g, t->tid, gp->from, gp->to, false, &a)) {
 		h->kind = a.kind;
 		if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE && !gp->loop &&
-		    (child_nr(SEGS(g)[a.wait_seg].wait_nr) ||
-		     (sleep_nr(SEGS(g)[a.wait_seg].wait_nr) && a.sleeps <= 1)))
+		    hang_rule_deliberate(HANG_KIND_BLOCKED, SEGS(g)[a.wait_seg].wait_nr, a.sleeps))
 			h->flags |= ARGUS_HANG_F_DELIBERATE;
 	}
 }
@@ -1031,14 +1030,11 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 	 * wait to blame).  Time the thread was not there (before its start,
 	 * after its exit) counts for neither.  The report's on-CPU figure
 	 * tells computing from starved. */
-	if (a->short_waits >= HANG_YIELD_LOOP_SHORTS && a->wait_ns < win / 2)
-		a->kind = ARGUS_KIND_YIELD;     /* a spin on yields or short sleeps */
-	else if (timed >= HANG_YIELD_LOOP_SLEEPS && a->wait_ns < win / 2 && a->asleep_ns > a->run_ns)
-		a->kind = ARGUS_KIND_YIELD;     /* a retry loop: try, sleep, try */
-	else if (a->run_ns > a->asleep_ns)
-		a->kind = ARGUS_KIND_BUSY;
-	else
-		a->kind = ARGUS_KIND_BLOCKED;
+	switch (hang_rule_kind(win, a->asleep_ns, a->run_ns, a->wait_ns, a->short_waits, timed)) {
+	case HANG_KIND_YIELD: a->kind = ARGUS_KIND_YIELD; break;
+	case HANG_KIND_BUSY: a->kind = ARGUS_KIND_BUSY; break;
+	case HANG_KIND_BLOCKED: a->kind = ARGUS_KIND_BLOCKED; break;
+	}
 	return 0;
 }
 

@@ -144,6 +144,35 @@ static inline bool hang_rule_round_idle(unsigned tries)
 #define HANG_YIELD_LOOP_SHORTS 20
 #define HANG_YIELD_LOOP_SLEEPS 3
 
+/* What a stretch of `win` ns was, from its sums: the time asleep in waits
+ * and running (or runnable), its longest wait, its short waits and yields,
+ * its sleeps of 2 ms or more.  The offline model (diag_hangs.c, activity)
+ * and the live watch (hang_watch.c, deliberate_wait) both judge by it.
+ * Busy is "running or runnable more than asleep": a thread that computes
+ * on a loaded machine may be preempted most of the time, and that is no
+ * wait on anyone. */
+enum hang_rule_kind { HANG_KIND_BUSY, HANG_KIND_BLOCKED, HANG_KIND_YIELD };
+
+static inline enum hang_rule_kind hang_rule_kind(uint64_t win, uint64_t asleep, uint64_t run,
+						 uint64_t longest, uint32_t shorts, uint32_t timed)
+{
+	if (shorts >= HANG_YIELD_LOOP_SHORTS && longest < win / 2)
+		return HANG_KIND_YIELD;         /* a spin on yields or short sleeps */
+	if (timed >= HANG_YIELD_LOOP_SLEEPS && longest < win / 2 && asleep > run)
+		return HANG_KIND_YIELD;         /* a retry loop: try, sleep, try */
+	return run > asleep ? HANG_KIND_BUSY : HANG_KIND_BLOCKED;
+}
+
+/* A deliberate stretch (of a thread with no idle wait): blocked, its
+ * longest wait a wait for a child (a shell runs every command so) or its
+ * only sleep (a command's `sleep 10`): the program's own choice, left out
+ * of machine-wide lists and not reported live. */
+static inline bool hang_rule_deliberate(enum hang_rule_kind kind, long longest_nr, uint32_t sleeps)
+{
+	return kind == HANG_KIND_BLOCKED &&
+	       (hang_rule_child_nr(longest_nr) || (hang_rule_sleep_nr(longest_nr) && sleeps <= 1));
+}
+
 /*
  * Timed poll retries (curl waiting for a response in 1 s poll rounds): a
  * poll-family wait that timed out, followed by another poll-family wait

@@ -305,13 +305,8 @@ static bool deliberate_wait(const struct wthread *t, uint64_t now)
 		}
 	}
 	run = win > asleep ? win - asleep : 0;
-	if (t->st_short >= HANG_YIELD_LOOP_SHORTS && longest < win / 2)
-		return false;   /* a spin on yields or short waits */
-	if (t->st_timed >= HANG_YIELD_LOOP_SLEEPS && longest < win / 2 && asleep > run)
-		return false;   /* a retry loop */
-	if (run > asleep)
-		return false;   /* busy */
-	return hang_rule_child_nr(lnr) || (hang_rule_sleep_nr(lnr) && sleeps <= 1);
+	return hang_rule_deliberate(hang_rule_kind(win, asleep, run, longest, t->st_short,
+						   t->st_timed), lnr, sleeps);
 }
 
 /* The wait t was blocked in since blocked_at ended at ts: into the sums. */
