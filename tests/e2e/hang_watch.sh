@@ -29,7 +29,6 @@ PY=/usr/bin/python3
 command -v flock >/dev/null || fail "needs flock (util-linux)"
 HD=$T/hangs
 L=$T/lock
-mono() { $PY -c 'import time; print(time.monotonic_ns())'; }
 # the comm of a process is the name it was exec'd by: these are python
 ln -s $PY "$T/idlepoll"
 ln -s $PY "$T/reqwait"
@@ -55,24 +54,6 @@ wait_json() {
 	fail "no snapshot of $1 with its .json in $HD after 30 s" "$T/hd.ls" 120
 }
 
-# flock_hang SECONDS: holds the lock in a shell (not named flock: its
-# `flock 9` exits at once, the lock stays with the open file) and runs a
-# real `flock L true` that waits for it.  Sets WAITER and T_BEFORE.
-flock_hang() {
-	sh -c "exec 9>'$L'; flock 9; echo held; sleep $1" >"$T/holder.out" &
-	local holder=$!
-	E2E_PIDS+=("$holder")
-	for _ in $(seq 1 50); do grep -q held "$T/holder.out" 2>/dev/null && break; sleep 0.1; done
-	grep -q held "$T/holder.out" || fail "the lock holder did not take the lock"
-	HOLDERS="$holder $(pgrep -P "$holder" | tr '\n' ' ')" # the shell and its sleep
-	T_BEFORE=$(mono)
-	flock "$L" true &
-	WAITER=$!
-	E2E_PIDS+=("$WAITER")
-	wait "$WAITER" || fail "flock $L true failed"
-	wait "$holder"
-}
-
 # ---- 1: a flock hang, and an idle poller that must not count ----
 "$T/idlepoll" -c '
 import os, select, time
@@ -84,7 +65,7 @@ print("idle_ms=%d" % ((time.monotonic() - t0) * 1000))
 ' >"$T/idle.out" &
 IDLE=$!
 E2E_PIDS+=("$IDLE")
-flock_hang 3.2
+flock_hang 3.2 "$L"
 W1=$WAITER; B1=$T_BEFORE; H1=$HOLDERS
 log "flock waiter $W1 waited for the lock; idle poller $IDLE"
 wait "$IDLE" || fail "the idle poller failed" "$T/idle.out"
@@ -215,7 +196,7 @@ EOF
 log "a request waiting in poll: $(basename "$HD"/*-reqwait-$REQ.argus)"
 
 # ---- 3: the count bound removes the oldest ----
-flock_hang 3
+flock_hang 3 "$L"
 W2=$WAITER
 wait_json flock-$W2
 for _ in $(seq 1 50); do [ -e "$S1" ] || break; sleep 0.1; done

@@ -18,7 +18,7 @@
 #     --hang-threshold 2000 ms and --hang-grace: what a user gets),
 #     --no-watch-interactive, a private --hang-dir.  No `argus save`.
 #     The loop runs 8 s or more; meanwhile a real `flock L true` waits
-#     ~4 s for a lock a shell holds (hang_watch.sh's flock_hang), so the
+#     ~4 s for a lock a shell holds (lib.sh's flock_hang), so the
 #     collector is shown to keep real hangs: its <time>-flock-<pid>.json
 #     must appear (60 s at most) and its stored diagnosis name the holder.
 #     Once that is there, the loop has run 8 s and argusd has no save
@@ -43,7 +43,6 @@ PY=/usr/bin/python3
 command -v flock >/dev/null || fail "needs flock (util-linux)"
 HD=$T/hangs
 L=$T/lock
-mono() { $PY -c 'import time; print(time.monotonic_ns())'; }
 # the comm of a process is the name it was exec'd by
 ln -s $PY "$T/monloop"
 
@@ -113,26 +112,7 @@ sleep 1
 kill -0 "$MON" 2>/dev/null || fail "the monitoring loop died" "$T/mon_live.out"
 [ "$(cat /proc/$MON/comm)" = monloop ] || fail "the loop's comm is $(cat /proc/$MON/comm), not monloop"
 
-# flock_hang SECONDS (hang_watch.sh's): holds the lock in a shell (not
-# named flock) and runs a real `flock L true` that waits for it.  Sets
-# WAITER and HOLDERS (the shell and its sleep).
-flock_hang() {
-	sh -c "exec 9>'$L'; flock 9; echo held; sleep $1" >"$T/holder.out" &
-	local holder=$!
-	E2E_PIDS+=("$holder")
-	for _ in $(seq 1 50); do grep -q held "$T/holder.out" 2>/dev/null && break; sleep 0.1; done
-	grep -q held "$T/holder.out" || fail "the lock holder did not take the lock"
-	HOLDERS="$holder $(pgrep -P "$holder" | tr '\n' ' ')"
-	local t0
-	t0=$(mono)
-	flock "$L" true &
-	WAITER=$!
-	E2E_PIDS+=("$WAITER")
-	wait "$WAITER" || fail "flock $L true failed"
-	FLOCK_WAIT_MS=$((($(mono) - t0) / 1000000))
-	wait "$holder"
-}
-flock_hang 4
+flock_hang 4 "$L"
 log "flock $WAITER waited $FLOCK_WAIT_MS ms for the lock of $HOLDERS; the loop $MON runs"
 [ "$FLOCK_WAIT_MS" -ge 3000 ] || fail "flock waited only $FLOCK_WAIT_MS ms (ground truth: no real hang)"
 

@@ -148,6 +148,31 @@ dump_to() {
 	log "dump: $(wc -l <"$file") lines; $(grep '^# ' "$file" | tr '\n' ' ')"
 }
 
+# mono: CLOCK_MONOTONIC in ns, the clock of the trace (bash has none).
+mono() { /usr/bin/python3 -c 'import time; print(time.monotonic_ns())'; }
+
+# flock_hang SECONDS LOCKFILE: a real `flock LOCKFILE true` that waits for
+# a lock a shell holds SECONDS (the shell is not named flock: its `flock 9`
+# exits at once, the lock stays with the open file).  Sets WAITER (the
+# waiting flock), HOLDERS (the shell and its sleep), T_BEFORE (mono just
+# before the waiter started) and FLOCK_WAIT_MS (how long it waited).
+flock_hang() {
+	local secs=$1 lock=$2 holder
+	sh -c "exec 9>'$lock'; flock 9; echo held; sleep $secs" >"$T/holder.out" &
+	holder=$!
+	E2E_PIDS+=("$holder")
+	for _ in $(seq 1 50); do grep -q held "$T/holder.out" 2>/dev/null && break; sleep 0.1; done
+	grep -q held "$T/holder.out" || fail "the lock holder did not take the lock"
+	HOLDERS="$holder $(pgrep -P "$holder" | tr '\n' ' ')"
+	T_BEFORE=$(mono)
+	flock "$lock" true &
+	WAITER=$!
+	E2E_PIDS+=("$WAITER")
+	wait "$WAITER" || fail "flock $lock true failed"
+	FLOCK_WAIT_MS=$((($(mono) - T_BEFORE) / 1000000))
+	wait "$holder"
+}
+
 # kv KEY [FILE]: the value of KEY=VALUE in FILE (default $OUT); fails if absent.
 kv() {
 	local f=${2:-$OUT} v

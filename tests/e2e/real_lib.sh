@@ -73,8 +73,7 @@
 REAL_FAILS=()
 REAL_CLEANUP=()   # shell commands run on exit, before lib.sh's cleanup
 
-# mono: CLOCK_MONOTONIC in ns, the clock of the trace (bash has none).
-mono() { /usr/bin/python3 -c 'import time; print(time.monotonic_ns())'; }
+# (mono: lib.sh's)
 
 real_reap() {
 	local f pid c
