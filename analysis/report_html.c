@@ -394,17 +394,21 @@ static void axis(struct page *p, const struct panel *w, double h)
 static void panel_svg(struct page *p, const struct panel *w, const char *title)
 {
 	double h = TOP + p->nrows * ROW_H + 6;
-	const char *types[] = { "wakeup", "message", "futex", "timer", "fork", "exit", "signal",
-				"intra", "workitem", "dataflag", "custom" };
 
 	fprintf(p->f, "<section class=\"panel\" id=\"panel-%s\" data-panel=\"%s\" data-t0=\"%" PRIu64
 		"\" data-t1=\"%" PRIu64 "\"><h2>%s</h2>\n", w->name, w->name, w->w0, w->w1, title);
 	fprintf(p->f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\">\n"
 		"<defs>", LABEL_W + PLOT_W + 10, h);
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		fprintf(p->f, "<marker id=\"ah-%s\" class=\"m-%s\" viewBox=\"0 0 10 10\" refX=\"10\""
-			" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\">"
-			"<path d=\"M0,0 L10,5 L0,10 z\"/></marker>", types[i], types[i]);
+	/* an arrowhead per edge type, by the graph's own names (an edge of a
+	 * type without one would draw headless) */
+	for (unsigned t = ARGUS_EDGE_WAKEUP; t < ARGUS_EDGE_TYPE_MAX; t++) {
+		const char *ty = argus_edge_type_str(t);
+
+		if (ty)
+			fprintf(p->f, "<marker id=\"ah-%s\" class=\"m-%s\" viewBox=\"0 0 10 10\""
+				" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\""
+				" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\"/></marker>", ty, ty);
+	}
 	fprintf(p->f, "</defs>\n");
 	axis(p, w, h);
 	if (!strcmp(w->name, "hang")) {
@@ -460,6 +464,7 @@ static const char css[] =
 	".e-dataflag{stroke:#1a7f37}.m-dataflag{fill:#1a7f37}.e-intra{stroke:#8c959f;stroke-dasharray:3 3}"
 	".m-intra{fill:#8c959f}.e-fork,.e-exit,.e-signal,.e-workitem,.e-custom{stroke:#57606a}"
 	".m-fork,.m-exit,.m-signal,.m-workitem,.m-custom{fill:#57606a}"
+	".e-holder{stroke:#cf222e}.m-holder{fill:#cf222e}"
 	".stack{margin:6px 0;border:1px solid #d0d7de;border-radius:6px;padding:4px 8px}"
 	".stack.open-hl{border-color:#cf222e}.stack pre,.text pre{margin:4px 0;font-size:12px;overflow-x:auto}"
 	".legend span{margin-right:14px}.sw{display:inline-block;width:18px;height:10px;margin-right:4px;vertical-align:middle}"
@@ -577,7 +582,8 @@ int report_html_write(FILE *f, const struct report_html_in *in)
 		"waiting (hover: the syscall and its object)</span><span style=\"color:#0969da\">"
 		"&rarr; wake-up / futex</span><span style=\"color:#8250df\">&rarr; message</span>"
 		"<span style=\"color:#bc4c00\">&rarr; timer</span><span style=\"color:#1a7f37\">&rarr;"
-		" data flag</span><span>click a thread's name: its stack</span></p>\n"
+		" data flag</span><span style=\"color:#cf222e\">&rarr; mutex holder</span>"
+		"<span>click a thread's name: its stack</span></p>\n"
 		"<div class=\"panels\">\n");
 	if (have_normal) {
 		char t[256];

@@ -11,13 +11,13 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 echo "== build (RelWithDebInfo)"
-BUILD_DIR=$top/build bash "$top/scripts/build.sh"
+BUILD_DIR=$top/build bash "$top/scripts/build.sh" -DARGUS_WERROR=ON
 
 echo "== sanitizer build (ASan+UBSan)"
-BUILD_DIR=$top/build-asan bash "$top/scripts/build.sh" -DARGUS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+BUILD_DIR=$top/build-asan bash "$top/scripts/build.sh" -DARGUS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DARGUS_WERROR=ON
 
 echo "== fuzz build (clang, libFuzzer)"
-BUILD_DIR=$top/build-fuzz bash "$top/scripts/build.sh" -DARGUS_FUZZ=ON \
+BUILD_DIR=$top/build-fuzz bash "$top/scripts/build.sh" -DARGUS_FUZZ=ON -DARGUS_WERROR=ON \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 
 status=0

@@ -72,6 +72,7 @@ class Page(HTMLParser):
         super().__init__()
         self.panel = None
         self.rows, self.edges, self.rects, self.stacks = [], [], [], []
+        self.markers = set()
         self.body = {}
         self.script = None
         self.scripts = {}
@@ -91,6 +92,8 @@ class Page(HTMLParser):
             self.rects.append(dict(a, panel=self.panel, kind=cls[0], tid=self.row["data-tid"]))
         if tag == "line" and "edge" in cls:
             self.edges.append(dict(a, panel=self.panel))
+        if tag == "marker":
+            self.markers.add(a.get("id"))
         if tag == "details" and "stack" in cls:
             self.stacks.append(a)
         if tag == "script" and a.get("type") == "application/json":
@@ -163,6 +166,13 @@ for e in hang:
     check(f.get("s") == int(e["data-edge-src-tid"]) and f.get("f") == int(e["data-edge-dst-tid"]),
           f"hang arrow {e['data-edge-id']} {e['data-edge-type']} {e['data-edge-src-tid']}->"
           f"{e['data-edge-dst-tid']} is Perfetto flow {f}")
+
+# every arrow has its head: a marker of its type is defined
+for e in p.edges:
+    m = (e.get("marker-end") or "")[len("url(#"):-1]
+    check(m in p.markers, f"arrow {e['data-edge-id']} {e['data-edge-type']}: its head #{m} is defined")
+for ty in ("wakeup", "message", "futex", "timer", "signal", "holder"):
+    check(f"ah-{ty}" in p.markers, f"an arrowhead for {ty} edges")
 
 # the culprit's wait in the hang window, and its stack
 w0, w1 = c["window_ns"]
