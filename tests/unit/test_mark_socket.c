@@ -119,9 +119,13 @@ static int on_mark(void *ctx, uint32_t pid, uint32_t uid, const char *text)
 static int dial(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	size_t len = strlen(path);
+	int fd;
 
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (len >= sizeof(sa.sun_path))
+		return -1;      /* a socket path that does not fit: no dial */
+	memcpy(sa.sun_path, path, len + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		close(fd);
 		return -1;
