@@ -49,23 +49,31 @@ P=$(sed -n 's/^PID //p' "$T/thread.out")
 [ -n "$P" ] || fail "the attack program did not start" "$T/thread.out"
 sleep 0.3
 t0=$(date +%s%N)
-timeout 60 "$ARGUS" inject --pid "$P" --lib "$LIB" >"$T/inject.out" 2>"$T/inject.err"
+timeout 60 "$ARGUS" inject --pid "$P" --lib "$LIB" >"$T/inject.out" 2>"$T/inject.err" &
+IPID=$!
+# the exec is real and privileged: euid 0 while argus still traces it
+euid=
+for _ in $(seq 200); do
+	read -r _ ruid euid _ < <(grep '^Uid:' /proc/"$P"/status 2>/dev/null)
+	[ "$euid" = 0 ] && break
+	sleep 0.05
+done
+[ "$euid" = 0 ] && [ "$ruid" = 65534 ] ||
+	fail "the execed program is not setuid root (uid $ruid euid $euid): the test does not test the case"
+log "process $P runs suid_sleep as uid $ruid euid $euid"
+wait "$IPID"
 rc=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
 log "inject: exit $rc after $ms ms: $(cat "$T/inject.err")"
+for _ in $(seq 300); do grep -qE '^(EXIT|SIGNAL) ' "$T/thread.out" && break; sleep 0.1; done
+grep -q '^EXIT 0$' "$T/thread.out" ||
+	fail "the setuid program did not exit 0 (a register write-back crashed it?)" "$T/thread.out"
 [ "$rc" != 0 ] || fail "inject succeeded although the target execed during the call" "$T/inject.out"
 [ "$rc" != 124 ] || fail "inject hung" "$T/inject.err"
 grep -qE "execed suid_sleep during the call; nothing was restored" "$T/inject.err" ||
 	fail "inject did not say the target execed (and that nothing was restored)" "$T/inject.err"
 [ "$(wc -l <"$T/inject.err")" = 1 ] || fail "the error is not one line" "$T/inject.err"
 [ "$ms" -lt 5000 ] || fail "inject took $ms ms: it did not see the exec, it timed out" "$T/inject.err"
-read -r _ ruid euid _ < <(grep '^Uid:' /proc/"$P"/status)
-[ "$euid" = 0 ] && [ "$ruid" = 65534 ] ||
-	fail "the execed program is not setuid root (uid $ruid euid $euid): the test does not test the case"
-log "process $P now runs suid_sleep as uid $ruid euid $euid"
-for _ in $(seq 300); do grep -qE '^(EXIT|SIGNAL) ' "$T/thread.out" && break; sleep 0.1; done
-grep -q '^EXIT 0$' "$T/thread.out" ||
-	fail "the setuid program did not exit 0 (a register write-back crashed it?)" "$T/thread.out"
 dmesg_clean "$P"
 log "thread: the setuid program ran its 12 s untouched and exited 0"
 
