@@ -18,6 +18,10 @@
 #   fakelibc  a user's "libc.so.6" (sec/fakelibc_exec.c, its dlopen execs
 #             suid_sleep) mapped below the real libc: inject refuses to
 #             call code from a user's file, the process never execs.
+#   sleepexec root's `argus step` over a process that execs suid_sleep
+#             a few instructions after a sleep: stops at the exec
+#             ("stopped: exec", one-line error, exit non-zero), nothing of
+#             the setuid program stepped, and it exits 0.
 # Then the legitimate use: inject into a nobody `sleep` still works.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sec_lib.sh"
@@ -102,6 +106,24 @@ grep -q '^SIGNAL 15$' "$T/fake.out" || fail "the parked process did not end by o
 dmesg_clean "$P"
 log "fakelibc: refused, the process never execed"
 
+# -- sleepexec: argus step across an exec
+as_nobody "$PUBDIR/exec_during_call" sleepexec "$SUID" >"$T/step.out" 2>&1 &
+E2E_PIDS+=("$!")
+for _ in $(seq 100); do grep -q '^PID ' "$T/step.out" && break; sleep 0.05; done
+P=$(sed -n 's/^PID //p' "$T/step.out")
+[ -n "$P" ] || fail "the sleepexec program did not start" "$T/step.out"
+sleep 0.3
+timeout 60 "$ARGUS" step --pid "$P" --count 3000 --syscall-timeout 5000 >"$T/stepped.out" 2>"$T/stepped.err"
+rc=$?
+log "step: exit $rc: $(tail -n 1 "$T/stepped.out") / $(cat "$T/stepped.err")"
+[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "argus step exited $rc across the exec" "$T/stepped.out"
+grep -q 'stopped: exec$' "$T/stepped.out" || fail "argus step did not stop at the exec" "$T/stepped.out"
+grep -q 'execed a new program after [0-9]* instructions: detached' "$T/stepped.err" ||
+	fail "argus step did not say the thread execed" "$T/stepped.err"
+for _ in $(seq 100); do grep -qE '^(EXIT|SIGNAL) ' "$T/step.out" && break; sleep 0.1; done
+grep -q '^EXIT 0$' "$T/step.out" || fail "the setuid program did not exit 0 after the step" "$T/step.out"
+log "sleepexec: step stopped at the exec, the setuid program ran on"
+
 # -- the legitimate use: a user's plain process
 as_nobody sleep 60 &
 P=$!
@@ -112,4 +134,4 @@ timeout 60 "$ARGUS" inject --pid "$P" --lib "$LIB" >"$T/legit.out" 2>"$T/legit.e
 grep -q libargus-interpose /proc/"$P"/maps || fail "the library is not in sleep's maps"
 kill -0 "$P" || fail "sleep died after the inject"
 kill "$P"
-pass "an exec during inject's call: refused with nothing restored, the setuid program untouched; a user's libc.so.6 is not called; plain inject works"
+pass "an exec during inject's call: refused with nothing restored, the setuid program untouched; a user's libc.so.6 is not called; step stops at an exec; plain inject works"

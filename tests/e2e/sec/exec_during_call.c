@@ -15,6 +15,10 @@
  *       "dlopen" execs the setuid program) mapped at 0x10000000, below the
  *       real libc, the main thread parked as above: argus must not call a
  *       "dlopen" from a user's file.
+ *   exec_during_call sleepexec SUID  sleeps 2 s, then execs SUID ("SUID 3")
+ *       with a raw syscall (a few instructions after the sleep): root's
+ *       `argus step` over it must stop at the exec, not step (and show)
+ *       the setuid program.
  *
  * Either way the parked process is a child: we print "PID n", wait for it
  * and print "EXIT n" or "SIGNAL n" (a crash at the attacker's address is
@@ -97,14 +101,24 @@ int main(int argc, char **argv)
 	pid_t c;
 	int st;
 
-	if (argc < 3 || (strcmp(argv[1], "thread") && strcmp(argv[1], "fakelibc"))) {
-		fprintf(stderr, "usage: exec_during_call thread SUID | fakelibc DIR\n");
+	if (argc < 3 || (strcmp(argv[1], "thread") && strcmp(argv[1], "fakelibc") &&
+			 strcmp(argv[1], "sleepexec"))) {
+		fprintf(stderr, "usage: exec_during_call thread SUID | fakelibc DIR | sleepexec SUID\n");
 		return 2;
 	}
 	c = fork();
 	if (c < 0)
 		return 1;
 	if (!c) {
+		if (!strcmp(argv[1], "sleepexec")) {
+			const char *av[] = { argv[2], "3", NULL }, *ev[] = { NULL };
+			long r;
+
+			sleep(2);
+			__asm__ volatile("syscall" : "=a"(r) : "0"(59L), "D"(argv[2]), "S"(av), "d"(ev)
+					 : "rcx", "r11", "memory");
+			_exit(95);
+		}
 		if (!strcmp(argv[1], "thread")) {
 			pthread_t t;
 
