@@ -150,8 +150,29 @@ int argus_live__ident(pid_t pid, struct argus_live_ident *id)
 
 	memset(id, 0, sizeof(*id));
 	snprintf(p, sizeof(p), "/proc/%d/exe", (int)pid);
-	if (stat(p, &st))
-		return errno == ENOENT ? -ESRCH : -errno;
+	if (stat(p, &st)) {
+		/* a main thread that exited (pthread_exit) has no exe: any
+		 * live thread's is the process's */
+		char tp[96];
+		struct dirent *d;
+		DIR *dir;
+		int e = errno;
+
+		snprintf(p, sizeof(p), "/proc/%d/task", (int)pid);
+		dir = e == ENOENT ? opendir(p) : NULL;
+		if (!dir)
+			return e == ENOENT ? -ESRCH : -e;
+		while ((d = readdir(dir))) {
+			if (d->d_name[0] == '.')
+				continue;
+			snprintf(tp, sizeof(tp), "/proc/%d/task/%.20s/exe", (int)pid, d->d_name);
+			if (!stat(tp, &st))
+				break;
+		}
+		closedir(dir);
+		if (!d)
+			return -ESRCH;
+	}
 	id->exe_dev = (uint64_t)st.st_dev;
 	id->exe_ino = (uint64_t)st.st_ino;
 	return read_creds(pid, 0, id->creds, sizeof(id->creds));
