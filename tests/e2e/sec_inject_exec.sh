@@ -125,10 +125,13 @@ grep -q '^EXIT 0$' "$T/step.out" || fail "the setuid program did not exit 0 afte
 log "sleepexec: step stopped at the exec, the setuid program ran on"
 
 # -- the legitimate use: a user's plain process
-as_nobody sleep 60 &
+# setpriv itself in the background (as_nobody is a function: its $! would
+# be a root subshell), so $! is nobody's sleep
+setpriv --reuid=65534 --regid=65534 --clear-groups sleep 60 &
 P=$!
 E2E_PIDS+=("$P")
 sleep 0.3
+grep -q '^Uid:.65534.65534' /proc/"$P"/status || fail "process $P is not nobody's" /proc/"$P"/status
 timeout 60 "$ARGUS" inject --pid "$P" --lib "$LIB" >"$T/legit.out" 2>"$T/legit.err" ||
 	fail "inject into nobody's sleep failed" "$T/legit.err"
 grep -q libargus-interpose /proc/"$P"/maps || fail "the library is not in sleep's maps"
