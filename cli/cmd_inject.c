@@ -13,7 +13,10 @@
  *
  * The file must be root-owned and writable by root only, as must its
  * directory: the target (maybe another user's, maybe root's) would run
- * code from it. */
+ * code from it.  So must the file whose dlopen we call: a user can map a
+ * "libc.so.6" of its own before the real one (issue 25, F2).  An exec or
+ * a credential change of the target from the lookup on ends the inject
+ * with nothing restored (argus_live.h, the exec rule). */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -118,6 +121,8 @@ static void remote_dlerror(struct argus_live *l, pid_t tid, char *msg, size_t le
 	if (argus_live__sym(argus_live__pid(l), "libc.so.6", "dlerror", &s, NULL) &&
 	    argus_live__sym(argus_live__pid(l), "libdl.so.2", "dlerror", &s, NULL))
 		return;
+	if (argus_live__trusted_code(argus_live__pid(l), s.addr, NULL))
+		return;
 	c.fn = s.addr;
 	if (argus_live__call(l, tid, &c, &ret, NULL) || !ret)
 		return;
@@ -160,6 +165,7 @@ int live_inject(const char *cmd, pid_t pid, const char *lib, bool bind)
 	int br = 0;
 	struct argus_live_sym s;
 	struct argus_live_call c = { .data_arg = 0 };
+	struct argus_live_ident before;
 	struct argus_live *l;
 	uint64_t handle = 0;
 	pid_t tid = pid;
@@ -182,9 +188,16 @@ int live_inject(const char *cmd, pid_t pid, const char *lib, bool bind)
 	if (r)
 		return msg_error(cmd, "process %d has already loaded %s (preloaded or injected)", (int)pid,
 				 msg_tstr(found));
+	/* what the process is when we look dlopen up: checked again once
+	 * it is seized (an exec in between moves everything) */
+	r = argus_live__ident(pid, &before);
+	if (r)
+		return msg_error(cmd, "cannot read process %d: %s", (int)pid, strerror(-r));
 	if (argus_live__sym(pid, "libc.so.6", "dlopen", &s, why) &&
 	    argus_live__sym(pid, "libdl.so.2", "dlopen", &s, NULL))
 		return msg_error(cmd, "no dlopen in process %d: %s", (int)pid, why);
+	if (argus_live__trusted_code(pid, s.addr, why))
+		return msg_error(cmd, "not calling dlopen in process %d: %s", (int)pid, msg_tstr(why));
 
 	r = argus_live__open(pid, &l, why);
 	if (r == -EPERM)
@@ -196,6 +209,11 @@ int live_inject(const char *cmd, pid_t pid, const char *lib, bool bind)
 	if (r) {
 		argus_live__close(l);
 		return msg_error(cmd, "cannot stop a thread of process %d: %s", (int)pid, strerror(-r));
+	}
+	r = argus_live__check(l, &before, why);
+	if (r) {
+		argus_live__close(l);
+		return msg_error(cmd, "%s", msg_tstr(why));
 	}
 	c.fn = s.addr;
 	c.data = path;
@@ -215,6 +233,8 @@ int live_inject(const char *cmd, pid_t pid, const char *lib, bool bind)
 			snprintf(bwhy, sizeof(bwhy), "cannot stop the threads: %s", strerror(-br));
 	}
 	argus_live__close(l);	/* resumes: the interrupted syscall restarts */
+	if (r == -ENOEXEC)
+		return msg_error(cmd, "%s", msg_tstr(why));
 	if (r)
 		return msg_error(cmd, "calling dlopen in process %d failed: %s", (int)pid,
 				 why[0] ? why : strerror(-r));

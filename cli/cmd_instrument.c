@@ -210,6 +210,7 @@ int cmd_instrument(int argc, char **argv)
 	bool remove = false, count_only = false, do_list = false, via_uprobe = false;
 	char why[ARGUS_LIVE_WHY], name[256], libpath[PATH_MAX];
 	struct argus_live *l;
+	struct argus_live_ident before;
 	size_t n = 0;
 	pid_t pid = 0;
 	uint64_t hooks[MAX_SCHEMA_FUNCS] = { 0 };
@@ -281,6 +282,14 @@ int cmd_instrument(int argc, char **argv)
 		for (size_t i = 0; i < n; i++)
 			req[i].kind = ARGUS_LIVE_COUNT;
 
+	/* what the process is when we resolve: checked again once it is
+	 * seized (an exec in between moves everything; argus_live.h, the
+	 * exec rule) */
+	r = argus_live__ident(pid, &before);
+	if (r == -ESRCH)
+		return msg_error(CMD, "no process %d", (int)pid);
+	if (r)
+		return msg_error(CMD, "cannot read process %d: %s", (int)pid, strerror(-r));
 	/* resolve everything before changing anything */
 	for (size_t i = 0; i < n; i++) {
 		why[0] = 0;
@@ -346,6 +355,10 @@ int cmd_instrument(int argc, char **argv)
 				 (int)pid, why);
 	if (r)
 		return msg_error(CMD, "%s", why);
+	if (argus_live__check(l, &before, why)) {
+		argus_live__close(l);
+		return msg_error(CMD, "%s", msg_tstr(why));
+	}
 	for (size_t i = 0; i < n; i++) {
 		display_name(&sym[i], name, sizeof(name));
 		why[0] = 0;

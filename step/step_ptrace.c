@@ -12,6 +12,12 @@
  *     would have untraced; with a handler the kernel reports the step at
  *     the handler's first instruction;
  *   - PTRACE_EVENT_STOP (a group-stop or our own interrupt): resumed;
+ *   - PTRACE_EVENT_EXEC (seized with PTRACE_O_TRACEEXEC): the thread
+ *     execed a new program: -ENOEXEC, and nothing more is stepped.  argus
+ *     runs as root, so a setuid program execed under it runs with its
+ *     privileges; stepping on would show (and record) a root process's
+ *     registers and memory to whoever asked to step the old image (issue
+ *     25, F2).  Close then detaches at once;
  *   - exited or killed: -ESRCH.
  * A syscall instruction is not single-stepped but run with PTRACE_SYSCALL
  * to its exit stop (entry stop, exit stop: then rip is past it, as after a
@@ -47,7 +53,14 @@ struct ptb {
 	uint32_t timeout_ms;
 	bool stopped;            /* in a ptrace-stop now */
 	bool attached;
+	bool execed;             /* an exec stop was seen: step no more */
 };
+
+/* A PTRACE_EVENT_EXEC stop? */
+static bool exec_stop(int status)
+{
+	return WIFSTOPPED(status) && (status >> 8) == (SIGTRAP | (PTRACE_EVENT_EXEC << 8));
+}
 
 _Static_assert(sizeof(struct user_regs_struct) == ARGUS_STEP_NREGS * 8,
 	       "enum argus_step_reg follows user_regs_struct");
@@ -92,6 +105,10 @@ static int wait_stop(struct ptb *p, uint32_t timeout_ms, int *status)
 		return -ESRCH;
 	}
 	p->stopped = true;
+	if (exec_stop(*status)) {
+		p->execed = true;
+		return -ENOEXEC;
+	}
 	return 0;
 }
 
@@ -99,6 +116,8 @@ static int pt_get_regs(void *ctx, struct argus_step_regs *out)
 {
 	struct ptb *p = ctx;
 
+	if (p->execed)
+		return -ENOEXEC;
 	if (ptrace(PTRACE_GETREGS, p->tid, NULL, out))
 		return -errno;
 	return 0;
@@ -108,8 +127,11 @@ static long pt_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct ptb *p = ctx;
 	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv(p->pid, &l, 1, &r, 1, 0);
+	ssize_t n;
 
+	if (p->execed)
+		return -ENOEXEC;
+	n = process_vm_readv(p->pid, &l, 1, &r, 1, 0);
 	return n < 0 ? -errno : n;
 }
 
@@ -156,6 +178,8 @@ static int pt_step(void *ctx, struct argus_step_stop *stop)
 	int sig = 0, status, rc;
 
 	stop->sig = 0;
+	if (p->execed)
+		return -ENOEXEC;
 	if (stop->syscall)
 		return pt_step_syscall(p, stop);
 	for (int tries = 0; tries < 64; tries++) {
@@ -219,8 +243,9 @@ int step_ptrace__open(uint32_t pid, uint32_t tid, uint32_t timeout_ms,
 	p->tid = (pid_t)tid;
 	p->timeout_ms = timeout_ms;
 	/* TRACESYSGOOD: syscall stops are SIGTRAP|0x80, told apart from a
-	 * step's SIGTRAP */
-	if (ptrace(PTRACE_SEIZE, p->tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD)) {
+	 * step's SIGTRAP; TRACEEXEC: an exec stops (see the top) */
+	if (ptrace(PTRACE_SEIZE, p->tid, NULL,
+		   (void *)(long)(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC))) {
 		rc = errno == EPERM && thread_of(pid, tid) ? -EBUSY : -errno;
 		/* EPERM on a live thread: already traced (a debugger), or
 		 * not allowed (yama, not root) */

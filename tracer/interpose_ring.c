@@ -43,6 +43,10 @@ _Static_assert(AIP_HDR_BYTES + AIP_NSLOTS * sizeof(struct aip_rec) == AIP_RING_B
 	       "ring size");
 
 #define TID_CACHE 64
+#define IDENT_CREDS 160         /* the Uid: and Gid: lines of a status */
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77         /* Linux 6.5 */
+#endif
 /* drains (about 50 ms each) an unpublished slot is waited for */
 #define STUCK_DRAINS 20
 /* registrations taken per accept call: a flood of connections cannot
@@ -56,6 +60,7 @@ const char *argus_ip_reject_str(unsigned reason)
 		[ARGUS_IP_BAD_TYPE] = "bad_type", [ARGUS_IP_BAD_FIELD] = "bad_field",
 		[ARGUS_IP_BAD_TIME] = "bad_time", [ARGUS_IP_BAD_TID] = "bad_tid",
 		[ARGUS_IP_BAD_HOLDER] = "bad_holder", [ARGUS_IP_TORN] = "torn",
+		[ARGUS_IP_AFTER_EXEC] = "after_exec",
 	};
 	return reason < ARGUS_IP_REJECT_MAX ? n[reason] : NULL;
 }
@@ -163,7 +168,13 @@ int argus_ip__parse(const void *slot, size_t len, const struct argus_ip_check *k
 struct ip_ring {
 	uint32_t pid, uid;
 	int pidfd;              /* -1: pidfd_open unsupported; dead by /proc */
+	int procfd;             /* /proc/PID of the registered process */
 	int taskfd;             /* /proc/PID/task of the registered process */
+	uint64_t exe_dev, exe_ino; /* its image at registration */
+	char creds[IDENT_CREDS]; /* its Uid:/Gid: lines at registration */
+	uint64_t checked_ns;    /* when the identity was last checked */
+	bool foreign;           /* no longer that image or those ids: every
+	                           record is refused (AFTER_EXEC) */
 	const uint8_t *map;     /* AIP_RING_BYTES, read-only */
 	uint64_t tail;          /* argusd's cursor (never shared) */
 	uint32_t stuck;         /* drains the slot at tail was unpublished */
@@ -201,9 +212,128 @@ static void ring_free(struct ip_ring *g)
 		munmap((void *)g->map, AIP_RING_BYTES);
 	if (g->pidfd >= 0)
 		close(g->pidfd);
+	if (g->procfd >= 0)
+		close(g->procfd);
 	if (g->taskfd >= 0)
 		close(g->taskfd);
 	free(g);
+}
+
+/* The inode of dirfd's exe and the Uid: and Gid: lines of its status
+ * (real, effective, saved, fs), joined; *euid and *egid the effective
+ * ones.  0 or -errno. */
+static int ident_at(int dirfd, uint64_t *dev, uint64_t *ino, char *creds, size_t len,
+		    uint32_t *euid, uint32_t *egid)
+{
+	char buf[2048], *line, *save = NULL;
+	struct stat st;
+	size_t k = 0;
+	ssize_t n;
+	int fd, got = 0;
+
+	if (fstatat(dirfd, "exe", &st, 0))
+		return -errno;
+	*dev = (uint64_t)st.st_dev;
+	*ino = (uint64_t)st.st_ino;
+	fd = openat(dirfd, "status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = 0;
+	creds[0] = 0;
+	for (line = strtok_r(buf, "\n", &save); line && got < 2; line = strtok_r(NULL, "\n", &save)) {
+		unsigned r, e;
+		bool uid = !strncmp(line, "Uid:", 4);
+
+		if (!uid && strncmp(line, "Gid:", 4))
+			continue;
+		if (sscanf(line + 4, "%u %u", &r, &e) != 2)
+			return -EIO;
+		*(uid ? euid : egid) = e;
+		k += (size_t)snprintf(creds + k, k < len ? len - k : 0, "%s;", line);
+		got++;
+	}
+	return got == 2 && k < len ? 0 : -EIO;
+}
+
+/*
+ * The image and credentials of the ring's process (ident_at): through
+ * /proc/PID, or when its main thread has exited (a zombie leader has no
+ * exe) through its first live thread.  An fstatat and a 1 KiB read of
+ * /proc: about 10 us, done at most every ARGUS_IP_IDENT_NS per ring.
+ */
+static int read_ident(const struct ip_ring *g, uint64_t *dev, uint64_t *ino, char *creds,
+		      size_t len, uint32_t *euid, uint32_t *egid)
+{
+	int err = ident_at(g->procfd, dev, ino, creds, len, euid, egid), fd;
+	struct dirent *d;
+	DIR *dir;
+
+	if (err != -ENOENT || (fd = dup(g->taskfd)) < 0)
+		return err;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return err;
+	}
+	rewinddir(dir);
+	while ((d = readdir(dir))) {
+		int tfd;
+
+		if (d->d_name[0] == '.')
+			continue;
+		tfd = openat(g->taskfd, d->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (tfd < 0)
+			continue;
+		err = ident_at(tfd, dev, ino, creds, len, euid, egid);
+		close(tfd);
+		if (!err)
+			break;
+	}
+	closedir(dir);
+	return err;
+}
+
+/* Still the image and credentials that registered (checked at most every
+ * ARGUS_IP_IDENT_NS)?  Once not, never again. */
+static bool ring_same(struct ip_ring *g, uint64_t now)
+{
+	char creds[IDENT_CREDS];
+	uint64_t dev, ino;
+	uint32_t eu, eg;
+
+	if (g->foreign)
+		return false;
+	if (now - g->checked_ns < ARGUS_IP_IDENT_NS)
+		return true;
+	g->checked_ns = now;
+	/* a process that exited reads as gone here: its ring is read one
+	 * last time and dropped by the drain, as before */
+	if (read_ident(g, &dev, &ino, creds, sizeof(creds), &eu, &eg))
+		return true;
+	if (dev != g->exe_dev || ino != g->exe_ino || strcmp(creds, g->creds))
+		g->foreign = true;
+	return !g->foreign;
+}
+
+/* A ring whose process is no longer its registrant's: whatever is in it
+ * is counted (AFTER_EXEC), never read. */
+static void refuse_all(struct ip_ring *g, struct argus_ip_stats *st)
+{
+	uint64_t head = atomic_load_explicit((const _Atomic uint64_t *)(g->map +
+					     offsetof(struct aip_ring_hdr, head)),
+					     memory_order_acquire);
+	uint64_t n = head > g->tail ? head - g->tail : 0;
+
+	if (n > AIP_NSLOTS)
+		n = AIP_NSLOTS;
+	st->invalid += n;
+	st->by_reason[ARGUS_IP_AFTER_EXEC] += n;
+	g->tail = head;
+	g->stuck = 0;
 }
 
 /* Is tid a thread of the ring's process?  The cache holds tids seen
@@ -322,6 +452,9 @@ static int serve_one(struct argus_ip_registry *r, int cfd)
 	struct stat st;
 	ssize_t n;
 	int mfd = -1, seals, e = -EINVAL;
+	uint32_t eu = 0, eg = 0;
+	socklen_t pl = sizeof(int);
+	struct pollfd pp;
 	void *map;
 
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) || cred.pid <= 0)
@@ -345,16 +478,40 @@ static int serve_one(struct argus_ip_registry *r, int cfd)
 		e = -ENOMEM;
 		goto out;
 	}
-	g->pidfd = g->taskfd = -1;
+	g->pidfd = g->procfd = g->taskfd = -1;
 	g->pid = (uint32_t)cred.pid;
 	g->uid = cred.uid;
-	snprintf(path, sizeof(path), "/proc/%u/task", g->pid);
-	g->taskfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* the peer itself, not whoever has its pid now: the kernel's pidfd
+	 * of the connecting process (6.5+), else one by pid (a reuse between
+	 * connect and here is then not seen: the window of older kernels) */
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERPIDFD, &g->pidfd, &pl) || g->pidfd < 0)
+		g->pidfd = (int)syscall(SYS_pidfd_open, g->pid, 0);
+	snprintf(path, sizeof(path), "/proc/%u", g->pid);
+	g->procfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (g->procfd < 0) {
+		e = -ESRCH;
+		goto out;
+	}
+	/* opened while the peer is alive: /proc/PID is the peer's */
+	pp = (struct pollfd){ .fd = g->pidfd, .events = POLLIN };
+	if (g->pidfd >= 0 && poll(&pp, 1, 0) != 0) {
+		e = -ESRCH;
+		goto out;
+	}
+	g->taskfd = openat(g->procfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (g->taskfd < 0) {
 		e = -ESRCH;
 		goto out;
 	}
-	g->pidfd = (int)syscall(SYS_pidfd_open, g->pid, 0);
+	/* the image and credentials the ring belongs to; the effective ids
+	 * must still be the connect's (SO_PEERCRED): a setuid exec between
+	 * connect and here is refused */
+	if (read_ident(g, &g->exe_dev, &g->exe_ino, g->creds, sizeof(g->creds), &eu, &eg) ||
+	    eu != cred.uid || eg != cred.gid) {
+		e = -EPERM;
+		goto out;
+	}
+	g->checked_ns = mono_ns();
 	map = mmap(NULL, AIP_RING_BYTES, PROT_READ, MAP_SHARED, mfd, 0);
 	if (map == MAP_FAILED) {
 		e = -errno;
@@ -551,8 +708,14 @@ static void drain_ring(struct argus_ip_registry *r, struct ip_ring *g, bool dead
 {
 	struct argus_ip_check k = { .now_ns = mono_ns(), .pid = g->pid, .ncpus = r->ncpus,
 				    .tid_ok = tid_ok, .ctx = g };
-	int e = argus_ip__drain_buffer(g->map, &g->tail, &g->stuck, dead, &k,
-				       *rc ? NULL : emit, ctx, &r->st);
+	int e;
+
+	if (!ring_same(g, k.now_ns)) {
+		refuse_all(g, &r->st);
+		return;
+	}
+	e = argus_ip__drain_buffer(g->map, &g->tail, &g->stuck, dead, &k, *rc ? NULL : emit, ctx,
+				   &r->st);
 
 	if (e < 0 && !*rc)
 		*rc = e;
@@ -600,8 +763,14 @@ int argus_ip_registry__peek(struct argus_ip_registry *r,
 					    .tid_ok = tid_ok, .ctx = g };
 		uint64_t t0 = g->tail;
 		uint32_t stuck = 0;     /* scratch: a peek never gives up on a slot */
-		int e = argus_ip__drain_buffer(g->map, &g->tail, &stuck, false, &k,
-					       rc ? NULL : emit, ctx, &r->st);
+		int e;
+
+		if (!ring_same(g, k.now_ns)) {
+			refuse_all(g, &r->st);
+			continue;
+		}
+		e = argus_ip__drain_buffer(g->map, &g->tail, &stuck, false, &k, rc ? NULL : emit, ctx,
+					   &r->st);
 
 		if (g->tail != t0)
 			g->stuck = 0;

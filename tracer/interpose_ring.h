@@ -7,10 +7,18 @@
  * Threat model: any local user can connect to the registration socket
  * and write anything into the ring it registered, at any time, from any
  * thread, including while argusd reads it.  So:
- *   - the kernel says who registered (SO_PEERCRED pid and uid); a record
- *     only ever speaks for that pid, and its tid (and a holder tid) must
- *     be a thread of it (/proc/PID/task, through a dirfd opened at
- *     registration, so a reused pid cannot pass);
+ *   - the kernel says who registered (SO_PEERCRED pid and uid, and a
+ *     pidfd of the peer: SO_PEERPIDFD); a record only ever speaks for
+ *     that pid, and its tid (and a holder tid) must be a thread of it
+ *     (/proc/PID/task, through a dirfd opened at registration while the
+ *     pidfd said the process was alive, so a reused pid cannot pass);
+ *   - a ring belongs to the image and credentials that registered it
+ *     (issue 25, F4): /proc/PID/exe's inode and the Uid:/Gid: lines at
+ *     registration (whose effective ids must still be the connect's),
+ *     compared again at most every ARGUS_IP_IDENT_NS per ring before it
+ *     is read; after an exec (or a uid/gid change) every record read from
+ *     it is refused (ARGUS_IP_AFTER_EXEC) until the process exits or
+ *     registers again;
  *   - the memfd must be sealed against shrinking and exactly
  *     AIP_RING_BYTES, and is mapped read-only: a hostile process cannot
  *     make argusd fault or write;
@@ -40,6 +48,10 @@
 #define ARGUS_IP_MAX_AGE_NS (10ull * 1000 * 1000 * 1000)
 #define ARGUS_IP_MAX_AHEAD_NS (1000ull * 1000)  /* clock skew allowed */
 #define ARGUS_IP_MAX_JUMP (1ull << 32)  /* a head further ahead is forged */
+/* how often a ring's process is checked to be the image and credentials
+ * that registered it: records written after an exec and read within this
+ * long after it are still taken (the window; docs/interposer.md) */
+#define ARGUS_IP_IDENT_NS (100ull * 1000 * 1000)
 
 /* Why a record was rejected (argus_ip__parse's positive results). */
 enum argus_ip_reject {
@@ -52,6 +64,8 @@ enum argus_ip_reject {
 	ARGUS_IP_BAD_TID,       /* tid is not a thread of the process */
 	ARGUS_IP_BAD_HOLDER,    /* holder tid is not a thread of the process */
 	ARGUS_IP_TORN,          /* the slot changed while it was copied */
+	ARGUS_IP_AFTER_EXEC,    /* read after the process execed or changed
+	                           credentials: not its registrant's to write */
 	ARGUS_IP_REJECT_MAX,
 };
 const char *argus_ip_reject_str(unsigned reason);

@@ -34,9 +34,35 @@
 
 struct argus_live;
 
-/* PTRACE_SEIZE every thread of pid (no stop yet: the process runs on).
- * -ESRCH dead, -EPERM not allowed or already traced (why says by whom). */
+/* PTRACE_SEIZE every thread of pid (no stop yet: the process runs on),
+ * with PTRACE_O_TRACEEXEC, and note its image and credentials
+ * (argus_live__ident).  -ESRCH dead, -EPERM not allowed or already traced
+ * (why says by whom).
+ *
+ * Exec rule (live_proc.c, top): once the process has execed or changed
+ * its credentials, nothing is written into it any more: no memory
+ * (argus_live__write), no register restore (argus_live__call); those
+ * return -ENOEXEC with why ("the target (process P) execed NAME during
+ * the call; nothing was restored") and close detaches without restoring. */
 int argus_live__open(pid_t pid, struct argus_live **out, char *why);
+
+/* What a process is: its executable's inode and its credentials. */
+struct argus_live_ident {
+	uint64_t exe_dev, exe_ino;	/* stat of /proc/PID/exe */
+	char creds[192];	/* the Uid: and Gid: lines of /proc/PID/status */
+};
+/* Read pid's; 0 or -errno (-ESRCH gone). */
+int argus_live__ident(pid_t pid, struct argus_live_ident *id);
+/* Still the image and credentials of open time (and before non-NULL: the
+ * same as before, read before open, e.g. when the symbols were looked up)?
+ * 0, or -ENOEXEC with why (and the exec rule applies from then on). */
+int argus_live__check(struct argus_live *l, const struct argus_live_ident *before, char *why);
+/* Is the code at addr in pid from a file only root can have written (a
+ * regular file owned by root, not writable by group or others, read
+ * through /proc/PID/map_files: the inode mapped)?  0, or -EPERM with why
+ * (a user's own "libc.so.6" mapped before the real one: its dlopen would
+ * run as the call root asked for). */
+int argus_live__trusted_code(pid_t pid, uint64_t addr, char *why);
 /* Resume what is stopped and detach every thread; accepts NULL. */
 void argus_live__close(struct argus_live *l);
 /* Stop one thread (PTRACE_INTERRUPT, wait for the stop). */
@@ -56,7 +82,8 @@ pid_t argus_live__pid(const struct argus_live *l);
 
 int argus_live__read(struct argus_live *l, uint64_t addr, void *buf, size_t len);
 /* Writes through /proc/PID/mem: also into read-only text (the kernel
- * breaks copy-on-write for a tracer), never into the file behind it. */
+ * breaks copy-on-write for a tracer), never into the file behind it.
+ * -ENOEXEC after an exec or a credential change (the exec rule). */
 int argus_live__write(struct argus_live *l, uint64_t addr, const void *buf, size_t len);
 
 struct argus_live_call {
@@ -72,7 +99,8 @@ struct argus_live_call {
  * as before; a syscall it was interrupted in restarts when it resumes.
  * -ETIMEDOUT: the call did not return in time (registers restored anyway,
  * the call abandoned: a lock it took may stay taken); -EFAULT: it crashed
- * (why says where). */
+ * (why says where); -ENOEXEC: the process execed or changed credentials
+ * during the call: nothing was restored (the exec rule). */
 int argus_live__call(struct argus_live *l, pid_t tid, const struct argus_live_call *c,
 		     uint64_t *ret, char *why);
 

@@ -545,14 +545,25 @@ static pid_t call_thread(const pid_t *tids, size_t n, pid_t pid)
 	return n ? tids[0] : -1;
 }
 
+/* fn in the process's libc.so.6, from a file only root can have written
+ * (a user may map a "libc.so.6" of its own first: argus_live.h). */
 static int libc_fn(pid_t pid, const char *fn, uint64_t *addr)
 {
 	struct argus_live_sym s;
 
-	if (argus_live__sym(pid, "libc.so.6", fn, &s, NULL))
+	if (argus_live__sym(pid, "libc.so.6", fn, &s, NULL) ||
+	    argus_live__trusted_code(pid, s.addr, NULL))
 		return -ENOENT;
 	*addr = s.addr;
 	return 0;
+}
+
+/* why for a write that failed: after an exec (or a credential change)
+ * the exec rule's own line. */
+static void write_why(struct argus_live *l, int err, const char *what, char *why)
+{
+	if (err != -ENOEXEC || argus_live__check(l, NULL, why) != -ENOEXEC)
+		WHY("cannot write %s: %s", what, strerror(-err));
 }
 
 static int remote_munmap(struct argus_live *l, pid_t tid, uint64_t page)
@@ -734,7 +745,7 @@ int argus_live__patch(struct argus_live *l, const struct argus_live_sym *fn,
 		goto out;
 	}
 	if (libc_fn(pid, "mmap", &c.fn) || libc_fn(pid, "mprotect", &mprotect_fn)) {
-		WHY("no libc.so.6 with mmap in process %d", (int)pid);
+		WHY("no root-owned libc.so.6 with mmap and mprotect in process %d", (int)pid);
 		err = -ENOENT;
 		goto out;
 	}
@@ -767,7 +778,7 @@ int argus_live__patch(struct argus_live *l, const struct argus_live_sym *fn,
 		err = argus_live__entry(&plan, page, entry, why);
 	/* the page first (no thread can reach it yet), the entry last */
 	if (!err && (err = argus_live__write(l, page, tp, sizeof(tp))))
-		WHY("cannot write the trampoline: %s", strerror(-err));
+		write_why(l, err, "the trampoline", why);
 	if (!err) {	/* the code page: r-x from now on */
 		c.fn = mprotect_fn;
 		c.args[0] = page + ARGUS_LIVE_CODE_OFF;
@@ -780,7 +791,7 @@ int argus_live__patch(struct argus_live *l, const struct argus_live_sym *fn,
 		}
 	}
 	if (!err && (err = argus_live__write(l, fn->addr, entry, plan.len)))
-		WHY("cannot write the entry: %s", strerror(-err));
+		write_why(l, err, "the entry", why);
 	if (err)
 		remote_munmap(l, first, page);
 	else if (page_out)
@@ -811,7 +822,7 @@ int argus_live__unpatch(struct argus_live *l, uint64_t func, char *why)
 		return err;
 	err = argus_live__write(l, func, h.orig, h.len);
 	if (err)
-		WHY("cannot restore the entry: %s", strerror(-err));
+		write_why(l, err, "the entry back", why);
 	else if ((err = remote_munmap(l, first, page)))
 		WHY("the entry is restored but the trampoline page stays mapped: %s",
 		    strerror(-err));

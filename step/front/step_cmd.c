@@ -177,6 +177,10 @@ int step_front_step_run(struct argus_stepper *s, const struct step_front_step_op
 			stopped = "syscall-timeout";
 			break;
 		}
+		if (status == -ENOEXEC) {   /* step_ptrace.c: nothing of it is stepped */
+			stopped = "exec";
+			break;
+		}
 		if (status) {
 			stopped = "error";
 			break;
@@ -240,6 +244,9 @@ int step_front_step_run(struct argus_stepper *s, const struct step_front_step_op
 			       msg_tstr(until), count);
 	else if (!strcmp(stopped, "exited"))
 		rc = msg_error(CMD, "thread %u exited after %zu instructions", tid ? tid : pid, n);
+	else if (!strcmp(stopped, "exec"))
+		rc = msg_error(CMD, "thread %u execed a new program after %zu instructions: detached,"
+			       " nothing of the new program was stepped", tid ? tid : pid, n);
 	else if (!strcmp(stopped, "syscall-timeout"))
 		rc = msg_error(CMD, "thread %u stayed in a syscall longer than %u ms (--syscall-timeout);"
 			       " %s", tid ? tid : pid, timeout, o->host ? "stopped in it: it restarts the"

@@ -3,14 +3,18 @@
  * reason, the ring's lap / unpublished-slot / head-backwards handling,
  * and the per-drain bound; and the registry's socket: a client accepted
  * before it sent its registration is still registered, one that never
- * sends is refused after a few rounds. */
+ * sends is refused after a few rounds; a ring whose process execed has
+ * every later record refused (after_exec). */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -281,6 +285,26 @@ static void test_drain(void)
 	CHECK_EQ(st.records, 0);
 }
 
+/* "register 1" with mfd. */
+static int send_ring(int sfd, int mfd)
+{
+	char msg[] = "register 1";
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct iovec iov = { msg, sizeof(msg) - 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cm.buf, .msg_controllen = sizeof(cm.buf) };
+
+	memset(&cm, 0, sizeof(cm));
+	cm.h.cmsg_level = SOL_SOCKET;
+	cm.h.cmsg_type = SCM_RIGHTS;
+	cm.h.cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(&cm.h), &mfd, sizeof(int));
+	return sendmsg(sfd, &mh, MSG_NOSIGNAL) == (ssize_t)iov.iov_len ? 0 : -1;
+}
+
 /* A real registration: a sealed memfd of the ring's size, "register 1". */
 static int send_registration(int sfd)
 {
@@ -359,6 +383,105 @@ static void test_accept_before_send(void)
 	rmdir(dir);
 }
 
+static uint64_t mono_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Write a record for tid into the shared ring at index i. */
+static void put_shared(uint8_t *map, uint64_t i, uint32_t tid)
+{
+	struct aip_rec r = rec(AIP_WORK_BEGIN, tid, AIP_WORK_POOL);
+
+	r.ts = mono_now();
+	r.seq = i + 1;
+	((struct aip_rec *)(map + AIP_HDR_BYTES))[i % AIP_NSLOTS] = r;
+	((struct aip_ring_hdr *)map)->head = i + 1;
+}
+
+/* Issue 25 F4: a child registers a ring this process keeps mapped, then
+ * execs sleep; records written for it afterwards are refused and counted
+ * (after_exec), the ones before are taken. */
+static void test_exec_drops_ring(void)
+{
+	char dir[] = "/tmp/argus-ipreg-XXXXXX", path[64], msg[256], exe[256], p[64];
+	struct argus_ip_registry *r;
+	struct argus_ip_stats st;
+	int mfd, go[2], n = 0;
+	uint8_t *map;
+	pid_t c;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/interpose.sock", dir);
+	r = argus_ip_registry__new(path, 2, msg, sizeof(msg));
+	mfd = memfd_create("t", MFD_ALLOW_SEALING);
+	CHECK(r && mfd >= 0 && !pipe(go));
+	if (!r || mfd < 0)
+		return;
+	CHECK(!ftruncate(mfd, AIP_RING_BYTES) &&
+	      !fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL));
+	map = mmap(NULL, AIP_RING_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	CHECK(map != MAP_FAILED);
+	c = fork();
+	if (c == 0) {
+		int s = connect_to(path);
+		char b;
+
+		if (s < 0 || send_ring(s, mfd))
+			_exit(1);
+		if (read(go[0], &b, 1) != 1)
+			_exit(1);
+		execl("/bin/sleep", "sleep", "5", (char *)NULL);
+		_exit(1);
+	}
+	for (int i = 0; i < 200; i++) {
+		argus_ip_registry__accept(r);
+		argus_ip_registry__stats(r, &st);
+		if (st.registered)
+			break;
+		usleep(5000);
+	}
+	CHECK_EQ(st.registered, 1);
+	put_shared(map, 0, (uint32_t)c);
+	argus_ip_registry__drain(r, count_emit, &n);
+	CHECK_EQ(n, 1);                 /* the registering image's record */
+	CHECK_EQ(write(go[1], "g", 1), 1);
+	snprintf(p, sizeof(p), "/proc/%d/exe", (int)c);
+	for (int i = 0; i < 400; i++) {
+		ssize_t k = readlink(p, exe, sizeof(exe) - 1);
+
+		if (k > 0 && (exe[k] = 0, strstr(exe, "sleep")))
+			break;
+		usleep(5000);
+	}
+	usleep(ARGUS_IP_IDENT_NS / 1000 + 20000);       /* past the next check */
+	for (uint64_t i = 1; i <= 3; i++)
+		put_shared(map, i, (uint32_t)c);
+	argus_ip_registry__drain(r, count_emit, &n);
+	argus_ip_registry__stats(r, &st);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(st.by_reason[ARGUS_IP_AFTER_EXEC], 3);
+	CHECK(argus_ip_reject_str(ARGUS_IP_AFTER_EXEC) &&
+	      !strcmp(argus_ip_reject_str(ARGUS_IP_AFTER_EXEC), "after_exec"));
+	/* and so on, while the process lives */
+	put_shared(map, 4, (uint32_t)c);
+	argus_ip_registry__peek(r, count_emit, &n);
+	argus_ip_registry__stats(r, &st);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(st.by_reason[ARGUS_IP_AFTER_EXEC], 4);
+	kill(c, SIGKILL);
+	waitpid(c, NULL, 0);
+	munmap(map, AIP_RING_BYTES);
+	close(mfd);
+	close(go[0]);
+	close(go[1]);
+	argus_ip_registry__free(r);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	RUN(test_parse);
@@ -366,5 +489,6 @@ int main(void)
 	RUN(test_parse_work);
 	RUN(test_drain);
 	RUN(test_accept_before_send);
+	RUN(test_exec_drops_ring);
 	return check_report();
 }
