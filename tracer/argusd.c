@@ -414,8 +414,10 @@ static void print_interpose_status(FILE *out)
 	fprintf(out, "interpose_procs=%u\n", st.procs);
 	fprintf(out, "interpose_registered=%llu\n", (unsigned long long)st.registered);
 	fprintf(out, "interpose_refused=%llu\n", (unsigned long long)st.refused);
+	fprintf(out, "interpose_refused_full=%llu\n", (unsigned long long)st.refused_full);
 	fprintf(out, "interpose_records=%llu\n", (unsigned long long)st.records);
 	fprintf(out, "interpose_lost=%llu\n", (unsigned long long)st.lost);
+	fprintf(out, "interpose_over_budget=%llu\n", (unsigned long long)st.over_budget);
 	fprintf(out, "interpose_invalid=%llu\n", (unsigned long long)st.invalid);
 	for (unsigned i = 1; i < ARGUS_IP_REJECT_MAX; i++)
 		fprintf(out, "interpose_invalid.%s=%llu\n", argus_ip_reject_str(i),

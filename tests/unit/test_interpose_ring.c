@@ -3,14 +3,19 @@
  * reason, the ring's lap / unpublished-slot / head-backwards handling,
  * and the per-drain bound; and the registry's socket: a client accepted
  * before it sent its registration is still registered, one that never
- * sends is refused after a few rounds. */
+ * sends is refused after a few rounds; a uid other than root's is held
+ * to ARGUS_IP_UID_RATE records a second, the rest dropped and counted. */
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -281,8 +286,9 @@ static void test_drain(void)
 	CHECK_EQ(st.records, 0);
 }
 
-/* A real registration: a sealed memfd of the ring's size, "register 1". */
-static int send_registration(int sfd)
+/* A real registration: a sealed memfd of the ring's size, "register 1";
+ * its writable mapping in *map when map is not NULL. */
+static int send_ring(int sfd, void **map)
 {
 	char msg[] = "register 1";
 	union {
@@ -297,6 +303,9 @@ static int send_registration(int sfd)
 	if (mfd < 0 || ftruncate(mfd, AIP_RING_BYTES) ||
 	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
 		return -1;
+	if (map && (*map = mmap(NULL, AIP_RING_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, mfd,
+				0)) == MAP_FAILED)
+		return -1;
 	memset(&cm, 0, sizeof(cm));
 	cm.h.cmsg_level = SOL_SOCKET;
 	cm.h.cmsg_type = SCM_RIGHTS;
@@ -305,6 +314,11 @@ static int send_registration(int sfd)
 	rc = sendmsg(sfd, &mh, MSG_NOSIGNAL) == (ssize_t)iov.iov_len ? 0 : -1;
 	close(mfd);
 	return rc;
+}
+
+static int send_registration(int sfd)
+{
+	return send_ring(sfd, NULL);
 }
 
 static int connect_to(const char *path)
@@ -359,6 +373,100 @@ static void test_accept_before_send(void)
 	rmdir(dir);
 }
 
+static uint64_t mono_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static int count_event(void *ctx, const struct argus_event *ev)
+{
+	(void)ev;
+	++*(uint64_t *)ctx;
+	return 0;
+}
+
+/* nobody's process registers and writes a ring's worth of valid records
+ * per round, as fast as argusd drains: past its second's budget, argusd
+ * takes ARGUS_IP_UID_RATE a second and drops the rest unread (counted). */
+static void test_uid_budget(void)
+{
+	enum { ROUNDS = 80 };
+	char dir[] = "/tmp/argus-ipbud-XXXXXX", path[64], msg[256];
+	struct argus_ip_registry *r;
+	struct argus_ip_stats st;
+	int go[2], done[2];
+	uint64_t got = 0, t0, t1;
+	pid_t c;
+	char b;
+
+	if (geteuid() != 0) {
+		printf("  (skipped: registering as another uid needs root)\n");
+		return;
+	}
+	CHECK(mkdtemp(dir) != NULL);
+	chmod(dir, 0755);
+	snprintf(path, sizeof(path), "%s/interpose.sock", dir);
+	r = argus_ip_registry__new(path, 0, msg, sizeof(msg));
+	CHECK(r != NULL);
+	if (!r || pipe(go) || pipe(done))
+		return;
+	c = fork();
+	if (c == 0) {
+		void *map = NULL;
+		int sfd;
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(1);
+		sfd = connect_to(path);
+		if (sfd < 0 || send_ring(sfd, &map))
+			_exit(1);
+		close(sfd);
+		_Atomic uint64_t *head = (_Atomic uint64_t *)((char *)map +
+					 offsetof(struct aip_ring_hdr, head));
+		struct aip_rec *slots = (struct aip_rec *)((char *)map + AIP_HDR_BYTES);
+		for (int round = 0; round < ROUNDS; round++) {
+			for (int i = 0; i < AIP_NSLOTS; i++) {
+				uint64_t n = atomic_fetch_add(head, 1);
+				struct aip_rec x = rec(AIP_MUTEX_WAKE, (uint32_t)getpid(), 0);
+
+				x.ts = mono_now();
+				x.seq = n + 1;
+				slots[n % AIP_NSLOTS] = x;
+			}
+			if (write(done[1], "d", 1) != 1 || read(go[0], &b, 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	t0 = mono_now();
+	for (int round = 0; round < ROUNDS; round++) {
+		if (read(done[0], &b, 1) != 1)
+			break;
+		argus_ip_registry__accept(r);
+		argus_ip_registry__drain(r, count_event, &got);
+		if (write(go[1], "g", 1) != 1)
+			break;
+	}
+	t1 = mono_now();
+	waitpid(c, NULL, 0);
+	argus_ip_registry__drain(r, count_event, &got);
+	argus_ip_registry__stats(r, &st);
+	CHECK_EQ(st.registered, 1);
+	CHECK_EQ(st.records, got);
+	/* every record taken or dropped over budget, none lost */
+	CHECK_EQ(st.records + st.over_budget, ROUNDS * AIP_NSLOTS);
+	CHECK_EQ(st.lost, 0);
+	/* a second's burst, then the rate */
+	CHECK(st.records >= ARGUS_IP_UID_RATE);
+	CHECK(st.records <= ARGUS_IP_UID_RATE + (t1 - t0) * ARGUS_IP_UID_RATE / 1000000000ull + 1);
+	CHECK(st.over_budget > 0);
+	argus_ip_registry__free(r);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	RUN(test_parse);
@@ -366,5 +474,6 @@ int main(void)
 	RUN(test_parse_work);
 	RUN(test_drain);
 	RUN(test_accept_before_send);
+	RUN(test_uid_budget);
 	return check_report();
 }
