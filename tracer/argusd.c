@@ -375,6 +375,8 @@ static void print_mark_status(const struct daemon *dm, FILE *out)
 	fprintf(out, "mark_socket=%s\n", argus_mark_server__path(dm->marks));
 	fprintf(out, "group_marks=%llu\n", (unsigned long long)ms.marks);
 	fprintf(out, "group_marks_refused=%llu\n", (unsigned long long)(ms.refused + ms.bad));
+	fprintf(out, "group_marks_busy=%llu\n", (unsigned long long)ms.busy);
+	fprintf(out, "group_marks_too_many=%llu\n", (unsigned long long)ms.too_many);
 }
 
 /* The interposer's registrations and rings (interpose_ring.h); NULL when
