@@ -442,7 +442,6 @@ void argus_hang_keeper__on_hang(void *ctx, enum argus_hang_change what,
 
 	if (what == ARGUS_HANG_BEGAN) {
 		const char *sys = h->sys_nr >= 0 ? argus_syscall_name(h->sys_nr) : NULL;
-
 		uint32_t mine = 0;
 
 		for (size_t i = 0; i < k->npend; i++)
@@ -605,7 +604,7 @@ static int run_session(struct argus_hang_keeper *k, const char *verb, const char
 		dup2(ofd, 1);
 		dup2(efd, 2);
 		close_range(3, ~0u, 0);
-		/* the graph costs ~120 B per event: a snapshot of a user's
+		/* the graph costs ~140 B per event: a snapshot of a user's
 		 * flood must not take the machine's memory; past the limit
 		 * the session fails (out of memory) and the snapshot is kept
 		 * without a diagnosis */
