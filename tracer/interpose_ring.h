@@ -42,7 +42,7 @@
 #define ARGUS_IP_MAX_PROCS 256
 #define ARGUS_IP_MAX_PER_UID 64
 #define ARGUS_IP_ROOT_RESERVE 32         /* rings only root may take */
-#define ARGUS_IP_UID_RATE 50000          /* records/s per non-root uid; a
+#define ARGUS_IP_UID_RATE 20000          /* records/s per non-root uid; a
                                             second's worth may come at once */
 #define ARGUS_IP_DRAIN_MAX 4096          /* records per ring per drain */
 #define ARGUS_IP_MAX_AGE_NS (10ull * 1000 * 1000 * 1000)
