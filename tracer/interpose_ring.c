@@ -635,6 +635,22 @@ static void skip_ring(struct argus_ip_registry *r, struct ip_ring *g)
 	g->stuck = 0;
 }
 
+/* A budgeted ring lapped since its last read: a ring's worth (1,024
+ * slots) per drain is about the budget itself, so what the writer
+ * overwrote is over its budget, not lost by argusd (the lost count stays
+ * a health figure a user cannot inflate). */
+static void drop_lapped(struct argus_ip_registry *r, struct ip_ring *g)
+{
+	uint64_t head = atomic_load_explicit((const _Atomic uint64_t *)(g->map +
+					     offsetof(struct aip_ring_hdr, head)),
+					     memory_order_acquire);
+
+	if (head > g->tail + AIP_NSLOTS && head - g->tail <= ARGUS_IP_MAX_JUMP) {
+		r->st.over_budget += head - g->tail - AIP_NSLOTS;
+		g->tail = head - AIP_NSLOTS;
+	}
+}
+
 static void drain_ring(struct argus_ip_registry *r, struct ip_ring *g, bool dead,
 		       int (*emit)(void *, const struct argus_event *), void *ctx, int *rc)
 {
@@ -649,6 +665,8 @@ static void drain_ring(struct argus_ip_registry *r, struct ip_ring *g, bool dead
 		skip_ring(r, g);
 		return;
 	}
+	if (b)
+		drop_lapped(r, g);
 	e = drain_upto(g->map, &g->tail, &g->stuck, dead, &k, *rc ? NULL : emit, ctx, &r->st,
 		       max, &done);
 	if (b)
@@ -709,6 +727,8 @@ int argus_ip_registry__peek(struct argus_ip_registry *r,
 
 		if (!max)
 			continue; /* the drain drops it */
+		if (b)
+			drop_lapped(r, g);
 		e = drain_upto(g->map, &g->tail, &stuck, false, &k, rc ? NULL : emit, ctx, &r->st,
 			       max, &done);
 		if (b)

@@ -120,7 +120,13 @@ int main(int argc, char **argv)
 		void *map;
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(p[0]);
-		if (reg(&map))
+		/* argusd may drop a connection it accepted before its
+		 * message came (the send then fails): try again, as an
+		 * attacker would */
+		int tries = 0;
+		while (reg(&map) && ++tries < 20)
+			usleep(50000);
+		if (tries == 20)
 			_exit(1);
 		if (!strcmp(argv[1], "hold")) {
 			if (write(p[1], "r", 1) != 1)
