@@ -18,7 +18,7 @@
 static const struct argus_command commands[] = {
 	{ "start", cmd_start, "start the always-on collector (argusd)",
 	  "argus start [--size SIZE] [--dir DIR] [--sample-hz HZ] [--no-irq] [--all-entries] [--no-unwind]\n"
-	  "            [--wait-stacks] [--watch PID|COMM]... [--no-watch-interactive]\n"
+	  "            [--wait-stacks] [--watch PID|COMM]... [--watch-uid UIDS] [--no-watch-interactive]\n"
 	  "            [--hang-threshold MS] [--hang-dir D] [--hang-before S] [--hang-grace S]\n"
 	  "            [--hang-keep N] [--hang-max-mb MB]\n"
 	  "  Starts argusd, which records system-wide into a bounded ring file\n"
@@ -31,8 +31,12 @@ static const struct argus_command commands[] = {
 	  "                 unless --no-watch-interactive.  A hang (no return for MS,\n"
 	  "                 default 2000) is kept by itself in D (default DIR/hangs):\n"
 	  "                 the ring from S (10s) before it, with its diagnosis; at most\n"
-	  "                 N (20) snapshots and MB (512) MiB.  `argus hangs --saved`\n"
-	  "                 lists them\n" },
+	  "                 N (20) snapshots per uid and MB (512) MiB in all.  `argus\n"
+	  "                 hangs --saved` lists them\n"
+	  "  --watch-uid UIDS  --watch COMM watches only the processes of these users\n"
+	  "                 (uids or user names, comma-separated, or all; default 0,\n"
+	  "                 root's only: any user can give a process any name).\n"
+	  "                 --watch PID is not limited\n" },
 	{ "stop", cmd_stop, "stop the collector (the ring stays on disk)",
 	  "argus stop\n" },
 	{ "status", cmd_status, "show event rates, ring fill, lost events, collector CPU",

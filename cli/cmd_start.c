@@ -20,7 +20,7 @@ static const char *const bare_flags[] = {
 	"--no-irq", "--all-entries", "--no-unwind", "--wait-stacks", "--no-watch-interactive", NULL,
 };
 static const char *const value_flags[] = {
-	"--size", "--dir", "--sample-hz", "--watch", "--hang-threshold", "--hang-dir",
+	"--size", "--dir", "--sample-hz", "--watch", "--watch-uid", "--hang-threshold", "--hang-dir",
 	"--hang-before", "--hang-grace", "--hang-keep", "--hang-max-mb", "--mark-group", NULL,
 };
 

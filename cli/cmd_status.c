@@ -81,10 +81,10 @@ int cmd_status(int argc, char **argv)
 		if ((p = strstr(resp, "hang_dir=")))
 			sscanf(p + 9, "%4095[^\n]", dir);
 		printf("hangs      seen %.0f, kept %.0f, removed %.0f, failed %.0f, rejected %.0f,"
-		       " pending %.0f; %.0f in %s\n",
+		       " dropped %.0f, pending %.0f; %.0f in %s\n",
 		       get(resp, "hangs_seen"), get(resp, "hangs_kept"), get(resp, "hangs_removed"),
-		       get(resp, "hangs_failed"), get(resp, "hangs_rejected"), get(resp, "hangs_pending"),
-		       get(resp, "hangs_in_dir"), dir);
+		       get(resp, "hangs_failed"), get(resp, "hangs_rejected"), get(resp, "hangs_dropped"),
+		       get(resp, "hangs_pending"), get(resp, "hangs_in_dir"), dir);
 		printf("watching   %.0f thread%s, threshold %.0f ms%s\n", get(resp, "watching"),
 		       get(resp, "watching") == 1 ? "" : "s", get(resp, "hang_threshold_ms"),
 		       get(resp, "watch_interactive") > 0 ? ", display servers' clients too" : "");
@@ -95,11 +95,13 @@ int cmd_status(int argc, char **argv)
 		printf("flag watch %.0f armed (argus watch --list), %.0f writes recorded\n",
 		       get(resp, "hw_watches"), get(resp, "hw_watch_hits"));
 	if (strstr(resp, "interpose=on"))
-		printf("interposer %.0f processes registered now (%.0f in all, %.0f refused), %.0f records,"
-		       " %.0f invalid (dropped), %.0f lost\n",
+		printf("interposer %.0f processes registered now (%.0f in all, %.0f refused, %.0f of"
+		       " them for room), %.0f records, %.0f invalid (dropped), %.0f over a user's"
+		       " budget (dropped), %.0f lost\n",
 		       get(resp, "interpose_procs"), get(resp, "interpose_registered"),
-		       get(resp, "interpose_refused"), get(resp, "interpose_records"),
-		       get(resp, "interpose_invalid"), get(resp, "interpose_lost"));
+		       get(resp, "interpose_refused"), get(resp, "interpose_refused_full"),
+		       get(resp, "interpose_records"), get(resp, "interpose_invalid"),
+		       get(resp, "interpose_over_budget"), get(resp, "interpose_lost"));
 	/* what other users' files and processes could not make it do */
 	printf("refused    %.0f files (not a regular file, or not the one mapped), %.0f ELF files"
 	       " over the size limits, %.0f unwinds cut at their time budget, %.0f mappings"

@@ -374,8 +374,12 @@ int argus_json_write_str(FILE *f, const char *s);
  * mark is another user's choice, so nothing in it may act on the terminal
  * (ESC, CSI, BEL...) or start a line of its own.  Valid printable UTF-8
  * passes; backslash becomes \\, newline/CR/tab \n \r \t, other control
- * bytes and bytes that are not UTF-8 \xNN, C1 controls \u00NN.  The
- * mapping is one-to-one, so what is shown names one string.
+ * bytes and bytes that are not UTF-8 \xNN, C1 controls \u00NN, and the
+ * invisible characters that reorder or hide text (bidi controls U+202A-E,
+ * U+2066-9, U+200E/F, U+061C, zero-width and other Unicode format
+ * characters (Cf), U+2028/9) \uNNNN, or \UNNNNNNNN above U+FFFF.  The
+ * mapping is one-to-one, so what is shown names one string.  (JSON
+ * output keeps the exact string.)
  * __escape writes into buf (len bytes, always NUL-terminated when len > 0,
  * cut only between whole sequences) and returns the length the whole
  * escape needs, without the NUL (>= len: truncated).  __write_str writes

@@ -180,8 +180,36 @@ static void json_str(struct out *o, const char *s)
 	outc(o, '"');
 }
 
+/* The code point of a valid UTF-8 sequence of n bytes. */
+static uint32_t utf8_cp(const unsigned char *p, int n)
+{
+	uint32_t cp = n == 1 ? p[0] : p[0] & (0xff >> (n + 1));
+
+	for (int i = 1; i < n; i++)
+		cp = cp << 6 | (p[i] & 0x3f);
+	return cp;
+}
+
+/* Invisible characters that reorder or hide text (Unicode category Cf,
+ * and the line/paragraph separators): a name holding U+202E shows
+ * "exe.txt" for "txt.exe", one holding U+200B looks like another name.
+ * Escaped in text, kept exact in JSON. */
+static bool format_control(uint32_t cp)
+{
+	return cp == 0x00ad ||                          /* soft hyphen */
+	       (cp >= 0x0600 && cp <= 0x0605) || cp == 0x061c || cp == 0x06dd ||
+	       cp == 0x070f || cp == 0x08e2 || cp == 0x180e ||
+	       (cp >= 0x200b && cp <= 0x200f) ||        /* ZW space/joiners, LRM, RLM */
+	       (cp >= 0x2028 && cp <= 0x202e) ||        /* separators, LRE..RLO */
+	       (cp >= 0x2060 && cp <= 0x206f) ||        /* joiner, isolates LRI..PDI */
+	       cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb) ||
+	       (cp >= 0x1d173 && cp <= 0x1d17a) ||
+	       (cp >= 0xe0000 && cp <= 0xe007f);        /* tags */
+}
+
 /* One byte sequence of s for a terminal: printable UTF-8 as it is,
- * anything a terminal could act on as a visible escape. */
+ * anything a terminal could act on, or that reorders or hides text, as a
+ * visible escape (esc: 12 bytes). */
 static int text_seq(const unsigned char *p, char *esc)
 {
 	unsigned c = *p;
@@ -206,6 +234,15 @@ static int text_seq(const unsigned char *p, char *esc)
 		sprintf(esc, "\\u%04x", (unsigned)p[1]);
 		return 2;
 	}
+	if (n > 1 && format_control(utf8_cp(p, n))) {
+		uint32_t cp = utf8_cp(p, n);
+
+		if (cp > 0xffff)
+			sprintf(esc, "\\U%08x", (unsigned)cp);
+		else
+			sprintf(esc, "\\u%04x", (unsigned)cp);
+		return n;
+	}
 	esc[0] = 0;
 	return n;
 }
@@ -217,7 +254,7 @@ size_t argus_text_escape(const char *s, char *buf, size_t len)
 	bool cut = false;
 
 	while (*p) {
-		char esc[8];
+		char esc[12];
 		int n = text_seq(p, esc);
 		size_t w = esc[0] ? strlen(esc) : (size_t)n;
 
@@ -241,7 +278,7 @@ int argus_text_write_str(FILE *f, const char *s)
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 
 	while (*p) {
-		char esc[8];
+		char esc[12];
 		int n = text_seq(p, esc);
 
 		if (esc[0] ? fputs(esc, f) < 0 : fwrite(p, 1, (size_t)n, f) != (size_t)n)

@@ -17,6 +17,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +43,16 @@
 #define INTERACTIVE_SCAN_NS (5ull * 1000 * 1000 * 1000)
 
 /* The live hang watch (docs/collector.md, "Always-on hang reports"). */
+/* at most this many uids in --watch-uid */
+#define WATCH_UIDS_MAX 64
+
 struct watch {
 	struct argus_hang_watch *w;       /* NULL: nothing watched */
+	/* whose processes --watch COMM watches (anyone can take a name):
+	 * these real uids, or any when any_uid */
+	uint32_t uids[WATCH_UIDS_MAX];
+	size_t nuids;
+	bool any_uid;
 	struct argus_hang_keeper *keeper;
 	struct argus_display_scan *display; /* NULL: --no-watch-interactive */
 	uint64_t next_scan_ns;
@@ -62,7 +71,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: argusd [--dir DIR] [--size SIZE] [--sample-hz HZ] [--no-irq] [--all-entries]\n"
-		"              [--no-unwind] [--wait-stacks] [--watch PID|COMM]... [--no-watch-interactive]\n"
+		"              [--no-unwind] [--wait-stacks] [--watch PID|COMM]... [--watch-uid UIDS]\n"
+		"              [--no-watch-interactive]\n"
 		"              [--hang-threshold MS] [--hang-dir D] [--hang-before S] [--hang-grace S]\n"
 		"              [--hang-keep N] [--hang-max-mb MB] [--mark-group NAME|none]\n"
 		"              [--ready-fd FD]\n"
@@ -77,14 +87,18 @@ static void usage(FILE *f)
 		"                  stack copy per blocking switch; more collector CPU)\n"
 		"  --watch PID|COMM  watch that process (or thread), or every process of\n"
 		"                  that name, for hangs (repeatable)\n"
+		"  --watch-uid UIDS  --watch COMM watches only processes of these users:\n"
+		"                  uids or user names, comma-separated, or all (default 0:\n"
+		"                  root's only; any user can name a process anything)\n"
 		"  --no-watch-interactive  do not watch the display servers' clients\n"
 		"  --hang-threshold MS  a watched thread that has not come back for MS is\n"
 		"                  hung (default 2000)\n"
 		"  --hang-dir D    where hang snapshots are kept (default DIR/hangs)\n"
 		"  --hang-before S ring kept ahead of a hang's start (default 10s)\n"
 		"  --hang-grace S  an ongoing hang is saved at threshold + S (default 3s)\n"
-		"  --hang-keep N   snapshots kept, oldest removed first (default 20)\n"
-		"  --hang-max-mb MB  their total size at most (default 512)\n"
+		"  --hang-keep N   snapshots kept per uid, oldest removed first (default 20)\n"
+		"  --hang-max-mb MB  their total size at most (default 512; the uid holding\n"
+		"                  the most loses its oldest first)\n"
 		"  --mark-group NAME  members of group NAME may send `argus mark` (only\n"
 		"                  that) through <run dir>-mark/mark.sock (default %s;\n"
 		"                  none: marks are root-only)\n"
@@ -122,8 +136,83 @@ static int watch_number(struct watch *wt, uint32_t id, char *err, size_t errlen)
 	return argus_hang_watch__add_thread(wt->w, &t);
 }
 
+static bool uid_watched(const struct watch *wt, uint32_t uid)
+{
+	if (wt->any_uid)
+		return true;
+	for (size_t i = 0; i < wt->nuids; i++)
+		if (wt->uids[i] == uid)
+			return true;
+	return false;
+}
+
+/* The watch's comm_ok: may a process that took a watched name be watched
+ * (its real uid is one of --watch-uid)?  A process gone already is not. */
+static bool comm_uid_ok(void *ctx, uint32_t pid, uint32_t *uid)
+{
+	char path[64], buf[2048], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	if (!(p = strstr(buf, "\nUid:")))
+		return false;
+	*uid = (uint32_t)strtoul(p + 5, NULL, 10);
+	return uid_watched(ctx, *uid);
+}
+
+/* --watch-uid 0,1000,alice or all; 0 or -EINVAL (its message in err). */
+static int parse_watch_uids(struct watch *wt, const char *arg, char *err, size_t errlen)
+{
+	char buf[1024], *save = NULL;
+
+	if (!strcmp(arg, "all")) {
+		wt->any_uid = true;
+		return 0;
+	}
+	if (strlen(arg) >= sizeof(buf) || !arg[0])
+		goto bad;
+	memcpy(buf, arg, strlen(arg) + 1);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		unsigned long v;
+		struct passwd *pw;
+
+		errno = 0;
+		v = strtoul(tok, &end, 10);
+		if (tok[0] >= '0' && tok[0] <= '9' && !*end && !errno && v < UINT32_MAX) {
+			/* a number */
+		} else if ((pw = getpwnam(tok))) {
+			v = pw->pw_uid;
+		} else {
+			snprintf(err, errlen, "bad --watch-uid '%s': no user '%s' (give uids or user"
+				 " names, comma-separated, or all)", arg, tok);
+			return -EINVAL;
+		}
+		if (wt->nuids >= WATCH_UIDS_MAX) {
+			snprintf(err, errlen, "bad --watch-uid '%s': at most %d uids", arg,
+				 WATCH_UIDS_MAX);
+			return -EINVAL;
+		}
+		if (!uid_watched(wt, (uint32_t)v))
+			wt->uids[wt->nuids++] = (uint32_t)v;
+	}
+	if (wt->nuids)
+		return 0;
+bad:
+	snprintf(err, errlen, "bad --watch-uid '%s': give uids or user names, comma-separated,"
+		 " or all", arg);
+	return -EINVAL;
+}
+
 /* Processes already running under a watched name (later ones are seen
- * at their exec, fork or rename). */
+ * at their exec, fork or rename), of the watched uids. */
 static void watch_named_now(struct watch *wt, const char *comm)
 {
 	DIR *d = opendir("/proc");
@@ -149,7 +238,8 @@ static void watch_named_now(struct watch *wt, const char *comm)
 		if (strncmp(name, comm, 15))
 			continue;
 		struct argus_watch_thread t;
-		if (argus_watch_thread__from_proc((uint32_t)pid, argus_now_ns(), &t))
+		if (argus_watch_thread__from_proc((uint32_t)pid, argus_now_ns(), &t) ||
+		    !uid_watched(wt, t.uid))
 			continue;
 		t.why = ARGUS_WATCH_COMM;
 		argus_hang_watch__add_thread(wt->w, &t);
@@ -236,6 +326,12 @@ static void print_watch_status(const struct watch *wt, FILE *out)
 	argus_hang_keeper__status(wt->keeper, &ks);
 	fprintf(out, "watch=on\n");
 	fprintf(out, "watch_interactive=%d\n", wt->display != NULL);
+	fprintf(out, "watch_uids=");
+	if (wt->any_uid)
+		fprintf(out, "all");
+	for (size_t i = 0; !wt->any_uid && i < wt->nuids; i++)
+		fprintf(out, "%s%u", i ? "," : "", wt->uids[i]);
+	fprintf(out, "\n");
 	fprintf(out, "watching=%u\n", argus_hang_watch__count(wt->w));
 	fprintf(out, "hang_threshold_ms=%llu\n", (unsigned long long)(wt->threshold_ns / 1000000));
 	fprintf(out, "hang_dir=%s\n", argus_hang_keeper__dir(wt->keeper));
@@ -244,6 +340,7 @@ static void print_watch_status(const struct watch *wt, FILE *out)
 	fprintf(out, "hangs_removed=%llu\n", (unsigned long long)ks.removed);
 	fprintf(out, "hangs_failed=%llu\n", (unsigned long long)ks.failed);
 	fprintf(out, "hangs_rejected=%llu\n", (unsigned long long)ks.rejected);
+	fprintf(out, "hangs_dropped=%llu\n", (unsigned long long)ks.dropped);
 	fprintf(out, "hangs_pending=%u\n", ks.pending);
 	fprintf(out, "hangs_in_dir=%u\n", ks.in_dir);
 }
@@ -278,6 +375,8 @@ static void print_mark_status(const struct daemon *dm, FILE *out)
 	fprintf(out, "mark_socket=%s\n", argus_mark_server__path(dm->marks));
 	fprintf(out, "group_marks=%llu\n", (unsigned long long)ms.marks);
 	fprintf(out, "group_marks_refused=%llu\n", (unsigned long long)(ms.refused + ms.bad));
+	fprintf(out, "group_marks_busy=%llu\n", (unsigned long long)ms.busy);
+	fprintf(out, "group_marks_too_many=%llu\n", (unsigned long long)ms.too_many);
 }
 
 /* The interposer's registrations and rings (interpose_ring.h); NULL when
@@ -317,8 +416,10 @@ static void print_interpose_status(FILE *out)
 	fprintf(out, "interpose_procs=%u\n", st.procs);
 	fprintf(out, "interpose_registered=%llu\n", (unsigned long long)st.registered);
 	fprintf(out, "interpose_refused=%llu\n", (unsigned long long)st.refused);
+	fprintf(out, "interpose_refused_full=%llu\n", (unsigned long long)st.refused_full);
 	fprintf(out, "interpose_records=%llu\n", (unsigned long long)st.records);
 	fprintf(out, "interpose_lost=%llu\n", (unsigned long long)st.lost);
+	fprintf(out, "interpose_over_budget=%llu\n", (unsigned long long)st.over_budget);
 	fprintf(out, "interpose_invalid=%llu\n", (unsigned long long)st.invalid);
 	for (unsigned i = 1; i < ARGUS_IP_REJECT_MAX; i++)
 		fprintf(out, "interpose_invalid.%s=%llu\n", argus_ip_reject_str(i),
@@ -443,6 +544,7 @@ int main(int argc, char **argv)
 		{ "wait-stacks", no_argument, NULL, 'w' },
 		{ "ready-fd", required_argument, NULL, 'r' },
 		{ "watch", required_argument, NULL, 'W' },
+		{ "watch-uid", required_argument, NULL, 'U' },
 		{ "no-watch-interactive", no_argument, NULL, 'I' },
 		{ "hang-threshold", required_argument, NULL, 'T' },
 		{ "hang-dir", required_argument, NULL, 'D' },
@@ -500,6 +602,14 @@ int main(int argc, char **argv)
 			watches[nwatches++] = optarg;
 			break;
 		}
+		case 'U':
+			if (wt.nuids || wt.any_uid) {
+				BAD("--watch-uid given twice: give one list");
+				break;
+			}
+			if (parse_watch_uids(&wt, optarg, err, sizeof(err)))
+				BAD("%s", err);
+			break;
 		case 'I': interactive = false; break;
 		case 'T':
 			/* MS, or a duration with its unit (2s) */
@@ -626,7 +736,12 @@ int main(int argc, char **argv)
 	/* the live hang watch: after the BPF programs are attached, so a
 	 * process found in /proc now is seen by the records from here on */
 	if (nwatches || interactive) {
-		struct argus_hang_watch_opts wo = { .sz = sizeof(wo), .threshold_ns = threshold_ns };
+		struct argus_hang_watch_opts wo = { .sz = sizeof(wo), .threshold_ns = threshold_ns,
+						    .comm_ok = comm_uid_ok, .comm_ok_ctx = &wt };
+
+		/* by name: root's processes only, unless --watch-uid */
+		if (!wt.nuids && !wt.any_uid)
+			wt.uids[wt.nuids++] = 0;
 
 		wt.threshold_ns = threshold_ns;
 		wt.w = argus_hang_watch__new(&wo);

@@ -20,6 +20,12 @@
  * The parent reaps it by pid between drains, logs the line and prunes.
  *
  * Invariant: at most one child at a time; a failed save leaves no files.
+ *
+ * Per uid (hang_keep.h): the pending list holds at most
+ * ARGUS_HANG_PEND_PER_UID entries of a uid; __run() starts the due save
+ * of another uid than the last one's when there is one; prune() reads
+ * each snapshot's uid from the head of its .json, where write_meta()
+ * puts it ahead of anything a process controls (its comm).
  */
 #include "hang_keep.h"
 
@@ -46,6 +52,21 @@
 #define CHILD_REJECTED 3
 /* a diagnosis that takes longer than this is abandoned (the snapshot stays) */
 #define DIAGNOSE_TIMEOUT_S 300
+/*
+ * Under ASan (the sanitizer and fuzz builds) the runtime has reserved
+ * terabytes of shadow address space: RLIMIT_AS would fail every mmap, so
+ * the diagnosis's limit is not set there (as unwind_helper.c does).
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define KEEP_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KEEP_SANITIZED 1
+#endif
+#endif
+#ifndef KEEP_SANITIZED
+#define KEEP_SANITIZED 0
+#endif
 
 struct pend {
 	struct argus_live_hang h;
@@ -60,6 +81,7 @@ struct argus_hang_keeper {
 	size_t npend, cappend;
 	/* the running save */
 	pid_t child;
+	uint32_t last_uid;      /* the uid of the save started last */
 	int status_fd;          /* its status pipe */
 	char name[200];         /* its base name, no extension */
 	struct argus_live_hang child_hang;
@@ -156,6 +178,30 @@ static int make_dir(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
+/* The "uid" of a snapshot's .json: write_meta() puts it right after
+ * "pid" and "tid", before the comm (which any process sets), so the head
+ * of the file is enough and cannot be forged. */
+static uint32_t json_uid(int dfd, const char *json)
+{
+	char head[256], *p;
+	ssize_t n;
+	int fd = openat(dfd, json, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return ARGUS_HANG_UID_UNKNOWN;
+	n = read(fd, head, sizeof(head) - 1);
+	close(fd);
+	head[n > 0 ? n : 0] = 0;
+	/* only the fixed fields ahead of "comm" */
+	if ((p = strstr(head, ",\"comm\":")))
+		*p = 0;
+	p = strstr(head, ",\"uid\":");
+	if (!p || p[7] < '0' || p[7] > '9')
+		return ARGUS_HANG_UID_UNKNOWN;
+	unsigned long long u = strtoull(p + 7, NULL, 10);
+	return u < ARGUS_HANG_UID_UNKNOWN ? (uint32_t)u : ARGUS_HANG_UID_UNKNOWN;
+}
+
 static int by_age(const void *a, const void *b)
 {
 	const struct argus_hang_file *x = a, *y = b;
@@ -204,9 +250,11 @@ int argus_hang_dir__list(const char *dir, struct argus_hang_file **files, size_t
 		v[cnt].bytes = (uint64_t)st.st_size;
 		v[cnt].mtime = st.st_mtim;
 		snprintf(json, sizeof(json), "%.*s.json", (int)(len - 6), de->d_name);
+		v[cnt].uid = ARGUS_HANG_UID_UNKNOWN;
 		if (!fstatat(dfd, json, &js, AT_SYMLINK_NOFOLLOW) && S_ISREG(js.st_mode)) {
 			v[cnt].has_json = true;
 			v[cnt].bytes += (uint64_t)js.st_size;
+			v[cnt].uid = json_uid(dfd, json);
 		}
 		/* its report counts toward the space bound too */
 		snprintf(json, sizeof(json), "%.*s.html", (int)(len - 6), de->d_name);
@@ -234,30 +282,91 @@ static void remove_set(int dirfd, const char *base)
 	}
 }
 
-/* Oldest first, down to keep snapshots and max_bytes; the newest stays. */
+/* A uid's share of the directory, while pruning. */
+struct uid_use {
+	uint32_t uid;
+	uint32_t n;             /* its snapshots left */
+	uint64_t bytes;         /* and their bytes */
+};
+
+static struct uid_use *use_of(struct uid_use *u, size_t *nu, uint32_t uid)
+{
+	for (size_t i = 0; i < *nu; i++)
+		if (u[i].uid == uid)
+			return &u[i];
+	u[*nu] = (struct uid_use){ .uid = uid };
+	return &u[(*nu)++];
+}
+
+static void remove_file(struct argus_hang_keeper *k, struct argus_hang_file *old,
+			const char *why)
+{
+	char base[256];
+
+	snprintf(base, sizeof(base), "%.*s", (int)(strlen(old->name) - 6), old->name);
+	remove_set(k->dirfd, base);
+	say(k, "removed hang snapshot %s/%s (%s)", k->dir, old->name, why);
+	old->name[0] = 0; /* gone */
+	k->st.removed++;
+}
+
+/* Per uid, oldest first, down to keep snapshots; then, while the whole
+ * directory is over max_bytes, the oldest of the uid that holds the most
+ * bytes.  Each uid's newest stays: one user's hangs never remove
+ * another's while that one holds less. */
 static void prune(struct argus_hang_keeper *k)
 {
 	struct argus_hang_file *f;
-	size_t n;
+	struct uid_use *u;
+	size_t n, nu = 0, left;
 	uint64_t total = 0;
+	char why[96];
 
 	if (argus_hang_dir__list(k->dir, &f, &n))
 		return;
-	for (size_t i = 0; i < n; i++)
-		total += f[i].bytes;
-	while (n > 1 && (n > k->o.keep || total > k->o.max_bytes)) {
-		struct argus_hang_file *old = &f[n - 1];
-		char base[256];
-
-		snprintf(base, sizeof(base), "%.*s", (int)(strlen(old->name) - 6), old->name);
-		remove_set(k->dirfd, base);
-		say(k, "removed hang snapshot %s/%s (keeping %u snapshots, %llu MiB at most)",
-		    k->dir, old->name, k->o.keep, (unsigned long long)(k->o.max_bytes >> 20));
-		total -= old->bytes;
-		n--;
-		k->st.removed++;
+	u = calloc(n ? n : 1, sizeof(*u));
+	if (!u) {
+		free(f);
+		return;
 	}
-	k->st.in_dir = (uint32_t)n;
+	left = n;
+	snprintf(why, sizeof(why), "keeping %u snapshots per uid", k->o.keep);
+	/* newest first: a uid's (keep+1)th and older go */
+	for (size_t i = 0; i < n; i++) {
+		struct uid_use *x = use_of(u, &nu, f[i].uid);
+
+		if (x->n >= k->o.keep) {
+			remove_file(k, &f[i], why);
+			left--;
+			continue;
+		}
+		x->n++;
+		x->bytes += f[i].bytes;
+		total += f[i].bytes;
+	}
+	snprintf(why, sizeof(why), "keeping %llu MiB at most, from the uid holding the most",
+		 (unsigned long long)(k->o.max_bytes >> 20));
+	while (total > k->o.max_bytes) {
+		struct uid_use *big = NULL;
+
+		for (size_t j = 0; j < nu; j++)
+			if (u[j].n > 1 && (!big || u[j].bytes > big->bytes))
+				big = &u[j];
+		if (!big)
+			break; /* one snapshot per uid: each uid's newest stays */
+		for (size_t i = n; i-- > 0;) {
+			if (!f[i].name[0] || f[i].uid != big->uid)
+				continue;
+			total -= f[i].bytes;
+			big->bytes -= f[i].bytes;
+			big->n--;
+			remove_file(k, &f[i], why);
+			left--;
+			break;
+		}
+	}
+	k->st.in_dir = (uint32_t)left;
+	free(u);
 	free(f);
 }
 
@@ -290,6 +399,7 @@ struct argus_hang_keeper *argus_hang_keeper__new(const struct argus_hang_keeper_
 
 	k->dirfd = -1;
 	k->status_fd = -1;
+	k->last_uid = ARGUS_HANG_UID_UNKNOWN;
 	if (!k->dir) {
 		snprintf(err, errlen, "out of memory");
 		e = -ENOMEM;
@@ -332,7 +442,18 @@ void argus_hang_keeper__on_hang(void *ctx, enum argus_hang_change what,
 
 	if (what == ARGUS_HANG_BEGAN) {
 		const char *sys = h->sys_nr >= 0 ? argus_syscall_name(h->sys_nr) : NULL;
+		uint32_t mine = 0;
 
+		for (size_t i = 0; i < k->npend; i++)
+			mine += k->pend[i].h.uid == h->uid;
+		if (mine >= ARGUS_HANG_PEND_PER_UID || k->npend >= ARGUS_HANG_PEND_MAX) {
+			/* any user names processes as it likes: its hangs wait in
+			 * a queue of their own bounded size */
+			k->st.dropped++;
+			say(k, "hang of %s %u/%u (uid %u) not kept: %u of its uid's hangs wait"
+			    " for their save already", h->comm, h->pid, h->tid, h->uid, mine);
+			return;
+		}
 		if (k->npend == k->cappend) {
 			size_t ncap = k->cappend ? k->cappend * 2 : 8;
 			void *p = realloc(k->pend, ncap * sizeof(*k->pend));
@@ -483,6 +604,15 @@ static int run_session(struct argus_hang_keeper *k, const char *verb, const char
 		dup2(ofd, 1);
 		dup2(efd, 2);
 		close_range(3, ~0u, 0);
+		/* the graph costs ~140 B per event: a snapshot of a user's
+		 * flood must not take the machine's memory; past the limit
+		 * the session fails (out of memory) and the snapshot is kept
+		 * without a diagnosis */
+		if (!KEEP_SANITIZED) {
+			struct rlimit as = { (rlim_t)ARGUS_HANG_DIAG_AS_MB << 20,
+					     (rlim_t)ARGUS_HANG_DIAG_AS_MB << 20 };
+			setrlimit(RLIMIT_AS, &as);
+		}
 		fflush(NULL);
 		st = k->o.analyze(k->o.analyze_ctx, n, argv);
 		fflush(NULL);
@@ -550,7 +680,8 @@ static void write_meta(struct argus_hang_keeper *k, FILE *f, const char *snap_na
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S%z", &tm);
 	fprintf(f, "{\"snapshot\":");
 	json_str(f, snap_name);
-	fprintf(f, ",\"pid\":%u,\"tid\":%u,\"comm\":", h->pid, h->tid);
+	/* "uid" ahead of the comm: prune() reads it from the file's head */
+	fprintf(f, ",\"pid\":%u,\"tid\":%u,\"uid\":%u,\"comm\":", h->pid, h->tid, h->uid);
 	json_str(f, h->comm);
 	fprintf(f, ",\"watched\":[%s%s%s%s%s]",
 		h->why & ARGUS_WATCH_PID ? "\"pid\"" : "",
@@ -809,6 +940,7 @@ static int start_save(struct argus_hang_keeper *k, size_t idx, const char *ring)
 		return e;
 	}
 	k->child_hang = p.h;
+	k->last_uid = p.h.uid;
 	c = fork();
 	if (c == 0) {
 		/* keep the snapshot, the status pipe and the directory, in
@@ -891,13 +1023,22 @@ static void reap(struct argus_hang_keeper *k, bool block)
 int argus_hang_keeper__run(struct argus_hang_keeper *k, uint64_t now_ns,
 			   const char *ring_path)
 {
+	size_t first = SIZE_MAX;
+
 	reap(k, false);
 	if (k->child > 0)
 		return 0;
-	for (size_t i = 0; i < k->npend; i++)
-		if (k->pend[i].due_ns <= now_ns)
+	/* another uid's due save before the last one's uid's: one user's
+	 * queue does not hold another's saves back */
+	for (size_t i = 0; i < k->npend; i++) {
+		if (k->pend[i].due_ns > now_ns)
+			continue;
+		if (k->pend[i].h.uid != k->last_uid)
 			return start_save(k, i, ring_path);
-	return 0;
+		if (first == SIZE_MAX)
+			first = i;
+	}
+	return first != SIZE_MAX ? start_save(k, first, ring_path) : 0;
 }
 
 void argus_hang_keeper__free(struct argus_hang_keeper *k, int wait_ms)

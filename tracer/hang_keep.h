@@ -17,9 +17,18 @@
  *                                  (written to .json.tmp, then renamed)
  *
  * <time> is the local wall-clock time the hang began, YYYYmmdd-HHMMSS.
- * After each save the directory is pruned, oldest first, to `keep`
- * snapshots and `max_bytes` (snapshots and their .json together); the
- * newest one is always kept.  One save runs at a time; others wait.
+ *
+ * Every bound is per uid (the hung process's real uid, the .json's
+ * "uid"), so that one user's hangs never push out another's: at most
+ * ARGUS_HANG_PEND_PER_UID hangs of a uid wait for their save (more are
+ * dropped and counted), saves alternate between uids, and after each
+ * save the directory is pruned, oldest first, to `keep` snapshots per
+ * uid; then, while the whole directory is over `max_bytes` (snapshots,
+ * their .json and .html together), the uid holding the most bytes loses
+ * its oldest.  Each uid's newest snapshot is always kept.  One save runs
+ * at a time; others wait.  The diagnosis runs under an address-space
+ * limit (ARGUS_HANG_DIAG_AS_MB): a snapshot too big to diagnose in it is
+ * kept without a diagnosis.
  *
  * The library never prints: messages go to opts.log.
  */
@@ -33,6 +42,12 @@
 #include "hang_watch.h"
 
 #define ARGUS_DEFAULT_HANG_DIR "/var/lib/argus/hangs"
+/* hangs of one uid waiting for their save at once */
+#define ARGUS_HANG_PEND_PER_UID 4
+/* hangs waiting for their save at once, all uids together */
+#define ARGUS_HANG_PEND_MAX 64
+/* address space of the keeper's diagnosis (RLIMIT_AS), MiB */
+#define ARGUS_HANG_DIAG_AS_MB 2048
 
 struct argus_hang_keeper;
 
@@ -43,8 +58,8 @@ struct argus_hang_keeper_opts {
 	uint64_t before_ns;     /* ring kept ahead of the hang; 0 = 10 s */
 	uint64_t grace_ns;      /* save an ongoing hang at threshold + grace;
 	                           0 = 3 s */
-	uint32_t keep;          /* snapshots kept; 0 = 20 */
-	uint64_t max_bytes;     /* bytes kept; 0 = 512 MiB */
+	uint32_t keep;          /* snapshots kept per uid; 0 = 20 */
+	uint64_t max_bytes;     /* bytes kept, all uids; 0 = 512 MiB */
 	/* The analysis session (analysis/argus_session.h), handed in by
 	 * argusd: runs the words argv (argv[0] "diagnose" or "report", then
 	 * diagnose's words) with what `argus` would print on stdout and
@@ -81,6 +96,9 @@ struct argus_hang_keeper_status {
 	uint64_t removed;       /* snapshots pruned (oldest first) */
 	uint64_t failed;        /* saves that failed */
 	uint64_t rejected;      /* reports the full model rejected: dropped */
+	uint64_t dropped;       /* hangs not saved: their uid had
+	                           ARGUS_HANG_PEND_PER_UID waiting already
+	                           (or all uids ARGUS_HANG_PEND_MAX) */
 	uint32_t pending;       /* hangs waiting for their save */
 	uint32_t in_dir;        /* snapshots in the directory after the last prune */
 };
@@ -94,7 +112,10 @@ struct argus_hang_file {
 	uint64_t bytes;         /* the snapshot and its .json */
 	struct timespec mtime;  /* the snapshot's */
 	bool has_json;
+	uint32_t uid;           /* the .json's "uid"; ARGUS_HANG_UID_UNKNOWN
+	                           without one */
 };
+#define ARGUS_HANG_UID_UNKNOWN UINT32_MAX
 /* The snapshots in dir (regular files named *.argus, not symlinks), newest
  * first.  *files is malloc'd (free it).  0 or -errno. */
 int argus_hang_dir__list(const char *dir, struct argus_hang_file **files, size_t *n);

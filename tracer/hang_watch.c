@@ -36,6 +36,7 @@ enum tstate { T_RUNNING = 0, T_BLOCKED = 1 };
 struct wthread {
 	uint32_t tid;          /* 0 = empty slot */
 	uint32_t pid;
+	uint32_t uid;          /* real uid when found or named */
 	char comm[16];
 	unsigned why;          /* ARGUS_WATCH_* */
 	uint8_t state;         /* enum tstate */
@@ -98,6 +99,8 @@ struct argus_hang_watch {
 	uint8_t filter[FILTER_BITS / 8];
 	char (*comms)[16];     /* --watch COMM names, truncated to 15 */
 	size_t ncomms;
+	bool (*comm_ok)(void *ctx, uint32_t pid, uint32_t *uid); /* NULL: anyone */
+	void *comm_ok_ctx;
 	struct argus_live_hang *ended; /* ended, not yet reported */
 	size_t nended, capended;
 	uint64_t next_id;
@@ -240,6 +243,7 @@ static void begin_hang(struct argus_hang_watch *w, struct wthread *t, uint64_t n
 	h->id = ++w->next_id;
 	h->tid = t->tid;
 	h->pid = t->pid;
+	h->uid = t->uid;
 	memcpy(h->comm, t->comm, sizeof(h->comm));
 	h->why = t->why;
 	h->kind = live_kind(t, now);
@@ -643,10 +647,11 @@ static void named(struct argus_hang_watch *w, uint32_t tid, uint32_t pid,
 
 			end_hang(w, t, ts, false);
 			memcpy(name, t->comm, sizeof(name));
-			uint32_t tid0 = t->tid, pid0 = t->pid;
+			uint32_t tid0 = t->tid, pid0 = t->pid, uid0 = t->uid;
 			memset(t, 0, sizeof(*t));
 			t->tid = tid0;
 			t->pid = pid0;
+			t->uid = uid0;
 			t->why = why;
 			memcpy(t->comm, name, sizeof(name));
 			t->wait_nr = -1;
@@ -666,10 +671,15 @@ static void named(struct argus_hang_watch *w, uint32_t tid, uint32_t pid,
 	}
 	if (!match)
 		return;
+	/* a name anyone can take: only the uids the admin named */
+	uint32_t uid = 0;
+	if (w->comm_ok && !w->comm_ok(w->comm_ok_ctx, pid, &uid))
+		return;
 	t = insert(w, tid);
 	if (!t)
 		return;
 	t->pid = pid;
+	t->uid = uid;
 	set_comm(t->comm, comm);
 	t->why = ARGUS_WATCH_COMM;
 	t->state = T_RUNNING;
@@ -819,6 +829,11 @@ struct argus_hang_watch *argus_hang_watch__new(const struct argus_hang_watch_opt
 	w->threshold_ns = opts && opts->sz >= offsetof(struct argus_hang_watch_opts, threshold_ns) +
 					       sizeof(opts->threshold_ns) && opts->threshold_ns
 				  ? opts->threshold_ns : 2000000000ull;
+	if (opts && opts->sz >= offsetof(struct argus_hang_watch_opts, comm_ok_ctx) +
+				sizeof(opts->comm_ok_ctx)) {
+		w->comm_ok = opts->comm_ok;
+		w->comm_ok_ctx = opts->comm_ok_ctx;
+	}
 	w->cap = 64;
 	w->slots = calloc(w->cap, sizeof(*w->slots));
 	if (!w->slots) {
@@ -870,6 +885,7 @@ int argus_hang_watch__add_thread(struct argus_hang_watch *w,
 	if (!t)
 		return -ENOMEM;
 	t->pid = in->pid ? in->pid : in->tid;
+	t->uid = in->uid;
 	set_comm(t->comm, in->comm);
 	t->why = in->why;
 	t->back_ts = in->since_ns;
@@ -943,6 +959,8 @@ int argus_watch_thread__from_proc(uint32_t tid, uint64_t now_ns,
 		t->pid = (uint32_t)strtoul(p + 6, NULL, 10);
 	if ((p = strstr(buf, "\nState:")))
 		state = p[7 + strspn(p + 7, " \t")];
+	if ((p = strstr(buf, "\nUid:")))
+		t->uid = (uint32_t)strtoul(p + 5, NULL, 10); /* real, effective, ... */
 	if (!t->pid)
 		return -ESRCH;
 	snprintf(path, sizeof(path), "/proc/%u/comm", t->pid);

@@ -56,6 +56,9 @@ enum argus_live_kind {
 struct argus_live_hang {
 	uint64_t id;          /* 1, 2, 3... in the order hangs were seen */
 	uint32_t tid, pid;
+	uint32_t uid;         /* the process's real uid when it was found or
+	                         took its watched name (the keeper's per-uid
+	                         bounds); 0 when unknown (a replay) */
 	char comm[16];        /* process (main thread) name, NUL-terminated */
 	unsigned why;         /* ARGUS_WATCH_* bits */
 	enum argus_live_kind kind;
@@ -80,6 +83,13 @@ struct argus_live_hang {
 struct argus_hang_watch_opts {
 	size_t sz;              /* sizeof(struct argus_hang_watch_opts) */
 	uint64_t threshold_ns;  /* 0 = 2 s */
+	/* Who may be watched by name: called when a process not watched yet
+	 * takes a watched name (exec, fork, rename), with its pid; true to
+	 * watch it, its real uid in *uid.  Any process can name itself
+	 * anything, so argusd watches by name only the uids the admin named
+	 * (--watch-uid).  NULL = any process (a replay of a recording). */
+	bool (*comm_ok)(void *ctx, uint32_t pid, uint32_t *uid);
+	void *comm_ok_ctx;
 };
 
 /* NULL and errno on failure. */
@@ -95,6 +105,7 @@ int argus_hang_watch__add_comm(struct argus_hang_watch *w, const char *comm);
 /* A thread to watch and what it was doing when found. */
 struct argus_watch_thread {
 	uint32_t tid, pid;
+	uint32_t uid;         /* its real uid */
 	char comm[16];        /* its process's name */
 	unsigned why;         /* ARGUS_WATCH_* */
 	bool blocked;         /* asleep (in a syscall or not) when found */
@@ -104,7 +115,8 @@ struct argus_watch_thread {
 	uint64_t since_ns;    /* when it was found (its "came back" time) */
 };
 
-/* Fill *t from /proc/TID (status, stat, syscall) at time now_ns.  A poll-
+/* Fill *t from /proc/TID (status, stat, syscall) at time now_ns (uid: the
+ * real uid of its status).  A poll-
  * family wait it is found in counts as idle (what it wrote before cannot
  * be known).  0, or -errno (-ESRCH: no such thread). */
 int argus_watch_thread__from_proc(uint32_t tid, uint64_t now_ns,

@@ -188,6 +188,15 @@ struct argus_ip_registry {
 	uint32_t ncpus;
 	struct ip_ring *rings[ARGUS_IP_MAX_PROCS];
 	uint32_t nrings;
+	/* the records each non-root uid may still add (a token bucket of
+	 * ARGUS_IP_UID_RATE per second, as deep), by uid; an entry of a
+	 * uid with no ring left is reused */
+	struct ip_budget {
+		uint32_t uid;
+		uint32_t tokens;        /* records */
+		uint64_t last_ns;       /* when tokens was refilled */
+	} budgets[ARGUS_IP_MAX_PROCS];
+	uint32_t nbudgets;
 	/* connections accepted before their message came (see
 	 * argus_ip_registry__accept) and the accept rounds they have waited */
 	int pend_fd[ACCEPT_MAX];
@@ -412,6 +421,17 @@ static uint32_t uid_count(const struct argus_ip_registry *r, uint32_t uid)
 	return n;
 }
 
+/* Room for one more ring of uid?  At most ARGUS_IP_MAX_PER_UID per uid,
+ * and the uids other than root together leave ARGUS_IP_ROOT_RESERVE
+ * slots: four users holding 64 each cannot shut root's app out. */
+static bool room_for(const struct argus_ip_registry *r, uint32_t uid)
+{
+	if (r->nrings >= ARGUS_IP_MAX_PROCS || uid_count(r, uid) >= ARGUS_IP_MAX_PER_UID)
+		return false;
+	return uid == 0 || r->nrings - uid_count(r, 0) <
+			   ARGUS_IP_MAX_PROCS - ARGUS_IP_ROOT_RESERVE;
+}
+
 /* The one fd of an SCM_RIGHTS message; every other fd it carried is
  * closed (a client could send hundreds to exhaust ours). */
 static int take_fd(struct msghdr *mh)
@@ -540,7 +560,8 @@ static int serve_one(struct argus_ip_registry *r, int cfd)
 		r->rings[i] = r->rings[--r->nrings];
 		break;
 	}
-	if (r->nrings >= ARGUS_IP_MAX_PROCS || uid_count(r, g->uid) >= ARGUS_IP_MAX_PER_UID) {
+	if (!room_for(r, g->uid)) {
+		r->st.refused_full++;
 		e = -ENOSPC;
 		goto out;
 	}
@@ -625,10 +646,12 @@ static bool ring_dead(const struct ip_ring *g)
 	return fstatat(g->taskfd, ".", &st, 0) != 0;
 }
 
-int argus_ip__drain_buffer(const void *ring, uint64_t *tail, uint32_t *stuck, bool dead,
-			   const struct argus_ip_check *k,
-			   int (*emit)(void *ctx, const struct argus_event *ev), void *ctx,
-			   struct argus_ip_stats *st)
+/* argus_ip__drain_buffer, reading at most max slots; *ndone gets how
+ * many it read (the uid's budget is charged for them). */
+static int drain_upto(const void *ring, uint64_t *tail, uint32_t *stuck, bool dead,
+		      const struct argus_ip_check *k,
+		      int (*emit)(void *ctx, const struct argus_event *ev), void *ctx,
+		      struct argus_ip_stats *st, uint32_t max, uint32_t *ndone)
 {
 	const uint8_t *map = ring;
 	const _Atomic uint64_t *headp =
@@ -656,7 +679,7 @@ int argus_ip__drain_buffer(const void *ring, uint64_t *tail, uint32_t *stuck, bo
 		st->lost += skip;
 		*tail += skip;
 	}
-	while (*tail < head && done < ARGUS_IP_DRAIN_MAX) {
+	while (*tail < head && done < max) {
 		const uint8_t *s = slots + (*tail % AIP_NSLOTS) * sizeof(struct aip_rec);
 		const _Atomic uint64_t *seqp = (const _Atomic uint64_t *)s;
 		uint8_t copy[sizeof(struct aip_rec)];
@@ -700,7 +723,89 @@ int argus_ip__drain_buffer(const void *ring, uint64_t *tail, uint32_t *stuck, bo
 		else
 			st->records++;
 	}
+	*ndone = done;
 	return rc;
+}
+
+int argus_ip__drain_buffer(const void *ring, uint64_t *tail, uint32_t *stuck, bool dead,
+			   const struct argus_ip_check *k,
+			   int (*emit)(void *ctx, const struct argus_event *ev), void *ctx,
+			   struct argus_ip_stats *st)
+{
+	uint32_t done;
+
+	return drain_upto(ring, tail, stuck, dead, k, emit, ctx, st, ARGUS_IP_DRAIN_MAX, &done);
+}
+
+/* ---- the per-uid budget ---- */
+
+/* uid's bucket, refilled up to now; NULL for root (not bounded). */
+static struct ip_budget *budget_of(struct argus_ip_registry *r, uint32_t uid, uint64_t now)
+{
+	struct ip_budget *b = NULL;
+
+	if (uid == 0)
+		return NULL;
+	for (uint32_t i = 0; i < r->nbudgets && !b; i++)
+		if (r->budgets[i].uid == uid)
+			b = &r->budgets[i];
+	if (!b) {
+		/* a new uid: a free entry, else the one refilled longest ago
+		 * (a uid with no ring left: live rings' are used every drain) */
+		if (r->nbudgets < ARGUS_IP_MAX_PROCS) {
+			b = &r->budgets[r->nbudgets++];
+		} else {
+			b = &r->budgets[0];
+			for (uint32_t i = 1; i < r->nbudgets; i++)
+				if (r->budgets[i].last_ns < b->last_ns)
+					b = &r->budgets[i];
+		}
+		*b = (struct ip_budget){ .uid = uid, .tokens = ARGUS_IP_UID_RATE, .last_ns = now };
+		return b;
+	}
+	if (now > b->last_ns) {
+		uint64_t add = (now - b->last_ns) * ARGUS_IP_UID_RATE / 1000000000ull;
+
+		if (add) {
+			/* whole records only: the rest of the time carries over */
+			b->tokens = b->tokens + add > ARGUS_IP_UID_RATE ? ARGUS_IP_UID_RATE
+					: (uint32_t)(b->tokens + add);
+			b->last_ns = add >= ARGUS_IP_UID_RATE ? now
+				     : b->last_ns + add * 1000000000ull / ARGUS_IP_UID_RATE;
+		}
+	}
+	return b;
+}
+
+/* A ring whose uid has spent its budget: what it published is dropped
+ * unread and counted, at no cost per record. */
+static void skip_ring(struct argus_ip_registry *r, struct ip_ring *g)
+{
+	uint64_t head = atomic_load_explicit((const _Atomic uint64_t *)(g->map +
+					     offsetof(struct aip_ring_hdr, head)),
+					     memory_order_acquire);
+
+	if (head <= g->tail)
+		return; /* nothing new (a head moved back is the drain's to count) */
+	r->st.over_budget += head - g->tail < AIP_NSLOTS ? head - g->tail : AIP_NSLOTS;
+	g->tail = head;
+	g->stuck = 0;
+}
+
+/* A budgeted ring lapped since its last read: a ring's worth (1,024
+ * slots) per drain is about the budget itself, so what the writer
+ * overwrote is over its budget, not lost by argusd (the lost count stays
+ * a health figure a user cannot inflate). */
+static void drop_lapped(struct argus_ip_registry *r, struct ip_ring *g)
+{
+	uint64_t head = atomic_load_explicit((const _Atomic uint64_t *)(g->map +
+					     offsetof(struct aip_ring_hdr, head)),
+					     memory_order_acquire);
+
+	if (head > g->tail + AIP_NSLOTS && head - g->tail <= ARGUS_IP_MAX_JUMP) {
+		r->st.over_budget += head - g->tail - AIP_NSLOTS;
+		g->tail = head - AIP_NSLOTS;
+	}
 }
 
 static void drain_ring(struct argus_ip_registry *r, struct ip_ring *g, bool dead,
@@ -708,15 +813,30 @@ static void drain_ring(struct argus_ip_registry *r, struct ip_ring *g, bool dead
 {
 	struct argus_ip_check k = { .now_ns = mono_ns(), .pid = g->pid, .ncpus = r->ncpus,
 				    .tid_ok = tid_ok, .ctx = g };
+	struct ip_budget *b;
+	uint32_t max, done = 0;
 	int e;
 
 	if (!ring_same(g, k.now_ns)) {
 		refuse_all(g, &r->st);
 		return;
 	}
-	e = argus_ip__drain_buffer(g->map, &g->tail, &g->stuck, dead, &k, *rc ? NULL : emit, ctx,
-				   &r->st);
+	b = budget_of(r, g->uid, k.now_ns);
+	max = b && b->tokens < ARGUS_IP_DRAIN_MAX ? b->tokens : ARGUS_IP_DRAIN_MAX;
 
+	if (!max) {
+		skip_ring(r, g);
+		return;
+	}
+	if (b)
+		drop_lapped(r, g);
+	e = drain_upto(g->map, &g->tail, &g->stuck, dead, &k, *rc ? NULL : emit, ctx, &r->st,
+		       max, &done);
+	if (b)
+		b->tokens -= done;
+	/* spent now: the rest is the budget's to drop, not the next lap's */
+	if (b && !b->tokens)
+		skip_ring(r, g);
 	if (e < 0 && !*rc)
 		*rc = e;
 }
@@ -763,15 +883,25 @@ int argus_ip_registry__peek(struct argus_ip_registry *r,
 					    .tid_ok = tid_ok, .ctx = g };
 		uint64_t t0 = g->tail;
 		uint32_t stuck = 0;     /* scratch: a peek never gives up on a slot */
+		struct ip_budget *b;
+		uint32_t max, done = 0;
 		int e;
 
 		if (!ring_same(g, k.now_ns)) {
 			refuse_all(g, &r->st);
 			continue;
 		}
-		e = argus_ip__drain_buffer(g->map, &g->tail, &stuck, false, &k, rc ? NULL : emit, ctx,
-					   &r->st);
+		b = budget_of(r, g->uid, k.now_ns);
+		max = b && b->tokens < ARGUS_IP_DRAIN_MAX ? b->tokens : ARGUS_IP_DRAIN_MAX;
 
+		if (!max)
+			continue; /* the drain drops it */
+		if (b)
+			drop_lapped(r, g);
+		e = drain_upto(g->map, &g->tail, &stuck, false, &k, rc ? NULL : emit, ctx, &r->st,
+			       max, &done);
+		if (b)
+			b->tokens -= done;
 		if (g->tail != t0)
 			g->stuck = 0;
 		if (e < 0 && !rc)

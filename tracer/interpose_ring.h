@@ -27,8 +27,13 @@
  *   - every field is checked (argus_ip__parse); a record that fails is
  *     dropped and counted by reason, never half-used;
  *   - memory and work are bounded: one ring per process, ARGUS_IP_MAX_PROCS
- *     rings in all, ARGUS_IP_MAX_PER_UID per uid, ARGUS_IP_DRAIN_MAX
- *     records per ring per drain.
+ *     rings in all, ARGUS_IP_MAX_PER_UID per uid, of which the uids other
+ *     than root hold ARGUS_IP_MAX_PROCS - ARGUS_IP_ROOT_RESERVE together
+ *     (so root's interposed app always registers), ARGUS_IP_DRAIN_MAX
+ *     records per ring per drain, and ARGUS_IP_UID_RATE records per
+ *     second per uid other than root, all its rings together (the rest
+ *     is dropped unread and counted: one user can neither pin argusd nor
+ *     fill the trace ring).
  *
  * Conventions as the rest of tracer/: 0/-errno, NULL + errno from
  * constructors, free accepts NULL, nothing printed.
@@ -44,6 +49,9 @@
 
 #define ARGUS_IP_MAX_PROCS 256
 #define ARGUS_IP_MAX_PER_UID 64
+#define ARGUS_IP_ROOT_RESERVE 32         /* rings only root may take */
+#define ARGUS_IP_UID_RATE 20000          /* records/s per non-root uid; a
+                                            second's worth may come at once */
 #define ARGUS_IP_DRAIN_MAX 4096          /* records per ring per drain */
 #define ARGUS_IP_MAX_AGE_NS (10ull * 1000 * 1000 * 1000)
 #define ARGUS_IP_MAX_AHEAD_NS (1000ull * 1000)  /* clock skew allowed */
@@ -91,10 +99,14 @@ struct argus_ip_stats {
 	uint32_t procs;         /* rings registered now */
 	uint64_t registered;    /* registrations accepted since start */
 	uint64_t refused;       /* registrations refused (bad fd, caps...) */
+	uint64_t refused_full;  /* of them: the table, the uid's 64 or the
+	                           non-root uids' share was full */
 	uint64_t records;       /* records added to the trace */
 	uint64_t lost;          /* overwritten before argusd read them, or
 	                           never published (a writer that died) */
 	uint64_t invalid;       /* rejected, all reasons */
+	uint64_t over_budget;   /* dropped unread: their uid had spent its
+	                           ARGUS_IP_UID_RATE (not in lost) */
 	uint64_t by_reason[ARGUS_IP_REJECT_MAX];
 };
 

@@ -1,4 +1,12 @@
-/* mark_socket.c - see mark_socket.h. */
+/* mark_socket.c - see mark_socket.h.
+ *
+ * Fairness between members (issue 25, F7): a member's connections and
+ * marks must not shut the others out.  So a uid holds at most
+ * ARGUS_MARK_CONN_PER_UID connections at once (one more is told `busy`);
+ * when the table is full, a newcomer whose uid holds fewer connections
+ * than the uid holding the most takes the oldest of that uid's place; and
+ * each uid has its own token bucket (RATE_BURST, then RATE_PER_S).
+ */
 #include "mark_socket.h"
 
 #include <errno.h>
@@ -21,13 +29,22 @@
 
 /* "mark " + text + "\n" */
 #define REQ_MAX (5 + ARGUS_MARK_TEXT_MAX + 1)
-#define MAX_CLIENTS 16
+#define MAX_CLIENTS 32
 #define CLIENT_TIMEOUT_NS 1000000000ull
 /* a burst of RATE_BURST marks, then RATE_PER_S a second: a hotkey held
  * down (or a member's loop) must not fill the ring with marks */
-#define RATE_BURST 20
-#define RATE_PER_S 10
+#define RATE_BURST ARGUS_MARK_RATE_BURST
+#define RATE_PER_S ARGUS_MARK_RATE_PER_S
+/* uids with a bucket of their own; a new one takes the fullest's place */
+#define RATE_UIDS 64
 
+/* one uid's marks: a token bucket */
+struct bucket {
+	uint32_t uid;
+	bool used;
+	double tokens;
+	uint64_t last;          /* ns, when tokens was refilled */
+};
 struct client {
 	int fd;                 /* -1: free slot */
 	uint64_t deadline;
@@ -43,8 +60,7 @@ struct argus_mark_server {
 	void *ctx;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct client cl[MAX_CLIENTS];
-	double tokens;
-	uint64_t last_refill;
+	struct bucket rate[RATE_UIDS];
 	struct argus_mark_server_stats st;
 };
 
@@ -190,7 +206,6 @@ struct argus_mark_server *argus_mark_server__new(const char *path, gid_t group,
 	s->group = group;
 	s->fn = fn;
 	s->ctx = ctx;
-	s->tokens = RATE_BURST;
 	strcpy(s->path, path);
 	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s->lfd < 0) {
@@ -256,6 +271,82 @@ static void peer_groups(int fd, struct argus_mark_peer *peer, gid_t group)
 	free(all);
 }
 
+static uint32_t uid_conns(const struct argus_mark_server *s, uint32_t uid)
+{
+	uint32_t n = 0;
+
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		n += s->cl[i].fd >= 0 && s->cl[i].peer.uid == uid;
+	return n;
+}
+
+/* A slot for a new connection of uid, or NULL (busy): at most
+ * ARGUS_MARK_CONN_PER_UID per uid; a full table gives up the oldest
+ * connection of the uid holding the most, when that is more than uid
+ * holds.  A member's silent connections then never keep another out. */
+static struct client *client_slot(struct argus_mark_server *s, uint32_t uid)
+{
+	struct client *oldest = NULL;
+	uint32_t mine = uid_conns(s, uid), most = 0, most_uid = 0;
+
+	if (mine >= ARGUS_MARK_CONN_PER_UID)
+		return NULL;
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		if (s->cl[i].fd < 0)
+			return &s->cl[i];
+	for (int i = 0; i < MAX_CLIENTS; i++) {
+		uint32_t n = uid_conns(s, s->cl[i].peer.uid);
+
+		if (n > most) {
+			most = n;
+			most_uid = s->cl[i].peer.uid;
+		}
+	}
+	if (most <= mine + 1)
+		return NULL;
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		if (s->cl[i].peer.uid == most_uid &&
+		    (!oldest || s->cl[i].deadline < oldest->deadline))
+			oldest = &s->cl[i];
+	s->st.bad++;
+	s->st.busy++;
+	say(oldest->fd, "error: busy: the mark socket needed this connection for another member\n");
+	drop(oldest);
+	return oldest;
+}
+
+/* uid's bucket, refilled to now. */
+static struct bucket *bucket_of(struct argus_mark_server *s, uint32_t uid, uint64_t now)
+{
+	struct bucket *b = NULL, *free_b = NULL, *fullest = NULL;
+
+	for (int i = 0; i < RATE_UIDS; i++) {
+		struct bucket *x = &s->rate[i];
+
+		if (!x->used) {
+			if (!free_b)
+				free_b = x;
+			continue;
+		}
+		if (now > x->last) {
+			x->tokens += (double)(now - x->last) * RATE_PER_S / 1e9;
+			if (x->tokens > RATE_BURST)
+				x->tokens = RATE_BURST;
+			x->last = now;
+		}
+		if (x->uid == uid)
+			b = x;
+		if (!fullest || x->tokens > fullest->tokens)
+			fullest = x;
+	}
+	if (b)
+		return b;
+	/* a new uid: a free bucket, else the fullest's (full: nothing lost) */
+	b = free_b ? free_b : fullest;
+	*b = (struct bucket){ .uid = uid, .used = true, .tokens = RATE_BURST, .last = now };
+	return b;
+}
+
 static void accept_all(struct argus_mark_server *s, uint64_t now)
 {
 	for (;;) {
@@ -284,13 +375,10 @@ static void accept_all(struct argus_mark_server *s, uint64_t now)
 			close(fd);
 			continue;
 		}
-		for (int i = 0; i < MAX_CLIENTS; i++)
-			if (s->cl[i].fd < 0) {
-				slot = &s->cl[i];
-				break;
-			}
+		slot = client_slot(s, peer.uid);
 		if (!slot) {
 			s->st.bad++;
+			s->st.busy++;
 			say(fd, "error: busy: too many clients on the mark socket, try again\n");
 			close(fd);
 			continue;
@@ -343,20 +431,16 @@ static void answer(struct argus_mark_server *s, struct client *c, uint64_t now)
 		drop(c);
 		return;
 	}
-	/* refill the bucket */
-	if (s->last_refill) {
-		s->tokens += (double)(now - s->last_refill) * RATE_PER_S / 1e9;
-		if (s->tokens > RATE_BURST)
-			s->tokens = RATE_BURST;
-	}
-	s->last_refill = now;
-	if (s->tokens < 1) {
+	/* this member's own bucket: another's marks do not spend it */
+	struct bucket *b = bucket_of(s, c->peer.uid, now);
+	if (b->tokens < 1) {
 		s->st.bad++;
+		s->st.too_many++;
 		say(c->fd, "error: mark: too many marks, try again in a moment\n");
 		drop(c);
 		return;
 	}
-	s->tokens -= 1;
+	b->tokens -= 1;
 	e = s->fn(s->ctx, c->peer.pid, c->peer.uid, line + 5);
 	if (e) {
 		snprintf(msg, sizeof(msg), "error: mark: %s\n", strerror(-e));

@@ -14,7 +14,10 @@
  * "mark TEXT\n" with 1..ARGUS_MARK_TEXT_MAX bytes of printable text; the
  * rest gets one "error: ..." line.  Clients are read without blocking the
  * collector: a member that connects and sends nothing costs one slot for
- * at most a second, and marks are rate-limited.
+ * at most a second.  Members are kept apart: a uid holds at most
+ * ARGUS_MARK_CONN_PER_UID connections at once, and its marks are
+ * rate-limited on their own (ARGUS_MARK_RATE_BURST, then
+ * ARGUS_MARK_RATE_PER_S a second), so one member cannot keep another out.
  * docs/collector.md, "Marks from the desktop".
  */
 #ifndef ARGUS_MARK_SOCKET_H
@@ -30,6 +33,12 @@
 /* supplementary groups looked at (NGROUPS_MAX is 65536; a peer with more
  * than this many is checked on its first ARGUS_MARK_MAX_GROUPS) */
 #define ARGUS_MARK_MAX_GROUPS 256
+/* connections of one uid open at once */
+#define ARGUS_MARK_CONN_PER_UID 4
+/* each uid: a burst of this many marks, then this many a second (a hotkey
+ * held down, or a member's loop, must not fill the ring with marks) */
+#define ARGUS_MARK_RATE_BURST 20
+#define ARGUS_MARK_RATE_PER_S 10
 
 /* Fills buf with "<run dir>-mark/mark.sock" (run dir: argus_run_dir()). */
 void argus_mark_socket_path(char *buf, size_t len);
@@ -76,7 +85,10 @@ struct argus_mark_server_stats {
 	uint64_t marks;         /* served */
 	uint64_t refused;       /* peers refused by the check */
 	uint64_t bad;           /* requests refused (not a mark, bad text,
-				   too long, too many, timed out) */
+				   too long, too many, timed out, busy) */
+	uint64_t busy;          /* of them: connections refused or given up
+				   for room (ARGUS_MARK_CONN_PER_UID) */
+	uint64_t too_many;      /* of them: marks over the uid's rate */
 };
 void argus_mark_server__stats(const struct argus_mark_server *s,
 			      struct argus_mark_server_stats *st);

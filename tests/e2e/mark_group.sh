@@ -15,7 +15,14 @@
 #     oversized text, none of which is recorded; argusd keeps recording;
 #   - nobody (not in the group) cannot mark;
 #   - a mark the member sends in the middle of an app's hang (case_busy)
-#     is shown by `argus hangs` (text and --json) with its pid and uid.
+#     is shown by `argus hangs` (text and --json) with its pid and uid;
+#   - members are kept apart (issue 25, F7): while the member keeps 16
+#     silent connections open and floods marks, a second member's marks
+#     all go through (at most 4 connections per uid; a rate bucket per
+#     uid), the first member's flood is cut ("too many marks", counted),
+#     and a bidi override (U+202E) in the second member's mark is shown
+#     escaped (\u202e) by `argus dump` (JSON keeps the exact string:
+#     test_graph_export).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sec_lib.sh"
 e2e_init "$@"
@@ -26,11 +33,14 @@ command -v useradd >/dev/null && command -v groupadd >/dev/null ||
 # the member's names: short (useradd takes 32 bytes), unique per run
 G=argm$$
 U=argu$$
+U2=argv$$
 MARK_USER_MADE=0
+MARK_USER2_MADE=0
 MARK_GROUP_MADE=0
 mark_cleanup() {
 	local rc=$?
 	[ $MARK_USER_MADE = 1 ] && userdel "$U" 2>/dev/null
+	[ $MARK_USER2_MADE = 1 ] && userdel "$U2" 2>/dev/null
 	[ $MARK_GROUP_MADE = 1 ] && groupdel "$G" 2>/dev/null
 	(exit $rc)
 	sec_cleanup
@@ -42,7 +52,10 @@ MARK_GROUP_MADE=1
 # as a desktop user added with `usermod -aG` does
 useradd -M -N -g 65534 -G "$G" -d /nonexistent -s /usr/sbin/nologin "$U" || fail "useradd $U failed"
 MARK_USER_MADE=1
+useradd -M -N -g 65534 -G "$G" -d /nonexistent -s /usr/sbin/nologin "$U2" || fail "useradd $U2 failed"
+MARK_USER2_MADE=1
 MUID=$(id -u "$U")
+MUID2=$(id -u "$U2")
 log "member $U uid $MUID in group $G ($(id -G "$U"))"
 
 # The run dir under $PUBDIR (755): the member must reach <run dir>-mark;
@@ -53,6 +66,7 @@ MARKSOCK=$PUBDIR/run-mark/mark.sock
 MEM=$PUBDIR/mem
 mkdir "$MEM" && chown "$MUID" "$MEM" && chmod 755 "$MEM"
 as_member() { setpriv --reuid="$MUID" --regid=65534 --init-groups "$@"; }
+as_member2() { setpriv --reuid="$MUID2" --regid=65534 --init-groups "$@"; }
 as_member id -G | grep -qw "$(getent group "$G" | cut -d: -f3)" ||
 	fail "setpriv --init-groups did not give the member its group"
 
@@ -206,5 +220,91 @@ hs = d if isinstance(d, list) else d.get("hangs", [])
 m = [h for h in hs if h.get("mark") == os.environ["HANGTEXT"]]
 sys.exit(0 if m and m[0].get("mark_pid") == int(os.environ["HPID"]) and m[0].get("mark_uid") == int(os.environ["MUID"]) else 1)
 ' "$T/hangs.json" || fail "argus hangs --json lacks mark_pid $HPID / mark_uid $MUID for the marked hang" "$T/hangs.json"
+
+# 6. one member cannot keep another out: for 2 s the first holds 16
+# silent connections (reopened as the collector answers them), then for 2 s
+# it floods marks; meanwhile the second marks 6 times, a bidi override in one
+as_member /usr/bin/python3 -c '
+import socket, sys, threading, time
+path, t0 = sys.argv[1], time.time()
+silent, ok, many, busy = [], 0, 0, 0
+def dial():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(1)
+    try:
+        s.connect(path)
+    except OSError:
+        s.close()
+        return None
+    return s
+while time.time() < t0 + 2:
+    alive = []
+    for s in silent:
+        s.setblocking(False)
+        try:
+            a = s.recv(200)
+            busy += b"busy" in a
+            s.close()             # answered (busy, timed out): reopen it
+        except BlockingIOError:
+            alive.append(s)
+        except OSError:
+            s.close()
+    silent = alive
+    while len(silent) < 16:
+        s = dial()
+        if not s:
+            break
+        silent.append(s)
+    time.sleep(0.05)
+for s in silent:
+    s.close()
+res = []
+def flood():                      # 4 at once: all the uid may open
+    n_ok = n_many = 0
+    while time.time() < t0 + 4:
+        m = dial()
+        if m:
+            try:
+                m.sendall(b"mark flood\n")
+                a = m.recv(200)
+            except OSError:
+                a = b""
+            m.close()
+            n_ok += a == b"ok\n"
+            n_many += b"too many" in a
+    res.append((n_ok, n_many))
+th = [threading.Thread(target=flood) for _ in range(4)]
+for t in th:
+    t.start()
+for t in th:
+    t.join()
+ok, many = sum(r[0] for r in res), sum(r[1] for r in res)
+print("busy=%d ok=%d too_many=%d" % (busy, ok, many))
+' "$MARKSOCK" >"$T/flood.out" 2>"$T/flood.err" &
+FLOOD=$!
+E2E_PIDS+=("$FLOOD")
+sleep 0.5
+BIDI=$(printf 'second member \xe2\x80\xae gnp.exe')
+for i in 1 2 3 4 5 6; do
+	txt="second member $i"
+	[ $i = 3 ] && txt=$BIDI
+	as_member2 env ARGUS_RUN_DIR="$ARGUS_RUN_DIR" "$ARGUS" mark "$txt" >"$T/m2.out" 2>"$T/m2.err" ||
+		fail "the second member's mark $i was refused while the first flooded" "$T/m2.err"
+	sleep 0.4
+done
+wait "$FLOOD" || fail "the first member's flood failed" "$T/flood.err"
+log "first member's flood: $(cat "$T/flood.out"); the second member's 6 marks all went through"
+grep -qE 'busy=[1-9]' "$T/flood.out" || fail "the first member's 16 connections were all taken" "$T/flood.out"
+grep -qE 'too_many=[1-9]' "$T/flood.out" || fail "the first member's mark flood was not limited" "$T/flood.out"
+status_within_1s
+[ "$(status_key group_marks_busy)" -ge 1 ] || fail "no connection of the first member refused as busy" "$STATUS"
+[ "$(status_key group_marks_too_many)" -ge 1 ] || fail "no mark counted over the rate" "$STATUS"
+sleep 0.3
+"$ARGUS" save -o "$T/s2.argus" >/dev/null 2>"$T/save.err" || fail "argus save failed" "$T/save.err"
+"$ARGUS" dump "$T/s2.argus" >"$T/s2.dump" 2>&1 || fail "argus dump failed" "$T/s2.dump"
+grep -F 'second member \u202e gnp.exe' "$T/s2.dump" >/dev/null ||
+	fail "the bidi override in a mark is not shown escaped (\u202e) in the dump" "$T/s2.dump"
+LC_ALL=C grep -q $'\xe2\x80\xae' "$T/s2.dump" && fail "a raw U+202E reached the dump's text" "$T/s2.dump"
+log "a member's bidi override is shown as \u202e in the dump"
 
 pass "the member (uid $MUID) marked from pid $WPID and nothing else; save, status, the ring, other requests, forged and oversized text and nobody were refused with one line each; argusd kept recording"

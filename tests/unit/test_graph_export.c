@@ -410,6 +410,55 @@ static void TEST_text_escape_leaves_nothing_a_terminal_acts_on(void)
 	CHECK(!strcmp(buf, ""));
 }
 
+/* A name holding a bidi override shows "exe.txt" for "txt.exe": the
+ * controls that reorder or hide text are escaped, visible characters of
+ * every script pass, and JSON keeps the exact string. */
+static void TEST_text_escape_shows_bidi_and_format_controls(void)
+{
+	char buf[256];
+	size_t n;
+
+	/* U+202E RLO, U+2066 LRI, U+2069 PDI, U+200E LRM, U+200F RLM, U+061C ALM,
+	 * U+200B ZWSP, U+FEFF, U+E0041 (a tag) */
+	n = argus_text_escape("a\xe2\x80\xaetxt.exe|\xe2\x81\xa6x\xe2\x81\xa9|\xe2\x80\x8e\xe2\x80\x8f"
+			      "\xd8\x9c|\xe2\x80\x8b\xef\xbb\xbf|\xf3\xa0\x81\x81", buf, sizeof(buf));
+	CHECK(!strcmp(buf, "a\\u202etxt.exe|\\u2066x\\u2069|\\u200e\\u200f\\u061c|\\u200b\\ufeff|"
+			   "\\U000e0041"));
+	CHECK_EQ(n, strlen(buf));
+	/* letters of other scripts, and an emoji, pass as they are */
+	argus_text_escape("\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d \xd9\x85\xd8\xb1\xd8\xad\xd8\xa8\xd8\xa7 \xe2\x82\xac \xf0\x9f\x98\x80",
+			  buf, sizeof(buf));
+	CHECK(!strcmp(buf, "\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d \xd9\x85\xd8\xb1\xd8\xad\xd8\xa8\xd8\xa7 \xe2\x82\xac \xf0\x9f\x98\x80"));
+	/* written to a stream the same way */
+	{
+		char *mem = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&mem, &len);
+
+		CHECK(f != NULL);
+		if (f) {
+			CHECK_EQ(argus_text_write_str(f, "x\xe2\x80\xaey"), 0);
+			fclose(f);
+			CHECK(mem && !strcmp(mem, "x\\u202ey"));
+			free(mem);
+		}
+	}
+	/* JSON: the exact string (UTF-8 as it is) */
+	{
+		char *mem = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&mem, &len);
+
+		CHECK(f != NULL);
+		if (f) {
+			CHECK_EQ(argus_json_write_str(f, "x\xe2\x80\xaey"), 0);
+			fclose(f);
+			CHECK(mem && !strcmp(mem, "\"x\xe2\x80\xaey\""));
+			free(mem);
+		}
+	}
+}
+
 /* JSON keeps the C1 controls out of a terminal that shows it as well. */
 static void TEST_json_escapes_c1_controls(void)
 {
@@ -776,6 +825,7 @@ int main(void)
 	RUN(TEST_json_subgraph_is_valid_json_with_every_field);
 	RUN(TEST_json_escapes_untrusted_names);
 	RUN(TEST_text_escape_leaves_nothing_a_terminal_acts_on);
+	RUN(TEST_text_escape_shows_bidi_and_format_controls);
 	RUN(TEST_json_escapes_c1_controls);
 	RUN(TEST_json_node_records_the_wait_that_ended_it);
 	RUN(TEST_json_edges_only_among_the_listed_segments);

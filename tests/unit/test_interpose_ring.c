@@ -4,14 +4,17 @@
  * and the per-drain bound; and the registry's socket: a client accepted
  * before it sent its registration is still registered, one that never
  * sends is refused after a few rounds; a ring whose process execed has
- * every later record refused (after_exec). */
+ * every later record refused (after_exec); a uid other than root's is held
+ * to ARGUS_IP_UID_RATE records a second, the rest dropped and counted. */
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -305,30 +308,26 @@ static int send_ring(int sfd, int mfd)
 	return sendmsg(sfd, &mh, MSG_NOSIGNAL) == (ssize_t)iov.iov_len ? 0 : -1;
 }
 
-/* A real registration: a sealed memfd of the ring's size, "register 1". */
-static int send_registration(int sfd)
+/* A real registration: a sealed memfd of the ring's size, "register 1";
+ * its writable mapping in *map when map is not NULL. */
+static int send_registration_mapped(int sfd, void **map)
 {
-	char msg[] = "register 1";
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cm;
-	struct iovec iov = { msg, sizeof(msg) - 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = cm.buf, .msg_controllen = sizeof(cm.buf) };
 	int mfd = memfd_create("t", MFD_CLOEXEC | MFD_ALLOW_SEALING), rc;
 
 	if (mfd < 0 || ftruncate(mfd, AIP_RING_BYTES) ||
 	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
 		return -1;
-	memset(&cm, 0, sizeof(cm));
-	cm.h.cmsg_level = SOL_SOCKET;
-	cm.h.cmsg_type = SCM_RIGHTS;
-	cm.h.cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(&cm.h), &mfd, sizeof(int));
-	rc = sendmsg(sfd, &mh, MSG_NOSIGNAL) == (ssize_t)iov.iov_len ? 0 : -1;
+	if (map && (*map = mmap(NULL, AIP_RING_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, mfd,
+				0)) == MAP_FAILED)
+		return -1;
+	rc = send_ring(sfd, mfd);
 	close(mfd);
 	return rc;
+}
+
+static int send_registration(int sfd)
+{
+	return send_registration_mapped(sfd, NULL);
 }
 
 static int connect_to(const char *path)
@@ -482,6 +481,92 @@ static void test_exec_drops_ring(void)
 	rmdir(dir);
 }
 
+static int count_event(void *ctx, const struct argus_event *ev)
+{
+	(void)ev;
+	++*(uint64_t *)ctx;
+	return 0;
+}
+
+/* nobody's process registers and writes a ring's worth of valid records
+ * per round, as fast as argusd drains: past its second's budget, argusd
+ * takes ARGUS_IP_UID_RATE a second and drops the rest unread (counted). */
+static void test_uid_budget(void)
+{
+	enum { ROUNDS = 80 };
+	char dir[] = "/tmp/argus-ipbud-XXXXXX", path[64], msg[256];
+	struct argus_ip_registry *r;
+	struct argus_ip_stats st;
+	int go[2], done[2];
+	uint64_t got = 0, t0, t1;
+	pid_t c;
+	char b;
+
+	if (geteuid() != 0) {
+		printf("  (skipped: registering as another uid needs root)\n");
+		return;
+	}
+	CHECK(mkdtemp(dir) != NULL);
+	chmod(dir, 0755);
+	snprintf(path, sizeof(path), "%s/interpose.sock", dir);
+	r = argus_ip_registry__new(path, 0, msg, sizeof(msg));
+	CHECK(r != NULL);
+	if (!r || pipe(go) || pipe(done))
+		return;
+	c = fork();
+	if (c == 0) {
+		void *map = NULL;
+		int sfd;
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(1);
+		sfd = connect_to(path);
+		if (sfd < 0 || send_registration_mapped(sfd, &map))
+			_exit(1);
+		close(sfd);
+		_Atomic uint64_t *head = (_Atomic uint64_t *)((char *)map +
+					 offsetof(struct aip_ring_hdr, head));
+		struct aip_rec *slots = (struct aip_rec *)((char *)map + AIP_HDR_BYTES);
+		for (int round = 0; round < ROUNDS; round++) {
+			for (int i = 0; i < AIP_NSLOTS; i++) {
+				uint64_t n = atomic_fetch_add(head, 1);
+				struct aip_rec x = rec(AIP_MUTEX_WAKE, (uint32_t)getpid(), 0);
+
+				x.ts = mono_now();
+				x.seq = n + 1;
+				slots[n % AIP_NSLOTS] = x;
+			}
+			if (write(done[1], "d", 1) != 1 || read(go[0], &b, 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	t0 = mono_now();
+	for (int round = 0; round < ROUNDS; round++) {
+		if (read(done[0], &b, 1) != 1)
+			break;
+		argus_ip_registry__accept(r);
+		argus_ip_registry__drain(r, count_event, &got);
+		if (write(go[1], "g", 1) != 1)
+			break;
+	}
+	t1 = mono_now();
+	waitpid(c, NULL, 0);
+	argus_ip_registry__drain(r, count_event, &got);
+	argus_ip_registry__stats(r, &st);
+	CHECK_EQ(st.registered, 1);
+	CHECK_EQ(st.records, got);
+	/* every record taken or dropped over budget, none lost */
+	CHECK_EQ(st.records + st.over_budget, ROUNDS * AIP_NSLOTS);
+	CHECK_EQ(st.lost, 0);
+	/* a second's burst, then the rate */
+	CHECK(st.records >= ARGUS_IP_UID_RATE);
+	CHECK(st.records <= ARGUS_IP_UID_RATE + (t1 - t0) * ARGUS_IP_UID_RATE / 1000000000ull + 1);
+	CHECK(st.over_budget > 0);
+	argus_ip_registry__free(r);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	RUN(test_parse);
@@ -490,5 +575,6 @@ int main(void)
 	RUN(test_drain);
 	RUN(test_accept_before_send);
 	RUN(test_exec_drops_ring);
+	RUN(test_uid_budget);
 	return check_report();
 }

@@ -1,7 +1,8 @@
 /* test_mark_socket.c - the mark socket (tracer/mark_socket.h): the peer
  * check on credentials built here, the group database on this machine's
  * real accounts, the text rule, a real server on a unix socket in a temp
- * dir driven by a client in this process, and marks of an older collector
+ * dir driven by a client in this process (a uid's connections bounded),
+ * and marks of an older collector
  * (a trace written before marks carried a uid) reading as "uid unknown". */
 #include <errno.h>
 #include <grp.h>
@@ -238,6 +239,50 @@ static void test_server(void)
 	rmdir(dir);
 }
 
+/* One uid's silent connections take at most ARGUS_MARK_CONN_PER_UID
+ * slots: the next one of that uid is told `busy` at once (another uid
+ * would still get in: tests/e2e/mark_group.sh, which has two members). */
+static void test_connections_per_uid(void)
+{
+	char dir[] = "/tmp/argus-test-mark.XXXXXX", path[300], ans[300], err[300];
+	struct argus_mark_server_stats st;
+	struct got g = { 0 };
+	struct argus_mark_server *s;
+	int silent[ARGUS_MARK_CONN_PER_UID];
+
+	if (!mkdtemp(dir)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/run-mark/mark.sock", dir);
+	s = argus_mark_server__new(path, getegid(), on_mark, &g, err, sizeof(err));
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	for (int i = 0; i < ARGUS_MARK_CONN_PER_UID; i++) {
+		silent[i] = dial(path);
+		CHECK(silent[i] >= 0);
+	}
+	argus_mark_server__serve(s, now_ns());
+	ask(s, path, "mark one more\n", 14, ans, sizeof(ans));
+	CHECK(!strncmp(ans, "error: busy", 11));
+	CHECK_EQ(g.n, 0);
+	argus_mark_server__stats(s, &st);
+	CHECK_EQ(st.busy, 1);
+	/* once one goes, the uid gets its slot back */
+	close(silent[0]);
+	argus_mark_server__serve(s, now_ns());
+	ask(s, path, "mark one more\n", 14, ans, sizeof(ans));
+	CHECK(!strcmp(ans, "ok\n"));
+	CHECK_EQ(g.n, 1);
+	for (int i = 1; i < ARGUS_MARK_CONN_PER_UID; i++)
+		close(silent[i]);
+	argus_mark_server__free(s);
+	snprintf(path, sizeof(path), "%s/run-mark", dir);
+	rmdir(path);
+	rmdir(dir);
+}
+
 /* A symlink where the directory should be is refused, not followed. */
 static void test_server_refuses_symlink(void)
 {
@@ -296,6 +341,7 @@ int main(void)
 	RUN(test_text_rule);
 	RUN(test_path);
 	RUN(test_server);
+	RUN(test_connections_per_uid);
 	RUN(test_server_refuses_symlink);
 	RUN(test_old_marks_read_as_unknown_uid);
 	return check_report();
