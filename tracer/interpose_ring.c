@@ -808,6 +808,22 @@ static void drop_lapped(struct argus_ip_registry *r, struct ip_ring *g)
 	}
 }
 
+/* May ring g be read at now?  Not when its process is no longer the
+ * image and ids that registered it (every record refused, counted).  Else
+ * *max: how many records it may give now (its uid's budget, *b; NULL for
+ * root, who has none), 0 when the budget is spent. */
+static bool ring_allowance(struct argus_ip_registry *r, struct ip_ring *g, uint64_t now,
+			   struct ip_budget **b, uint32_t *max)
+{
+	if (!ring_same(g, now)) {
+		refuse_all(g, &r->st);
+		return false;
+	}
+	*b = budget_of(r, g->uid, now);
+	*max = *b && (*b)->tokens < ARGUS_IP_DRAIN_MAX ? (*b)->tokens : ARGUS_IP_DRAIN_MAX;
+	return true;
+}
+
 static void drain_ring(struct argus_ip_registry *r, struct ip_ring *g, bool dead,
 		       int (*emit)(void *, const struct argus_event *), void *ctx, int *rc)
 {
@@ -817,13 +833,8 @@ static void drain_ring(struct argus_ip_registry *r, struct ip_ring *g, bool dead
 	uint32_t max, done = 0;
 	int e;
 
-	if (!ring_same(g, k.now_ns)) {
-		refuse_all(g, &r->st);
+	if (!ring_allowance(r, g, k.now_ns, &b, &max))
 		return;
-	}
-	b = budget_of(r, g->uid, k.now_ns);
-	max = b && b->tokens < ARGUS_IP_DRAIN_MAX ? b->tokens : ARGUS_IP_DRAIN_MAX;
-
 	if (!max) {
 		skip_ring(r, g);
 		return;
@@ -887,13 +898,8 @@ int argus_ip_registry__peek(struct argus_ip_registry *r,
 		uint32_t max, done = 0;
 		int e;
 
-		if (!ring_same(g, k.now_ns)) {
-			refuse_all(g, &r->st);
+		if (!ring_allowance(r, g, k.now_ns, &b, &max))
 			continue;
-		}
-		b = budget_of(r, g->uid, k.now_ns);
-		max = b && b->tokens < ARGUS_IP_DRAIN_MAX ? b->tokens : ARGUS_IP_DRAIN_MAX;
-
 		if (!max)
 			continue; /* the drain drops it */
 		if (b)

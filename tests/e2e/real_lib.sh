@@ -609,26 +609,10 @@ real_live() {
 			[ $crc -eq 0 ] ||
 				soft "live phase $ph: lldb's \`$cmd\` does not match the ground truth: $(printf '%s\n' "$bad" | sed -n 's/^  FAIL: //p' | paste -sd ';' | head -c 400)"
 		done
-		if ! wait "$clip"; then
-			soft "live phase $ph: \`argus save\` + \`argus diagnose --pid $v --json\` at the same moment failed: $(head -n 2 "$T/$name.cli.err" | paste -sd ';' | head -c 300)"
-		else
-			log "live phase $ph: the CLI at the same moment (argus save --last 20s, argus diagnose):"
-			bad=$(/usr/bin/python3 "$T/check.py" live "$T/$name.cli.json" "$g" 2>&1)
-			crc=$?
-			printf '%s\n' "$bad" >&2
-			[ $crc -eq 0 ] ||
-				soft "live phase $ph: \`argus save\` + \`argus diagnose\` at the same moment do not match the ground truth: $(printf '%s\n' "$bad" | sed -n 's/^  FAIL: //p' | paste -sd ';' | head -c 400)"
-		fi
-		if ! wait "$cliu"; then
-			soft "live phase $ph: \`argus diagnose --pid $v --until-end=40 --json\` (the CLI, no file) failed: $(head -n 2 "$T/$name.cli_until.err" | paste -sd ';' | head -c 300)"
-		else
-			log "live phase $ph: the CLI's \`argus diagnose --pid $v --until-end\`, asked at the same moment:"
-			bad=$(/usr/bin/python3 "$T/check.py" until "$T/$name.cli_until.json" "$g" 2>&1)
-			crc=$?
-			printf '%s\n' "$bad" >&2
-			[ $crc -eq 0 ] ||
-				soft "live phase $ph: the CLI's \`argus diagnose --until-end\` does not match the ground truth: $(printf '%s\n' "$bad" | sed -n 's/^  FAIL: //p' | paste -sd ';' | head -c 400)"
-		fi
+		real_cli_answer "$ph" "$clip" live "$T/$name.cli" "$g" \
+			"\`argus save --last 20s\` + \`argus diagnose FILE --pid $v --json\`"
+		real_cli_answer "$ph" "$cliu" until "$T/$name.cli_until" "$g" \
+			"\`argus diagnose --pid $v --until-end=40 --json\` (no file)"
 	fi
 	wait "$hp"
 	local rc=$?
@@ -637,6 +621,23 @@ real_live() {
 	done_ns=$(gt DONE_NS "$g")
 	[ -n "$done_ns" ] && log "live phase $ph: the victim returned $(real_live_secs $((done_ns - in_wait))) s after IN_WAIT_NS"
 	return 0
+}
+
+# real_cli_answer PHASE PID MODE BASE GT WHAT: the CLI command WHAT,
+# started in the background as PID at lldb's moment, wrote BASE.json and
+# BASE.err; it must have exited 0 and its answer pass check.py MODE.
+real_cli_answer() {
+	local ph=$1 pid=$2 mode=$3 base=$4 g=$5 what=$6 bad crc
+	if ! wait "$pid"; then
+		soft "live phase $ph: $what at the same moment failed: $(head -n 2 "$base.err" | paste -sd ';' | head -c 300)"
+		return
+	fi
+	log "live phase $ph: the CLI at the same moment, $what:"
+	bad=$(/usr/bin/python3 "$T/check.py" "$mode" "$base.json" "$g" 2>&1)
+	crc=$?
+	printf '%s\n' "$bad" >&2
+	[ $crc -eq 0 ] ||
+		soft "live phase $ph: $what does not match the ground truth: $(printf '%s\n' "$bad" | sed -n 's/^  FAIL: //p' | paste -sd ';' | head -c 400)"
 }
 
 # real_finish WHAT: pass, or fail with every failed check (and keep the
