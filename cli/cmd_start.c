@@ -110,7 +110,7 @@ int cmd_start(int argc, char **argv)
 	}
 	if (geteuid() != 0) {
 		free(args);
-		return msg_error("start", "need root to load BPF programs: run `sudo argus start`");
+		return msg_error("start", "need root to load BPF programs: run `argus start` as root");
 	}
 	{
 		char sock[256];

@@ -632,7 +632,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (geteuid() != 0) {
-		snprintf(line, sizeof(line), "argusd: need root to load BPF programs: run `sudo argus start`\n");
+		snprintf(line, sizeof(line), "argusd: need root to load BPF programs: run `argus start` as root\n");
 		fputs(line, stderr);
 		report_ready(ready_fd, line);
 		return 1;
