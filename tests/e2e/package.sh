@@ -162,8 +162,10 @@ progs=$(grep -h '^prog_id:' /proc/"$pid"/fdinfo/* 2>/dev/null | awk '{print $2}'
 [ -n "$progs" ] || fail "the installed argusd holds no BPF program"
 log "installed argusd $pid holds BPF programs $(echo $progs)"
 "${DPKG[@]}" -r argus >"$T/dpkg-r.out" 2>&1 || fail "dpkg -r failed" "$T/dpkg-r.out"
-for _ in $(seq 20); do [ -e "/proc/$pid" ] || break; sleep 0.25; done
-[ -e "/proc/$pid" ] && fail "removing the package left its argusd $pid running" "$T/dpkg-r.out"
+# at once, with no grace: prerm waits for the process (a zombie holds
+# nothing) and for the kernel to free its programs
+[ -e "/proc/$pid" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null &&
+	fail "removing the package left its argusd $pid running" "$T/dpkg-r.out"
 for id in $progs; do
 	bpftool prog show id "$id" >/dev/null 2>&1 && fail "removing the package left BPF program $id loaded"
 done
