@@ -16,7 +16,9 @@
 #      warning at all;
 #   5. the unit's argusd as systemd would run it: options from the
 #      packaged /etc/default/argus, under the unit's CapabilityBoundingSet
-#      and NoNewPrivileges (setpriv), with NOTIFY_SOCKET: it says READY=1,
+#      and NoNewPrivileges (setpriv), every file system read-only but its
+#      ring and run dirs (ProtectSystem=strict, ProtectHome=read-only, in a
+#      mount namespace of its own), with NOTIFY_SOCKET: it says READY=1,
 #      records, and answers argus status;
 #   6. dpkg's life cycle in a scratch root (dpkg --root, maintainer scripts
 #      run chrootless with DPKG_ROOT): install; a collector of that root
@@ -126,18 +128,34 @@ npid=$!
 E2E_PIDS+=("$npid")
 for _ in $(seq 50); do [ -S "$T/notify.sock" ] && break; sleep 0.1; done
 # as systemd runs it: $ARGUS_OPTS split on blanks, the unit's bounding set
-# (root keeps only those capabilities across the exec), no new privileges;
-# --dir and --size keep this test's ring private and small
+# (root keeps only those capabilities across the exec), no new privileges,
+# and ProtectSystem=strict + ProtectHome=read-only as a mount namespace
+# where every file system is read-only but the ring and run dirs (the
+# unit's ReadWritePaths and RuntimeDirectory); --dir and --size keep this
+# test's ring private and small.  Not emulated: PrivateTmp (the ring and
+# run dirs of this test are in /tmp).
+mkdir -m 700 "$T/svc-ring" "$ARGUS_RUN_DIR"
+# shellcheck disable=SC2016
+RO_SH='rw=$1 run=$2; shift 2
+mount --bind "$rw" "$rw" && mount --bind "$run" "$run" || exit 90
+awk "{print \$5}" /proc/self/mountinfo | grep -E "^/(\$|usr|etc|var|home|root|tmp|run|opt|srv|boot|lib)" |
+	sort -u | while read -r m; do mount -o remount,bind,ro "$m" || exit 91; done || exit 91
+mount -o remount,bind,rw "$rw" && mount -o remount,bind,rw "$run" || exit 92
+touch "$rw/../ro-probe" 2>/dev/null && exit 93   # the test dir itself: read-only now
+exec "$@"'
 # shellcheck disable=SC2046
-NOTIFY_SOCKET=$T/notify.sock INVOCATION_ID=e2e setpriv --bounding-set=-all,"$CAPS" --inh-caps=-all \
-	--no-new-privs -- "$X/usr/bin/argusd" $(cat "$T/opts") --dir "$T/svc-ring" --size 64M \
+NOTIFY_SOCKET=$T/notify.sock INVOCATION_ID=e2e unshare -m --propagation private -- \
+	sh -c "$RO_SH" sh "$T/svc-ring" "$ARGUS_RUN_DIR" \
+	setpriv --bounding-set=-all,"$CAPS" --inh-caps=-all --no-new-privs -- \
+	"$X/usr/bin/argusd" $(cat "$T/opts") --dir "$T/svc-ring" --size 64M \
 	--mark-group none >"$T/svc.log" 2>&1 &
 spid=$!
 E2E_PIDS+=("$spid")
 for _ in $(seq 300); do grep -q READY=1 "$T/notify.out" && break; kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
-grep -q '^READY=1' "$T/notify.out" || fail "the unit's argusd (caps $CAPS) never said READY=1 on NOTIFY_SOCKET" "$T/svc.log"
+grep -q '^READY=1' "$T/notify.out" ||
+	fail "the unit's argusd (caps $CAPS, read-only file systems) never said READY=1 on NOTIFY_SOCKET" "$T/svc.log"
 grep CapEff "/proc/$spid/status" >"$T/svc.caps"
-log "unit's argusd: READY=1 under $CAPS ($(cat "$T/svc.caps"))"
+log "unit's argusd: READY=1 under $CAPS ($(cat "$T/svc.caps")), file systems read-only but its dirs"
 sleep 1
 "$X/usr/bin/argus" status >"$T/svc.status" 2>&1 || fail "argus status against the unit's argusd failed" "$T/svc.status"
 expect_in "$T/svc.status" "^collector +pid $spid, " "argus status does not show the unit's argusd"
