@@ -178,7 +178,7 @@ pid=$(collector_pid)
 [ "$(readlink "/proc/$pid/exe")" = "$R/usr/bin/argusd" ] || fail "the installed argus did not start the installed argusd"
 progs=$(grep -h '^prog_id:' /proc/"$pid"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u)
 [ -n "$progs" ] || fail "the installed argusd holds no BPF program"
-log "installed argusd $pid holds BPF programs $(echo $progs)"
+log "installed argusd $pid holds $(echo "$progs" | wc -w) BPF programs"
 "${DPKG[@]}" -r argus >"$T/dpkg-r.out" 2>&1 || fail "dpkg -r failed" "$T/dpkg-r.out"
 # at once, with no grace: prerm waits for the process (a zombie holds
 # nothing) and for the kernel to free its programs
