@@ -57,9 +57,9 @@ int ctl_request(const char *cmd, const char *req, char *resp, size_t len)
 	argus_control_path(sock, sizeof(sock));
 	rc = argus_control__request(sock, req, resp, len, 30000);
 	if (rc == -ENOENT || rc == -ECONNREFUSED)
-		return msg_error(cmd, "the collector is not running (no %s): start it with `sudo argus start`", sock);
+		return msg_error(cmd, "the collector is not running (no %s): start it with `argus start` (as root)", sock);
 	if (rc == -EACCES || rc == -EPERM)
-		return msg_error(cmd, "permission denied on %s: the collector serves root only (use sudo)", sock);
+		return msg_error(cmd, "permission denied on %s: the collector serves root only (run as root)", sock);
 	if (rc < 0)
 		return msg_error(cmd, "cannot talk to the collector at %s: %s", sock, strerror(-rc));
 	if (rc > 0) {

@@ -177,8 +177,8 @@ static const struct argus_command commands[] = {
 	{ "lldb-init", cmd_lldb_init, "make lldb load the Argus plugin at start (~/.lldbinit)",
 	  "argus lldb-init [--file LLDBINIT] [--plugin SO] [--print | --remove]\n"
 	  "  Adds `plugin load .../libargus-lldb.so` to LLDBINIT (default ~/.lldbinit\n"
-	  "  of the user running it: run it as the user who runs lldb, e.g. with sudo\n"
-	  "  for `sudo lldb-16`).  Idempotent; an older Argus line is replaced.\n"
+	  "  of the user running it: run it as the user who runs lldb, e.g. as root\n"
+	  "  for lldb-16 run as root).  Idempotent; an older Argus line is replaced.\n"
 	  "  --plugin SO  the plugin to load (default: the one installed beside argus)\n"
 	  "  --print      print the line, change nothing\n"
 	  "  --remove     take the Argus lines out again\n" },

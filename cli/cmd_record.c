@@ -54,7 +54,7 @@ int cmd_record(int argc, char **argv)
 	if (i >= argc - 1)
 		return msg_usage_error("record", "needs a command after --");
 	if (geteuid() != 0)
-		return msg_error("record", "need root to load BPF programs: run with sudo");
+		return msg_error("record", "need root to load BPF programs: run it as root");
 	/* refuse a bad -o before the command runs; the collector creates the
 	 * file itself with the same rule (safe_file.h) */
 	struct argus_error oerr = { 0 };

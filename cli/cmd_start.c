@@ -110,14 +110,21 @@ int cmd_start(int argc, char **argv)
 	}
 	if (geteuid() != 0) {
 		free(args);
-		return msg_error("start", "need root to load BPF programs: run `sudo argus start`");
+		return msg_error("start", "need root to load BPF programs: run `argus start` as root");
 	}
 	{
 		char sock[256];
 		argus_control_path(sock, sizeof(sock));
 		if (argus_control__request(sock, "status", resp, sizeof(resp), 2000) == 0) {
-			char *p = strstr(resp, "pid=");
+			char *p = strstr(resp, "pid="), *u = strstr(resp, "\nservice=");
 			free(args);
+			if (u) {
+				u += 9;
+				u[strcspn(u, "\n")] = 0;
+				return msg_error("start", "the collector is already running (pid %d), started by"
+						 " %s: systemctl restart %s to change its options"
+						 " (/etc/default/argus)", p ? atoi(p + 4) : 0, u, u);
+			}
 			return msg_error("start", "the collector is already running (pid %d)", p ? atoi(p + 4) : 0);
 		}
 	}
@@ -160,6 +167,11 @@ int cmd_start(int argc, char **argv)
 		dup2(devnull, 1);
 		dup2(logfd >= 0 ? logfd : devnull, 2);
 		dup2(pfd[1], 3); /* dup2 clears FD_CLOEXEC on the copy */
+		/* started by us, not by a unit: an `argus start` run from a
+		 * systemd service must not make argusd say it is that unit's,
+		 * nor tell systemd it is ready (argusd.c, notify_systemd) */
+		unsetenv("INVOCATION_ID");
+		unsetenv("NOTIFY_SOCKET");
 		execv(argusd, args);
 		_exit(127);
 	}

@@ -44,6 +44,13 @@ int cmd_status(int argc, char **argv)
 		span = (get(resp, "newest_ts") - get(resp, "oldest_ts")) / 1e9;
 
 	printf("collector  pid %.0f, up %.1f s, ring %s\n", get(resp, "pid"), up, ring);
+	if ((p = strstr(resp, "\nservice="))) {
+		/* run by systemd (packaging/argus.service), not by `argus start` */
+		char unit[256];
+		if (sscanf(p + 9, "%255[^\n]", unit) == 1)
+			printf("service    started by %s (systemctl status %s; options in"
+			       " /etc/default/argus)\n", unit, unit);
+	}
 	printf("events     %.0f (%.0f/s)\n", events, up > 0 ? events / up : 0);
 	for (p = resp; (p = strstr(p, "type.")); p++) {
 		char name[32];

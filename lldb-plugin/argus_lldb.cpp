@@ -1208,7 +1208,7 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger)
 	lldb::SBCommandInterpreter ci = debugger.GetCommandInterpreter();
 	lldb::SBCommand argus = ci.AddMultiwordCommand(
 		"argus", "Argus: why is this app hung?  Causal tracing from the always-on collector "
-			 "(sudo argus start) for the attached process.");
+			 "(argus start, as root) for the attached process.");
 	if (!argus.IsValid()) {
 		say(debugger, "argus: cannot add the `argus` command (%s%s): another command has that name\n",
 		    self.c_str(), "");

@@ -8,6 +8,8 @@ pkgs=(build-essential cmake pkg-config clang-14 clang llvm
       python3-lldb-16   # `import lldb`: scripts/argus_flag.py, tests/e2e/python_flag.sh
       linux-perf rt-tests elfutils binutils trace-cmd
       strace   # who parses what: tests/e2e/sec_cli_symbolizer.sh
+      dpkg-dev   # dpkg-shlibdeps: the .deb's Depends (scripts/package.sh, tests/e2e/package.sh)
+      systemd    # systemd-analyze verify of packaging/argus.service (tests/e2e/package.sh); not booted
       xvfb x11-apps x11-utils xdotool   # the desktop mix of bench/desktop_mix.sh
       # real programs: tests/e2e/lock_records.sh and tests/e2e/real_*.sh
       util-linux postgresql-15 sqlite3 dbus python3-dbus python3-gi curl

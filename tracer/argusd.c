@@ -5,7 +5,11 @@
  * (control.h): status, mark TEXT, flush, stop, watch ... (hw_watch.h).
  * `argus start` runs it with
  * --ready-fd so it can report success or the exact failure; run by hand it
- * stays in the foreground.
+ * stays in the foreground.  Under systemd (packaging/argus.service,
+ * Type=notify) it is started in the foreground too, and tells systemd
+ * "READY=1" once its BPF programs are attached, on $NOTIFY_SOCKET, as
+ * sd_notify(3) does (no libsystemd: one datagram).  `argus status` says
+ * which unit started it (status line service=).
  *
  * Files: the ring is 0600 in a 0700 directory; the socket and pid file live
  * in the 0700 run directory.  Everything is root's: the trace holds every
@@ -19,10 +23,13 @@
 #include <limits.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "argus_session.h"
@@ -103,7 +110,9 @@ static void usage(FILE *f)
 		"                  that) through <run dir>-mark/mark.sock (default %s;\n"
 		"                  none: marks are root-only)\n"
 		"  --ready-fd FD   write \"ready\" or the error to FD, then close it\n"
-		"Normally started with `argus start`.\n", ARGUS_DEFAULT_RING_DIR,
+		"Normally started with `argus start`, or by systemd (argus.service, options\n"
+		"from /etc/default/argus; docs/install.md).  Runs in the foreground.\n",
+		ARGUS_DEFAULT_RING_DIR,
 		ARGUS_DEFAULT_MARK_GROUP);
 }
 
@@ -346,6 +355,7 @@ static void print_watch_status(const struct watch *wt, FILE *out)
 }
 
 struct daemon {
+	char unit[256];                  /* the systemd unit running us ("": none) */
 	struct argus_collector *c;
 	struct watch *wt;
 	struct argus_mark_server *marks; /* NULL: marks are root-only */
@@ -426,12 +436,15 @@ static void print_interpose_status(FILE *out)
 			(unsigned long long)st.by_reason[i]);
 }
 
-static void print_status(struct argus_collector *c, FILE *out)
+static void print_status(struct argus_collector *c, const char *unit, FILE *out)
 {
 	struct argus_collector_status st;
 
 	argus_collector__status(c, &st);
 	fprintf(out, "pid=%d\n", getpid());
+	/* early, where a short answer buffer (`argus start`'s) still has it */
+	if (unit[0])
+		fprintf(out, "service=%s\n", unit);
 	fprintf(out, "ring=%s\n", argus_collector__path(c));
 	fprintf(out, "uptime_ns=%llu\n", (unsigned long long)(st.now_ns - st.start_ns));
 	fprintf(out, "events=%llu\n", (unsigned long long)st.events);
@@ -469,7 +482,7 @@ static int handle(void *ctx, const char *req, int peer_pid, FILE *out)
 	int err;
 
 	if (!strcmp(req, "status")) {
-		print_status(c, out);
+		print_status(c, dm->unit, out);
 		print_interpose_status(out);
 		print_watch_status(dm->wt, out);
 		fprintf(out, "hw_watches=%u\nhw_watch_hits=%llu\n", argus_hw_watch__count(hw_watches),
@@ -508,6 +521,57 @@ static int handle(void *ctx, const char *req, int peer_pid, FILE *out)
 	}
 	fprintf(out, "error: unknown request '%.64s'\n", req);
 	return -EINVAL;
+}
+
+/* sd_notify(3) without libsystemd: one datagram to $NOTIFY_SOCKET (a
+ * path, or "@name" in the abstract namespace).  Not under a Type=notify
+ * unit (no NOTIFY_SOCKET): nothing. */
+static void notify_systemd(const char *state)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@') || (len = strlen(path)) >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, len);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = 0;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+		   (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) < 0)
+		fprintf(stderr, "argusd: cannot tell systemd (%s): %s\n", path, strerror(errno));
+	close(fd);
+}
+
+/* The systemd unit that runs us ("" none): systemd sets INVOCATION_ID in
+ * every unit's environment (`argus start` clears it), and the unit is the
+ * last component of our cgroup in systemd's hierarchy: the unified one
+ * ("0::/system.slice/argus.service"), or on a legacy or hybrid machine
+ * "N:name=systemd:/system.slice/argus.service". */
+static void systemd_unit(char *unit, size_t len)
+{
+	char line[512];
+	FILE *f;
+
+	unit[0] = 0;
+	if (!getenv("INVOCATION_ID") || !(f = fopen("/proc/self/cgroup", "re")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *ctl = strchr(line, ':'), *path = ctl ? strchr(ctl + 1, ':') : NULL;
+		char *slash = path ? strrchr(path, '/') : NULL;
+		size_t n;
+
+		if (!slash || (path != ctl + 1 && strncmp(ctl + 1, "name=systemd:", 13)))
+			continue;
+		n = strcspn(slash + 1, "\n");
+		if (n > 8 && !strncmp(slash + 1 + n - 8, ".service", 8))
+			snprintf(unit, len, "%.*s", (int)n, slash + 1);
+	}
+	fclose(f);
 }
 
 static void report_ready(int fd, const char *msg)
@@ -678,7 +742,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (geteuid() != 0) {
-		snprintf(line, sizeof(line), "argusd: need root to load BPF programs: run `sudo argus start`\n");
+		snprintf(line, sizeof(line), "argusd: need root to load BPF programs: run `argus start` as root\n");
 		fputs(line, stderr);
 		report_ready(ready_fd, line);
 		return 1;
@@ -707,6 +771,17 @@ int main(int argc, char **argv)
 	argus_control_path(sock, sizeof(sock));
 	snprintf(pidfile, sizeof(pidfile), "%s/argusd.pid", argus_run_dir());
 
+	/* one collector per run dir: listening would take the socket from a
+	 * running one (`argus start` by hand, then the unit, or the reverse) */
+	if (argus_control__request(sock, "status", err, sizeof(err), 2000) >= 0) {
+		/* any answer (err may cut it short: 1) */
+		char *p = strstr(err, "pid=");
+		snprintf(line, sizeof(line), "argusd: a collector is already running (pid %d, %s)\n",
+			 p ? atoi(p + 4) : 0, sock);
+		fputs(line, stderr);
+		report_ready(ready_fd, line);
+		return 1;
+	}
 	lfd = argus_control__listen(sock, err, sizeof(err));
 	if (lfd < 0) {
 		snprintf(line, sizeof(line), "argusd: %s\n", err);
@@ -853,6 +928,8 @@ watch_fail:
 	else
 		signal(SIGHUP, SIG_IGN);
 	report_ready(ready_fd, "ready\n");
+	systemd_unit(dm.unit, sizeof(dm.unit));
+	notify_systemd("READY=1");
 
 	while (!stop_requested) {
 		uint64_t t0 = argus_now_ns();
@@ -871,6 +948,7 @@ watch_fail:
 		argus_control__serve(lfd, handle, &dm);
 		argus_mark_server__serve(dm.marks, argus_now_ns());
 	}
+	notify_systemd("STOPPING=1");
 	/* a save under way finishes (bounded); hangs not yet saved are not */
 	argus_hang_keeper__free(wt.keeper, 5000); /* `argus stop` waits 10 s */
 	wt.keeper = NULL;

@@ -181,7 +181,7 @@ static int check_machine(char *errbuf, size_t errlen)
 
 	if (geteuid() != 0) {
 		seterr(errbuf, errlen,
-		       "argus: need root (or CAP_BPF+CAP_PERFMON): run with sudo");
+		       "argus: need root (or CAP_BPF+CAP_PERFMON): run as root");
 		return -EPERM;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {

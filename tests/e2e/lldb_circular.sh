@@ -4,7 +4,7 @@
 # waits for the renderer, which waits for the browser main thread).  With
 # real BPF and the real lldb-16:
 #   1. without a running collector, `argus diagnose` inside lldb fails the
-#      batch run with "the collector is not running ... sudo argus start";
+#      batch run with "the collector is not running ... argus start (as root)";
 #   2. attached early in the hang (before the first 1.5 s timeout fires),
 #      `argus diagnose` takes the hang in progress: the UI thread blocked
 #      in futex, the culprit ime_worker blocked in read; a timeout that
@@ -33,7 +33,7 @@ E2E_PIDS+=("$SLEEPER")
 lldb_run nocollector -p "$SLEEPER" -o "plugin load $PLUGIN" -o "argus diagnose" -o "help argus"
 lldb_no_crash
 [ "$LLDB_RC" -ne 0 ] || fail "argus diagnose succeeded without a collector" "$LLDB_OUT"
-expect_in "$LLDB_OUT" "^error: argus save: the collector is not running \\(no $ARGUS_RUN_DIR/argusd.sock\\): start it with \`sudo argus start\`" \
+expect_in "$LLDB_OUT" "^error: argus save: the collector is not running \\(no $ARGUS_RUN_DIR/argusd.sock\\): start it with \`argus start\` \\(as root\\)" \
 	"no clear 'collector is not running' error"
 log "no collector: $(grep '^error:' "$LLDB_OUT")"
 kill "$SLEEPER" 2>/dev/null
