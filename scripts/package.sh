@@ -19,7 +19,7 @@ bash "$top/scripts/install-deps.sh"
 # holds (the targets below), not the tests and benchmarks
 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
   -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON "$@" >/dev/null
-cmake --build "$build" -j"$(nproc)" --target argus argusd argus-pg-holders argus-lldb argus_interpose
+cmake --build "$build" -j"$(nproc)" --target argus argusd argus-pg-holders argus-lldb argus_interpose argus-manpages
 rm -f "$build"/argus_*.deb
 (cd "$build" && cpack --config CPackConfig.cmake >cpack.log 2>&1) ||
   { echo "package.sh: cpack failed (see $build/cpack.log)" >&2; tail -n 20 "$build/cpack.log" >&2; exit 1; }

@@ -69,9 +69,15 @@ cat >"$T/files.want" <<EOF
 ./usr/include/argus_work.h
 ./usr/lib/$MA/libargus-interpose.so
 ./usr/lib/$MA/libargus-lldb.so
+./usr/share/bash-completion/completions/argus
 ./usr/share/doc/argus/README.md
 ./usr/share/doc/argus/install.md
+./usr/share/man/man1/argus.1
+./usr/share/man/man8/argusd.8
 EOF
+# a page per command (argus-COMMAND.1, tests/e2e/manpages.sh checks them)
+"$ARGUS" --help | sed -n '/^commands:/,/^$/p' | sed -n 's#^  \([a-z][a-z-]*\) .*#./usr/share/man/man1/argus-\1.1#p' \
+	>>"$T/files.want"
 sort -o "$T/files.want" "$T/files.want"
 diff "$T/files.want" "$T/files" >"$T/files.diff" ||
 	fail "the package's files are not the expected ones (< wanted, > in the package)" "$T/files.diff"
@@ -98,6 +104,10 @@ lldb_no_crash
 [ "$LLDB_RC" -eq 0 ] || fail "lldb-16 with the packaged plugin failed" "$LLDB_OUT"
 expect_in "$LLDB_OUT" '^ +diagnose +' "lldb-16's help argus does not list diagnose (plugin not loaded?)"
 log "lldb-16: $(grep -cE '^ +[a-z-]+ +' "$LLDB_OUT") lines of argus subcommands"
+# the installed pages: `man argus-diagnose`
+MANWIDTH=200 man -M "$X/usr/share/man" argus-diagnose >"$T/man.out" 2>&1 ||
+	fail "man argus-diagnose (the packaged page) failed" "$T/man.out"
+expect_in "$T/man.out" '^ *argus diagnose FILE --pid PID' "the packaged argus-diagnose(1) shows no synopsis"
 
 # -- 4. systemd-analyze verify ---------------------------------------------------
 mkdir -p "$T/unit"
