@@ -254,13 +254,6 @@ enum argus_culprit_rule {
 };
 const char *argus_culprit_rule_str(unsigned rule);
 
-struct argus_culprit;
-/* diag_work.c: thread tid blocked in segment h, judged over [wfrom, wto],
- * waits for a work item it handed to another thread: 1 with *culprit and
- * k's rule and item fields set, 0 when the rule does not apply, -ENOMEM. */
-int diag_work_find(const struct argus_graph *g, uint32_t tid, uint32_t h, uint64_t wfrom,
-		   uint64_t wto, uint32_t *culprit, struct argus_culprit *k);
-
 struct argus_culprit {
 	uint32_t tid, pid;
 	uint8_t kind;           /* what it did in the window */

@@ -36,20 +36,12 @@
 #include <sys/syscall.h>
 
 #include "argus_diag.h"
+#include "diag_internal.h"
 #include "graph_internal.h"
 #include "hang_rule.h"
 
-int diag_similar(const struct argus_graph *g, uint32_t seg, uint64_t ex_from,
-		 uint64_t ex_to, struct argus_similar *out, uint32_t max, bool exact);
-
 #define MAX_SIMILAR 64
 
-bool diag_flag_follow(const struct argus_graph *g, const struct argus_diag_opts *o,
-		      struct argus_diagnosis *d, const struct argus_activity *a,
-		      uint32_t depth, uint32_t hang_edge);
-uint32_t diag_flag_hang_edge(const struct argus_graph *g, const struct argus_hang *h);
-uint32_t diag_holder_rule_pick(const struct argus_graph *g, const struct argus_diag_opts *o,
-			       const struct argus_diagnosis *d, uint32_t tid, uint32_t h, uint32_t hs);
 
 static uint32_t seg_tid(const struct argus_graph *g, uint32_t s)
 {

@@ -38,12 +38,8 @@
  * late, and whoever woke it late is the culprit.
  */
 #include "argus_diag.h"
+#include "diag_internal.h"
 #include "graph_internal.h"
-
-bool diag_flag_follow(const struct argus_graph *g, const struct argus_diag_opts *o,
-		      struct argus_diagnosis *d, const struct argus_activity *a,
-		      uint32_t depth, uint32_t hang_edge);
-uint32_t diag_flag_hang_edge(const struct argus_graph *g, const struct argus_hang *h);
 
 #define HANG_END_SLACK_NS 10000000ull   /* the leave may be traced just after
                                            the hang's end (its next wait) */

@@ -18,10 +18,8 @@
  * which has checked them (they exist, they are not the waiter).
  */
 #include "argus_diag.h"
+#include "diag_internal.h"
 #include "graph_internal.h"
-
-uint32_t diag_holder_rule_pick(const struct argus_graph *g, const struct argus_diag_opts *o,
-			       const struct argus_diagnosis *d, uint32_t tid, uint32_t h, uint32_t hs);
 
 /* The segment after the wait that ends segment s, as the diagnosis sees
  * it: through a debugger's stops (graph_debugger.c), and none while the

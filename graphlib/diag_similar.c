@@ -15,6 +15,7 @@
  * reference (it is a hang too), or the sets are not equal.
  */
 #include "argus_diag.h"
+#include "diag_internal.h"
 #include "graph_internal.h"
 
 #define MAX_KEYS 256

@@ -23,6 +23,7 @@
  * similar runs, so the rule comes before the similarity search.
  */
 #include "argus_diag.h"
+#include "diag_internal.h"
 #include "graph_internal.h"
 
 #define MAX_CANDIDATES 64
