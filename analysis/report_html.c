@@ -29,7 +29,11 @@
 #define MAX_ROWS (ARGUS_DIAG_MAX_PATH + ARGUS_DIAG_MAX_CHAIN + 2)
 #define LABEL_W 200           /* px: the thread names at the left */
 #define PLOT_W 600            /* px: one panel's window (two fit side by side) */
-#define ROW_H 26
+#define STACK_W 250           /* px: at the right, a chain entry's top frame */
+#define STACK_X (LABEL_W + PLOT_W + 30) /* where that column begins */
+#define SVG_W (LABEL_W + PLOT_W + STACK_W + 10) /* the viewBox's width: the
+                                   page scales it to the panel's width */
+#define ROW_H 32              /* two lines: the thread, its process and role */
 #define TOP 34                /* px above the first row: the axis */
 #define MIN_PX 1.5            /* waits shorter than this are folded */
 #define MAX_HANG_EDGES 300    /* arrows drawn in the hang panel */
@@ -50,6 +54,7 @@ struct page {
 	struct graph_open_ctx *c;
 	const struct argus_graph *g;
 	const struct argus_diagnosis *d;
+	const struct diag_run *run;   /* the chain entries' stacks */
 	struct row rows[MAX_ROWS];
 	uint32_t nrows;
 };
@@ -385,9 +390,44 @@ static void axis(struct page *p, const struct panel *w, double h)
 	for (double t = 0; t <= span; t += step) {
 		double x = LABEL_W + t * PLOT_W / span;
 
+		/* a window of seconds is labelled in seconds */
 		fprintf(p->f, "<line class=\"tick\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\"/>"
-			"<text class=\"tl\" x=\"%.1f\" y=\"%d\">%g ms</text>\n", x, TOP - 4, x, h, x + 2,
-			TOP - 8, t);
+			"<text class=\"tl\" x=\"%.1f\" y=\"%d\">%g %s</text>\n", x, TOP - 4, x, h, x + 2,
+			TOP - 8, step >= 1000 ? t / 1000 : t, step >= 1000 ? "s" : "ms");
+	}
+}
+
+/* A chain entry's stack beside its row, at the right of the plot: its top
+ * frame on two lines, the function and then where it is (the whole stack
+ * on hover, and under "Culprits" below). */
+static void stack_beside(struct page *p, const struct row *r, double y)
+{
+	for (uint32_t i = 0; i < p->d->nchain; i++) {
+		const struct diag_run_stack *st = &p->run->stacks[i];
+		const char *top = st->n ? st->f[0].text : "(no stack in the trace)";
+		const char *where = strstr(top, " (");
+		char fn[256];
+
+		if (p->d->chain[i].tid != r->tid || p->d->chain[i].cycle)
+			continue;
+		if (!where)
+			where = strstr(top, " [");
+		snprintf(fn, sizeof(fn), "%.*s", where ? (int)(where - top) : (int)strlen(top), top);
+		fprintf(p->f, "<text class=\"stackcol\" x=\"%d\" y=\"%.1f\" data-chain=\"%u\">",
+			STACK_X, y + 13, i);
+		html_str(p->f, fn);
+		if (where) {
+			fprintf(p->f, "<tspan class=\"where\" x=\"%d\" dy=\"13\">", STACK_X);
+			html_str(p->f, where);
+			fprintf(p->f, "</tspan>");
+		}
+		fprintf(p->f, "<title>");
+		for (uint32_t j = 0; j < st->n; j++) {
+			html_str(p->f, st->f[j].text);
+			fputc('\n', p->f);
+		}
+		fprintf(p->f, "</title></text>\n");
+		return;
 	}
 }
 
@@ -397,8 +437,9 @@ static void panel_svg(struct page *p, const struct panel *w, const char *title)
 
 	fprintf(p->f, "<section class=\"panel\" id=\"panel-%s\" data-panel=\"%s\" data-t0=\"%" PRIu64
 		"\" data-t1=\"%" PRIu64 "\"><h2>%s</h2>\n", w->name, w->name, w->w0, w->w1, title);
-	fprintf(p->f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\">\n"
-		"<defs>", LABEL_W + PLOT_W + 10, h);
+	/* drawn in SVG_W units, scaled to the panel's width by the page */
+	fprintf(p->f, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %.0f\""
+		" preserveAspectRatio=\"xMinYMin meet\">\n<defs>", SVG_W, h);
 	/* an arrowhead per edge type, by the graph's own names (an edge of a
 	 * type without one would draw headless) */
 	for (unsigned t = ARGUS_EDGE_WAKEUP; t < ARGUS_EDGE_TYPE_MAX; t++) {
@@ -411,6 +452,9 @@ static void panel_svg(struct page *p, const struct panel *w, const char *title)
 	}
 	fprintf(p->f, "</defs>\n");
 	axis(p, w, h);
+	/* above the axis's labels, which run to the plot's right end */
+	fprintf(p->f, "<text class=\"colhead\" x=\"%d\" y=\"%d\">stack: top frame</text>\n",
+		STACK_X, TOP - 20);
 	if (!strcmp(w->name, "hang")) {
 		/* where the hang begins and ends inside the padded window */
 		uint64_t e = p->d->hang.end > p->d->hang.start ? p->d->hang.end : w->w1;
@@ -426,13 +470,18 @@ static void panel_svg(struct page *p, const struct panel *w, const char *title)
 		fprintf(p->f, "<g class=\"row\" data-tid=\"%u\" data-pid=\"%u\" data-role=\"%s\">\n"
 			"<rect class=\"band\" x=\"0\" y=\"%.1f\" width=\"%d\" height=\"%d\"/>\n"
 			"<text class=\"name\" x=\"4\" y=\"%.1f\">", r->tid, r->pid, r->roles, y,
-			LABEL_W + PLOT_W, ROW_H, y + ROW_H / 2.0 + 4);
+			SVG_W - 10, ROW_H, y + 13);
 		html_str(p->f, diag_front_comm_raw(p->c, r->tid));
 		fprintf(p->f, " %u/%u</text><title>", r->pid, r->tid);
 		html_str(p->f, diag_front_comm_raw(p->c, r->tid));
 		fprintf(p->f, " %u/%u, process ", r->pid, r->tid);
 		html_str(p->f, diag_front_process_raw(p->c, r->tid));
 		fprintf(p->f, ": %s</title>\n", r->roles);
+		/* under the name: its process and its role in the diagnosis */
+		fprintf(p->f, "<text class=\"sub\" x=\"4\" y=\"%.1f\">", y + 26);
+		html_str(p->f, diag_front_process_raw(p->c, r->tid));
+		fprintf(p->f, " \u00b7 %s</text>\n", r->roles);
+		stack_beside(p, r, y);
 		draw_row(p, w, r, y);
 		fprintf(p->f, "</g>\n");
 	}
@@ -450,9 +499,14 @@ static const char css[] =
 	"body{font:14px/1.4 system-ui,sans-serif;margin:16px;color:#1f2328;background:#fff}"
 	"h1{font-size:20px;margin:0 0 4px}h2{font-size:15px;margin:14px 0 4px}"
 	".verdict{font-size:16px;padding:8px 12px;background:#fff4e5;border-left:4px solid #d4700a;margin:8px 0}"
-	".meta{color:#57606a}.panels{display:flex;flex-wrap:wrap;gap:16px}"
-	".panel{border:1px solid #d0d7de;border-radius:6px;padding:4px 8px;overflow-x:auto}"
-	"svg{display:block}.band{fill:transparent}.row:nth-child(odd) .band{fill:#f6f8fa}"
+	".meta{color:#57606a}"
+	/* one panel a line up to 1700 px, two side by side beyond: each
+	 * timeline takes its column's whole width */
+	".panels{display:grid;grid-template-columns:minmax(0,1fr);gap:16px}"
+	"@media (min-width:1700px){.panels{grid-template-columns:minmax(0,1fr) minmax(0,1fr)}}"
+	".panel{border:1px solid #d0d7de;border-radius:6px;padding:4px 8px;min-width:0}"
+	"svg{display:block;width:100%;height:auto}.sub{font-size:10px;fill:#57606a}"
+	".stackcol{font-size:11px;font-family:ui-monospace,monospace;fill:#24292f}.where{font-size:10px;fill:#57606a}.colhead{font-size:10px;fill:#57606a}.band{fill:transparent}.row:nth-child(odd) .band{fill:#f6f8fa}"
 	".row[data-role~=culprit] .band{fill:#ffebe9}.row[data-role~=hang] .band{fill:#ddf4ff}"
 	".row.hl .band{fill:#fff8c5}.name{font-size:12px;cursor:pointer}"
 	".row[data-role~=culprit] .name{fill:#cf222e;font-weight:600}.row[data-role~=hang] .name{font-weight:600}"
@@ -494,6 +548,10 @@ static const char script[] =
 	"var p=document.getElementById('argus-perfetto'),a=document.getElementById('perfetto-link');"
 	"if(p&&a){a.href=URL.createObjectURL(new Blob([p.textContent],{type:'application/json'}));}"
 	"document.body.dataset.argusReady=(d&&d.hang)?'1':'0';"
+	/* the width the page needed against the window's (a page wider than
+	 * its window scrolls sideways; the report test reads both) */
+	"document.body.dataset.viewW=String(window.innerWidth);"
+	"document.body.dataset.pageW=String(document.documentElement.scrollWidth);"
 	"document.body.dataset.arrows=String(document.querySelectorAll('line.edge').length);"
 	"})();";
 
@@ -516,6 +574,7 @@ int report_html_write(FILE *f, const struct report_html_in *in)
 	p->c = in->c;
 	p->g = in->c->g;
 	p->d = d;
+	p->run = in->run;
 	/* the rows: the hung thread, the path outward, the culprit and chain */
 	add_row(p, d->hang.tid, "hang");
 	for (uint32_t i = 0; i < d->npath; i++)

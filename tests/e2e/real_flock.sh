@@ -58,6 +58,7 @@ SH
 
 real_run_harness flock 3.5
 real_check_diagnose "$TRACE" "$GT"
+real_check_report "$TRACE" "$GT"
 real_check_hangs "$TRACE" "$GT"
 real_keeper 6 flock
 # the holder's sleep starts just before the victim waits: hold 8.5 s for a

@@ -235,6 +235,60 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# real_check_report TRACE GT: `argus report` of the recording (after
+# real_check_diagnose, whose $T/d.json it compares with), rendered by
+# headless Chromium at 1400 px: the page's script ran, its embedded
+# diagnosis is argus diagnose --json's, the culprit's row is there with
+# its role and its top frame beside it, and the page fits its window.
+# The screenshot goes to ${E2E_ARTIFACTS:-/tmp}/argus-e2e-NAME.artifacts.
+real_check_report() {
+	local trace=$1 g=$2 v chromium art
+	v=$(gt VICTIM_PID "$g")
+	chromium=$(command -v chromium || command -v chromium-browser) ||
+		{ soft "no chromium to render argus report's page (scripts/install-deps.sh)"; return; }
+	"$ARGUS" report "$trace" --pid "$v" -o "$T/report.html" >"$T/report.out" 2>"$T/report.err" ||
+		{ soft "argus report $trace --pid $v exited $?: $(head -n 1 "$T/report.err" | head -c 300)"; return; }
+	timeout -k 5 90 "$chromium" --headless --no-sandbox --disable-gpu --no-first-run \
+		--user-data-dir="$T/chrome" --window-size=1400,1000 --dump-dom "file://$T/report.html" \
+		>"$T/report.dom" 2>"$T/report.chrome.err" ||
+		{ soft "chromium could not render argus report's page"; return; }
+	art=${E2E_ARTIFACTS:-$(dirname "$T")}/argus-e2e-$E2E_NAME.artifacts
+	mkdir -p "$art"
+	timeout -k 5 90 "$chromium" --headless --no-sandbox --disable-gpu --no-first-run \
+		--user-data-dir="$T/chrome" --window-size=1400,1000 --screenshot="$art/report-1400.png" \
+		"file://$T/report.html" >/dev/null 2>&1 && log "report: $art/report-1400.png"
+	/usr/bin/python3 - "$T/report.dom" "$T/d.json" <<'PY' ||
+import json, re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+want = json.load(open(sys.argv[2]))
+bad = []
+def check(ok, what):
+    print(("  ok:   " if ok else "  FAIL: ") + what, file=sys.stderr)
+    ok or bad.append(what)
+check('data-argus-ready="1"' in dom, "the page's script ran and read its diagnosis")
+m = re.search(r'<script type="application/json" id="argus-diagnosis">(.*?)</script>', dom, re.S)
+d = json.loads(m.group(1)) if m else None
+check(d == want, "the embedded diagnosis is argus diagnose --json's")
+c = (want or {}).get("culprit") or {}
+rows = re.findall(r'<g class="row" data-tid="(\d+)" data-pid="\d+" data-role="([^"]*)"[^>]*>(.*?)</g>', dom, re.S)
+mine = [(r, body) for t, r, body in rows if c and int(t) == c["tid"]]
+check(bool(mine) and all("culprit" in r.split() for r, _ in mine),
+      f"the culprit {c.get('tid')}'s row, with the role culprit: {[r for r, _ in mine]}")
+top = (c.get("stack") or ["(no stack in the trace)"])[0]
+esc = top.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def beside(body):
+    # (the page's script turns <title>s into data-tip attributes)
+    m = re.search(r'<text class="stackcol"[^>]*>(.*?)(?:<title>|</text>)', body, re.S)
+    return re.sub(r"<[^>]+>", "", m.group(1)) if m else None
+check(all(beside(body) == esc for _, body in mine), f"its top frame beside it: {top!r}")
+vw = re.search(r'data-view-w="(\d+)"', dom); pw = re.search(r'data-page-w="(\d+)"', dom)
+check(bool(vw and pw) and int(pw.group(1)) <= int(vw.group(1)),
+      f"the page fits its window: {pw and pw.group(1)} px in {vw and vw.group(1)}")
+sys.exit(1 if bad else 0)
+PY
+		soft "argus report's page of this recording does not show the diagnosis right"
+}
+
 # real_check_diagnose TRACE GT: plain `argus diagnose TRACE --pid VICTIM --json`.
 real_check_diagnose() {
 	local trace=$1 g=$2 v

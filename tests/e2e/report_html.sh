@@ -50,16 +50,30 @@ grep -qiE '<(script|link|img)[^>]+(src|href)="https?:' "$T/hang.html" &&
 
 # Chromium runs as root here: --no-sandbox is required for that, and its
 # own profile dir inside $T keeps it away from root's.
+# chrome WIDTH ARGS...: the page in a window WIDTH px wide
 chrome() {
+	local w=$1
+	shift
 	timeout -k 5 90 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run \
-		--user-data-dir="$T/chrome" --window-size=1900,1100 "$@" "file://$T/hang.html"
+		--user-data-dir="$T/chrome" --window-size="$w",1100 "$@" "file://$T/hang.html"
 }
-chrome --dump-dom >"$T/dom.html" 2>"$T/chrome-dom.err" || fail "chromium --dump-dom exited $?" "$T/chrome-dom.err"
-chrome --screenshot="$T/hang.png" >"$T/chrome-shot.out" 2>"$T/chrome-shot.err" ||
-	fail "chromium --screenshot exited $?" "$T/chrome-shot.err"
-[ "$(head -c 8 "$T/hang.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
-	fail "the screenshot $T/hang.png is not a PNG" "$T/chrome-shot.err"
-mkdir -p "$ART" && cp "$T/hang.png" "$T/hang.html" "$ART/" && log "artifacts: $ART/hang.png, $ART/hang.html"
+# the page at 1000 and 1800 px: each fits its window (no sideways scroll)
+for w in 1000 1800; do
+	chrome "$w" --dump-dom >"$T/dom-$w.html" 2>"$T/chrome-dom.err" ||
+		fail "chromium --dump-dom ($w px) exited $?" "$T/chrome-dom.err"
+	chrome "$w" --screenshot="$T/hang-$w.png" >"$T/chrome-shot.out" 2>"$T/chrome-shot.err" ||
+		fail "chromium --screenshot ($w px) exited $?" "$T/chrome-shot.err"
+	[ "$(head -c 8 "$T/hang-$w.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
+		fail "the screenshot $T/hang-$w.png is not a PNG" "$T/chrome-shot.err"
+	vw=$(grep -o 'data-view-w="[0-9]*"' "$T/dom-$w.html" | grep -o '[0-9]*')
+	pw=$(grep -o 'data-page-w="[0-9]*"' "$T/dom-$w.html" | grep -o '[0-9]*')
+	[ -n "$vw" ] && [ -n "$pw" ] || fail "the page's script did not measure its width at $w px" "$T/dom-$w.html"
+	[ "$pw" -le "$vw" ] || fail "at $w px the page is $pw px wide in a $vw px window (scrolls sideways)"
+	log "at $w px: the page is $pw px wide in a $vw px window"
+done
+cp "$T/dom-1800.html" "$T/dom.html"
+mkdir -p "$ART" && cp "$T/hang-1000.png" "$T/hang-1800.png" "$T/hang.html" "$ART/" &&
+	log "artifacts: $ART/hang-1000.png, $ART/hang-1800.png, $ART/hang.html"
 
 "$PY" - "$T/dom.html" "$T/d.json" "$CULPRIT" "$UI_TID" <<'PY' || fail "the rendered page does not match the diagnosis" "$T/r.err"
 import json, sys
@@ -73,6 +87,8 @@ class Page(HTMLParser):
         self.panel = None
         self.rows, self.edges, self.rects, self.stacks = [], [], [], []
         self.markers = set()
+        self.intext = None
+        self.ticks = []
         self.body = {}
         self.script = None
         self.scripts = {}
@@ -94,6 +110,14 @@ class Page(HTMLParser):
             self.edges.append(dict(a, panel=self.panel))
         if tag == "marker":
             self.markers.add(a.get("id"))
+        if tag == "text" and self.row is not None and ("sub" in cls or "stackcol" in cls):
+            self.intext = (cls[0], self.row)
+            self.row.setdefault(cls[0], "")
+        if tag == "text" and "tl" in cls:
+            self.intext = ("tl", {"panel": self.panel})
+            self.ticks.append(self.intext[1])
+        if tag == "title":
+            self.intext = None
         if tag == "details" and "stack" in cls:
             self.stacks.append(a)
         if tag == "script" and a.get("type") == "application/json":
@@ -104,7 +128,12 @@ class Page(HTMLParser):
             self.script = None
         if tag == "g":
             self.row = None
+        if tag == "text":
+            self.intext = None
     def handle_data(self, data):
+        if self.intext:
+            k, where = self.intext
+            where[k] = where.get(k, "") + data
         if self.script:
             self.scripts[self.script] += data
         else:
@@ -173,6 +202,28 @@ for e in p.edges:
     check(m in p.markers, f"arrow {e['data-edge-id']} {e['data-edge-type']}: its head #{m} is defined")
 for ty in ("wakeup", "message", "futex", "timer", "signal", "holder"):
     check(f"ah-{ty}" in p.markers, f"an arrowhead for {ty} edges")
+
+# each row says its process and role under the thread's name
+procs = {d["hang"]["tid"]: d["hang"]["process"]}
+procs.update({k["tid"]: k["process"] for k in d["chain"]})
+procs[c["tid"]] = c["process"]
+for r in p.rows:
+    sub = r.get("sub", "")
+    check(all(w in sub for w in r["data-role"].split()),
+          f"{r['panel']}: row {r['data-tid']}'s label says its role {r['data-role']!r}: {sub!r}")
+    if int(r["data-tid"]) in procs:
+        check(sub.startswith(procs[int(r["data-tid"])]),
+              f"{r['panel']}: row {r['data-tid']}'s label says its process: {sub!r}")
+# the culprit's stack beside its row: its top frame, in every panel
+for r in [r for r in p.rows if int(r["data-tid"]) == c["tid"]]:
+    want = (c.get("stack") or ["(no stack in the trace)"])[0]
+    check(r.get("stackcol") == want, f"{r['panel']}: the culprit's top frame beside its row: "
+          f"{r.get('stackcol')!r} == {want!r}")
+# the time scale says its unit; a window of seconds in seconds
+for panel in panels:
+    ts = [t["tl"] for t in p.ticks if t["panel"] == panel]
+    check(len(ts) >= 2 and all(t.endswith((" ms", " s")) for t in ts),
+          f"{panel}: axis labels with units: {ts}")
 
 # the culprit's wait in the hang window, and its stack
 w0, w1 = c["window_ns"]
