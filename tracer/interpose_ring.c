@@ -328,21 +328,35 @@ static bool ring_same(struct ip_ring *g, uint64_t now)
 	return !g->foreign;
 }
 
+/* The writer's head of the ring mapped at map (the process writes it). */
+static uint64_t ring_head(const uint8_t *map)
+{
+	return atomic_load_explicit((const _Atomic uint64_t *)(map +
+				    offsetof(struct aip_ring_hdr, head)), memory_order_acquire);
+}
+
+/* Drop, unread, what g's process published since g's tail: how many
+ * records (at most a ring's worth: the rest it overwrote itself). */
+static uint64_t drop_unread(struct ip_ring *g)
+{
+	uint64_t head = ring_head(g->map), n;
+
+	if (head <= g->tail)
+		return 0; /* nothing new (a head moved back is the drain's to count) */
+	n = head - g->tail < AIP_NSLOTS ? head - g->tail : AIP_NSLOTS;
+	g->tail = head;
+	g->stuck = 0;
+	return n;
+}
+
 /* A ring whose process is no longer its registrant's: whatever is in it
  * is counted (AFTER_EXEC), never read. */
 static void refuse_all(struct ip_ring *g, struct argus_ip_stats *st)
 {
-	uint64_t head = atomic_load_explicit((const _Atomic uint64_t *)(g->map +
-					     offsetof(struct aip_ring_hdr, head)),
-					     memory_order_acquire);
-	uint64_t n = head > g->tail ? head - g->tail : 0;
+	uint64_t n = drop_unread(g);
 
-	if (n > AIP_NSLOTS)
-		n = AIP_NSLOTS;
 	st->invalid += n;
 	st->by_reason[ARGUS_IP_AFTER_EXEC] += n;
-	g->tail = head;
-	g->stuck = 0;
 }
 
 /* Is tid a thread of the ring's process?  The cache holds tids seen
@@ -540,17 +554,14 @@ static int serve_one(struct argus_ip_registry *r, int cfd)
 	g->map = map;
 	/* from the oldest slot still in the ring: the process may have
 	 * written before we took its registration (it does not wait) */
-	g->tail = atomic_load_explicit((_Atomic uint64_t *)(g->map + offsetof(struct aip_ring_hdr, head)),
-				       memory_order_acquire);
+	g->tail = ring_head(g->map);
 	g->tail = g->tail > AIP_NSLOTS ? g->tail - AIP_NSLOTS : 0;
 	/* one ring per process: an exec'd image registers again */
 	for (uint32_t i = 0; i < r->nrings; i++) {
 		if (r->rings[i]->pid != g->pid)
 			continue;
 		const struct ip_ring *o = r->rings[i];
-		uint64_t h = atomic_load_explicit((const _Atomic uint64_t *)(o->map +
-						  offsetof(struct aip_ring_hdr, head)),
-						  memory_order_acquire);
+		uint64_t h = ring_head(o->map);
 
 		/* its unread records are the old image's: counted, not read
 		 * here (they are read in the drain, not in a registration) */
@@ -781,15 +792,7 @@ static struct ip_budget *budget_of(struct argus_ip_registry *r, uint32_t uid, ui
  * unread and counted, at no cost per record. */
 static void skip_ring(struct argus_ip_registry *r, struct ip_ring *g)
 {
-	uint64_t head = atomic_load_explicit((const _Atomic uint64_t *)(g->map +
-					     offsetof(struct aip_ring_hdr, head)),
-					     memory_order_acquire);
-
-	if (head <= g->tail)
-		return; /* nothing new (a head moved back is the drain's to count) */
-	r->st.over_budget += head - g->tail < AIP_NSLOTS ? head - g->tail : AIP_NSLOTS;
-	g->tail = head;
-	g->stuck = 0;
+	r->st.over_budget += drop_unread(g);
 }
 
 /* A budgeted ring lapped since its last read: a ring's worth (1,024
@@ -798,9 +801,7 @@ static void skip_ring(struct argus_ip_registry *r, struct ip_ring *g)
  * a health figure a user cannot inflate). */
 static void drop_lapped(struct argus_ip_registry *r, struct ip_ring *g)
 {
-	uint64_t head = atomic_load_explicit((const _Atomic uint64_t *)(g->map +
-					     offsetof(struct aip_ring_hdr, head)),
-					     memory_order_acquire);
+	uint64_t head = ring_head(g->map);
 
 	if (head > g->tail + AIP_NSLOTS && head - g->tail <= ARGUS_IP_MAX_JUMP) {
 		r->st.over_budget += head - g->tail - AIP_NSLOTS;
