@@ -19,6 +19,7 @@
  */
 #include "interpose_ring.h"
 #include "interpose_sync.h"
+#include "proc_creds.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -234,38 +235,13 @@ static void ring_free(struct ip_ring *g)
 static int ident_at(int dirfd, uint64_t *dev, uint64_t *ino, char *creds, size_t len,
 		    uint32_t *euid, uint32_t *egid)
 {
-	char buf[2048], *line, *save = NULL;
 	struct stat st;
-	size_t k = 0;
-	ssize_t n;
-	int fd, got = 0;
 
 	if (fstatat(dirfd, "exe", &st, 0))
 		return -errno;
 	*dev = (uint64_t)st.st_dev;
 	*ino = (uint64_t)st.st_ino;
-	fd = openat(dirfd, "status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = 0;
-	creds[0] = 0;
-	for (line = strtok_r(buf, "\n", &save); line && got < 2; line = strtok_r(NULL, "\n", &save)) {
-		unsigned r, e;
-		bool uid = !strncmp(line, "Uid:", 4);
-
-		if (!uid && strncmp(line, "Gid:", 4))
-			continue;
-		if (sscanf(line + 4, "%u %u", &r, &e) != 2)
-			return -EIO;
-		*(uid ? euid : egid) = e;
-		k += (size_t)snprintf(creds + k, k < len ? len - k : 0, "%s;", line);
-		got++;
-	}
-	return got == 2 && k < len ? 0 : -EIO;
+	return argus_proc_creds(dirfd, creds, len, euid, egid);
 }
 
 /*

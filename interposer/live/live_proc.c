@@ -74,6 +74,7 @@
 #include <unistd.h>
 
 #include "argus_live.h"
+#include "proc_creds.h"
 
 struct live_task {
 	pid_t tid;
@@ -119,28 +120,19 @@ static struct live_task *find_task(struct argus_live *l, pid_t tid)
  * process's), joined.  0 or -errno. */
 static int read_creds(pid_t pid, pid_t tid, char *out, size_t len)
 {
-	char p[96], line[256];
-	size_t k = 0;
-	int got = 0;
-	FILE *f;
+	char p[96];
+	int dfd, rc;
 
 	if (tid)
-		snprintf(p, sizeof(p), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+		snprintf(p, sizeof(p), "/proc/%d/task/%d", (int)pid, (int)tid);
 	else
-		snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
-	f = fopen(p, "re");
-	if (!f)
+		snprintf(p, sizeof(p), "/proc/%d", (int)pid);
+	dfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	out[0] = 0;
-	while (fgets(line, sizeof(line), f) && got < 2) {
-		if (strncmp(line, "Uid:", 4) && strncmp(line, "Gid:", 4))
-			continue;
-		line[strcspn(line, "\n")] = ' ';
-		k += (size_t)snprintf(out + k, k < len ? len - k : 0, "%s", line);
-		got++;
-	}
-	fclose(f);
-	return got == 2 && k < len ? 0 : -EIO;
+	rc = argus_proc_creds(dfd, out, len, NULL, NULL);
+	close(dfd);
+	return rc;
 }
 
 int argus_live__ident(pid_t pid, struct argus_live_ident *id)
