@@ -552,6 +552,9 @@ static const char script[] =
 	 * its window scrolls sideways; the report test reads both) */
 	"document.body.dataset.viewW=String(window.innerWidth);"
 	"document.body.dataset.pageW=String(document.documentElement.scrollWidth);"
+	/* and how wide the hang's timeline was drawn */
+	"var hs=document.querySelector('#panel-hang svg');"
+	"if(hs)document.body.dataset.hangW=String(Math.round(hs.getBoundingClientRect().width));"
 	"document.body.dataset.arrows=String(document.querySelectorAll('line.edge').length);"
 	"})();";
 

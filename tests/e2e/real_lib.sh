@@ -284,6 +284,9 @@ check(all(beside(body) == esc for _, body in mine), f"its top frame beside it: {
 vw = re.search(r'data-view-w="(\d+)"', dom); pw = re.search(r'data-page-w="(\d+)"', dom)
 check(bool(vw and pw) and int(pw.group(1)) <= int(vw.group(1)),
       f"the page fits its window: {pw and pw.group(1)} px in {vw and vw.group(1)}")
+hw = re.search(r'data-hang-w="(\d+)"', dom)
+check(bool(vw and hw) and int(hw.group(1)) * 10 >= int(vw.group(1)) * 9,
+      f"the hang's timeline takes the page's width: {hw and hw.group(1)} px of {vw and vw.group(1)}")
 sys.exit(1 if bad else 0)
 PY
 		soft "argus report's page of this recording does not show the diagnosis right"

@@ -69,7 +69,14 @@ for w in 1000 1800; do
 	pw=$(grep -o 'data-page-w="[0-9]*"' "$T/dom-$w.html" | grep -o '[0-9]*')
 	[ -n "$vw" ] && [ -n "$pw" ] || fail "the page's script did not measure its width at $w px" "$T/dom-$w.html"
 	[ "$pw" -le "$vw" ] || fail "at $w px the page is $pw px wide in a $vw px window (scrolls sideways)"
-	log "at $w px: the page is $pw px wide in a $vw px window"
+	hw=$(grep -o 'data-hang-w="[0-9]*"' "$T/dom-$w.html" | grep -o '[0-9]*')
+	log "at $w px: the page is $pw px wide in a $vw px window; the hang's timeline ${hw:-?} px"
+	# one panel a line below 1700 px: the timeline takes the page's width
+	# (a fixed 810-px drawing was 81% of 1000 px)
+	if [ "$w" -lt 1700 ]; then
+		[ -n "$hw" ] && [ $((hw * 10)) -ge $((vw * 9)) ] ||
+			fail "at $w px the hang's timeline is ${hw:-?} px of $vw: not the page's width"
+	fi
 done
 cp "$T/dom-1800.html" "$T/dom.html"
 mkdir -p "$ART" && cp "$T/hang-1000.png" "$T/hang-1800.png" "$T/hang.html" "$ART/" &&
