@@ -1,5 +1,5 @@
 /* hangs_replay.c - `argus hangs FILE --live-rule`: what argusd's live hang
- * watch (tracer/hang_watch.h) reports over a recording, listed like the
+ * watch (collector/hang_watch.h) reports over a recording, listed like the
  * offline finder's hangs so that the two can be compared line for line
  * (docs/diagnosis.md §1: one hang rule, live and offline).
  *

@@ -1,4 +1,4 @@
-/* hangs_replay.h - argusd's live hang watch (tracer/hang_watch.h) run
+/* hangs_replay.h - argusd's live hang watch (collector/hang_watch.h) run
  * over a recording, its hangs listed as the offline finder lists them
  * (argus_diag__hangs): `argus hangs FILE --live-rule`, and the tests that
  * check the two agree (docs/diagnosis.md §1). */

@@ -2,7 +2,7 @@
 /*
  * bench_unwind.c - what one DWARF unwind costs in the collector's own
  * process (argus_unwinder) and through the sandboxed helper
- * (argus_unwind_client, tracer/unwind_helper.h), memo misses and hits.
+ * (argus_unwind_client, symbols/unwind_helper.h), memo misses and hits.
  *
  *   bench_unwind BUSY_NOFP [N]
  *

@@ -12,7 +12,7 @@
 #   - a user at the mouse: xdotool moving the pointer over the screen every
 #     20 ms (50 moves/s), so the server sends motion events and xeyes redraws;
 #   - a background build: gcc -O2 compiling the project's graphlib/ and
-#     tracer/ sources one file at a time (~35 files, ~7 s of one CPU).
+#     trace/ symbols/ collector/ syscalls/ sources one file at a time (~35 files, ~7 s of one CPU).
 # The build is the fixed amount of work: build_s is its wall time, busy_s
 # the CPU time the whole machine spent (all CPUs, /proc/stat) while it ran,
 # tracer included.  The X side is paced, so it costs the same in every run.
@@ -49,10 +49,10 @@ sleep 1
 ) & pids+=($!)
 sleep 1
 
-files=("$src"/graphlib/*.c "$src"/tracer/*.c)
+files=("$src"/graphlib/*.c "$src"/{trace,symbols,collector,syscalls}/*.c)
 b0=$(busy_jiffies); t0=$(date +%s.%N)
 for f in "${files[@]}"; do
-  gcc -O2 -c -w -D_GNU_SOURCE -I"$src/tracer" -I"$src/graphlib" -I"$src/kernel-patch" \
+  gcc -O2 -c -w -D_GNU_SOURCE -I"$src/trace" -I"$src/symbols" -I"$src/collector" -I"$src/syscalls" -I"$src/graphlib" -I"$src/kernel-patch" \
       -I"$build/gen" "$f" -o /dev/null || echo "desktop_workload: compiling $f failed" >&2
 done
 t1=$(date +%s.%N); b1=$(busy_jiffies)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What symbolizing in the sandboxed helper costs root's CLI (tracer/
+# What symbolizing in the sandboxed helper costs root's CLI (symbols/
 # symbolize.h, sandbox mode) against parsing in its own process, on one
 # recording, in interleaved rounds:
 #

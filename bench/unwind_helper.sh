@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the sandboxed unwind helper (tracer/unwind_helper.h) costs against
+# What the sandboxed unwind helper (symbols/unwind_helper.h) costs against
 # unwinding in argusd's own process, on one workload, in interleaved rounds:
 #
 #   bench/unwind_helper.sh [ROUNDS] [pipe|messaging|busy] [BUILD]

@@ -1,6 +1,6 @@
 /* cmd_watch.c - `argus watch`: hardware write watchpoints on a data flag,
  * armed by the running collector (argusd's "watch" control request,
- * tracer/hw_watch.c), so every write lands in its trace as a `hwwatch`
+ * collector/hw_watch.c), so every write lands in its trace as a `hwwatch`
  * event and the graph can draw the `dataflag` edge writer -> spinner.
  *
  * The collector arms them, not this command: the BPF program that turns

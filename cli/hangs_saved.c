@@ -1,5 +1,5 @@
 /* hangs_saved.c - `argus hangs --saved [--hang-dir D] [--json]`: the hang
- * snapshots argusd kept by itself (tracer/hang_keep.h), newest first, with
+ * snapshots argusd kept by itself (collector/hang_keep.h), newest first, with
  * what each .json beside them says: when, which process and thread, how
  * long, what kind of hang, and the culprit `argus diagnose` named.
  *

@@ -12,7 +12,7 @@ int main(int argc, char **argv)
 	const char *inproc = getenv("ARGUS_SYMBOLIZE_INPROCESS");
 
 	/* Only this binary turns it on: the symbolizer's sandboxed helper is
-	 * a fresh exec of /proc/self/exe (tracer/symbolize.h), which inside
+	 * a fresh exec of /proc/self/exe (symbols/symbolize.h), which inside
 	 * lldb (the plugin runs the same commands) would be lldb.  Stacks name
 	 * other users' files, parsed as root otherwise (docs/collector.md,
 	 * "Threat model").  ARGUS_SYMBOLIZE_INPROCESS=1: parse here, to

@@ -43,7 +43,7 @@
 
 #define DEFAULT_THRESHOLD_NS 2000000000ull
 
-/* the syscall classes of the hang model (tracer/hang_rule.h) */
+/* the syscall classes of the hang model (syscalls/hang_rule.h) */
 #define loop_nr hang_rule_loop_nr
 #define epoll_nr hang_rule_epoll_nr
 #define sleep_nr hang_rule_sleep_nr

@@ -229,7 +229,7 @@ struct argus_graph {
 #define SHAPE_EXIT1_RESTART  2  /*   -ERESTART*: the call goes on */
 #define SHAPE_EXIT1_TIMEDOUT 3  /*   futex -ETIMEDOUT */
 #define SHAPE_EXIT1(b) (((b) & SHAPE_EXIT1_MASK) >> SHAPE_EXIT1_SHIFT)
-#define SHAPE_TRY_SHIFT 7       /* its syscalls' tries (tracer/hang_rule.h): */
+#define SHAPE_TRY_SHIFT 7       /* its syscalls' tries (syscalls/hang_rule.h): */
 #define SHAPE_TRY_WORKED  0x080 /*   one worked */
 #define SHAPE_TRY_FAILED  0x100 /*   one failed (refused, timed out, nothing came) */
 #define SHAPE_TRIES(b) (((b) >> SHAPE_TRY_SHIFT) & 3u)

@@ -3,7 +3,7 @@
  * argus.bpf.c - the "kernel patch" of Argus for Linux: BPF programs that
  * record waits, wake-ups, syscalls, IPC objects, timers, interrupts and
  * user stacks system-wide into one BPF ring buffer (struct ae_* records of
- * argus_events.h).  Loaded at run time by tracer/bpf_probe.c; no kernel
+ * argus_events.h).  Loaded at run time by collector/bpf_probe.c; no kernel
  * rebuild, no kernel module.
  *
  * What this machine's kernel offers (see shared/BRIEF.md §5): raw
@@ -186,7 +186,7 @@ struct {
 } woken SEC(".maps");
 
 /* `argus watch`'s watches (struct ae_hw_key -> ae_hw_val), written by
- * tracer/hw_watch.c. */
+ * collector/hw_watch.c. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, AE_HW_MAX_WATCHES);
@@ -1442,7 +1442,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 /* ---- hardware watchpoints ---------------------------------------------- */
 /*
- * Attached by tracer/hw_watch.c to PERF_TYPE_BREAKPOINT (HW_BREAKPOINT_W)
+ * Attached by collector/hw_watch.c to PERF_TYPE_BREAKPOINT (HW_BREAKPOINT_W)
  * events, one per thread of a watched process.  Runs from the debug trap
  * (#DB) that follows the write: the write is done, so the watched bytes
  * hold the new value.  ctx->regs are user registers when the writer was

@@ -2,8 +2,8 @@
 /*
  * argus_events.h - the raw records the BPF programs hand to user space.
  *
- * This is the one header shared by kernel-patch/ (the .bpf.c files), the collector in
- * tracer/ and (later) the interposer.  It holds only fixed-width types and
+ * This is the one header shared by kernel-patch/ (the .bpf.c files),
+ * collector/ and the interposer.  It holds only fixed-width types and
  * no pointers, so the same bytes mean the same thing on both sides.
  *
  * Every record starts with struct ae_hdr.  `size` is the whole record in
@@ -307,7 +307,7 @@ struct ae_sample {
 };
 
 /*
- * AE_HWWATCH: one write to a watched address (tracer/hw_watch.c arms a
+ * AE_HWWATCH: one write to a watched address (collector/hw_watch.c arms a
  * PERF_TYPE_BREAKPOINT / HW_BREAKPOINT_W event per thread of the watched
  * process, with this program attached).  x86 debug traps fire *after* the
  * writing instruction, so ip is the instruction after the write and value
@@ -330,7 +330,7 @@ struct ae_hwwatch {
 	/* struct ae_ustack tail follows */
 };
 /* The watches map (argus.bpf.c): which (process, address) is watched.
- * Kept by tracer/hw_watch.c; a hit whose (tgid, bp address) is not in it
+ * Kept by collector/hw_watch.c; a hit whose (tgid, bp address) is not in it
  * (a forked child that inherited the event) is dropped. */
 struct ae_hw_key {
 	__u32 pid;          /* tgid */
@@ -351,7 +351,7 @@ struct ae_hw_val {
  * AIP_RING_BYTES, lays it out as below and passes it to argusd over
  * <run dir>/interpose.sock.  Everything in it is written by an untrusted
  * process: argusd maps it read-only, copies a slot out before looking at
- * it, and validates every field (tracer/interpose_ring.c).
+ * it, and validates every field (collector/interpose_ring.c).
  *
  *   page 0     struct aip_ring_hdr
  *   page 1..   AIP_NSLOTS slots of struct aip_rec (64 bytes each)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * step_sym.c - names for the addresses a stepped thread touches: code
- * (function + offset, through tracer/symbolize.c) and data (a global's
+ * (function + offset, through symbols/symbolize.c) and data (a global's
  * symbol from the ELF symbol table, else the mapping: "[heap]+0x2a0",
  * "[stack]+0x1f8c", "[anon]+0x10").
  *

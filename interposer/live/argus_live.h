@@ -143,7 +143,7 @@ int argus_live__find_file(pid_t pid, const struct argus_live_map *maps, size_t n
 /* SYMBOL in lib (see find_file): .symtab, else .dynsym (default version).
  * The file is opened through its mapping (/proc/PID/map_files, checked:
  * a regular file with the maps line's (dev, inode)) and must pass
- * argus_elf_guard__check() (tracer/elf_guard.h) before libelf reads it:
+ * argus_elf_guard__check() (symbols/elf_guard.h) before libelf reads it:
  * -EFBIG over the limits, -ENOEXEC no x86-64 ELF.  -ENOENT with why. */
 int argus_live__sym(pid_t pid, const char *lib, const char *symbol, struct argus_live_sym *s,
 		    char *why);

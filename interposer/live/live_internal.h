@@ -10,7 +10,7 @@
 #include "argus_live.h"
 
 /* The file behind a mapping, opened read-only through an fd we checked:
- * argus_open_mapping() (tracer/safe_file.h): /proc/PID/map_files/START-END,
+ * argus_open_mapping() (trace/safe_file.h): /proc/PID/map_files/START-END,
  * the very file the process mapped, even deleted or renamed since, a
  * regular file (a FIFO, a tty or a device is not even opened) with the
  * (dev, inode) of the maps line; never the path text as a name of its own.

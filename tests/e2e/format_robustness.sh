@@ -17,7 +17,7 @@ dump_to "$TRACE" "$T/rt.dump"
 pid=$(kv PARENT_PID)
 grep -qE "^ *pipe_pingpong +[0-9]+/$pid " "$T/rt.dump" || fail "the intact trace has no events of the app (pid $pid)" "$T/rt.dump"
 
-# chunk table: "offset payload_len" per chunk (see tracer/trace_format.h)
+# chunk table: "offset payload_len" per chunk (see trace/trace_format.h)
 perl -e '
 open(my $f, "<:raw", $ARGV[0]) or die; my $size = -s $f; my $off = 4096;
 while ($off + 64 <= $size) {

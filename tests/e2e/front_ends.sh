@@ -4,7 +4,7 @@
 # session"), checked on the source tree and the built plugin:
 #   - lldb-plugin/ includes no header of cli/;
 #   - libargus-lldb.so holds no code of the CLI (argus_cli_main, cmd_*);
-#   - tracer/hang_keep.c runs no program (no exec*): the keeper calls the
+#   - collector/hang_keep.c runs no program (no exec*): the keeper calls the
 #     session argusd hands it;
 #   - one function chooses the hang (argus_diag__choose_hang), and no
 #     front end has a choose_hang of its own.
@@ -31,8 +31,8 @@ else
 	log "no $SO (a sanitizer build has no plugin): its symbols are not checked"
 fi
 
-grep -nE '\bexec(l|lp|le|v|vp|vpe|ve|veat)\(|posix_spawn' "$SRC/tracer/hang_keep.c" >"$T/exec" &&
-	fail "tracer/hang_keep.c runs a program" "$T/exec"
+grep -nE '\bexec(l|lp|le|v|vp|vpe|ve|veat)\(|posix_spawn' "$SRC/collector/hang_keep.c" >"$T/exec" &&
+	fail "collector/hang_keep.c runs a program" "$T/exec"
 
 grep -rnE '^[a-z].*\bargus_diag__choose_hang\(' "$SRC"/graphlib/*.c >"$T/def"
 [ "$(wc -l <"$T/def")" -eq 1 ] || fail "argus_diag__choose_hang is not defined exactly once" "$T/def"

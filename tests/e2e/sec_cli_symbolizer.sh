@@ -1,6 +1,6 @@
 #!/bin/bash
 # e2e (security): root's CLI parses other users' files only in the
-# sandboxed helper (tracer/symbolize.h, docs/collector.md "Root's CLI
+# sandboxed helper (symbols/symbolize.h, docs/collector.md "Root's CLI
 # symbolizes through the same helper").  nobody runs its own copy of the
 # busy_nofp app (DWARF, no frame pointers) from a directory it owns, under
 # `argus record`; then root runs `argus dump --stacks` on the trace.

@@ -1,6 +1,6 @@
 #!/bin/bash
 # e2e (security): the DWARF unwinder runs in a helper process as nobody
-# (tracer/unwind_helper.h), so a user who can make it die or hang cannot
+# (symbols/unwind_helper.h), so a user who can make it die or hang cannot
 # stop the collector, and the helper comes back.  As nobody, against a
 # private collector, with tests/apps/busy_nofp (no frame pointers: its
 # callers need DWARF) as the workload:

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz_elf_unwind.c - libFuzzer target: the code that runs on a file any
- * user controls, i.e. what the unwind helper (tracer/unwind_helper.h)
+ * user controls, i.e. what the unwind helper (symbols/unwind_helper.h)
  * runs, and root's symbolizer.
  *
  * The input is the file's bytes.  It goes into a memfd, then through:

@@ -1,5 +1,5 @@
 /* fuzz_interpose_ring.c - libFuzzer target: argusd's reader of the
- * interposer's shared ring (tracer/interpose_ring.c), over bytes a
+ * interposer's shared ring (collector/interpose_ring.c), over bytes a
  * hostile process could have written.
  *
  * The input is laid over a whole ring (header page + slots; the rest

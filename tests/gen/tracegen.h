@@ -5,7 +5,7 @@
  * traces for benchmarks.
  *
  * A generator wraps one struct argus_chunk_builder and one snapshot
- * struct argus_ring (tracer/trace_format.h).  Each helper below adds the
+ * struct argus_ring (trace/trace_format.h).  Each helper below adds the
  * record(s) the BPF side would hand over for that kernel event
  * (kernel-patch/argus_events.h), with the fields at their ARGUS_F_*
  * positions, so a reader sees exactly what a real recording would hold.

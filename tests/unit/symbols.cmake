@@ -1,5 +1,5 @@
 # test_symbols: /proc maps + build-ids, DWARF unwinding, symbolization
-# (tracer/proc_maps.h, unwind.h, symbolize.h).  Included from
+# (symbols/proc_maps.h, unwind.h, symbolize.h).  Included from
 # tests/unit/CMakeLists.txt.
 
 # The fixture's code generation is what is under test: -O2, DWARF, and no
@@ -18,7 +18,7 @@ add_dependencies(test_symbols busy_nofp)
 add_test(NAME test_symbols COMMAND test_symbols)
 
 # test_unwind_helper: the same sample unwound through the sandboxed helper
-# process (tracer/unwind_helper.h), which is killed and stopped on purpose.
+# process (symbols/unwind_helper.h), which is killed and stopped on purpose.
 add_executable(test_unwind_helper ${CMAKE_CURRENT_LIST_DIR}/test_unwind_helper.c)
 target_link_libraries(test_unwind_helper PRIVATE argus_symbols)
 target_compile_definitions(test_unwind_helper PRIVATE

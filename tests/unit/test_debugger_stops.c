@@ -22,7 +22,7 @@
  *   flock 7639  waking target=flock:7642              the real end   216.104
  *   flock 7642  sys_exit flock = 0
  *
- * What the collector records (tracer/bpf_probe.c, docs/collector.md): no
+ * What the collector records (collector/bpf_probe.c, docs/collector.md): no
  * ptrace() and no rt_sigreturn (not traced calls), exits only for the
  * message calls (read, write, ...), entries and exits for flock, poll,
  * wait4, futex, exit_group, clock_nanosleep.  A stop for the tracer is a

@@ -1,7 +1,7 @@
 /* test_hang_model_agree.c - one hang model, run in two places (issue 26,
  * docs/diagnosis.md §1): the offline finder (argus_diag__hangs, the
  * machine-wide list of `argus hangs FILE`) and argusd's live watch
- * (tracer/hang_watch.h), replayed over the same recorded trace by
+ * (collector/hang_watch.h), replayed over the same recorded trace by
  * hangs_replay_graph (`argus hangs FILE --live-rule`), must list the same
  * hangs: every hang of one overlaps a hang of the same thread in the
  * other.

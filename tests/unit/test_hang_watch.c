@@ -1,4 +1,4 @@
-/* test_hang_watch.c - argusd's live hang rule (tracer/hang_watch.h), on
+/* test_hang_watch.c - argusd's live hang rule (collector/hang_watch.h), on
  * raw records built here as the BPF programs write them: one behaviour per
  * test, with the exact times the rule must report. */
 #include <errno.h>

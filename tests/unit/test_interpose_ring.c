@@ -1,5 +1,5 @@
 /* test_interpose_ring.c - argusd's reader of the interposer's ring
- * (tracer/interpose_ring.c) on hand-made bytes: one record per reject
+ * (collector/interpose_ring.c) on hand-made bytes: one record per reject
  * reason, the ring's lap / unpublished-slot / head-backwards handling,
  * and the per-drain bound; and the registry's socket: a client accepted
  * before it sent its registration is still registered, one that never

@@ -1,4 +1,4 @@
-/* test_mark_socket.c - the mark socket (tracer/mark_socket.h): the peer
+/* test_mark_socket.c - the mark socket (collector/mark_socket.h): the peer
  * check on credentials built here, the group database on this machine's
  * real accounts, the text rule, a real server on a unix socket in a temp
  * dir driven by a client in this process (a uid's connections bounded),

@@ -1,5 +1,5 @@
 /* test_stack_capture - the collector's per-process maps cache
- * (tracer/stack_capture.h): a forked child takes its parent's mappings,
+ * (collector/stack_capture.h): a forked child takes its parent's mappings,
  * so the stacks of a child that is gone before the collector could read
  * /proc/CHILD/maps can still be symbolized, and a server forking a worker
  * per request does not pay a maps read per worker.  Real /proc, a real

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_symbols.c - /proc maps + build-ids, DWARF unwinding over a stack
- * copy, offline symbolization (tracer/proc_maps.h, unwind.h, symbolize.h).
+ * copy, offline symbolization (symbols/proc_maps.h, unwind.h, symbolize.h).
  *
  * The fixture is busy_nofp, a frame-pointer-less call chain that captures
  * its own rip/rsp/rbp and stack copy the way the BPF probe does, writes
@@ -640,7 +640,7 @@ out:
 	argus_unwinder__free(u);
 }
 
-/* The memo (tracer/unwind_memo.h): the same sample again is answered
+/* The memo (symbols/unwind_memo.h): the same sample again is answered
  * from it; a copy whose first return address differs is not (it unwinds
  * anew, to a different frame 1); a copy that differs only in a word the
  * frames do not depend on still is. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_unwind_helper.c - DWARF unwinding through the sandboxed helper
- * process (tracer/unwind_helper.h): same frames as in-process, memo hits
+ * process (symbols/unwind_helper.h): same frames as in-process, memo hits
  * without a round trip, the sandbox really applied, and a helper that
  * dies or hangs is killed, counted and replaced without blocking.
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * hidx.h - hashing and an open-addressing hash index, shared by the trace
- * reader/writer (tracer/) and the graph builder (graphlib/).
+ * reader/writer (trace/) and the graph builder (graphlib/).
  *
  *   struct argus_hidx  maps a 32-bit hash to a 1-based id; equality is
  *                      decided by a callback, so the keys live wherever the

@@ -2,7 +2,7 @@
 /*
  * trace_internal.h - helpers shared by the trace-format library's own files
  * (chunk_builder.c, ring_file.c, trace_reader.c, trace_save.c).  Not part of
- * the public API; nothing outside tracer/ should include it.
+ * the public API; nothing outside trace/ should include it.
  *
  *   struct argus_buf   growable byte buffer; p may be NULL while cap == 0
  *   struct argus_hidx  hash index (hidx.h, shared with graphlib/)

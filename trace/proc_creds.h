@@ -1,6 +1,6 @@
 /* proc_creds.h - a process's credentials as /proc shows them, to tell a
  * credential change (argusd's interposer rings, the live commands' exec
- * rule).  libc only: tracer/interpose_ring.c's test and fuzz targets
+ * rule).  libc only: collector/interpose_ring.c's test and fuzz targets
  * compile it in directly. */
 #ifndef ARGUS_PROC_CREDS_H
 #define ARGUS_PROC_CREDS_H

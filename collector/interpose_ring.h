@@ -35,7 +35,7 @@
  *     is dropped unread and counted: one user can neither pin argusd nor
  *     fill the trace ring).
  *
- * Conventions as the rest of tracer/: 0/-errno, NULL + errno from
+ * Conventions as the rest of collector/: 0/-errno, NULL + errno from
  * constructors, free accepts NULL, nothing printed.
  */
 #ifndef ARGUS_INTERPOSE_RING_H

@@ -47,7 +47,7 @@ int argus_probe__poll(struct argus_probe *p, int timeout_ms,
 int argus_probe__lost(struct argus_probe *p, uint64_t *per_cpu, int ncpu);
 int argus_probe__ncpus(const struct argus_probe *p);
 /* fd of the hardware-watchpoint program (on_watch), loaded but attached
- * to nothing until tracer/hw_watch.c links it to breakpoint events. */
+ * to nothing until collector/hw_watch.c links it to breakpoint events. */
 int argus_probe__watch_prog_fd(const struct argus_probe *p);
 /* fd of its hw_watches map (struct ae_hw_key -> struct ae_hw_val). */
 int argus_probe__watch_map_fd(const struct argus_probe *p);
