@@ -32,11 +32,13 @@ struct argus_event_fmt {
 	 * there is no trace (argus-rawdump): then str/str2 below */
 	const struct argus_trace *trace;
 	const char *str, *str2;   /* the event's strings without a trace */
+	/* without a trace: the comm of tid, NULL unknown (NULL: none known) */
+	const char *(*comm)(void *arg, uint32_t tid);
 	/* ip of process pid at time ts, symbolized into buf ("fn+0x12
 	 * (/lib/x.so)"): 0 when found.  NULL: never symbolize. */
 	int (*symbolize)(void *arg, uint32_t pid, uint64_t ts, uint64_t ip,
 			 char *buf, size_t len);
-	void *arg;                /* for symbolize */
+	void *arg;                /* for symbolize and comm */
 	bool stacks;              /* also the event's user stack: text, one
 	                             tab-led line per frame under the event;
 	                             JSON, a "stack" array */

@@ -286,6 +286,8 @@ static const char *comm_raw(const struct argus_event_fmt *o, uint32_t tid)
 
 	if (k)
 		return argus_trace__string(o->trace, k->comm);
+	if (!o->trace && o->comm && tid)
+		return o->comm(o->arg, tid);
 	return tid ? NULL : "swapper";
 }
 
