@@ -110,7 +110,7 @@ e2e_init() {
 	require_root
 	[ -x "$ARGUS" ] || { echo "[$E2E_NAME] FAIL: no $ARGUS (build first)" >&2; exit 1; }
 	[ -x "$BUILD/bin/argusd" ] || { echo "[$E2E_NAME] FAIL: no $BUILD/bin/argusd (build first)" >&2; exit 1; }
-	command -v perl >/dev/null || { echo "[$E2E_NAME] FAIL: perl is needed to parse dumps" >&2; exit 1; }
+	command -v python3 >/dev/null || { echo "[$E2E_NAME] FAIL: python3 is needed to read dumps (dumpcheck.py)" >&2; exit 1; }
 	T=$(mktemp -d "/tmp/argus-e2e-$E2E_NAME.XXXXXX")
 	export ARGUS_RUN_DIR=$T/run
 	E2E_RUNDIRS+=("$ARGUS_RUN_DIR")
