@@ -5,7 +5,8 @@
 #   . "$(dirname "$0")/lib.sh"
 #   e2e_init "$1"            # $1 = the build directory; needs root
 #   record pp -- "$APPS/pipe_pingpong"    # -> $T/pp.argus, $T/pp.out
-#   dump_to "$T/pp.argus" "$T/pp.dump"
+#   dump_to "$T/pp.argus" "$T/pp.dump"      # and $T/pp.dump.json (--json)
+#   check_dump "$T/pp.dump" 'PYTHON over ev, the events' || fail ...
 #   ...assertions; fail "message" [evidence-file]
 #   pass "what held"
 #
@@ -19,7 +20,9 @@
 #   "   pipe_pingpong    1234/1234    [001]   845.005337765: waking         target=..."
 # i.e. comm (right-aligned), tid/pid, [cpu], seconds.nanoseconds, type,
 # then " ctx=softirq|hardirq|nmi" unless the context is task, then the
-# type's fields.  Stack frames under an event start with a tab.
+# type's fields.  Stack frames under an event start with a tab.  Checks
+# read the same events from `argus dump --json` (dumpcheck.py), by field
+# name, rather than parsing these lines.
 
 set -u -o pipefail
 
