@@ -342,7 +342,7 @@ static void put_x(struct out *x, const char *tkey, const char *jkey, uint64_t v)
 /* a name-like string: text KEY=escaped, JSON the exact string */
 static void put_s(struct out *x, const char *tkey, const char *jkey, const char *s)
 {
-	char b[4096];
+	char b[16384];   /* as msg_tstr: long marks and paths whole */
 
 	if (x->json) {
 		put_key(x, jkey, "");
@@ -570,7 +570,7 @@ static void put_sync(struct out *x)
 static void put_work_fn(struct out *x, const struct field *fd)
 {
 	uint64_t fn = x->e->f[fd->slot];
-	char sym[512], b[1024];
+	char sym[512], b[4096];  /* escaping can quadruple a symbol */
 	bool found = fn && x->o->symbolize &&
 		     !x->o->symbolize(x->o->arg, x->e->pid, x->e->ts, fn, sym, sizeof(sym));
 
@@ -614,7 +614,7 @@ static void put_field(struct out *x, const struct field *fd)
 		if (x->json) {
 			put_s(x, fd->tkey, fd->jkey, str_raw(x, 1));
 		} else {
-			char b[4096];
+			char b[16384];   /* as msg_tstr: long marks and paths whole */
 
 			fprintf(x->f, " \"%s\"", tstr(str_raw(x, 1), b, sizeof(b)));
 		}
@@ -657,7 +657,7 @@ static void put_stack(struct out *x)
 	const struct argus_event *e = x->e;
 	const uint64_t *ips = NULL;
 	uint32_t nr = 0;
-	char sym[512], b[1024];
+	char sym[512], b[4096];  /* escaping can quadruple a symbol */
 
 	if (e->stack && x->o->trace && argus_trace__stack(x->o->trace, e->stack, &ips, &nr))
 		nr = 0;
