@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "argus_diag.h"
 #include "argus_event_format.h"
 #include "argus_events.h"
+#include "argus_graph.h"
 #include "cli.h"
 #include "symbolize.h"
 #include "trace_format.h"
