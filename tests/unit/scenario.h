@@ -123,6 +123,22 @@ __attribute__((unused)) static bool scenario_build(const struct argus_graph_opts
 	return graph != NULL;
 }
 
+/* The type of edge id (0 for NONE or no such edge), and the tid of the
+ * thread of segment s (0 for none). */
+__attribute__((unused)) static unsigned edge_type(uint32_t id)
+{
+	const struct argus_edge *e = id != ARGUS_NONE ? argus_graph__edge(graph, id) : NULL;
+
+	return e ? e->type : 0;
+}
+
+__attribute__((unused)) static uint32_t tid_of(uint32_t s)
+{
+	const struct argus_segment *sg = argus_graph__segment(graph, s);
+
+	return sg ? argus_graph__thread(graph, sg->thread)->tid : 0;
+}
+
 /* Free what the scenario made and remove its file. */
 static void scenario_end(void)
 {

@@ -119,13 +119,6 @@ static void end(void)
 	scenario_end();
 }
 
-static unsigned edge_type(uint32_t id)
-{
-	const struct argus_edge *e = argus_graph__edge(graph, id);
-
-	return e ? e->type : 0;
-}
-
 /* The hangs of UI thread tid (its process pid) at threshold thr_ms. */
 static uint32_t hangs(uint32_t pid, uint64_t thr_ns, struct argus_hang **h)
 {
