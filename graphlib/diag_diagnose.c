@@ -953,9 +953,12 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	    o->ended_by_tid != tid && o->ended_by_ns >= SEGS(g)[h].end) {
 		uint32_t ws = argus_graph__segment_at(g, o->ended_by_tid, o->ended_by_ns);
 
+		/* judged up to what it did: what it waited for after it had
+		 * woken the waiter (its event loop, up to now) is not why the
+		 * waiter waited, and may lead back to it as a false cycle */
 		if (ws != ARGUS_NONE) {
 			add_culprit(g, o, d, o->ended_by_tid, ws, true, VIA_PATH, ARGUS_LIVE_NONE,
-				    wfrom, wto, level, depth);
+				    wfrom, wto < o->ended_by_ns ? wto : o->ended_by_ns, level, depth);
 			d->normal_seg = ARGUS_NONE;
 			return;
 		}
