@@ -57,6 +57,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 #include "argus_events.h"
+#include "syscall_class.h"  /* x86_64 numbers and classes: ARGUS_NR_*, ARGUS_SC_* */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -94,37 +95,6 @@ const volatile __u64 hrt_skip_fn[HRT_SKIP_MAX] = {};
 #define ANON_INODE_FS_MAGIC 0x09041934
 #define ENOSYS 38
 
-/* x86_64 syscall numbers (this file is built with __TARGET_ARCH_x86 only) */
-#define NR_read 0
-#define NR_write 1
-#define NR_poll 7
-#define NR_readv 19
-#define NR_writev 20
-#define NR_select 23
-#define NR_nanosleep 35
-#define NR_connect 42
-#define NR_accept 43
-#define NR_sendto 44
-#define NR_recvfrom 45
-#define NR_sendmsg 46
-#define NR_recvmsg 47
-#define NR_socketpair 53
-#define NR_fcntl 72
-#define NR_flock 73
-#define NR_futex 202
-#define NR_clock_nanosleep 230
-#define NR_epoll_wait 232
-#define NR_pselect6 270
-#define NR_ppoll 271
-#define NR_epoll_pwait 281
-#define NR_timerfd_create 283
-#define NR_timerfd_settime 286
-#define NR_accept4 288
-#define NR_eventfd2 290
-#define NR_pipe2 293
-#define NR_recvmmsg 299
-#define NR_sendmmsg 307
-#define NR_epoll_pwait2 441
 
 /* Retype a kernel address for direct, fault-safe loads (see the top). */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
@@ -688,20 +658,6 @@ static __always_inline bool traced_enter(__u64 nr)
 	return enter_syscalls[nr / 64] & (1ull << (nr & 63));
 }
 
-/* Syscalls whose first argument is the fd they wait on / transfer through. */
-static __always_inline bool fd_call(__s64 nr)
-{
-	switch (nr) {
-	case NR_read: case NR_write: case NR_readv: case NR_writev:
-	case NR_recvfrom: case NR_sendto: case NR_recvmsg: case NR_sendmsg:
-	case NR_recvmmsg: case NR_sendmmsg: case NR_accept: case NR_accept4:
-	case NR_connect: case NR_epoll_wait: case NR_epoll_pwait:
-	case NR_epoll_pwait2: case NR_timerfd_settime:
-		return true;
-	}
-	return false;
-}
-
 /* fcntl cmds that take or drop a lock (not F_GETLK: a query holds nothing). */
 static __always_inline bool lock_cmd(__u64 cmd)
 {
@@ -719,6 +675,31 @@ static __always_inline __u64 user_timeout_ns(__u64 uptr, bool usec)
 	if (bpf_probe_read_user(&ts, sizeof(ts), (void *)uptr))
 		return 0;
 	return ts.sec * 1000000000ull + ts.frac * (usec ? 1000 : 1);
+}
+
+/* Syscall argument i (0..5) from the user registers (x86_64 syscall ABI:
+ * di si dx r10 r8 r9). */
+static __always_inline __u64 sys_arg(struct pt_regs *r, __u32 i)
+{
+	switch (i) {
+	case 0: return r->di;
+	case 1: return r->si;
+	case 2: return r->dx;
+	case 3: return r->r10;
+	case 4: return r->r8;
+	default: return r->r9;
+	}
+}
+
+/* The timeout of a call of class cls (ARGUS_SC_TIMEOUT: its argument and
+ * unit are in the class entry) as ns; ~0 = wait forever. */
+static __always_inline __u64 timeout_ns(struct pt_regs *r, __u32 cls)
+{
+	__u64 a = sys_arg(r, ARGUS_SC_TIMEOUT_ARG(cls));
+
+	if (ARGUS_SC_TIMEOUT_UNIT(cls) == ARGUS_TMO_MS)  /* poll: int ms, < 0 = none */
+		return (int)a < 0 ? ~0ull : (__u64)(int)a * 1000000ull;
+	return user_timeout_ns(a, ARGUS_SC_TIMEOUT_UNIT(cls) == ARGUS_TMO_TIMEVAL);
 }
 
 /* ---- scheduler ---------------------------------------------------------- */
@@ -752,6 +733,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev_raw,
 	struct pt_regs *r;
 	__s64 nr = -1;
 	__u64 arg = 0, ax, orig_ax;
+	__u32 cls;
 	__u32 size;
 	__u8 *buf;
 
@@ -791,41 +773,22 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev_raw,
 	orig_ax = r->orig_ax;
 	if (ax == (__u64)-ENOSYS && orig_ax < AE_SYSCALL_WORDS * 64)
 		nr = orig_ax;
-	switch (nr) {
-	case NR_futex:
-		arg = r->di;  /* uaddr */
-		break;
-	case NR_nanosleep:
-		arg = user_timeout_ns(r->di, false);
-		break;
-	case NR_clock_nanosleep:  /* absolute when flags has TIMER_ABSTIME */
-		arg = user_timeout_ns(r->dx, false);
-		break;
-	case NR_poll:
-		arg = (int)r->dx < 0 ? ~0ull : (__u64)(int)r->dx * 1000000ull;
-		poll_one_obj(r, &e->obj);
-		break;
-	case NR_ppoll:
-		arg = user_timeout_ns(r->dx, false);
-		poll_one_obj(r, &e->obj);
-		break;
-	case NR_select:
-		arg = user_timeout_ns(r->r8, true);
-		break;
-	case NR_pselect6:
-		arg = user_timeout_ns(r->r8, false);
-		break;
-	case NR_flock:   /* blocking lock waits (flock without LOCK_NB, */
-	case NR_fcntl:   /* F_SETLKW, F_OFD_SETLKW): the fd and its file */
+	/* The key argument by the syscall's class (syscalls/syscall_class.h):
+	 * one .rodata load instead of a compare chain over numbers. */
+	cls = argus_sys_class(nr);
+	if (cls & ARGUS_SC_TIMEOUT) {
+		/* a sleep or a poll-family wait (not epoll): its timeout, ns
+		 * (clock_nanosleep's is absolute when flags has TIMER_ABSTIME) */
+		arg = timeout_ns(r, cls);
+		if (cls & ARGUS_SC_POLLFD)
+			poll_one_obj(r, &e->obj);
+	} else if (nr == ARGUS_NR_futex) {
+		arg = r->di;  /* one-off: a futex wait's key is its uaddr */
+	} else if (cls & (ARGUS_SC_FD_ARG0 | ARGUS_SC_FILE_LOCK)) {
+		/* an fd call, or a blocking lock wait (flock without LOCK_NB,
+		 * F_SETLKW, F_OFD_SETLKW): the fd and its file */
 		arg = (int)r->di;
 		resolve_fd((int)r->di, &e->obj);
-		break;
-	default:
-		if (fd_call(nr)) {
-			arg = (int)r->di;
-			resolve_fd((int)r->di, &e->obj);
-		}
-		break;
 	}
 	e->sys_nr = nr;
 	e->sys_arg = arg;
@@ -1022,7 +985,7 @@ static __always_inline int emit_enter(long id, struct pt_regs *r)
 	e->args[3] = r->r10;
 	e->args[4] = r->r8;
 	e->args[5] = r->r9;
-	if (id == NR_fcntl && lock_cmd(r->si))
+	if (id == ARGUS_NR_fcntl && lock_cmd(r->si))
 		fcntl_lock(e, r->dx);
 	submit(e);
 	return 0;
@@ -1077,6 +1040,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs_raw, long ret)
 	__s64 nr = r->orig_ax;
 	struct ae_sys_exit *e;
 	__s64 fd = -1;
+	__u32 cls;
 
 	if (!traced(nr) || (bpf_get_current_pid_tgid() >> 32) == self_tgid)
 		return 0;
@@ -1086,30 +1050,22 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs_raw, long ret)
 	e->nr = nr;
 	e->ret = ret;
 	e->arg0 = r->di;
-	switch (nr) {
-	case NR_accept: case NR_accept4: case NR_eventfd2: case NR_timerfd_create:
+	cls = argus_sys_class(nr);
+	if (cls & ARGUS_SC_NEW_FD) {
 		fd = ret;
-		break;
-	case NR_flock:
+	} else if (cls & ARGUS_SC_FD_ARG0) {
 		fd = (int)e->arg0;
-		break;
-	case NR_fcntl:  /* only lock cmds: F_GETFL/F_SETFD... are frequent */
-		if (lock_cmd(r->si))
+	} else if (cls & ARGUS_SC_FILE_LOCK) {
+		/* fcntl: only lock cmds; F_GETFL/F_SETFD... are frequent */
+		if (nr != ARGUS_NR_fcntl || lock_cmd(r->si))
 			fd = (int)e->arg0;
-		break;
-	case NR_pipe2: case NR_socketpair:
-		if (ret == 0) {
-			__u64 uptr = nr == NR_pipe2 ? r->di : r->r10;
-			int fds[2];
+	} else if ((cls & ARGUS_SC_FD_PAIR) && ret == 0) {
+		/* int fds[2]: pipe2's arg0, socketpair's arg3 */
+		__u64 uptr = nr == ARGUS_NR_pipe2 ? r->di : r->r10;
+		int fds[2];
 
-			if (!bpf_probe_read_user(fds, sizeof(fds), (void *)uptr))
-				fd = fds[0];
-		}
-		break;
-	default:
-		if (fd_call(nr))
-			fd = (int)e->arg0;
-		break;
+		if (!bpf_probe_read_user(fds, sizeof(fds), (void *)uptr))
+			fd = fds[0];
 	}
 	resolve_fd(fd, &e->obj);
 	submit(e);
