@@ -27,7 +27,9 @@
  * restart_syscall, wait4's pid vs waitid's id) stay where they are used:
  * they compare one number for its own meaning, not a class.
  *
- * Usable from BPF C (include vmlinux.h first) and from C user space.
+ * Usable from BPF C (include vmlinux.h first) and from C user space; C++
+ * gets the classes and numbers only (the lookup's array designators are
+ * C), and asks syscall_names.h's argus_syscall_class_by_name().
  */
 #ifndef ARGUS_SYSCALL_CLASS_H
 #define ARGUS_SYSCALL_CLASS_H
@@ -104,62 +106,71 @@
 #define ARGUS_SC_TIMEOUT_ARG(cls)  (((cls) >> 24) & 7u)
 #define ARGUS_SC_TIMEOUT_UNIT(cls) (((cls) >> 28) & 3u)
 
-/* Short names for the list below only (undefined at the end). */
-#define T_  ARGUS_SC_TRACED
-#define XO_ ARGUS_SC_EXIT_ONLY
-#define F0_ ARGUS_SC_FD_ARG0
-
 /* ---- the table: X(name, x86_64 number, classes) ------------------------ */
-#define ARGUS_SYSCALL_CLASSES(X)                                                     \
-	X(read,             0, T_ | XO_ | F0_ | ARGUS_SC_RECV)                           \
-	X(write,            1, T_ | XO_ | F0_ | ARGUS_SC_SEND)                           \
-	X(poll,             7, T_ | ARGUS_SC_POLL | ARGUS_SC_POLLFD |                    \
-			       ARGUS_SC_TIMEOUT_AT(2, ARGUS_TMO_MS))                         \
-	X(readv,           19, T_ | XO_ | F0_ | ARGUS_SC_RECV)                           \
-	X(writev,          20, T_ | XO_ | F0_ | ARGUS_SC_SEND)                           \
-	X(select,          23, T_ | ARGUS_SC_POLL | ARGUS_SC_TIMEOUT_AT(4, ARGUS_TMO_TIMEVAL)) \
-	X(sched_yield,     24, T_ | XO_ | ARGUS_SC_YIELD)                                \
-	X(nanosleep,       35, T_ | ARGUS_SC_SLEEP | ARGUS_SC_TIMEOUT_AT(0, ARGUS_TMO_TIMESPEC)) \
-	X(connect,         42, T_ | F0_ | ARGUS_SC_CONNECT)                              \
-	X(accept,          43, T_ | F0_ | ARGUS_SC_ACCEPT | ARGUS_SC_NEW_FD)             \
-	X(sendto,          44, T_ | XO_ | F0_ | ARGUS_SC_SEND)                           \
-	X(recvfrom,        45, T_ | XO_ | F0_ | ARGUS_SC_RECV)                           \
-	X(sendmsg,         46, T_ | XO_ | F0_ | ARGUS_SC_SEND)                           \
-	X(recvmsg,         47, T_ | XO_ | F0_ | ARGUS_SC_RECV)                           \
-	X(socketpair,      53, T_ | ARGUS_SC_FD_PAIR)                                    \
-	X(exit,            60, T_ | ARGUS_SC_EXIT)                                       \
-	X(wait4,           61, T_ | ARGUS_SC_CHILD_WAIT)                                 \
-	X(kill,            62, T_ | ARGUS_SC_SIGNAL)                                     \
-	X(fcntl,           72, T_ | ARGUS_SC_FILE_LOCK)                                  \
-	X(flock,           73, T_ | ARGUS_SC_FILE_LOCK)                                  \
-	X(rt_sigtimedwait, 128, ARGUS_SC_TIMEOUT_UNTRACED)                               \
-	X(tkill,          200, T_ | ARGUS_SC_SIGNAL)                                     \
-	X(futex,          202, T_ | ARGUS_SC_FUTEX | ARGUS_SC_TIMEOUT_UNTRACED)          \
-	X(io_getevents,   208, ARGUS_SC_TIMEOUT_UNTRACED)                                \
-	X(semtimedop,     220, ARGUS_SC_TIMEOUT_UNTRACED)                                \
-	X(clock_nanosleep, 230, T_ | ARGUS_SC_SLEEP |                                    \
-				ARGUS_SC_TIMEOUT_AT(2, ARGUS_TMO_TIMESPEC))                  \
-	X(exit_group,     231, T_ | ARGUS_SC_EXIT)                                       \
-	X(epoll_wait,     232, T_ | F0_ | ARGUS_SC_POLL | ARGUS_SC_EPOLL |               \
-			       ARGUS_SC_TIMEOUT_UNTRACED)                                    \
-	X(tgkill,         234, T_ | ARGUS_SC_SIGNAL)                                     \
-	X(mq_timedreceive, 243, ARGUS_SC_TIMEOUT_UNTRACED)                               \
-	X(waitid,         247, T_ | ARGUS_SC_CHILD_WAIT)                                 \
-	X(pselect6,       270, T_ | ARGUS_SC_POLL | ARGUS_SC_TIMEOUT_AT(4, ARGUS_TMO_TIMESPEC)) \
-	X(ppoll,          271, T_ | ARGUS_SC_POLL | ARGUS_SC_POLLFD |                    \
-			       ARGUS_SC_TIMEOUT_AT(2, ARGUS_TMO_TIMESPEC))                   \
-	X(epoll_pwait,    281, T_ | F0_ | ARGUS_SC_POLL | ARGUS_SC_EPOLL |               \
-			       ARGUS_SC_TIMEOUT_UNTRACED)                                    \
-	X(timerfd_create, 283, T_ | ARGUS_SC_NEW_FD)                                     \
-	X(timerfd_settime, 286, T_ | F0_)                                                \
-	X(accept4,        288, T_ | F0_ | ARGUS_SC_ACCEPT | ARGUS_SC_NEW_FD)             \
-	X(eventfd2,       290, T_ | ARGUS_SC_NEW_FD)                                     \
-	X(pipe2,          293, T_ | ARGUS_SC_FD_PAIR)                                    \
-	X(recvmmsg,       299, T_ | XO_ | F0_ | ARGUS_SC_RECV | ARGUS_SC_MSG_COUNT |     \
-			       ARGUS_SC_TIMEOUT_UNTRACED)                                    \
-	X(sendmmsg,       307, T_ | XO_ | F0_ | ARGUS_SC_SEND | ARGUS_SC_MSG_COUNT)      \
-	X(epoll_pwait2,   441, T_ | F0_ | ARGUS_SC_POLL | ARGUS_SC_EPOLL |               \
-			       ARGUS_SC_TIMEOUT_UNTRACED)
+#define ARGUS_SYSCALL_CLASSES(X)                                                        \
+	X(read, 0, ARGUS_SC_TRACED | ARGUS_SC_EXIT_ONLY | ARGUS_SC_FD_ARG0 |            \
+		ARGUS_SC_RECV)                                                          \
+	X(write, 1, ARGUS_SC_TRACED | ARGUS_SC_EXIT_ONLY | ARGUS_SC_FD_ARG0 |           \
+		ARGUS_SC_SEND)                                                          \
+	X(poll, 7, ARGUS_SC_TRACED | ARGUS_SC_POLL | ARGUS_SC_POLLFD |                  \
+		ARGUS_SC_TIMEOUT_AT(2, ARGUS_TMO_MS))                                   \
+	X(readv, 19, ARGUS_SC_TRACED | ARGUS_SC_EXIT_ONLY | ARGUS_SC_FD_ARG0 |          \
+		ARGUS_SC_RECV)                                                          \
+	X(writev, 20, ARGUS_SC_TRACED | ARGUS_SC_EXIT_ONLY | ARGUS_SC_FD_ARG0 |         \
+		ARGUS_SC_SEND)                                                          \
+	X(select, 23, ARGUS_SC_TRACED | ARGUS_SC_POLL |                                 \
+		ARGUS_SC_TIMEOUT_AT(4, ARGUS_TMO_TIMEVAL))                              \
+	X(sched_yield, 24, ARGUS_SC_TRACED | ARGUS_SC_EXIT_ONLY | ARGUS_SC_YIELD)       \
+	X(nanosleep, 35, ARGUS_SC_TRACED | ARGUS_SC_SLEEP |                             \
+		ARGUS_SC_TIMEOUT_AT(0, ARGUS_TMO_TIMESPEC))                             \
+	X(connect, 42, ARGUS_SC_TRACED | ARGUS_SC_FD_ARG0 | ARGUS_SC_CONNECT)           \
+	X(accept, 43, ARGUS_SC_TRACED | ARGUS_SC_FD_ARG0 | ARGUS_SC_ACCEPT |            \
+		ARGUS_SC_NEW_FD)                                                        \
+	X(sendto, 44, ARGUS_SC_TRACED | ARGUS_SC_EXIT_ONLY | ARGUS_SC_FD_ARG0 |         \
+		ARGUS_SC_SEND)                                                          \
+	X(recvfrom, 45, ARGUS_SC_TRACED | ARGUS_SC_EXIT_ONLY | ARGUS_SC_FD_ARG0 |       \
+		ARGUS_SC_RECV)                                                          \
+	X(sendmsg, 46, ARGUS_SC_TRACED | ARGUS_SC_EXIT_ONLY | ARGUS_SC_FD_ARG0 |        \
+		ARGUS_SC_SEND)                                                          \
+	X(recvmsg, 47, ARGUS_SC_TRACED | ARGUS_SC_EXIT_ONLY | ARGUS_SC_FD_ARG0 |        \
+		ARGUS_SC_RECV)                                                          \
+	X(socketpair, 53, ARGUS_SC_TRACED | ARGUS_SC_FD_PAIR)                           \
+	X(exit, 60, ARGUS_SC_TRACED | ARGUS_SC_EXIT)                                    \
+	X(wait4, 61, ARGUS_SC_TRACED | ARGUS_SC_CHILD_WAIT)                             \
+	X(kill, 62, ARGUS_SC_TRACED | ARGUS_SC_SIGNAL)                                  \
+	X(fcntl, 72, ARGUS_SC_TRACED | ARGUS_SC_FILE_LOCK)                              \
+	X(flock, 73, ARGUS_SC_TRACED | ARGUS_SC_FILE_LOCK)                              \
+	X(rt_sigtimedwait, 128, ARGUS_SC_TIMEOUT_UNTRACED)                              \
+	X(tkill, 200, ARGUS_SC_TRACED | ARGUS_SC_SIGNAL)                                \
+	X(futex, 202, ARGUS_SC_TRACED | ARGUS_SC_FUTEX | ARGUS_SC_TIMEOUT_UNTRACED)     \
+	X(io_getevents, 208, ARGUS_SC_TIMEOUT_UNTRACED)                                 \
+	X(semtimedop, 220, ARGUS_SC_TIMEOUT_UNTRACED)                                   \
+	X(clock_nanosleep, 230, ARGUS_SC_TRACED | ARGUS_SC_SLEEP |                      \
+		ARGUS_SC_TIMEOUT_AT(2, ARGUS_TMO_TIMESPEC))                             \
+	X(exit_group, 231, ARGUS_SC_TRACED | ARGUS_SC_EXIT)                             \
+	X(epoll_wait, 232, ARGUS_SC_TRACED | ARGUS_SC_FD_ARG0 | ARGUS_SC_POLL |         \
+		ARGUS_SC_EPOLL | ARGUS_SC_TIMEOUT_UNTRACED)                             \
+	X(tgkill, 234, ARGUS_SC_TRACED | ARGUS_SC_SIGNAL)                               \
+	X(mq_timedreceive, 243, ARGUS_SC_TIMEOUT_UNTRACED)                              \
+	X(waitid, 247, ARGUS_SC_TRACED | ARGUS_SC_CHILD_WAIT)                           \
+	X(pselect6, 270, ARGUS_SC_TRACED | ARGUS_SC_POLL |                              \
+		ARGUS_SC_TIMEOUT_AT(4, ARGUS_TMO_TIMESPEC))                             \
+	X(ppoll, 271, ARGUS_SC_TRACED | ARGUS_SC_POLL | ARGUS_SC_POLLFD |               \
+		ARGUS_SC_TIMEOUT_AT(2, ARGUS_TMO_TIMESPEC))                             \
+	X(epoll_pwait, 281, ARGUS_SC_TRACED | ARGUS_SC_FD_ARG0 | ARGUS_SC_POLL |        \
+		ARGUS_SC_EPOLL | ARGUS_SC_TIMEOUT_UNTRACED)                             \
+	X(timerfd_create, 283, ARGUS_SC_TRACED | ARGUS_SC_NEW_FD)                       \
+	X(timerfd_settime, 286, ARGUS_SC_TRACED | ARGUS_SC_FD_ARG0)                     \
+	X(accept4, 288, ARGUS_SC_TRACED | ARGUS_SC_FD_ARG0 | ARGUS_SC_ACCEPT |          \
+		ARGUS_SC_NEW_FD)                                                        \
+	X(eventfd2, 290, ARGUS_SC_TRACED | ARGUS_SC_NEW_FD)                             \
+	X(pipe2, 293, ARGUS_SC_TRACED | ARGUS_SC_FD_PAIR)                               \
+	X(recvmmsg, 299, ARGUS_SC_TRACED | ARGUS_SC_EXIT_ONLY | ARGUS_SC_FD_ARG0 |      \
+		ARGUS_SC_RECV | ARGUS_SC_MSG_COUNT | ARGUS_SC_TIMEOUT_UNTRACED)         \
+	X(sendmmsg, 307, ARGUS_SC_TRACED | ARGUS_SC_EXIT_ONLY | ARGUS_SC_FD_ARG0 |      \
+		ARGUS_SC_SEND | ARGUS_SC_MSG_COUNT)                                     \
+	X(epoll_pwait2, 441, ARGUS_SC_TRACED | ARGUS_SC_FD_ARG0 | ARGUS_SC_POLL |       \
+		ARGUS_SC_EPOLL | ARGUS_SC_TIMEOUT_UNTRACED)
 
 /* The table's numbers (ARGUS_NR_futex...): for the BPF side, which has
  * no <sys/syscall.h>; user space may use SYS_* alike (the same numbers). */
@@ -169,6 +180,7 @@ enum argus_sys_nr {
 #undef ARGUS_SC_NR_
 };
 
+#ifndef __cplusplus
 /* Numbers the lookup covers: the BPF syscall bitmaps' 512
  * (AE_SYSCALL_WORDS * 64; collector/bpf_probe.c asserts it). */
 #define ARGUS_SYS_CLASS_NRS 512
@@ -186,10 +198,6 @@ static inline __u32 argus_sys_class(long nr)
 	return (unsigned long)nr < ARGUS_SYS_CLASS_NRS ? classes[nr] : 0;
 }
 
-#undef T_
-#undef XO_
-#undef F0_
-
 /* Is nr in any of the classes of mask? */
 static inline bool argus_sys_is(long nr, __u32 mask)
 {
@@ -205,4 +213,5 @@ static inline bool argus_sys_is_file_lock(long nr) { return argus_sys_is(nr, ARG
 static inline bool argus_sys_is_send(long nr) { return argus_sys_is(nr, ARGUS_SC_SEND); }
 static inline bool argus_sys_is_recv(long nr) { return argus_sys_is(nr, ARGUS_SC_RECV); }
 static inline bool argus_sys_is_exit(long nr) { return argus_sys_is(nr, ARGUS_SC_EXIT); }
+#endif /* !__cplusplus */
 #endif
