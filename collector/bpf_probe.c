@@ -357,6 +357,15 @@ void argus_probe__default_entries(uint64_t bitmap[8])
 	class_bitmap(bitmap, ARGUS_SC_TRACED, ARGUS_SC_EXIT_ONLY);
 }
 
+/* The BPF side's word for syscall nr (argus.bpf.c sys_class[]): its classes
+ * from the one table and whether this run records its exits and entries. */
+static uint32_t sys_word(long nr, bool traced, bool entry)
+{
+	_Static_assert(ARGUS_SC_TIMEOUT_AT(7, 3) < AE_SYS_ENTRY,
+		       "the table's classes leave the run's two bits free");
+	return argus_sys_class(nr) | (traced ? AE_SYS_TRACED : 0) | (entry && traced ? AE_SYS_ENTRY : 0);
+}
+
 /* Settings that become .rodata constants of the BPF programs (the verifier
  * then prunes disabled paths), and the ring's size; before load. */
 static int configure(struct argus_bpf *skel, const struct argus_probe_opts *o)
@@ -382,11 +391,13 @@ static int configure(struct argus_bpf *skel, const struct argus_probe_opts *o)
 		argus_probe__default_syscalls(defsys);
 		sys = defsys;
 	}
-	for (i = 0; i < AE_SYSCALL_WORDS; i++)
-		skel->rodata->syscalls[i] = sys[i];
 	data_calls(data);
-	for (i = 0; i < AE_SYSCALL_WORDS; i++)
-		skel->rodata->enter_syscalls[i] = o->all_entries ? sys[i] : sys[i] & ~data[i];
+	for (i = 0; i < AE_SYSCALL_WORDS * 64; i++) {
+		uint64_t bit = 1ull << (i % 64), entry = o->all_entries ? sys[i / 64] :
+						    sys[i / 64] & ~data[i / 64];
+
+		skel->rodata->sys_class[i] = sys_word(i, sys[i / 64] & bit, entry & bit);
+	}
 	return bpf_map__set_max_entries(skel->maps.rb, (uint32_t)rb_bytes);
 }
 
@@ -467,7 +478,7 @@ static void drop_enter_links(struct argus_probe *p)
  * program's .rodata); 0, or -1 with nothing left attached. */
 static int attach_per_call(struct argus_probe *p)
 {
-	const __u64 *want = p->skel->rodata->enter_syscalls;
+	const __u32 *want = p->skel->rodata->sys_class;
 
 	p->enter_links = calloc(AE_SYSCALL_WORDS * 64, sizeof(*p->enter_links));
 	for (int nr = 0; p->enter_links && nr < AE_SYSCALL_WORDS * 64; nr++) {
@@ -475,7 +486,7 @@ static int attach_per_call(struct argus_probe *p)
 		struct bpf_link *l;
 		char tp[64];
 
-		if (!(want[nr / 64] & (1ull << (nr % 64))))
+		if (!(want[nr] & AE_SYS_ENTRY))
 			continue;
 		if (!name || snprintf(tp, sizeof(tp), "sys_enter_%s", name) >= (int)sizeof(tp) ||
 		    !(l = bpf_program__attach_tracepoint(p->skel->progs.on_sys_enter_tp,

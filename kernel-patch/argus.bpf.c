@@ -63,8 +63,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* ---- settings written by the loader into .rodata before load ---------- */
 const volatile __u32 self_tgid = 0;
-const volatile __u64 syscalls[AE_SYSCALL_WORDS] = {};       /* exits recorded */
-const volatile __u64 enter_syscalls[AE_SYSCALL_WORDS] = {}; /* entries recorded */
+/* per syscall nr: its classes (syscalls/syscall_class.h) | AE_SYS_TRACED |
+ * AE_SYS_ENTRY; one load answers both "is it traced?" and "what is it?" */
+const volatile __u32 sys_class[AE_SYSCALL_WORDS * 64] = {};
 const volatile __u32 sample_copy = 0;   /* bytes of user stack per sample */
 const volatile __u32 block_copy = 0;    /* bytes of user stack per blocking switch */
 const volatile bool no_irq = false;     /* no AE_IRQ_* / AE_SOFTIRQ_* / AE_WQ_* */
@@ -641,21 +642,22 @@ static __always_inline __u8 *scratch_buf(__u32 slot)
 }
 
 /* ---- syscall helpers ---------------------------------------------------- */
-static __always_inline bool traced(__u64 nr)
-{
-	if (nr >= AE_SYSCALL_WORDS * 64)
-		return false;
-	return syscalls[nr / 64] & (1ull << (nr & 63));
-}
-
-/* Entries are recorded for a subset only: a read or a write's exit carries
+/*
+ * nr's word: its classes and this run's AE_SYS_TRACED / AE_SYS_ENTRY; 0 out
+ * of range (-1: not in a syscall).  The classes come from the one table,
+ * syscalls/syscall_class.h, written here by the loader with the run's
+ * bitmaps: a sys_exit that is not traced (every syscall of the system
+ * passes through it) costs a bound check and one load, and a traced one
+ * needs no second lookup for what it is.
+ * Entries are recorded for a subset only: a read or a write's exit carries
  * its number, fd, object and result, so its entry would be a second record
- * with nothing the graph needs (the loader documents the default split). */
-static __always_inline bool traced_enter(__u64 nr)
+ * with nothing the graph needs (the loader documents the default split).
+ */
+static __always_inline __u32 sys_word(__u64 nr)
 {
 	if (nr >= AE_SYSCALL_WORDS * 64)
-		return false;
-	return enter_syscalls[nr / 64] & (1ull << (nr & 63));
+		return 0;
+	return sys_class[nr];
 }
 
 /* fcntl cmds that take or drop a lock (not F_GETLK: a query holds nothing). */
@@ -677,25 +679,22 @@ static __always_inline __u64 user_timeout_ns(__u64 uptr, bool usec)
 	return ts.sec * 1000000000ull + ts.frac * (usec ? 1000 : 1);
 }
 
-/* Syscall argument i (0..5) from the user registers (x86_64 syscall ABI:
- * di si dx r10 r8 r9). */
-static __always_inline __u64 sys_arg(struct pt_regs *r, __u32 i)
+/* The timeout argument of a call of class cls (ARGUS_SC_TIMEOUT_ARG) from
+ * the user registers (x86_64 syscall ABI: di si dx r10 r8 r9).  The table
+ * puts timeouts in arguments 0, 2 and 4 only (test_syscall_class checks
+ * it), so two compares instead of a switch over six. */
+static __always_inline __u64 timeout_arg(struct pt_regs *r, __u32 cls)
 {
-	switch (i) {
-	case 0: return r->di;
-	case 1: return r->si;
-	case 2: return r->dx;
-	case 3: return r->r10;
-	case 4: return r->r8;
-	default: return r->r9;
-	}
+	__u32 i = ARGUS_SC_TIMEOUT_ARG(cls);
+
+	return i == 0 ? r->di : i == 2 ? r->dx : r->r8;
 }
 
 /* The timeout of a call of class cls (ARGUS_SC_TIMEOUT: its argument and
  * unit are in the class entry) as ns; ~0 = wait forever. */
 static __always_inline __u64 timeout_ns(struct pt_regs *r, __u32 cls)
 {
-	__u64 a = sys_arg(r, ARGUS_SC_TIMEOUT_ARG(cls));
+	__u64 a = timeout_arg(r, cls);
 
 	if (ARGUS_SC_TIMEOUT_UNIT(cls) == ARGUS_TMO_MS)  /* poll: int ms, < 0 = none */
 		return (int)a < 0 ? ~0ull : (__u64)(int)a * 1000000ull;
@@ -733,7 +732,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev_raw,
 	struct pt_regs *r;
 	__s64 nr = -1;
 	__u64 arg = 0, ax, orig_ax;
-	__u32 cls;
+	__u32 cls = 0;
 	__u32 size;
 	__u8 *buf;
 
@@ -771,24 +770,25 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev_raw,
 	 */
 	ax = r->ax;
 	orig_ax = r->orig_ax;
-	if (ax == (__u64)-ENOSYS && orig_ax < AE_SYSCALL_WORDS * 64)
+	if (ax == (__u64)-ENOSYS && orig_ax < AE_SYSCALL_WORDS * 64) {
 		nr = orig_ax;
-	/* The key argument by the syscall's class (syscalls/syscall_class.h):
-	 * one .rodata load instead of a compare chain over numbers. */
-	cls = argus_sys_class(nr);
-	if (cls & ARGUS_SC_TIMEOUT) {
+		cls = sys_class[nr];    /* in bounds: checked just above */
+	}
+	/* The key argument by the syscall's class (syscalls/syscall_class.h),
+	 * the most frequent blocking waits first (reads, epoll, locks). */
+	if (cls & (ARGUS_SC_FD_ARG0 | ARGUS_SC_FILE_LOCK)) {
+		/* an fd call, or a blocking lock wait (flock without LOCK_NB,
+		 * F_SETLKW, F_OFD_SETLKW): the fd and its file */
+		arg = (int)r->di;
+		resolve_fd((int)r->di, &e->obj);
+	} else if (nr == ARGUS_NR_futex) {
+		arg = r->di;  /* one-off: a futex wait's key is its uaddr */
+	} else if (cls & ARGUS_SC_TIMEOUT) {
 		/* a sleep or a poll-family wait (not epoll): its timeout, ns
 		 * (clock_nanosleep's is absolute when flags has TIMER_ABSTIME) */
 		arg = timeout_ns(r, cls);
 		if (cls & ARGUS_SC_POLLFD)
 			poll_one_obj(r, &e->obj);
-	} else if (nr == ARGUS_NR_futex) {
-		arg = r->di;  /* one-off: a futex wait's key is its uaddr */
-	} else if (cls & (ARGUS_SC_FD_ARG0 | ARGUS_SC_FILE_LOCK)) {
-		/* an fd call, or a blocking lock wait (flock without LOCK_NB,
-		 * F_SETLKW, F_OFD_SETLKW): the fd and its file */
-		arg = (int)r->di;
-		resolve_fd((int)r->di, &e->obj);
 	}
 	e->sys_nr = nr;
 	e->sys_arg = arg;
@@ -991,14 +991,14 @@ static __always_inline int emit_enter(long id, struct pt_regs *r)
 	return 0;
 }
 
-/* raw sys_enter(regs, id) fires for every syscall on the system: the bitmap
- * test comes first so untraced calls cost a few instructions.  The entry
- * bitmap is a subset of the exit one (traced_enter()).  Used only with
+/* raw sys_enter(regs, id) fires for every syscall on the system: the
+ * AE_SYS_ENTRY test comes first so untraced calls cost a few instructions.
+ * The entry set is a subset of the exit one (sys_word()).  Used only with
  * --all-entries or when the per-call tracepoints below cannot attach. */
 SEC("raw_tp/sys_enter")
 int BPF_PROG(on_sys_enter, struct pt_regs *regs_raw, long id)
 {
-	if (!traced_enter(id))
+	if (!(sys_word(id) & AE_SYS_ENTRY))
 		return 0;
 	return emit_enter(id, KPTR(pt_regs, regs_raw));
 }
@@ -1042,7 +1042,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs_raw, long ret)
 	__s64 fd = -1;
 	__u32 cls;
 
-	if (!traced(nr) || (bpf_get_current_pid_tgid() >> 32) == self_tgid)
+	cls = sys_word(nr);
+	if (!(cls & AE_SYS_TRACED) || (bpf_get_current_pid_tgid() >> 32) == self_tgid)
 		return 0;
 	e = RESERVE(AE_SYS_EXIT, struct ae_sys_exit, AE_CTX_TASK);
 	if (!e)
@@ -1050,7 +1051,6 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs_raw, long ret)
 	e->nr = nr;
 	e->ret = ret;
 	e->arg0 = r->di;
-	cls = argus_sys_class(nr);
 	if (cls & ARGUS_SC_NEW_FD) {
 		fd = ret;
 	} else if (cls & ARGUS_SC_FD_ARG0) {

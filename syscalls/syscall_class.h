@@ -97,7 +97,9 @@
 /* may take a timeout that the trace does not record */
 #define ARGUS_SC_TIMEOUT_UNTRACED (1u << 21)
 
-/* The timeout's argument (0..5) and unit, in bits 24..29 of an entry. */
+/* The timeout's argument (0..5) and unit, in bits 24..29 of an entry.
+ * Bits 30 and 31 stay free: the BPF loader adds its per-run bits there
+ * (argus_events.h AE_SYS_TRACED, AE_SYS_ENTRY). */
 #define ARGUS_TMO_TIMESPEC 0u  /* a struct timespec pointer, NULL = none */
 #define ARGUS_TMO_TIMEVAL  1u  /* a struct timeval pointer, NULL = none */
 #define ARGUS_TMO_MS       2u  /* an int of ms, negative = none */
