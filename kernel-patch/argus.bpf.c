@@ -1005,7 +1005,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs_raw, long id)
 
 /*
  * The same record from the per-call tracepoints syscalls:sys_enter_NAME,
- * attached by the loader to each call of the entry bitmap only.  A raw
+ * attached by the loader to each call of the entry set (AE_SYS_ENTRY) only.  A raw
  * sys_enter program runs for every syscall of every task, and by default
  * the entries are wanted for a few calls (futex, the poll family, ...)
  * while the hot ones (read, write, send*, recv*) are exit-only: through
