@@ -173,6 +173,7 @@ static void retry_lock(const struct argus_graph *g, struct until_end *ue, uint64
 		if (!ops[i].file || ops[i].op == ARGUS_LOCK_UNLOCK)
 			continue;
 		if (ops[i].ret < 0) {
+			/* one-off: the lock's kind names the call that asked for it */
 			ue->wait.wait_nr = ops[i].kind == ARGUS_LOCK_FLOCK ? SYS_flock : SYS_fcntl;
 			ue->wait.obj_kind = AE_OBJ_FILE;
 			ue->wait.obj = ops[i].file;
@@ -628,7 +629,7 @@ void until_end_annotate(struct graph_open_ctx *c, struct diag_front_opts *o, str
 	} else if (ue->ongoing && ue->ended && ue->stopped) {
 		if (argus_sys_is_file_lock(ue->wait.wait_nr))
 			by_lock_holder(c, ue);
-		else if (ue->wait.wait_nr == SYS_futex)
+		else if (ue->wait.wait_nr == SYS_futex)  /* one-off: its key is the word */
 			by_futex_waker(c, ue);
 		else if (ue->wait.obj_kind)
 			by_writer(c, ue);

@@ -257,7 +257,7 @@ struct wake_watch *wake_watch__new(const struct wake_watch_wait *w, char *what, 
 			 (w->obj >> 32) & 0xfffff, w->obj & 0xffffffffu, ww->nholders,
 			 ww->nholders == 1 ? "" : "s");
 		rc = 0;
-	} else if (w->wait_nr == SYS_futex) {
+	} else if (w->wait_nr == SYS_futex) {     /* one-off: its key is the word */
 		ww->kind = W_FUTEX;
 		rc = setup_futex(ww, what, len);
 	} else if (argus_sys_is_sleep(w->wait_nr)) {
