@@ -9,13 +9,16 @@
  * answers live here only, as one X-macro list (ARGUS_SYSCALL_CLASSES),
  * read by:
  *   - the BPF programs (kernel-patch/argus.bpf.c: what a blocked task's
- *     key argument is, which fd names a call's object),
+ *     key argument is, which fd names a call's object; they read the
+ *     classes from a .rodata word per syscall that the loader fills from
+ *     this table, with the run's traced/entry bits, so that one load says
+ *     both whether a call is traced and what it is),
  *   - argusd (collector/bpf_probe.c: the default syscall bitmaps;
  *     collector/hang_watch.c through syscalls/hang_rule.h),
  *   - the graph, the diagnosis and the front ends (graphlib/, analysis/).
  * A syscall's class is a bitmask (ARGUS_SC_*); argus_sys_class(nr) looks
- * it up in a const array indexed by nr (a .rodata load in BPF: cheaper
- * than the compare chains a switch over numbers compiles to there).
+ * it up in a const array indexed by nr (also compilable into a BPF
+ * program, where it is a .rodata load).
  *
  * Numbers are x86_64's: the BPF side is built with __TARGET_ARCH_x86 only
  * and has no libc headers, and the collector reads orig_ax of x86_64
@@ -210,7 +213,10 @@ static inline bool argus_sys_is_poll(long nr) { return argus_sys_is(nr, ARGUS_SC
 static inline bool argus_sys_is_epoll(long nr) { return argus_sys_is(nr, ARGUS_SC_EPOLL); }
 static inline bool argus_sys_is_pollfd(long nr) { return argus_sys_is(nr, ARGUS_SC_POLLFD); }
 static inline bool argus_sys_is_sleep(long nr) { return argus_sys_is(nr, ARGUS_SC_SLEEP); }
-static inline bool argus_sys_is_child_wait(long nr) { return argus_sys_is(nr, ARGUS_SC_CHILD_WAIT); }
+static inline bool argus_sys_is_child_wait(long nr)
+{
+	return argus_sys_is(nr, ARGUS_SC_CHILD_WAIT);
+}
 static inline bool argus_sys_is_file_lock(long nr) { return argus_sys_is(nr, ARGUS_SC_FILE_LOCK); }
 static inline bool argus_sys_is_send(long nr) { return argus_sys_is(nr, ARGUS_SC_SEND); }
 static inline bool argus_sys_is_recv(long nr) { return argus_sys_is(nr, ARGUS_SC_RECV); }
