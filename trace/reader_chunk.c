@@ -60,7 +60,7 @@ int reader_load_chunk(struct argus_trace *t, struct chunk *c)
 
 		if (get(&s, &tag) || get(&s, &len) || get_bytes(&s, len, &body.p))
 			return reader_why(t, "bad section header at payload byte %zu",
-				   (size_t)(s.p - t->raw));
+					  (size_t)(s.p - t->raw));
 		body.end = body.p + len;
 		switch (tag) {
 		case ARGUS_SEC_SCHEMA: dst = &sec.schema; has = &sec.has_schema; break;
@@ -71,7 +71,7 @@ int reader_load_chunk(struct argus_trace *t, struct chunk *c)
 		case ARGUS_SEC_CPUS: dst = &sec.cpus; has = &sec.has_cpus; break;
 		case ARGUS_SEC_STREAM:
 			if (reader_grow(&t->cur, &t->cur_cap, (uint64_t)t->ncur + 1,
-				 sizeof(*t->cur)))
+					sizeof(*t->cur)))
 				return -ENOMEM;
 			t->cur[t->ncur].s = body;
 			t->ncur++;
@@ -109,7 +109,7 @@ int reader_load_chunk(struct argus_trace *t, struct chunk *c)
 		e = reader_cpu_find(t, cpu);
 		if (!e || e->seen || e->nevents != n)
 			return reader_why(t, "STREAM of cpu %" PRIu64 " does not match the CPUS section",
-				   cpu);
+					  cpu);
 		e->seen = true;
 		cu->cpu = (uint16_t)cpu;
 		cu->ts = e->min_ts;
@@ -118,7 +118,7 @@ int reader_load_chunk(struct argus_trace *t, struct chunk *c)
 		/* an event takes at least 5 bytes: bound n before sizing */
 		if (n > (uint64_t)(cu->s.end - cu->s.p) / 5)
 			return reader_why(t, "cpu %u: %" PRIu64 " events cannot fit in the stream",
-				   cu->cpu, n);
+					  cu->cpu, n);
 		total += n;
 		nstreams++;
 	}
@@ -127,7 +127,7 @@ int reader_load_chunk(struct argus_trace *t, struct chunk *c)
 			return reader_why(t, "cpu %u has events but no STREAM", t->cpus[i].cpu);
 	if (total != h.nevents || nstreams != h.nstreams)
 		return reader_why(t, "%" PRIu64 " events in %" PRIu64 " streams, header says %u in %u",
-			   total, nstreams, h.nevents, h.nstreams);
+				  total, nstreams, h.nevents, h.nstreams);
 	if (reader_grow(&t->evbuf, &t->evbuf_cap, total, sizeof(*t->evbuf)) ||
 	    reader_grow(&t->heap, &t->heap_cap, t->ncur, sizeof(*t->heap)))
 		return -ENOMEM;

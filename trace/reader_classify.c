@@ -33,13 +33,13 @@ static const char *chunk_problem(struct argus_trace *t, struct chunk *c,
 	*past_end = false;
 	if (h->version != ARGUS_FORMAT_VERSION) {
 		reader_why(t, "chunk format version %u, this build reads version %u",
-		    h->version, ARGUS_FORMAT_VERSION);
+			   h->version, ARGUS_FORMAT_VERSION);
 		return t->why;
 	}
 	if (end > area_end) {
 		*past_end = true;
 		reader_why(t, "needs %" PRIu64 " bytes, file has %" PRIu64, end,
-		    (uint64_t)t->len);
+			   (uint64_t)t->len);
 		return t->why;
 	}
 	if (!argus_crc_ok(h->payload_crc, payload, h->payload_len))
@@ -53,7 +53,7 @@ static const char *chunk_problem(struct argus_trace *t, struct chunk *c,
 	     (uint64_t)h->raw_len > (uint64_t)h->payload_len * ARGUS_MAX_ZLIB_RATIO + 64 :
 	     h->raw_len != h->payload_len)) {
 		reader_why(t, "implausible inflated size %u for %u payload bytes",
-		    h->raw_len, h->payload_len);
+			   h->raw_len, h->payload_len);
 		return t->why;
 	}
 	if (h->nevents && h->min_ts > h->max_ts)

@@ -51,7 +51,7 @@ decode_rest(struct argus_trace *t, struct cursor *cu, struct argus_event *ev,
 	e = schema_find(t, type);
 	if (!e)
 		return reader_why(t, "cpu %u: event type %" PRIu64 " is not in the chunk's schema",
-			   cu->cpu, type);
+				  cu->cpu, type);
 	NEXT(tid, header);
 	NEXT(pidz, header);
 	NEXT(ctx, header);
@@ -133,7 +133,7 @@ decode_event(struct argus_trace *t, struct cursor *cu, struct argus_event *ev)
 	type = r.v;
 	if (!schema_find(t, type))
 		return reader_why(t, "cpu %u: event type %" PRIu64 " is not in the chunk's schema",
-			   cu->cpu, type);
+				  cu->cpu, type);
 	r = varint_next(r.p, cu->s.end);
 	if (!r.p || r.v > UINT64_MAX - cu->ts)
 		return reader_why(t, "cpu %u: bad event header", cu->cpu);

@@ -46,7 +46,7 @@ int reader_parse_schema(struct argus_trace *t, struct span s)
 		if (refs & ~(uint64_t)(ARGUS_SCHEMA_STACK | ARGUS_SCHEMA_STR |
 				       ARGUS_SCHEMA_STR2))
 			return reader_why(t, "unknown SCHEMA flags 0x%" PRIx64 " for type %" PRIu64,
-				   refs, type);
+					  refs, type);
 		e.refs = (uint8_t)refs;
 		t->sch[t->nsch++] = e;
 		if (type < 256)

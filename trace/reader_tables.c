@@ -40,7 +40,7 @@ int reader_intern_string(struct argus_trace *t, const uint8_t *p, uint64_t n,
 	if (t->nstr >= UINT32_MAX - 1 ||
 	    reader_grow(&t->str, &t->str_cap, (uint64_t)t->nstr + 1, sizeof(*t->str)) ||
 	    reader_grow(&t->str_len, &t->str_len_cap, (uint64_t)t->nstr + 1,
-		 sizeof(*t->str_len)))
+			sizeof(*t->str_len)))
 		return -ENOMEM;
 	s = reader_arena_alloc(&t->arena, (size_t)n + 1);
 	if (!s)
@@ -152,13 +152,13 @@ int reader_merge_map(struct argus_trace *t, const struct argus_map *m)
 	if (t->nmap >= UINT32_MAX - 1 ||
 	    reader_grow(&t->map, &t->map_cap, (uint64_t)t->nmap + 1, sizeof(*t->map)) ||
 	    reader_grow(&t->map_next, &t->map_next_cap, (uint64_t)t->nmap + 1,
-		 sizeof(*t->map_next)))
+			sizeof(*t->map_next)))
 		return -ENOMEM;
 	ph = (uint32_t)argus_mix64(m->pid);
 	pid_id = argus_hidx_find(&t->pidh_idx, ph, pidh_eq, t, &m->pid);
 	if (!pid_id) {
 		if (reader_grow(&t->pidh, &t->pidh_cap, (uint64_t)t->npidh + 1,
-			 sizeof(*t->pidh)) ||
+				sizeof(*t->pidh)) ||
 		    argus_hidx_insert(&t->pidh_idx, ph, t->npidh + 1))
 			return -ENOMEM;
 		t->pidh[t->npidh].pid = m->pid;
