@@ -16,7 +16,7 @@
  *   reader_tables.c    the global tables (strings, stacks, tasks, maps)
  *                      and their lookups
  *   reader_arena.c     the arena behind those tables
- * Every varint goes through varint.h, the writer's encoding.
+ * Every varint goes through varint.h, which the writer encodes with.
  *
  * Invariant of every parser here: a length or count read from the file is
  * checked against the bytes that remain before it is used; nothing is
@@ -254,8 +254,9 @@ int reader_check_header(struct argus_trace *t, struct argus_error *err);
 int reader_scan(struct argus_trace *t, struct argus_error *err);
 
 /* reader_classify.c */
-/* Set the state of each of the n candidates (in any order; the ring's are
- * left sorted newest first).  Snapshot: any bad chunk is an error. */
+/* Set the state of each of the n candidates, given in offset order (a
+ * ring's are left sorted newest first).  Snapshot: any bad chunk is an
+ * error in *err. */
 int reader_classify_snapshot(struct argus_trace *t, struct chunk *cand,
 			     size_t n, struct argus_error *err);
 int reader_classify_ring(struct argus_trace *t, struct chunk *cand, size_t n,
@@ -309,7 +310,8 @@ struct cpu_ent *reader_cpu_find(struct argus_trace *t, uint64_t cpu);
  * (ts, cpu); t->nev set.  -EBADMSG with the reason in t->why. */
 int reader_decode_merged(struct argus_trace *t);
 
-/* reader_tables.c */
+/* reader_tables.c: 0 or -ENOMEM.  Interning sets *id to the global id
+ * (1-based) of the content, adding it if it is new. */
 int reader_intern_string(struct argus_trace *t, const uint8_t *p, uint64_t n,
 			 uint32_t *id);
 int reader_intern_stack(struct argus_trace *t, const uint64_t *ips,
