@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * trace_internal.h - helpers shared by the trace-format library's own files
- * (chunk_builder.c, ring_file.c, trace_reader.c, trace_save.c).  Not part of
+ * (chunk_builder.c, ring_file.c, trace_save.c and the reader: trace_reader.c
+ * and reader_*.c, whose own shared header is reader_internal.h).  Not part of
  * the public API; nothing outside trace/ should include it.
  *
  *   struct argus_buf   growable byte buffer; p may be NULL while cap == 0

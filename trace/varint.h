@@ -7,6 +7,10 @@
  * one.  Signed values go through zigzag first (0, -1, 1, -2 ... -> 0, 1, 2,
  * 3 ...) so that small negative numbers stay short.
  *
+ * This file is the only varint code of the trace library: the writer
+ * encodes with varint_put(), the reader decodes with varint_get() and
+ * varint_next() (its streaming inflater too, reader_inflate.c).
+ *
  * Invariants:
  *   - varint_put() writes at most VARINT_MAX_LEN bytes; the caller reserves
  *     them.
