@@ -6,12 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "argus_event_format.h"
 #include "argus_events.h"
 #include "msg.h"
 #include "diag_front.h"
 #include "mark_who.h"
 #include "symbolize.h"
-#include "syscall_names.h"
 #include "until_end.h"
 
 static int parse_u32(const char *cmd, const char *opt, const char *s, uint32_t *out)
@@ -532,14 +532,7 @@ double diag_front_rel_s(struct graph_open_ctx *c, uint64_t ts)
 
 const char *diag_front_sys(int nr, char *buf, size_t len)
 {
-	const char *n = nr >= 0 ? argus_syscall_name(nr) : NULL;
-
-	if (n)
-		return n;
-	if (nr < 0)
-		return "-";
-	snprintf(buf, len, "sys_%d", nr);
-	return buf;
+	return argus_event_fmt_sys(nr, buf, len);      /* one spelling */
 }
 
 const char *diag_front_apic_name(int vector)

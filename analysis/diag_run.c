@@ -20,13 +20,13 @@
 #include <unistd.h>
 
 #include "argus_diag.h"
+#include "argus_event_format.h"
 #include "diag_front.h"
 #include "diag_run.h"
 #include "graph_open.h"
 #include "holder_cmd.h"
 #include "msg.h"
 #include "symbolize.h"
-#include "syscall_names.h"
 #include "until_end.h"
 
 struct pick_ctx {
@@ -142,11 +142,11 @@ static const char *live_only_comm(struct graph_open_ctx *c, uint32_t tid)
 	return s ? s : "?";
 }
 
-static const char *sys_name(int nr)
-{
-	const char *n = nr >= 0 ? argus_syscall_name(nr) : NULL;
-	return n ? n : "?";
-}
+/* A syscall as the dump spells it (argus_event_format.h): "sys_N" for a
+ * number without a name, built in a compound literal that lives until the
+ * end of the caller's block (no static buffer: argusd's hang keeper runs
+ * diagnoses in its own threads). */
+#define SYS_NAME(nr) argus_event_fmt_sys((nr), (char[24]){ 0 }, 24)
 
 
 /* A work item's callback by name (the trace's mappings of pid), else its
@@ -223,7 +223,7 @@ static void print_culprit(FILE *f, struct graph_open_ctx *c, const struct argus_
 	else
 		fprintf(f, ", %s", argus_hang_kind_str(k->kind));
 	if (k->kind == ARGUS_KIND_BLOCKED && k->wait_nr >= 0)
-		fprintf(f, " in %s for %.1f ms of the %.1f ms window", sys_name(k->wait_nr),
+		fprintf(f, " in %s for %.1f ms of the %.1f ms window", SYS_NAME(k->wait_nr),
 		        (double)k->wait_ns / 1e6, (double)(k->to - k->from) / 1e6);
 	if (k->seg == ARGUS_NONE)
 		fprintf(f, " (no segment in the window)");
@@ -284,7 +284,7 @@ static void json_culprit(FILE *f, struct graph_open_ctx *c, const struct argus_c
 	diag_front_fjson_live(f, k);
 	holder_cmd_json_culprit(f, hc, k);
 	if (k->kind == ARGUS_KIND_BLOCKED && k->wait_nr >= 0)
-		fprintf(f, ",\"wait\":{\"syscall\":\"%s\",\"ns\":%" PRIu64 "}", sys_name(k->wait_nr),
+		fprintf(f, ",\"wait\":{\"syscall\":\"%s\",\"ns\":%" PRIu64 "}", SYS_NAME(k->wait_nr),
 		        k->wait_ns);
 	if (work_rule(k)) {
 		char fb[256];

@@ -5,11 +5,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "argus_event_format.h"
 #include "argus_events.h"
 #include "msg.h"
 #include "graph_open.h"
 #include "progress.h"
-#include "syscall_names.h"
 
 int graph_open_common_flag(struct graph_open_opts *o, int argc, char **argv, int i)
 {
@@ -96,12 +96,10 @@ const char *graph_open_process(const struct argus_graph *g, const struct argus_t
 
 void graph_open_fprint_wait(FILE *f, const struct argus_graph *g, const struct argus_segment *s)
 {
-	const char *name = s->wait_nr >= 0 ? argus_syscall_name(s->wait_nr) : NULL;
+	char b[24];
 
-	if (name)
-		fprintf(f, " in %s", name);
-	else if (s->wait_nr >= 0)
-		fprintf(f, " in syscall %d", s->wait_nr);
+	if (s->wait_nr >= 0)
+		fprintf(f, " in %s", argus_event_fmt_sys(s->wait_nr, b, sizeof(b)));
 	else
 		fprintf(f, " (not in a syscall)");
 	if (s->wait_obj)

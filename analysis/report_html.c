@@ -22,9 +22,9 @@
 #include <string.h>
 
 #include "argus_diag.h"
+#include "argus_event_format.h"
 #include "msg.h"
 #include "report_html.h"
-#include "syscall_names.h"
 
 #define MAX_ROWS (ARGUS_DIAG_MAX_PATH + ARGUS_DIAG_MAX_CHAIN + 2)
 #define LABEL_W 200           /* px: the thread names at the left */
@@ -191,17 +191,11 @@ static double px(const struct panel *w, uint64_t t)
 	return LABEL_W + (double)(t - w->w0) * PLOT_W / (double)(w->w1 - w->w0);
 }
 
+/* a syscall as the dump spells it (argus_event_format.h), "no syscall"
+ * when the wait was not in one */
 static const char *sys_of(int nr, char *buf, size_t len)
 {
-	const char *n = nr >= 0 ? argus_syscall_name(nr) : NULL;
-
-	if (n)
-		return n;
-	if (nr >= 0)
-		snprintf(buf, len, "syscall %d", nr);
-	else
-		snprintf(buf, len, "no syscall");
-	return nr >= 0 ? buf : "no syscall";
+	return nr >= 0 ? argus_event_fmt_sys(nr, buf, len) : "no syscall";
 }
 
 static void run_rect(struct page *p, const struct panel *w, double y, uint64_t a, uint64_t b,

@@ -65,9 +65,11 @@ static const struct argus_command commands[] = {
 	  "               libraries, for more collector CPU; also for start)\n"
 	  "  Exits with CMD's exit status.  --size bounds the file as a ring.\n" },
 	{ "dump", cmd_dump, "print the events of a trace file, one per line",
-	  "argus dump FILE [--stacks] [--pid PID] [--tid TID] [--stats]\n"
+	  "argus dump FILE [--stacks] [--pid PID] [--tid TID] [--stats] [--json]\n"
 	  "  --stacks  print symbolized user stacks under events that have one\n"
-	  "  --stats   print only the per-CPU counts, lost events and time span\n" },
+	  "  --stats   print only the per-CPU counts, lost events and time span\n"
+	  "  --json    one JSON object per event and line, then a {\"stats\":...} line\n"
+	  "            (fields: docs/trace-format.md, \"dump --json\")\n" },
 	{ "hangs", cmd_hangs, "list the threads that stopped answering, longest first",
 	  DIAG_HANGS_USAGE },
 	{ "diagnose", cmd_diagnose, "name the thread, in any process, that caused a hang",

@@ -1,305 +1,41 @@
 /* cmd_dump.c - `argus dump FILE`: every event as one readable line, in
  * timestamp order, like `perf script`; with --stacks, symbolized user
- * stacks under the events that carry one.  Lost events and chunks lost to
- * ring wrap or a crash are always reported at the end, never hidden. */
+ * stacks under the events that carry one; with --json, one JSON object per
+ * line instead (docs/trace-format.md, "dump --json").  Both are written by
+ * the one event formatter (graphlib/argus_event_format.h).  Lost events
+ * and chunks lost to ring wrap or a crash are always reported at the end,
+ * never hidden: "# " lines in the text, a last {"stats":...} line in JSON. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "argus_diag.h"
+#include "argus_event_format.h"
 #include "argus_events.h"
+#include "argus_graph.h"
 #include "cli.h"
 #include "symbolize.h"
-#include "syscall_names.h"
 #include "trace_format.h"
 
-static const char *type_name(unsigned t)
+/* The symbolizer lives until exit (one CLI run): a work item's callback
+ * and, with --stacks, each frame, from the process's mappings in the
+ * trace (argus_event_fmt.symbolize). */
+struct dump_sym {
+	const struct argus_trace *t;
+	struct argus_symbolizer *sym;
+};
+
+static int symbolize(void *arg, uint32_t pid, uint64_t ts, uint64_t ip, char *buf, size_t len)
 {
-	const char *n = t <= UINT16_MAX ? argus_event_type_str((uint16_t)t) : NULL;
-	return n ? n : "unknown";
-}
-
-static const char *ctx_name(unsigned c)
-{
-	static const char *const n[] = { "task", "softirq", "hardirq", "nmi" };
-	return c < 4 ? n[c] : "?";
-}
-
-static void print_obj(uint64_t kind, uint64_t obj, uint64_t peer)
-{
-	if (!kind)
-		return;
-	if (kind == AE_OBJ_TCP || kind == AE_OBJ_UDP)
-		/* the BPF side packs the address in host order (ntohl) above
-		 * the port: the first octet is the highest byte */
-		printf(" obj=%s:%u.%u.%u.%u:%u->%u.%u.%u.%u:%u", argus_obj_kind_str(kind),
-		       (unsigned)(obj >> 40) & 255, (unsigned)(obj >> 32) & 255,
-		       (unsigned)(obj >> 24) & 255, (unsigned)(obj >> 16) & 255,
-		       (unsigned)(obj & 0xffff),
-		       (unsigned)(peer >> 40) & 255, (unsigned)(peer >> 32) & 255,
-		       (unsigned)(peer >> 24) & 255, (unsigned)(peer >> 16) & 255,
-		       (unsigned)(peer & 0xffff));
-	else if (peer)
-		printf(" obj=%s:%#" PRIx64 "->%#" PRIx64, argus_obj_kind_str(kind), obj, peer);
-	else
-		printf(" obj=%s:%#" PRIx64, argus_obj_kind_str(kind), obj);
-}
-
-static const char *comm_of(const struct argus_trace *t, uint32_t tid)
-{
-	const struct argus_task *k = tid ? argus_trace__task(t, tid) : NULL;
-	const char *s = k ? argus_trace__string(t, k->comm) : NULL;
-	/* a comm is the traced program's choice: escaped, so that neither
-	 * an ESC nor a newline in it acts on root's terminal or forges a line */
-	return s ? msg_tstr(s) : (tid ? "?" : "swapper");
-}
-
-static void print_sys(long nr)
-{
-	const char *n = argus_syscall_name(nr);
-	if (n)
-		printf(" %s", n);
-	else
-		printf(" sys_%ld", nr);
-}
-
-/* The lock request of a flock/fcntl entry (the raw args of fcntl's lock
- * cmds hold the tagged struct flock copy, argus_events.h):
- * " lock=KIND:OP:wait|try range=START+LEN|START+eof"; OP "?" when the
- * struct flock could not be read. */
-static void print_lock(int64_t nr, const uint64_t *args)
-{
-	struct argus_lock_req r;
-	const char *op;
-
-	if (argus_lock__decode(nr, args, &r))
-		return;
-	op = argus_lock_op_str(r.op);
-	printf(" lock=%s:%s:%s", argus_lock_kind_str(r.kind), op ? op : "?",
-	       r.wait ? "wait" : "try");
-	if (r.kind == ARGUS_LOCK_FLOCK)
-		return;
-	if (r.len == ARGUS_LOCK_EOF)
-		printf(" range=%#" PRIx64 "+eof", r.start);
-	else
-		printf(" range=%#" PRIx64 "+%" PRIu64, r.start, r.len);
-}
-
-/* An interposer record of a rwlock, semaphore or condvar (AE_MUTEX_*
- * with a kind; docs/trace-format.md). */
-static void print_sync(uint16_t type, const uint64_t *f)
-{
-	static const char *const obj[AE_SYNC_KIND_MAX] = {
-		[AE_SYNC_RDLOCK] = "rwlock", [AE_SYNC_WRLOCK] = "rwlock",
-		[AE_SYNC_SEM] = "sem", [AE_SYNC_COND] = "cond",
-	};
-	uint64_t kind = f[ARGUS_F_MX_KIND];
-
-	if (kind >= AE_SYNC_KIND_MAX) {
-		printf(" kind=%" PRIu64 " addr=%#" PRIx64, kind, f[ARGUS_F_MX_ADDR]);
-		return;
-	}
-	printf(" %s=%#" PRIx64, obj[kind], f[ARGUS_F_MX_ADDR]);
-	if (kind == AE_SYNC_RDLOCK || kind == AE_SYNC_WRLOCK)
-		printf(" mode=%s", kind == AE_SYNC_RDLOCK ? "read" : "write");
-	if (kind == AE_SYNC_COND && type != AE_MUTEX_WAKE)
-		printf(" mutex=%#" PRIx64, f[ARGUS_F_MX_ARG]);
-	if (type == AE_MUTEX_WAIT && kind != AE_SYNC_SEM && kind != AE_SYNC_COND)
-		printf(" holder=%" PRIu64 " readers=%" PRIu64, f[ARGUS_F_MX_OTHER],
-		       f[ARGUS_F_MX_ARG]);
-	else if (type == AE_MUTEX_ACQUIRED)
-		printf(" err=%" PRIu64, f[ARGUS_F_MX_OTHER]);
-	else if (type == AE_MUTEX_WAKE && (kind == AE_SYNC_SEM || kind == AE_SYNC_COND))
-		printf(" waiters=%" PRIu64 "%s", f[ARGUS_F_MX_OTHER],
-		       kind == AE_SYNC_COND && f[ARGUS_F_MX_ARG] ? " broadcast" : "");
-}
-
-/* A work item's callback, symbolized from the process's mappings in the
- * trace (the symbolizer lives until exit: one CLI run). */
-static void print_work_fn(const struct argus_trace *t, const struct argus_event *e, uint64_t fn)
-{
-	static struct argus_symbolizer *sym;
+	struct dump_sym *d = arg;
 	struct argus_sym s;
-	char buf[512];
 
-	if (!fn) {
-		printf(" fn=?");
-		return;
-	}
-	if (!sym)
-		sym = argus_symbolizer__new();
-	if (sym && !argus_symbolize_trace_ip(sym, t, e->pid, e->ts, fn, &s)) {
-		argus_sym__format(&s, fn, buf, sizeof(buf));
-		printf(" fn=%#" PRIx64 " %s", fn, msg_tstr(buf));
-	} else {
-		printf(" fn=%#" PRIx64, fn);
-	}
-}
-
-static void print_event(const struct argus_trace *t, const struct argus_event *e)
-{
-	const uint64_t *f = e->f;
-
-	printf("%16s %7u/%-7u [%03u] %5" PRIu64 ".%09" PRIu64 ": %-14s", comm_of(t, e->tid),
-	       e->tid, e->pid, e->cpu, e->ts / 1000000000, e->ts % 1000000000, type_name(e->type));
-	if (e->ctx)
-		printf(" ctx=%s", ctx_name(e->ctx));
-	switch (e->type) {
-	case AE_SWITCH:
-		printf(" prev_state=%#" PRIx64 " next=%s:%" PRIu64 "/%" PRIu64,
-		       f[ARGUS_F_SW_PREV_STATE], comm_of(t, (uint32_t)f[ARGUS_F_SW_NEXT_TID]),
-		       f[ARGUS_F_SW_NEXT_TID], f[ARGUS_F_SW_NEXT_PID]);
-		if ((int64_t)f[ARGUS_F_SW_SYS_NR] >= 0 && f[ARGUS_F_SW_PREV_STATE]) {
-			printf(" blocked_in");
-			print_sys((long)f[ARGUS_F_SW_SYS_NR]);
-			printf("(%#" PRIx64 ")", f[ARGUS_F_SW_SYS_ARG]);
-		}
-		print_obj(f[ARGUS_F_SW_OBJ_KIND], f[ARGUS_F_SW_OBJ], f[ARGUS_F_SW_PEER]);
-		break;
-	case AE_WAKING:
-		printf(" target=%s:%" PRIu64 "/%" PRIu64 " target_cpu=%" PRIu64,
-		       comm_of(t, (uint32_t)f[ARGUS_F_WK_TARGET_TID]), f[ARGUS_F_WK_TARGET_TID],
-		       f[ARGUS_F_WK_TARGET_PID], f[ARGUS_F_WK_TARGET_CPU]);
-		if (f[ARGUS_F_WK_VECTOR] == AE_VEC_HRTIMER)
-			printf(" vec=hrtimer");
-		else if (f[ARGUS_F_WK_VECTOR] != AE_VEC_NONE &&
-			 (f[ARGUS_F_WK_VECTOR] & ~0xffull) == AE_VEC_APIC)
-			printf(" vec=apic:%#" PRIx64, f[ARGUS_F_WK_VECTOR] & 0xff);
-		else if (f[ARGUS_F_WK_VECTOR] != AE_VEC_NONE)
-			printf(" vec=%" PRIu64, f[ARGUS_F_WK_VECTOR]);
-		if (f[ARGUS_F_WK_HRTIMER])
-			printf(" timer=%#" PRIx64, f[ARGUS_F_WK_HRTIMER]);
-		break;
-	case AE_WAKEUP_NEW:
-	case AE_FORK:
-	case AE_FREE:
-		printf(" child=%" PRIu64 "/%" PRIu64 " comm=%s", f[ARGUS_F_TK_CHILD_TID],
-		       f[ARGUS_F_TK_CHILD_PID], msg_tstr(e->str ? argus_trace__string(t, e->str) : ""));
-		break;
-	case AE_EXEC:
-		printf(" old_tid=%" PRIu64 " comm=%s file=%s", f[ARGUS_F_EX_OLD_TID],
-		       msg_tstr(e->str ? argus_trace__string(t, e->str) : ""),
-		       msg_tstr(e->str2 ? argus_trace__string(t, e->str2) : ""));
-		break;
-	case AE_EXIT:
-		printf(" code=%" PRId64, (int64_t)f[ARGUS_F_EXIT_CODE]);
-		break;
-	case AE_RENAME:
-		printf(" \"%s\"", msg_tstr(e->str ? argus_trace__string(t, e->str) : ""));
-		break;
-	case AE_MARK:
-		/* who marked: pid/tid are the sender's; the uid is absent in
-		 * traces of older collectors ("uid=?", not root) */
-		printf(" \"%s\"", msg_tstr(e->str ? argus_trace__string(t, e->str) : ""));
-		if (f[ARGUS_F_MARK_HAS_UID])
-			printf(" uid=%" PRIu64, f[ARGUS_F_MARK_UID]);
-		else
-			printf(" uid=?");
-		break;
-	case AE_SYS_ENTER:
-		print_sys((long)f[ARGUS_F_SE_NR]);
-		printf("(%#" PRIx64 ", %#" PRIx64 ", %#" PRIx64 ", %#" PRIx64 ")",
-		       f[1], f[2], f[3], f[4]);
-		print_lock((int64_t)f[ARGUS_F_SE_NR], &f[ARGUS_F_SE_ARG0]);
-		break;
-	case AE_SYS_EXIT:
-		print_sys((long)f[ARGUS_F_SX_NR]);
-		printf(" = %" PRId64 " arg0=%" PRIu64, (int64_t)f[ARGUS_F_SX_RET], f[ARGUS_F_SX_ARG0]);
-		print_obj(f[ARGUS_F_SX_OBJ_KIND], f[ARGUS_F_SX_OBJ], f[ARGUS_F_SX_PEER]);
-		break;
-	case AE_HRT_START:
-	case AE_HRT_EXPIRE:
-	case AE_HRT_CANCEL:
-		printf(" timer=%#" PRIx64 " fn=%#" PRIx64 " owner=%" PRIu64, f[ARGUS_F_HT_TIMER],
-		       f[ARGUS_F_HT_FUNCTION], f[ARGUS_F_HT_OWNER_TID]);
-		if (e->type == AE_HRT_START)
-			printf(" expires=%" PRIu64 " mode=%" PRIu64, f[ARGUS_F_HT_EXPIRES], f[ARGUS_F_HT_MODE]);
-		break;
-	case AE_IRQ_ENTRY:
-	case AE_IRQ_EXIT:
-	case AE_SOFTIRQ_ENTRY:
-	case AE_SOFTIRQ_EXIT:
-		printf(" vec=%" PRIu64, f[ARGUS_F_IRQ_VECTOR]);
-		break;
-	case AE_WQ_START:
-	case AE_WQ_END:
-		printf(" work=%#" PRIx64 " fn=%#" PRIx64, f[ARGUS_F_WQ_WORK], f[ARGUS_F_WQ_FUNCTION]);
-		break;
-	case AE_LOST:
-		printf(" count=%" PRIu64, f[ARGUS_F_LOST_COUNT]);
-		break;
-	case AE_MUTEX_WAIT:
-		if (f[ARGUS_F_MX_KIND] != AE_SYNC_MUTEX) {
-			print_sync(e->type, f);
-			break;
-		}
-		printf(" mutex=%#" PRIx64 " holder=%" PRIu64, f[ARGUS_F_MX_ADDR], f[ARGUS_F_MX_OTHER]);
-		break;
-	case AE_MUTEX_ACQUIRED:
-		if (f[ARGUS_F_MX_KIND] != AE_SYNC_MUTEX) {
-			print_sync(e->type, f);
-			break;
-		}
-		printf(" mutex=%#" PRIx64 " err=%" PRIu64, f[ARGUS_F_MX_ADDR], f[ARGUS_F_MX_OTHER]);
-		break;
-	case AE_MUTEX_WAKE:
-		if (f[ARGUS_F_MX_KIND] != AE_SYNC_MUTEX) {
-			print_sync(e->type, f);
-			break;
-		}
-		printf(" mutex=%#" PRIx64, f[ARGUS_F_MX_ADDR]);
-		break;
-	case AE_WORK_ENQUEUE:
-	case AE_WORK_BEGIN:
-	case AE_WORK_END:
-		printf(" item=%#" PRIx64 " kind=%s", f[ARGUS_F_WI_ITEM],
-		       argus_work_kind_str((unsigned)f[ARGUS_F_WI_KIND]));
-		print_work_fn(t, e, f[ARGUS_F_WI_FN]);
-		break;
-	case AE_WORK_BOUNDARY:
-		printf(" tag=%#" PRIx64, f[ARGUS_F_WI_ITEM]);
-		break;
-	case AE_LIVE_HIT: {
-		static const char *const kinds[] = { "?", "boundary", "enqueue", "begin", "end" };
-
-		printf(" fn=%#" PRIx64 " item=%#" PRIx64 " as=%s", f[ARGUS_F_LIVE_FUNC],
-		       f[ARGUS_F_LIVE_ITEM], kinds[f[ARGUS_F_LIVE_KIND] < 5 ? f[ARGUS_F_LIVE_KIND] : 0]);
-		break;
-	}
-	case AE_HWWATCH:
-		printf(" addr=%#" PRIx64 " len=%" PRIu64 " value=", f[ARGUS_F_HW_ADDR],
-		       f[ARGUS_F_HW_LEN]);
-		if (f[ARGUS_F_HW_VALUE_OK])
-			printf("%#" PRIx64, f[ARGUS_F_HW_VALUE]);
-		else
-			printf("?");
-		printf(" ip=%#" PRIx64 " watch=%" PRIu64, f[ARGUS_F_HW_IP], f[ARGUS_F_HW_ID]);
-		if (f[ARGUS_F_HW_READER])
-			printf(" reader=%" PRIu64, f[ARGUS_F_HW_READER]);
-		break;
-	}
-	putchar('\n');
-}
-
-static void print_stack(const struct argus_trace *t, struct argus_symbolizer *sym,
-			const struct argus_event *e)
-{
-	const uint64_t *ips;
-	uint32_t nr;
-	char buf[512];
-
-	if (!e->stack || argus_trace__stack(t, e->stack, &ips, &nr))
-		return;
-	for (uint32_t i = 0; i < nr; i++) {
-		struct argus_sym s;
-		if (sym && !argus_symbolize_trace_ip(sym, t, e->pid, e->ts, ips[i], &s)) {
-			argus_sym__format(&s, ips[i], buf, sizeof(buf));
-			printf("\t%16" PRIx64 " %s\n", ips[i], msg_tstr(buf));
-		} else {
-			printf("\t%16" PRIx64 " [unknown]\n", ips[i]);
-		}
-	}
+	if (!d->sym)
+		d->sym = argus_symbolizer__new();
+	if (!d->sym || argus_symbolize_trace_ip(d->sym, d->t, pid, ts, ip, &s))
+		return -1;
+	argus_sym__format(&s, ip, buf, len);
+	return 0;
 }
 
 static void print_stats(const struct argus_trace *t)
@@ -331,14 +67,41 @@ static void print_stats(const struct argus_trace *t)
 	printf(" total=%" PRIu64 "\n", total);
 }
 
+/* The same totals as print_stats, as the last JSON line: an object with
+ * one key, "stats", so a reader that selects events by "type" skips it. */
+static void print_stats_json(const struct argus_trace *t)
+{
+	const struct argus_trace_stats *st = argus_trace__stats(t);
+	const struct argus_file_header *fh = argus_trace__header(t);
+	uint64_t total = 0;
+
+	printf("{\"stats\":{\"ring\":%s,\"hostname\":", fh->flags & ARGUS_FILE_RING ? "true" : "false");
+	argus_json_write_str(stdout, fh->hostname);
+	printf(",\"kernel\":");
+	argus_json_write_str(stdout, fh->kernel);
+	printf(",\"ncpus\":%u,\"wait_stacks\":%s,\"events\":%" PRIu64 ",\"chunks\":%" PRIu64
+	       ",\"min_ts\":%" PRIu64 ",\"max_ts\":%" PRIu64 ",\"chunks_overwritten\":%" PRIu64
+	       ",\"chunks_incomplete\":%" PRIu64 ",\"chunks_corrupt\":%" PRIu64
+	       ",\"out_of_order\":%" PRIu64 ",\"lost\":[",
+	       fh->ncpus, fh->flags & ARGUS_FILE_WAIT_STACKS ? "true" : "false", st->events,
+	       st->chunks, st->min_ts, st->max_ts, st->chunks_overwritten, st->chunks_incomplete,
+	       st->chunks_corrupt, st->out_of_order);
+	for (uint32_t c = 0; c < st->ncpus && c < 256; c++) {
+		printf("%s%" PRIu64, c ? "," : "", st->cpu[c].lost);
+		total += st->cpu[c].lost;
+	}
+	printf("],\"lost_total\":%" PRIu64 "}}\n", total);
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	const char *path = NULL;
-	bool stacks = false, stats_only = false;
+	bool stacks = false, stats_only = false, json = false;
 	long pid = -1, tid = -1;
 	struct argus_error err = { 0 };
 	struct argus_event ev;
-	struct argus_symbolizer *sym = NULL;
+	struct dump_sym ds = { 0 };
+	struct argus_event_fmt fmt = { .symbolize = symbolize, .arg = &ds };
 	int rc;
 
 	for (int i = 1; i < argc; i++) {
@@ -346,6 +109,8 @@ int cmd_dump(int argc, char **argv)
 			stacks = true;
 		else if (!strcmp(argv[i], "--stats"))
 			stats_only = true;
+		else if (!strcmp(argv[i], "--json"))
+			json = true;
 		else if (!strcmp(argv[i], "--pid") && i + 1 < argc)
 			pid = strtol(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--tid") && i + 1 < argc)
@@ -360,8 +125,8 @@ int cmd_dump(int argc, char **argv)
 	struct argus_trace *t = argus_trace__open(path, &err);
 	if (!t)
 		return msg_error("dump", "%s", err.msg);
-	if (stacks)
-		sym = argus_symbolizer__new();
+	ds.t = fmt.trace = t;
+	fmt.stacks = stacks;
 	while ((rc = argus_trace__next(t, &ev, &err)) > 0) {
 		if (stats_only)
 			continue;
@@ -371,18 +136,24 @@ int cmd_dump(int argc, char **argv)
 		if (tid >= 0 && ev.tid != tid && !(ev.type == AE_SWITCH && ev.f[ARGUS_F_SW_NEXT_TID] == (uint64_t)tid) &&
 		    !(ev.type == AE_WAKING && ev.f[ARGUS_F_WK_TARGET_TID] == (uint64_t)tid))
 			continue;
-		print_event(t, &ev);
-		if (stacks)
-			print_stack(t, sym, &ev);
+		if (json)
+			argus_event__write_json(stdout, &fmt, &ev);
+		else
+			argus_event__write_text(stdout, &fmt, &ev);
 	}
 	if (rc < 0) {
 		fflush(stdout);
-		argus_symbolizer__free(sym);
+		argus_symbolizer__free(ds.sym);
 		argus_trace__close(t);
 		return msg_error("dump", "%s", err.msg);
 	}
-	print_stats(t);
-	argus_symbolizer__free(sym);
+	if (json)
+		print_stats_json(t);
+	else
+		print_stats(t);
+	argus_symbolizer__free(ds.sym);
 	argus_trace__close(t);
+	if (fflush(stdout) || ferror(stdout))
+		return msg_error("dump", "writing the output failed");
 	return 0;
 }

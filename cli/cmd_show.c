@@ -8,6 +8,8 @@
  * ended (the next segment of the thread and who woke it), its events one
  * per line (at most SHOW_MAX_EVENTS), the symbolized user stack of the
  * wait, and every in- and out-edge.  --json writes the same as one object.
+ * Event types, syscalls, objects and contexts are spelled by the one event
+ * formatter (argus_event_format.h), as `argus dump` spells them.
  *
  * The key argument of a wait (argus_segment.wait_arg) means what the BPF
  * side recorded for that syscall: the futex word's address for futex, the
@@ -20,6 +22,7 @@
 #include <string.h>
 
 #include "argus_diag.h"
+#include "argus_event_format.h"
 #include "argus_events.h"
 #include "cli.h"
 #include "diag_front.h"
@@ -50,33 +53,17 @@ static bool timeout_untraced(const struct argus_segment *s)
 	return argus_sys_is(s->wait_nr, ARGUS_SC_TIMEOUT_UNTRACED);
 }
 
-/* "unix 0x1a2b->0x1a2c", "pipe 0x1a2b" */
-static void obj_str(uint64_t kind, uint64_t obj, uint64_t peer, char *buf, size_t len)
-{
-	if (peer)
-		snprintf(buf, len, "%s %#" PRIx64 "->%#" PRIx64, argus_obj_kind_str(kind), obj, peer);
-	else
-		snprintf(buf, len, "%s %#" PRIx64, argus_obj_kind_str(kind), obj);
-}
-
-static const char *ctx_str(unsigned ctx)
-{
-	return ctx == AE_CTX_TASK ? "task" : ctx == AE_CTX_SOFTIRQ ? "softirq" :
-	       ctx == AE_CTX_HARDIRQ ? "hardirq" : ctx == AE_CTX_NMI ? "nmi" : "?";
-}
-
 /* One event as text, without its time: "sys_exit   read = 12 (unix ...)".
  * last: the segment's last event (a switch there is the one that ended it;
  * any other switch inside a segment is a preemption). */
 static void event_str(struct graph_open_ctx *c, const struct argus_gevent *ev, bool last,
 		      char *buf, size_t len)
 {
-	const char *type = argus_event_type_str(ev->type);
 	const struct argus_object *ob = NULL;
 	char sb[24], tb[128];
 	size_t n;
 
-	n = (size_t)snprintf(buf, len, "%-13s", type ? type : "?");
+	n = (size_t)snprintf(buf, len, "%-13s", argus_event_fmt_type(ev->type));
 	switch (ev->type) {
 	case AE_SYS_ENTER:
 		n += (size_t)snprintf(buf + n, len - n, " %s(%#" PRIx64 ", ...)",
@@ -158,11 +145,11 @@ static void event_str(struct graph_open_ctx *c, const struct argus_gevent *ev, b
 	}
 	}
 	if (ob && ob->kind && n < len) {
-		obj_str(ob->kind, ob->obj, ob->peer, tb, sizeof(tb));
-		n += (size_t)snprintf(buf + n, len - n, "  [%s]", tb);
+		n += (size_t)snprintf(buf + n, len - n, "  [%s]",
+				      argus_event_fmt_obj(ob->kind, ob->obj, ob->peer, tb, sizeof(tb)));
 	}
 	if (ev->ctx != AE_CTX_TASK && n < len)
-		snprintf(buf + n, len - n, "  ctx=%s", ctx_str(ev->ctx));
+		snprintf(buf + n, len - n, "  ctx=%s", argus_event_fmt_ctx(ev->ctx));
 }
 
 /* The segment's own woken-by edge: how its previous wait ended. */
@@ -236,8 +223,8 @@ static void print_text(struct graph_open_ctx *c, uint32_t id)
 		if (s->wait_obj) {
 			const struct argus_object *wo = argus_graph__object(c->g, s->wait_obj);
 
-			obj_str(wo->kind, wo->obj, wo->peer, buf, sizeof(buf));
-			printf(", %s", buf);
+			printf(", %s", argus_event_fmt_obj(wo->kind, wo->obj, wo->peer, buf,
+							   sizeof(buf)));
 		}
 		printf("\n  wait      ");
 		if (s->wait_ns)
@@ -362,13 +349,12 @@ static void print_json(struct graph_open_ctx *c, uint32_t id)
 	for (uint32_t e = s->first_event; e != ARGUS_NONE && n < SHOW_MAX_EVENTS;
 	     e = argus_graph__seg_next_event(c->g, id, e), n++) {
 		const struct argus_gevent *ev = argus_graph__event(c->g, e);
-		const char *type = argus_event_type_str(ev->type);
 		const struct argus_object *ob = NULL;
 
 		printf("%s\n{\"ts\":%" PRIu64 ",\"offset_ns\":%" PRIu64 ",\"type\":", n ? "," : "",
 		       ev->ts, ev->ts - s->start);
-		diag_front_json_str(type ? type : "?");
-		printf(",\"ctx\":\"%s\",\"val\":%" PRId64, ctx_str(ev->ctx), ev->val);
+		diag_front_json_str(argus_event_fmt_type(ev->type));
+		printf(",\"ctx\":\"%s\",\"val\":%" PRId64, argus_event_fmt_ctx(ev->ctx), ev->val);
 		if (ev->type == AE_SYS_ENTER || ev->type == AE_SYS_EXIT ||
 		    (ev->type == AE_SWITCH && ev->nr >= 0)) {
 			printf(",\"syscall\":");
@@ -379,9 +365,8 @@ static void print_json(struct graph_open_ctx *c, uint32_t id)
 		if (ev->type == AE_SYS_EXIT || ev->type == AE_SWITCH)
 			ob = argus_graph__object(c->g, ev->obj);
 		if (ob && ob->kind) {
-			printf(",\"obj\":{\"kind\":");
-			diag_front_json_str(argus_obj_kind_str(ob->kind));
-			printf(",\"obj\":%" PRIu64 ",\"peer\":%" PRIu64 "}", ob->obj, ob->peer);
+			printf(",\"obj\":");
+			argus_event_fmt_json_obj(stdout, ob->kind, ob->obj, ob->peer);
 		}
 		event_str(c, ev, argus_graph__seg_next_event(c->g, id, e) == ARGUS_NONE, buf,
 			  sizeof(buf));

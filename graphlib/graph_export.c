@@ -39,9 +39,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "argus_event_format.h"
 #include "graph_internal.h"
 #include "syscall_class.h"
-#include "syscall_names.h"
 
 #define PROGRESS_EVERY (1u << 20)
 #define MIN_SLICE_NS 1000ull    /* zero-length segments: 1 µs */
@@ -339,15 +339,9 @@ static uint64_t rel(const struct argus_graph *g, uint64_t ts)
 static const char *wait_sys(const struct argus_segment *s, char *buf,
 			    size_t len)
 {
-	const char *n;
-
 	if (s->end_reason != ARGUS_END_WAIT || s->wait_nr < 0)
 		return NULL;
-	n = argus_syscall_name(s->wait_nr);
-	if (n)
-		return n;
-	snprintf(buf, len, "sys_%" PRId32, s->wait_nr);
-	return buf;
+	return argus_event_fmt_sys(s->wait_nr, buf, len);
 }
 
 /* Is the wait_arg of a segment that ended in a syscall wait a timeout

@@ -8,9 +8,12 @@
  * per-CPU lost counts.  No trace file, no symbolization.  --quiet prints
  * only a count per record type (to measure drain throughput and loss).
  *
- * Line format: TS_NS cCPU CTX TID/PID TYPE key=value...
- *   CTX is T (task), S (softirq), H (hardirq), N (NMI).
- *   obj=KIND:OBJ/PEER (hex) for fd objects; tcp/udp print ip:port.
+ * Each record is turned into the trace event the collector would make of
+ * it and printed by the one event formatter (graphlib/argus_event_format.h),
+ * as `argus dump` prints it: the same names, syscalls and objects.  Under
+ * it, on tab-led lines, what only the raw record has: the user-stack tail
+ * (registers, copy size, frame-pointer ips), an exit's group_dead, an
+ * irq_exit's handler return.  A comm is known once a record named it (no task table).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,9 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "argus_event_format.h"
 #include "argus_events.h"
 #include "bpf_probe.h"
-#include "syscall_names.h"
 
 static volatile sig_atomic_t stop;
 static unsigned long long nrec, nbad, per_type[AE_TYPE_MAX];
@@ -35,55 +38,29 @@ static void on_sig(int sig)
 	stop = 1;
 }
 
-/* "-" when not in a syscall, "?" for a number this build does not know */
-static const char *sys_name(long nr)
+/* The comm of each tid seen in a record (switch's next, a task record,
+ * exec, rename), so that lines name their tasks: a small table indexed by
+ * tid, where a tid that collides replaces the older one. */
+#define COMMS 4096
+static struct { uint32_t tid; char comm[AE_COMM_LEN + 1]; } comms[COMMS];
+
+static void note_comm(uint32_t tid, const char *comm)
 {
-	const char *n = argus_syscall_name(nr);
-
-	return nr == -1 ? "-" : n ? n : "?";
-}
-
-static const char *type_name(unsigned t)
-{
-	static const char *n[] = {
-		[AE_SWITCH] = "SWITCH", [AE_WAKING] = "WAKING",
-		[AE_WAKEUP_NEW] = "WAKEUP_NEW", [AE_FORK] = "FORK",
-		[AE_EXEC] = "EXEC", [AE_EXIT] = "EXIT", [AE_FREE] = "FREE",
-		[AE_RENAME] = "RENAME", [AE_SYS_ENTER] = "SYS_ENTER",
-		[AE_SYS_EXIT] = "SYS_EXIT", [AE_HRT_START] = "HRT_START",
-		[AE_HRT_EXPIRE] = "HRT_EXPIRE", [AE_HRT_CANCEL] = "HRT_CANCEL",
-		[AE_IRQ_ENTRY] = "IRQ_ENTRY", [AE_IRQ_EXIT] = "IRQ_EXIT",
-		[AE_SOFTIRQ_ENTRY] = "SOFTIRQ_ENTRY",
-		[AE_SOFTIRQ_EXIT] = "SOFTIRQ_EXIT", [AE_WQ_START] = "WQ_START",
-		[AE_WQ_END] = "WQ_END", [AE_SAMPLE] = "SAMPLE",
-		[AE_HWWATCH] = "HWWATCH",
-	};
-	return t < sizeof(n) / sizeof(n[0]) && n[t] ? n[t] : "UNKNOWN";
-}
-
-static void print_obj(const struct ae_obj *o)
-{
-	static const char *k[] = { "none", "pipe", "unix", "tcp", "udp", "eventfd",
-				   "timerfd", "epoll", "file", "sock", "other" };
-	const char *kn = o->kind < sizeof(k) / sizeof(k[0]) ? k[o->kind] : "?";
-
-	if (o->kind == AE_OBJ_NONE)
+	if (!tid)
 		return;
-	if (o->kind == AE_OBJ_TCP || o->kind == AE_OBJ_UDP) {
-		unsigned long long a = o->obj >> 16, b = o->peer >> 16;
-
-		printf(" obj=%s:%llu.%llu.%llu.%llu:%llu/%llu.%llu.%llu.%llu:%llu", kn,
-		       a >> 24 & 255, a >> 16 & 255, a >> 8 & 255, a & 255,
-		       (unsigned long long)(o->obj & 0xffff),
-		       b >> 24 & 255, b >> 16 & 255, b >> 8 & 255, b & 255,
-		       (unsigned long long)(o->peer & 0xffff));
-		return;
-	}
-	printf(" obj=%s:%llx/%llx", kn, (unsigned long long)o->obj,
-	       (unsigned long long)o->peer);
+	comms[tid % COMMS].tid = tid;
+	snprintf(comms[tid % COMMS].comm, sizeof(comms[0].comm), "%.*s", AE_COMM_LEN, comm);
 }
 
-/* Prints the ustack tail at p (size left: rem); returns 0 when it fits. */
+static const char *comm_of(void *arg, uint32_t tid)
+{
+	(void)arg;
+	return comms[tid % COMMS].tid == tid ? comms[tid % COMMS].comm : NULL;
+}
+
+/* The ustack tail at p (size left: rem) on a line of its own under the
+ * event, as `argus dump --stacks` puts frames under theirs; -1 when it
+ * does not fit the record. */
 static int print_ustack(const void *p, size_t rem)
 {
 	const struct ae_ustack *u = p;
@@ -92,21 +69,184 @@ static int print_ustack(const void *p, size_t rem)
 
 	if (rem < sizeof(*u) || rem != sizeof(*u) + u->nr_ips * 8ul + u->copy_len)
 		return -1;
-	printf(" uip=%llx usp=%llx ubp=%llx copy=%u ips=", (unsigned long long)u->ip,
+	printf("\tuip=%#llx usp=%#llx ubp=%#llx copy=%u ips=", (unsigned long long)u->ip,
 	       (unsigned long long)u->sp, (unsigned long long)u->bp, u->copy_len);
 	for (i = 0; i < u->nr_ips; i++)
-		printf("%s%llx", i ? "," : "", (unsigned long long)ips[i]);
+		printf("%s%#llx", i ? "," : "", (unsigned long long)ips[i]);
 	if (!u->nr_ips)
 		printf("-");
+	putchar('\n');
 	return 0;
 }
 
-#define NEED(T) do { if (size < sizeof(T)) goto bad; } while (0)
+/* The record as the trace event the collector would make of it
+ * (collector.c, take_record), its strings in str/str2 (NUL-terminated
+ * copies); the size of the fixed part, or 0 when the record is too short
+ * or of a type this tool does not decode. */
+static size_t to_event(const void *rec, size_t size, struct argus_event *ev,
+		       char str[AE_PATH_LEN + 1], char str2[AE_PATH_LEN + 1])
+{
+	const struct ae_hdr *h = rec;
+
+#define NEED(T) do { if (size < sizeof(T)) return 0; } while (0)
+	memset(ev, 0, sizeof(*ev));
+	str[0] = str2[0] = 0;
+	ev->ts = h->ts;
+	ev->tid = h->tid;
+	ev->pid = h->pid;
+	ev->type = h->type;
+	ev->cpu = h->cpu;
+	ev->ctx = (uint8_t)h->ctx;
+	switch (h->type) {
+	case AE_SWITCH: {
+		const struct ae_switch *r = rec;
+
+		NEED(*r);
+		ev->f[ARGUS_F_SW_NEXT_TID] = r->next_tid;
+		ev->f[ARGUS_F_SW_NEXT_PID] = r->next_pid;
+		ev->f[ARGUS_F_SW_PREV_STATE] = (uint64_t)r->prev_state;
+		ev->f[ARGUS_F_SW_SYS_NR] = (uint64_t)(int64_t)r->sys_nr;
+		ev->f[ARGUS_F_SW_SYS_ARG] = r->sys_arg;
+		ev->f[ARGUS_F_SW_OBJ_KIND] = r->obj.kind;
+		ev->f[ARGUS_F_SW_OBJ] = r->obj.obj;
+		ev->f[ARGUS_F_SW_PEER] = r->obj.peer;
+		note_comm(r->next_tid, r->next_comm);
+		return sizeof(*r);
+	}
+	case AE_WAKING: {
+		const struct ae_waking *r = rec;
+
+		NEED(*r);
+		ev->f[ARGUS_F_WK_TARGET_TID] = r->target_tid;
+		ev->f[ARGUS_F_WK_TARGET_PID] = r->target_pid;
+		ev->f[ARGUS_F_WK_TARGET_CPU] = r->target_cpu;
+		ev->f[ARGUS_F_WK_VECTOR] = r->vector;
+		ev->f[ARGUS_F_WK_HRTIMER] = r->hrtimer;
+		return sizeof(*r);
+	}
+	case AE_WAKEUP_NEW: case AE_FORK: case AE_FREE: {
+		const struct ae_task *r = rec;
+
+		NEED(*r);
+		ev->f[ARGUS_F_TK_CHILD_TID] = r->child_tid;
+		ev->f[ARGUS_F_TK_CHILD_PID] = r->child_pid;
+		ev->f[ARGUS_F_TK_CLONE_FLAGS] = r->clone_flags;
+		snprintf(str, AE_PATH_LEN + 1, "%.*s", AE_COMM_LEN, r->comm);
+		if (h->type != AE_FREE)
+			note_comm(r->child_tid, r->comm);
+		return sizeof(*r);
+	}
+	case AE_EXEC: {
+		const struct ae_exec *r = rec;
+
+		NEED(*r);
+		ev->f[ARGUS_F_EX_OLD_TID] = r->old_tid;
+		snprintf(str, AE_PATH_LEN + 1, "%.*s", AE_COMM_LEN, r->comm);
+		snprintf(str2, AE_PATH_LEN + 1, "%.*s", AE_PATH_LEN, r->filename);
+		note_comm(h->tid, r->comm);
+		return sizeof(*r);
+	}
+	case AE_EXIT: {
+		const struct ae_exit *r = rec;
+
+		NEED(*r);
+		ev->f[ARGUS_F_EXIT_CODE] = (uint64_t)(int64_t)r->exit_code;
+		ev->f[ARGUS_F_EXIT_GROUP_DEAD] = r->group_dead;
+		return sizeof(*r);
+	}
+	case AE_RENAME: {
+		const struct ae_rename *r = rec;
+
+		NEED(*r);
+		snprintf(str, AE_PATH_LEN + 1, "%.*s", AE_COMM_LEN, r->comm);
+		note_comm(h->tid, r->comm);
+		return sizeof(*r);
+	}
+	case AE_SYS_ENTER: {
+		const struct ae_sys_enter *r = rec;
+
+		NEED(*r);
+		ev->f[ARGUS_F_SE_NR] = (uint64_t)r->nr;
+		for (int i = 0; i < 6; i++)
+			ev->f[ARGUS_F_SE_ARG0 + i] = r->args[i];
+		return sizeof(*r);
+	}
+	case AE_SYS_EXIT: {
+		const struct ae_sys_exit *r = rec;
+
+		NEED(*r);
+		ev->f[ARGUS_F_SX_NR] = (uint64_t)r->nr;
+		ev->f[ARGUS_F_SX_RET] = (uint64_t)r->ret;
+		ev->f[ARGUS_F_SX_ARG0] = r->arg0;
+		ev->f[ARGUS_F_SX_OBJ_KIND] = r->obj.kind;
+		ev->f[ARGUS_F_SX_OBJ] = r->obj.obj;
+		ev->f[ARGUS_F_SX_PEER] = r->obj.peer;
+		return sizeof(*r);
+	}
+	case AE_HRT_START: case AE_HRT_EXPIRE: case AE_HRT_CANCEL: {
+		const struct ae_hrtimer *r = rec;
+
+		NEED(*r);
+		ev->f[ARGUS_F_HT_TIMER] = r->timer;
+		ev->f[ARGUS_F_HT_FUNCTION] = r->function;
+		ev->f[ARGUS_F_HT_EXPIRES] = (uint64_t)r->expires;
+		ev->f[ARGUS_F_HT_MODE] = r->mode;
+		ev->f[ARGUS_F_HT_OWNER_TID] = r->owner_tid;
+		return sizeof(*r);
+	}
+	case AE_IRQ_ENTRY: case AE_IRQ_EXIT: case AE_SOFTIRQ_ENTRY: case AE_SOFTIRQ_EXIT: {
+		const struct ae_irq *r = rec;
+
+		NEED(*r);
+		ev->f[ARGUS_F_IRQ_VECTOR] = r->vector;
+		ev->f[ARGUS_F_IRQ_RET] = (uint64_t)(int64_t)r->ret;
+		return sizeof(*r);
+	}
+	case AE_WQ_START: case AE_WQ_END: {
+		const struct ae_wq *r = rec;
+
+		NEED(*r);
+		ev->f[ARGUS_F_WQ_WORK] = r->work;
+		ev->f[ARGUS_F_WQ_FUNCTION] = r->function;
+		return sizeof(*r);
+	}
+	case AE_SAMPLE: {
+		const struct ae_sample *r = rec;
+
+		NEED(*r);
+		return sizeof(*r);
+	}
+	case AE_HWWATCH: {
+		const struct ae_hwwatch *r = rec;
+
+		NEED(*r);
+		ev->f[ARGUS_F_HW_ADDR] = r->addr;
+		ev->f[ARGUS_F_HW_VALUE] = r->value;
+		ev->f[ARGUS_F_HW_LEN] = r->len;
+		ev->f[ARGUS_F_HW_ID] = r->watch_id;
+		ev->f[ARGUS_F_HW_IP] = r->ip;
+		ev->f[ARGUS_F_HW_VALUE_OK] = r->value_ok;
+		ev->f[ARGUS_F_HW_READER] = r->reader;
+		return sizeof(*r);
+	}
+	}
+	return 0;
+#undef NEED
+}
+
+/* Records that may carry a ustack tail after their fixed part. */
+static bool has_ustack(unsigned type)
+{
+	return type == AE_SWITCH || type == AE_SAMPLE || type == AE_HWWATCH;
+}
 
 static int on_rec(void *ctx, const void *rec, size_t size)
 {
 	const struct ae_hdr *h = rec;
-	static const char ctxc[] = "TSHN";
+	static char str[AE_PATH_LEN + 1], str2[AE_PATH_LEN + 1];
+	struct argus_event ev;
+	struct argus_event_fmt fmt = { .str = str, .str2 = str2, .comm = comm_of };
+	size_t fixed;
 
 	(void)ctx;
 	if (size < sizeof(*h) || h->size != size)
@@ -116,133 +256,25 @@ static int on_rec(void *ctx, const void *rec, size_t size)
 		per_type[h->type < AE_TYPE_MAX ? h->type : 0]++;
 		return 0;
 	}
-	printf("%llu c%u %c %u/%u %s", (unsigned long long)h->ts, h->cpu,
-	       h->ctx < 4 ? ctxc[h->ctx] : '?', h->tid, h->pid, type_name(h->type));
-	switch (h->type) {
-	case AE_SWITCH: {
-		const struct ae_switch *e = rec;
-
-		NEED(*e);
-		printf(" next=%u/%u '%.16s' state=%lld sys=%d(%s) arg=%llx", e->next_tid,
-		       e->next_pid, e->next_comm, (long long)e->prev_state, e->sys_nr,
-		       sys_name(e->sys_nr), (unsigned long long)e->sys_arg);
-		print_obj(&e->obj);
-		if (size > sizeof(*e) && print_ustack(e + 1, size - sizeof(*e)))
-			goto bad;
-		break;
+	fixed = to_event(rec, size, &ev, str, str2);
+	if (!fixed) {
+		printf("%llu c%u %u/%u type=%u MALFORMED-OR-UNKNOWN size=%zu\n",
+		       (unsigned long long)h->ts, h->cpu, h->tid, h->pid, h->type, size);
+		nbad++;
+		return 0;
 	}
-	case AE_WAKING: {
-		const struct ae_waking *e = rec;
-
-		NEED(*e);
-		printf(" target=%u/%u tcpu=%u", e->target_tid, e->target_pid, e->target_cpu);
-		if (e->vector == AE_VEC_HRTIMER)
-			printf(" vec=hrtimer hrtimer=%llx", (unsigned long long)e->hrtimer);
-		else if (e->vector != AE_VEC_NONE)
-			printf(" vec=%u", e->vector);
-		break;
-	}
-	case AE_WAKEUP_NEW: case AE_FORK: case AE_FREE: {
-		const struct ae_task *e = rec;
-
-		NEED(*e);
-		printf(" child=%u/%u '%.16s'", e->child_tid, e->child_pid, e->comm);
-		break;
-	}
-	case AE_EXEC: {
-		const struct ae_exec *e = rec;
-
-		NEED(*e);
-		printf(" old_tid=%u comm='%.16s' file='%.128s'", e->old_tid, e->comm, e->filename);
-		break;
-	}
-	case AE_EXIT: {
-		const struct ae_exit *e = rec;
-
-		NEED(*e);
-		printf(" code=%d group_dead=%u", e->exit_code, e->group_dead);
-		break;
-	}
-	case AE_RENAME: {
-		const struct ae_rename *e = rec;
-
-		NEED(*e);
-		printf(" comm='%.16s'", e->comm);
-		break;
-	}
-	case AE_SYS_ENTER: {
-		const struct ae_sys_enter *e = rec;
-
-		NEED(*e);
-		printf(" nr=%lld(%s) args=%llx,%llx,%llx,%llx,%llx,%llx", (long long)e->nr,
-		       sys_name(e->nr), (unsigned long long)e->args[0],
-		       (unsigned long long)e->args[1], (unsigned long long)e->args[2],
-		       (unsigned long long)e->args[3], (unsigned long long)e->args[4],
-		       (unsigned long long)e->args[5]);
-		break;
-	}
-	case AE_SYS_EXIT: {
-		const struct ae_sys_exit *e = rec;
-
-		NEED(*e);
-		printf(" nr=%lld(%s) ret=%lld arg0=%llx", (long long)e->nr, sys_name(e->nr),
-		       (long long)e->ret, (unsigned long long)e->arg0);
-		print_obj(&e->obj);
-		break;
-	}
-	case AE_HRT_START: case AE_HRT_EXPIRE: case AE_HRT_CANCEL: {
-		const struct ae_hrtimer *e = rec;
-
-		NEED(*e);
-		printf(" timer=%llx fn=%llx owner=%u", (unsigned long long)e->timer,
-		       (unsigned long long)e->function, e->owner_tid);
-		if (h->type == AE_HRT_START)
-			printf(" expires=%lld mode=%u", (long long)e->expires, e->mode);
-		break;
-	}
-	case AE_IRQ_ENTRY: case AE_IRQ_EXIT: case AE_SOFTIRQ_ENTRY: case AE_SOFTIRQ_EXIT: {
-		const struct ae_irq *e = rec;
-
-		NEED(*e);
-		printf(" vec=%u ret=%d", e->vector, e->ret);
-		break;
-	}
-	case AE_WQ_START: case AE_WQ_END: {
-		const struct ae_wq *e = rec;
-
-		NEED(*e);
-		printf(" work=%llx fn=%llx", (unsigned long long)e->work,
-		       (unsigned long long)e->function);
-		break;
-	}
-	case AE_SAMPLE: {
-		const struct ae_sample *e = rec;
-
-		NEED(*e);
-		if (print_ustack(e + 1, size - sizeof(*e)))
-			goto bad;
-		break;
-	}
-	case AE_HWWATCH: {
-		const struct ae_hwwatch *e = rec;
-
-		NEED(*e);
-		printf(" addr=%llx value=%llx len=%u watch=%u ip=%llx reader=%u",
-		       (unsigned long long)e->addr, (unsigned long long)e->value, e->len,
-		       e->watch_id, (unsigned long long)e->ip, e->reader);
-		if (print_ustack(e + 1, size - sizeof(*e)))
-			goto bad;
-		break;
-	}
-	default:
-		printf(" size=%zu", size);
-		break;
-	}
-	putchar('\n');
+	argus_event__write_text(stdout, &fmt, &ev);
+	/* what the raw record has and the trace event does not */
+	if (h->type == AE_EXIT)
+		printf("\tgroup_dead=%llu\n", (unsigned long long)ev.f[ARGUS_F_EXIT_GROUP_DEAD]);
+	else if (h->type == AE_IRQ_EXIT)       /* the handler's irqreturn_t */
+		printf("\tret=%lld\n", (long long)(int64_t)ev.f[ARGUS_F_IRQ_RET]);
+	if (has_ustack(h->type) && size > fixed && print_ustack((const char *)rec + fixed, size - fixed))
+		goto bad;
 	return 0;
 bad:
 	nbad++;
-	printf(" MALFORMED size=%zu\n", size);
+	printf("\tMALFORMED size=%zu\n", size);
 	return 0;
 }
 
@@ -322,7 +354,7 @@ int main(int argc, char **argv)
 	if (quiet)
 		for (i = 0; i < AE_TYPE_MAX; i++)
 			if (per_type[i])
-				printf("%-14s %llu\n", type_name(i), per_type[i]);
+				printf("%-14s %llu\n", argus_event_fmt_type((unsigned)i), per_type[i]);
 	n = argus_probe__lost(p, lost, 1024);
 	printf("# records=%llu malformed=%llu lost:", nrec, nbad);
 	for (i = 0; i < n && i < 1024; i++) {

@@ -18,20 +18,18 @@ export P=$(kv PERF_PID)
 log "perf pid $P"
 
 n=$(check_dump "$T/apic.dump" '
-my $P = $ENV{P};
-my @w = grep { $_->{type} eq "waking" && ($_->{target_pid} // -1) == $P } @ev;
-my @apic = grep { ($_->{vec} // "") =~ /^apic:0x(f6|ec)$/ } @w;
-if (!@apic) {
-	print STDERR "FAIL: no waking of perf ($P) inside an APIC irq_work/local-timer interrupt; its wakings:\n";
-	show(@w[0 .. ($#w < 11 ? $#w : 11)]);
-	exit 1;
-}
-my @bad = grep { $_->{ctx} ne "hardirq" } @apic;
-if (@bad) { print STDERR "FAIL: APIC-vector wakings outside hard-irq context:\n"; show(@bad); exit 1; }
-printf STDERR "ok: %d of %d wakings of perf came from an APIC system interrupt, e.g.\n    %s\n",
-	scalar @apic, scalar @w, $apic[0]{line};
-print scalar(@apic), "\n";
-exit 0;
+P = int(ENV["P"])
+w = [e for e in ev if e["type"] == "waking" and e.get("target_pid", -1) == P]
+apic = [e for e in w if re.match(r"^apic:0x(f6|ec)$", str(e.get("vec", "")))]
+if not apic:
+	say("FAIL: no waking of perf (%d) inside an APIC irq_work/local-timer interrupt; its wakings:" % P)
+	show(w[:12])
+	sys.exit(1)
+bad = [e for e in apic if e["ctx"] != "hardirq"]
+if bad:
+	say("FAIL: APIC-vector wakings outside hard-irq context:"); show(bad); sys.exit(1)
+say("ok: %d of %d wakings of perf came from an APIC system interrupt, e.g.\n    %s" % (len(apic), len(w), apic[0]["line"]))
+print(len(apic))
 ') || fail "APIC-vector wake-ups are missing or wrong (see above)"
 
 "$ARGUS" graph "$TRACE" --stats >"$T/stats.out" 2>"$T/stats.err" || fail "argus graph --stats failed" "$T/stats.err"

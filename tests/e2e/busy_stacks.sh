@@ -25,19 +25,24 @@ for app in busy_nofp busy_fp; do
 	dump_to "$TRACE" "$T/$app.dump" --stacks
 	export TID=$(kv TID) APP=$app
 	check_dump "$T/$app.dump" '
-my ($TID, $APP) = @ENV{qw(TID APP)};
-my @s = grep { $_->{type} eq "sample" && $_->{tid} == $TID } @ev;
-if (!@s) { print STDERR "FAIL: no sample events of $APP tid $TID\n"; show(grep { $_->{tid} == $TID } @ev); exit 1; }
-sub at { my ($st, $fn) = @_; for my $i (0 .. $#$st) { return $i if $st->[$i] =~ /\s\Q$fn\E\+0x[0-9a-f]+\b|\s\Q$fn\E(\s|$)/; } return -1; }
-my @leaf = grep { at($_->{stack}, "busy_leaf") >= 0 } @s;
-my @full = grep { my ($l, $m, $o) = (at($_->{stack}, "busy_leaf"), at($_->{stack}, "busy_middle"), at($_->{stack}, "busy_outer")); $l >= 0 && $m > $l && $o > $m } @s;
-printf STDERR "%s: %d samples of tid %d, %d with busy_leaf, %d with busy_leaf <- busy_middle <- busy_outer\n", $APP, scalar @s, $TID, scalar @leaf, scalar @full;
-if (!@leaf) { print STDERR "FAIL: no sample of $APP has busy_leaf in its stack; samples:\n"; show(@s); exit 1; }
-if (!@full) { print STDERR "FAIL: no sample of $APP unwinds busy_leaf to busy_middle and busy_outer; samples with busy_leaf:\n"; show(@leaf); exit 1; }
-print STDERR "ok, e.g.:\n"; show($full[0]);
+TID, APP = int(ENV["TID"]), ENV["APP"]
+s = [e for e in ev if e["type"] == "sample" and e["tid"] == TID]
+if not s:
+	say("FAIL: no sample events of %s tid %d" % (APP, TID)); show(e for e in ev if e["tid"] == TID); sys.exit(1)
+leaf = [e for e in s if frame_at(e, "busy_leaf") >= 0]
+def unwound(e):
+	l, m, o = frame_at(e, "busy_leaf"), frame_at(e, "busy_middle"), frame_at(e, "busy_outer")
+	return l >= 0 and m > l and o > m
+full = [e for e in s if unwound(e)]
+say("%s: %d samples of tid %d, %d with busy_leaf, %d with busy_leaf <- busy_middle <- busy_outer" % (APP, len(s), TID, len(leaf), len(full)))
+if not leaf:
+	say("FAIL: no sample of %s has busy_leaf in its stack; samples:" % APP); show(s); sys.exit(1)
+if not full:
+	say("FAIL: no sample of %s unwinds busy_leaf to busy_middle and busy_outer; samples with busy_leaf:" % APP); show(leaf); sys.exit(1)
+say("ok, e.g.:"); show(full[:1])
 # most samples taken inside busy_leaf should unwind fully
-if (@full * 2 < @leaf) { printf STDERR "FAIL: only %d of %d busy_leaf samples unwind to busy_outer\n", scalar @full, scalar @leaf; show(grep { my $x = $_; !grep { $_ == $x } @full } @leaf); exit 1; }
-exit 0;
+if len(full) * 2 < len(leaf):
+	say("FAIL: only %d of %d busy_leaf samples unwind to busy_outer" % (len(full), len(leaf))); show(e for e in leaf if not unwound(e)); sys.exit(1)
 ' || fail "$app: busy_leaf stacks not seen or not unwound (see above)"
 done
 pass "sampler: busy_leaf <- busy_middle <- busy_outer symbolized, with and without frame pointers"

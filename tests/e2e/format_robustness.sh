@@ -18,15 +18,20 @@ pid=$(kv PARENT_PID)
 grep -qE "^ *pipe_pingpong +[0-9]+/$pid " "$T/rt.dump" || fail "the intact trace has no events of the app (pid $pid)" "$T/rt.dump"
 
 # chunk table: "offset payload_len" per chunk (see trace/trace_format.h)
-perl -e '
-open(my $f, "<:raw", $ARGV[0]) or die; my $size = -s $f; my $off = 4096;
-while ($off + 64 <= $size) {
-	seek($f, $off, 0); read($f, my $h, 64);
-	my ($magic, $ver, $flags, $seq, $plen) = unpack("V v v Q< V", $h);
-	if ($magic != 0x4b484341) { $off += 4096; next; }
-	print "$off $plen\n";
-	$off += 64 + $plen; $off = int(($off + 4095) / 4096) * 4096;
-}' "$TRACE" >"$T/chunks"
+python3 -c '
+import struct, sys
+with open(sys.argv[1], "rb") as f:
+	data = f.read()
+off = 4096
+while off + 64 <= len(data):
+	magic, ver, flags, seq, plen = struct.unpack_from("<IHHQI", data, off)
+	if magic != 0x4b484341:
+		off += 4096
+		continue
+	print(off, plen)
+	off += 64 + plen
+	off = (off + 4095) // 4096 * 4096
+' "$TRACE" >"$T/chunks"
 nchunks=$(wc -l <"$T/chunks")
 [ "$nchunks" -ge 1 ] || fail "found no chunk (magic ACHK) in $TRACE"
 log "$TRACE: $(stat -c %s "$TRACE") bytes, $nchunks chunks: $(head -n 4 "$T/chunks" | tr '\n' ';')"
@@ -49,8 +54,12 @@ dump_rejects() {
 # 1. flipped bytes in the middle of the first chunk's payload
 cp "$TRACE" "$T/flip.argus"
 mid=$((c0 + 64 + p0 / 2))
-perl -e 'open(my $f, "+<:raw", $ARGV[0]) or die; seek($f, $ARGV[1], 0); read($f, my $b, 16);
-	 seek($f, $ARGV[1], 0); print $f ($b ^ ("\xff" x 16)); close $f' "$T/flip.argus" "$mid"
+python3 -c '
+import sys
+with open(sys.argv[1], "r+b") as f:
+	f.seek(int(sys.argv[2])); b = f.read(16)
+	f.seek(int(sys.argv[2])); f.write(bytes(x ^ 0xff for x in b))
+' "$T/flip.argus" "$mid"
 cmp -s "$TRACE" "$T/flip.argus" && fail "could not corrupt the copy"
 dump_rejects "$T/flip.argus" 'offset[^0-9]*(0x)?[0-9]+' "16 bytes flipped at offset $mid (chunk at $c0)"
 

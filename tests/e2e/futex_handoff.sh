@@ -15,37 +15,37 @@ export A=$(kv A_TID) B=$(kv B_TID) COND=$(kv COND_ADDR) CSIZE=$(kv COND_SIZE)
 log "waiter A tid $A, signaller B tid $B, cond at $COND ($CSIZE bytes)"
 
 check_dump "$T/fh.dump" '
-my ($A, $B, $COND, $CSIZE) = ($ENV{A}, $ENV{B}, num($ENV{COND}), $ENV{CSIZE});
-my $bad = 0;
-my @wk = grep { $_->{type} eq "waking" && $_->{tid} == $B && ($_->{target_tid} // -1) == $A && $_->{ctx} eq "task" } @ev;
-if (!@wk) {
-	print STDERR "FAIL: no waking in task context by B ($B) targeting A ($A)\n  wakings targeting A:\n";
-	show(grep { $_->{type} eq "waking" && ($_->{target_tid} // -1) == $A } @ev);
-	$bad = 1;
-} else { printf STDERR "ok: %d task-context wakings B -> A, e.g.\n    %s\n", scalar @wk, $wk[0]{line}; }
+A, B, COND, CSIZE = int(ENV["A"]), int(ENV["B"]), num(ENV["COND"]), int(ENV["CSIZE"])
+bad = 0
+wk = [e for e in ev if e["type"] == "waking" and e["tid"] == B and e.get("target_tid", -1) == A and e["ctx"] == "task"]
+if not wk:
+	say("FAIL: no waking in task context by B (%d) targeting A (%d)\n  wakings targeting A:" % (B, A))
+	show(e for e in ev if e["type"] == "waking" and e.get("target_tid", -1) == A)
+	bad = 1
+else:
+	say("ok: %d task-context wakings B -> A, e.g.\n    %s" % (len(wk), wk[0]["line"]))
 
-my @sw = grep { $_->{type} eq "switch" && $_->{tid} == $A && ($_->{blocked} // "") eq "futex" } @ev;
-my %uaddr = map { $_->{barg} => 1 } @sw;
-if (!@sw) {
-	print STDERR "FAIL: no switch of A ($A) blocked_in futex(...)\n  A\x27s switch-outs:\n";
-	show(grep { $_->{type} eq "switch" && $_->{tid} == $A } @ev);
-	$bad = 1;
-} else { printf STDERR "ok: %d switches of A blocked in futex, uaddrs %s\n    %s\n", scalar @sw, join(",", map { h($_) } sort keys %uaddr), $sw[0]{line}; }
+sw = [e for e in ev if e["type"] == "switch" and e["tid"] == A and e.get("blocked", "") == "futex"]
+uaddr = {e["barg"] for e in sw}
+if not sw:
+	say("FAIL: no switch of A (%d) blocked_in futex(...)\n  A\x27s switch-outs:" % A)
+	show(e for e in ev if e["type"] == "switch" and e["tid"] == A)
+	bad = 1
+else:
+	say("ok: %d switches of A blocked in futex, uaddrs %s\n    %s" % (len(sw), ",".join(h(u) for u in sorted(uaddr)), sw[0]["line"]))
 
-my @be = grep { $_->{type} eq "sys_enter" && $_->{tid} == $B && ($_->{sys} // "") eq "futex" } @ev;
-my @match = grep { $uaddr{$_->{args}[0]} } @be;
-if (!@match) {
-	print STDERR "FAIL: no futex sys_enter by B ($B) on an address A blocked on (" . join(",", map { h($_) } sort keys %uaddr) . ")\n  B\x27s futex calls:\n";
-	show(@be);
-	$bad = 1;
-} else {
-	printf STDERR "ok: %d futex calls of B on the uaddr A blocked on, e.g.\n    %s\n", scalar @match, $match[0]{line};
-	my @in = grep { $_->{args}[0] >= $COND && $_->{args}[0] < $COND + $CSIZE } @match;
-	if (!@in) {
-		printf STDERR "FAIL: the matching uaddr %s is not inside the condition variable [%s, +%d)\n", h($match[0]{args}[0]), h($COND), $CSIZE;
-		$bad = 1;
-	}
-}
-exit $bad;
+be = [e for e in ev if e["type"] == "sys_enter" and e["tid"] == B and e.get("sys", "") == "futex"]
+match = [e for e in be if e["args"][0] in uaddr]
+if not match:
+	say("FAIL: no futex sys_enter by B (%d) on an address A blocked on (%s)\n  B\x27s futex calls:" % (B, ",".join(h(u) for u in sorted(uaddr))))
+	show(be)
+	bad = 1
+else:
+	say("ok: %d futex calls of B on the uaddr A blocked on, e.g.\n    %s" % (len(match), match[0]["line"]))
+	inside = [e for e in match if COND <= e["args"][0] < COND + CSIZE]
+	if not inside:
+		say("FAIL: the matching uaddr %s is not inside the condition variable [%s, +%d)" % (h(match[0]["args"][0]), h(COND), CSIZE))
+		bad = 1
+sys.exit(bad)
 ' || fail "futex handoff events are missing or wrong (see above)"
 pass "futex: task-context waking B->A, A blocked_in futex on the uaddr B woke"

@@ -90,13 +90,18 @@ log "kept by itself: $(basename "$S1")"
 # and flock's switch-out into its flock() wait
 dump_to "$S1" "$T/s1.dump"
 B1=$B1 W1=$W1 check_dump "$T/s1.dump" '
-my $first = $ev[0]{ts};
-if ($first > $ENV{B1}) { print STDERR "snapshot starts at $first, after the harness saw flock start ($ENV{B1})\n"; exit 1; }
-my @w = grep { $_->{pid} == $ENV{W1} && $_->{type} eq "switch" && ($_->{blocked} // "") eq "flock" } @ev;
-unless (@w) { print STDERR "no switch of flock $ENV{W1} into its flock() wait:\n"; show(grep { $_->{pid} == $ENV{W1} } @ev); exit 1; }
-my $blocked = $w[0]{ts}; my ($back) = grep { $_->{type} eq "switch" && ($_->{rest} =~ m{next=\S*:$ENV{W1}/}) && $_->{ts} > $blocked + 2e9 } @ev;
-unless ($back) { print STDERR "flock $ENV{W1} is never switched back in 2 s or more after it blocked\n"; show(@w); exit 1; }
-printf STDERR "    blocked at %.3f, back at %.3f (%.2f s)\n", $blocked / 1e9, $back->{ts} / 1e9, ($back->{ts} - $blocked) / 1e9;
+B1, W1 = int(ENV["B1"]), int(ENV["W1"])
+first = ev[0]["ts"]
+if first > B1:
+	say("snapshot starts at %d, after the harness saw flock start (%d)" % (first, B1)); sys.exit(1)
+w = [e for e in ev if e["pid"] == W1 and e["type"] == "switch" and e.get("blocked", "") == "flock"]
+if not w:
+	say("no switch of flock %d into its flock() wait:" % W1); show(e for e in ev if e["pid"] == W1); sys.exit(1)
+blocked = w[0]["ts"]
+back = next((e for e in ev if e["type"] == "switch" and e.get("next_tid") == W1 and e["ts"] > blocked + 2e9), None)
+if not back:
+	say("flock %d is never switched back in 2 s or more after it blocked" % W1); show(w); sys.exit(1)
+say("    blocked at %.3f, back at %.3f (%.2f s)" % (blocked / 1e9, back["ts"] / 1e9, (back["ts"] - blocked) / 1e9))
 ' || fail "the snapshot does not cover flock $W1's hang"
 
 J1=${S1%.argus}.json

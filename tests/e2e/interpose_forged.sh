@@ -58,14 +58,17 @@ grep -qi "permission denied\|root" "$T/nobody.out" || fail "nobody's argus statu
 "$ARGUS" save -o "$T/s.argus" >"$T/save.out" 2>&1 || fail "argus save failed" "$T/save.out"
 dump_to "$T/s.argus" "$T/s.dump"
 check_dump "$T/s.dump" '
-my ($F, $O) = ($ENV{FPID}, $ENV{OTHER});
-my @m = grep { $_->{type} =~ /^mutex_/ } @ev;
-my @mine = grep { $_->{pid} == $F && $_->{tid} == $F } @m;
-my @lies = grep { $_->{tid} == $O || $_->{pid} == $O || $_->{tid} == 1 || $_->{pid} != $F } @m;
-my $bad = 0;
-if (@mine != 3) { printf STDERR "FAIL: %d mutex records of the forger in the trace, expected its 3 true ones\n", scalar @mine; show(@m); $bad = 1; }
-else { print STDERR "ok: the forger\x27s 3 true records, e.g. $mine[0]{line}\n"; }
-if (@lies) { print STDERR "FAIL: records speaking for another process:\n"; show(@lies); $bad = 1; }
-exit $bad;
+F, O = int(ENV["FPID"]), int(ENV["OTHER"])
+m = [e for e in ev if e["type"].startswith("mutex_")]
+mine = [e for e in m if e["pid"] == F and e["tid"] == F]
+lies = [e for e in m if e["tid"] == O or e["pid"] == O or e["tid"] == 1 or e["pid"] != F]
+bad = 0
+if len(mine) != 3:
+	say("FAIL: %d mutex records of the forger in the trace, expected its 3 true ones" % len(mine)); show(m); bad = 1
+else:
+	say("ok: the forger\x27s 3 true records, e.g. " + mine[0]["line"])
+if lies:
+	say("FAIL: records speaking for another process:"); show(lies); bad = 1
+sys.exit(bad)
 ' || fail "the trace holds the wrong interposer records (see above)"
 pass "forged interposer records and registrations: all rejected and counted by reason, the true ones kept, argusd unharmed"

@@ -52,21 +52,27 @@ log "gdbus monitor $MON printed $SIGNALS signals"
 "$ARGUS" save -o "$T/s.argus" >"$T/save.out" 2>&1 || fail "argus save failed" "$T/save.out"
 dump_to "$T/s.argus" "$T/s.dump" --pid "$MON"
 check_dump "$T/s.dump" '
-my ($M, $S) = map { $ENV{$_} } qw(MON SIGNALS);
-my (%enq, $cross, $bad);
-for my $e (grep { $_->{type} =~ /^work_/ && $_->{pid} == $M && $_->{rest} =~ /kind=source/ } @ev) {
-	my ($item) = $e->{rest} =~ /item=(0x[0-9a-f]+)/;
-	if ($e->{type} eq "work_enqueue") { push @{$enq{$item}}, $e; next; }
-	next unless $e->{type} eq "work_begin" && $e->{tid} == $M;
-	my $q = shift @{$enq{$item} // []};
-	next unless $q && $q->{tid} != $M;
-	if ($q->{ts} > $e->{ts}) { print STDERR "FAIL: begun before its enqueue: $e->{line}\n"; $bad = 1; }
-	$cross++;
-}
-$cross //= 0;
-if ($cross < $S) { print STDERR "FAIL: $cross sources queued by another thread and dispatched on the main thread, $S signals printed\n"; exit 1; }
-print STDERR "ok: $cross sources queued by the GDBus worker and dispatched on the main thread ($S signals printed)\n";
-exit($bad // 0);
+M, S = int(ENV["MON"]), int(ENV["SIGNALS"])
+enq, cross, bad = {}, 0, 0
+for e in ev:
+	if not (e["type"].startswith("work_") and e["pid"] == M and e.get("kind") == "source"):
+		continue
+	if e["type"] == "work_enqueue":
+		enq.setdefault(e["item"], []).append(e)
+		continue
+	if not (e["type"] == "work_begin" and e["tid"] == M):
+		continue
+	q = enq.get(e["item"], [])
+	q = q.pop(0) if q else None
+	if not (q and q["tid"] != M):
+		continue
+	if q["ts"] > e["ts"]:
+		say("FAIL: begun before its enqueue: " + e["line"]); bad = 1
+	cross += 1
+if cross < S:
+	say("FAIL: %d sources queued by another thread and dispatched on the main thread, %d signals printed" % (cross, S)); sys.exit(1)
+say("ok: %d sources queued by the GDBus worker and dispatched on the main thread (%d signals printed)" % (cross, S))
+sys.exit(bad)
 ' || fail "the GDBus hand-offs are not in the trace as work items (see above)"
 "$ARGUS" graph "$T/s.argus" >"$T/graph.txt" 2>&1 || fail "argus graph failed" "$T/graph.txt"
 e=$(awk '$1 == "workitem" { print $2 }' "$T/graph.txt")

@@ -54,43 +54,52 @@ log "argusd: interpose records $(st interpose_records), invalid $(st interpose_i
 "$ARGUS" save -o "$T/s.argus" >"$T/save.out" 2>&1 || fail "argus save failed" "$T/save.out"
 dump_to "$T/s.argus" "$T/s.dump" --pid "$PID"
 check_dump "$T/s.dump" '
-my ($PID, $UI, $W, $S, $X, $R) = map { $ENV{$_} } qw(PID UI WORKER SLOW WANTED ROUNDS);
-($S, $X) = (num($S), num($X));
-my $bad = 0;
-my @wk = grep { $_->{type} =~ /^work_/ && $_->{pid} == $PID } @ev;
-for my $e (@wk) {
-	($e->{item}) = $e->{rest} =~ /item=(0x[0-9a-f]+)/; $e->{item} = num($e->{item} // 0);
-	($e->{kind}) = $e->{rest} =~ /kind=(\w+)/;
-}
-sub one { my ($what, @m) = @_; if (!@m) { print STDERR "FAIL: no $what\n"; $bad = 1; return undef; } print STDERR "ok: $what: $m[0]{line}\n"; return $m[0]; }
-my %r;
-for my $it ([slow => $S], [wanted => $X]) {
-	my ($n, $a) = @$it;
-	$r{$n}{enq} = one("work_enqueue of the $n item by the UI", grep { $_->{type} eq "work_enqueue" && $_->{tid} == $UI && $_->{item} == $a && $_->{kind} eq "pool" } @wk);
-	$r{$n}{beg} = one("work_begin of the $n item on the worker, callback run_item", grep { $_->{type} eq "work_begin" && $_->{tid} == $W && $_->{item} == $a && $_->{rest} =~ /\brun_item\b/ } @wk);
-	$r{$n}{end} = one("work_end of the $n item on the worker", grep { $_->{type} eq "work_end" && $_->{tid} == $W && $_->{item} == $a } @wk);
-}
-if (!$bad) {
+PID, UI, W, R = (int(ENV[k]) for k in ("PID", "UI", "WORKER", "ROUNDS"))
+S, X = num(ENV["SLOW"]), num(ENV["WANTED"])
+bad = 0
+wk = [e for e in ev if e["type"].startswith("work_") and e["pid"] == PID]
+def calls(e, fn):
+	return re.search(r"\b%s\b" % fn, e.get("fn_sym") or "") is not None
+def one(what, m):
+	global bad
+	if not m:
+		say("FAIL: no " + what); bad = 1; return None
+	say("ok: %s: %s" % (what, m[0]["line"])); return m[0]
+r = {}
+for n, a in (("slow", S), ("wanted", X)):
+	r[n] = {
+		"enq": one("work_enqueue of the %s item by the UI" % n, [e for e in wk if e["type"] == "work_enqueue" and e["tid"] == UI and e["item"] == a and e["kind"] == "pool"]),
+		"beg": one("work_begin of the %s item on the worker, callback run_item" % n, [e for e in wk if e["type"] == "work_begin" and e["tid"] == W and e["item"] == a and calls(e, "run_item")]),
+		"end": one("work_end of the %s item on the worker" % n, [e for e in wk if e["type"] == "work_end" and e["tid"] == W and e["item"] == a]),
+	}
+if not bad:
 	# the worker may begin the slow item before the UI queues the next
-	my @pairs = ([$r{slow}{enq}, $r{wanted}{enq}], [$r{slow}{enq}, $r{slow}{beg}], [$r{slow}{beg}, $r{slow}{end}],
-		     [$r{slow}{end}, $r{wanted}{beg}], [$r{wanted}{enq}, $r{wanted}{beg}], [$r{wanted}{beg}, $r{wanted}{end}]);
-	for my $p (@pairs) { if ($p->[1]{ts} < $p->[0]{ts}) { print STDERR "FAIL: out of order: $p->[0]{line} / $p->[1]{line}\n"; $bad = 1; } }
-	my $ran = ($r{slow}{end}{ts} - $r{slow}{beg}{ts}) / 1e9;
-	if ($ran < 2.5) { printf STDERR "FAIL: the slow item ran only %.3f s\n", $ran; $bad = 1; }
-	else { printf STDERR "ok: the slow item ran %.3f s, the wanted one began after it\n", $ran; }
-}
-my @tmo = grep { $_->{type} eq "work_begin" && $_->{tid} == $UI && $_->{kind} eq "timeout" && $_->{rest} =~ /\bui_round\b/ } @wk;
-if (@tmo != $R) { printf STDERR "FAIL: %d dispatches of the ui_round timeout, the app ran %d\n", scalar @tmo, $R; $bad = 1; }
-else { print STDERR "ok: $R dispatches of the ui_round timeout on the UI thread\n"; }
-my $T = num($ENV{TASK});
-my $te = one("work_enqueue of the GTask by the UI, task_fn", grep { $_->{type} eq "work_enqueue" && $_->{tid} == $UI && $_->{item} == $T && $_->{kind} eq "task" && $_->{rest} =~ /\btask_fn\b/ } @wk);
-my $tb = one("work_begin of the GTask on the GLib task thread, task_fn", grep { $_->{type} eq "work_begin" && $_->{tid} == $ENV{TASK_TID} && $_->{item} == $T && $_->{kind} eq "task" && $_->{rest} =~ /\btask_fn\b/ } @wk);
-one("work_end of the GTask", grep { $_->{type} eq "work_end" && $_->{tid} == $ENV{TASK_TID} && $_->{item} == $T && $_->{kind} eq "task" } @wk);
-my @tp = grep { $_->{item} == $T && $_->{kind} ne "task" } @wk;
-if (@tp) { print STDERR "FAIL: the GTask also recorded as another kind: $tp[0]{line}\n"; $bad = 1; }
-if ($te && $tb && $tb->{ts} < $te->{ts}) { print STDERR "FAIL: the GTask began before its enqueue\n"; $bad = 1; }
-one("the ui_hang idle dispatch on the UI thread", grep { $_->{type} eq "work_begin" && $_->{tid} == $UI && $_->{kind} eq "idle" && $_->{rest} =~ /\bui_hang\b/ } @wk);
-exit $bad;
+	pairs = ((r["slow"]["enq"], r["wanted"]["enq"]), (r["slow"]["enq"], r["slow"]["beg"]), (r["slow"]["beg"], r["slow"]["end"]),
+		 (r["slow"]["end"], r["wanted"]["beg"]), (r["wanted"]["enq"], r["wanted"]["beg"]), (r["wanted"]["beg"], r["wanted"]["end"]))
+	for p0, p1 in pairs:
+		if p1["ts"] < p0["ts"]:
+			say("FAIL: out of order: %s / %s" % (p0["line"], p1["line"])); bad = 1
+	ran = (r["slow"]["end"]["ts"] - r["slow"]["beg"]["ts"]) / 1e9
+	if ran < 2.5:
+		say("FAIL: the slow item ran only %.3f s" % ran); bad = 1
+	else:
+		say("ok: the slow item ran %.3f s, the wanted one began after it" % ran)
+tmo = [e for e in wk if e["type"] == "work_begin" and e["tid"] == UI and e["kind"] == "timeout" and calls(e, "ui_round")]
+if len(tmo) != R:
+	say("FAIL: %d dispatches of the ui_round timeout, the app ran %d" % (len(tmo), R)); bad = 1
+else:
+	say("ok: %d dispatches of the ui_round timeout on the UI thread" % R)
+TK, TT = num(ENV["TASK"]), int(ENV["TASK_TID"])
+te = one("work_enqueue of the GTask by the UI, task_fn", [e for e in wk if e["type"] == "work_enqueue" and e["tid"] == UI and e["item"] == TK and e["kind"] == "task" and calls(e, "task_fn")])
+tb = one("work_begin of the GTask on the GLib task thread, task_fn", [e for e in wk if e["type"] == "work_begin" and e["tid"] == TT and e["item"] == TK and e["kind"] == "task" and calls(e, "task_fn")])
+one("work_end of the GTask", [e for e in wk if e["type"] == "work_end" and e["tid"] == TT and e["item"] == TK and e["kind"] == "task"])
+tp = [e for e in wk if e.get("item", 0) == TK and e.get("kind") != "task"]
+if tp:
+	say("FAIL: the GTask also recorded as another kind: " + tp[0]["line"]); bad = 1
+if te and tb and tb["ts"] < te["ts"]:
+	say("FAIL: the GTask began before its enqueue"); bad = 1
+one("the ui_hang idle dispatch on the UI thread", [e for e in wk if e["type"] == "work_begin" and e["tid"] == UI and e["kind"] == "idle" and calls(e, "ui_hang")])
+sys.exit(bad)
 ' || fail "the work-item records are missing or wrong in the trace (see above)"
 
 "$ARGUS" graph "$T/s.argus" >"$T/graph.txt" 2>&1 || fail "argus graph failed" "$T/graph.txt"

@@ -54,30 +54,36 @@ log "argusd: interpose procs $(st interpose_procs), registered $(st interpose_re
 "$ARGUS" save -o "$T/s.argus" >"$T/save.out" 2>&1 || fail "argus save failed" "$T/save.out"
 dump_to "$T/s.argus" "$T/s.dump"
 check_dump "$T/s.dump" '
-my ($PID, $UI, $W, $M, $KPID, $KUI) = map { $ENV{$_} } qw(PID UI WORKER MUTEX KPID KUI);
-$M = num($M);
-my $bad = 0;
-my %mx;
-for my $e (@ev) {
-	next unless $e->{type} =~ /^mutex_/;
-	($e->{mutex}) = $e->{rest} =~ /mutex=(0x[0-9a-f]+)/; $e->{mutex} = num($e->{mutex});
-	($e->{holder}) = $e->{rest} =~ /holder=(\d+)/;
-	push @{$mx{$e->{type}}}, $e;
-}
-my @w = grep { $_->{tid} == $UI && $_->{pid} == $PID && $_->{mutex} == $M && ($_->{holder} // -1) == $W } @{$mx{mutex_wait} // []};
-my @a = grep { $_->{tid} == $UI && $_->{mutex} == $M && $_->{rest} =~ /err=0/ } @{$mx{mutex_acquired} // []};
-my @k = grep { $_->{tid} == $W && $_->{mutex} == $M } @{$mx{mutex_wake} // []};
-if (!@w) { print STDERR "FAIL: no mutex_wait of the UI ($UI) on $ENV{MUTEX} naming the worker $W\n"; show(@{$mx{mutex_wait} // []}); $bad = 1; }
-else { print STDERR "ok: $w[0]{line}\n"; }
-if (!@a) { print STDERR "FAIL: no mutex_acquired of the UI ($UI)\n"; $bad = 1; }
-elsif (@w && $a[-1]{ts} - $w[0]{ts} < 2500000000) { printf STDERR "FAIL: the UI waited only %.3f s between its records\n", ($a[-1]{ts} - $w[0]{ts}) / 1e9; $bad = 1; }
-else { printf STDERR "ok: acquired %.3f s later: %s\n", ($a[-1]{ts} - $w[0]{ts}) / 1e9, $a[-1]{line}; }
-if (!@k) { print STDERR "FAIL: no mutex_wake of the worker ($W) on the mutex\n"; $bad = 1; }
-else { print STDERR "ok: $k[0]{line}\n"; }
-my @kill = grep { $_->{pid} == $KPID && $_->{tid} == $KUI } @{$mx{mutex_acquired} // []};
-if (!@kill) { print STDERR "FAIL: the killed app ($KPID) has no mutex_acquired in the trace\n"; $bad = 1; }
-else { print STDERR "ok: written just before its SIGKILL: $kill[-1]{line}\n"; }
-exit $bad;
+PID, UI, W, KPID, KUI = (int(ENV[k]) for k in ("PID", "UI", "WORKER", "KPID", "KUI"))
+M = num(ENV["MUTEX"])
+bad = 0
+mx = {}
+for e in ev:
+	if e["type"].startswith("mutex_"):
+		mx.setdefault(e["type"], []).append(e)
+w = [e for e in mx.get("mutex_wait", []) if e["tid"] == UI and e["pid"] == PID and e.get("mutex") == M and e.get("holder", -1) == W]
+a = [e for e in mx.get("mutex_acquired", []) if e["tid"] == UI and e.get("mutex") == M and e.get("err") == 0]
+k = [e for e in mx.get("mutex_wake", []) if e["tid"] == W and e.get("mutex") == M]
+if not w:
+	say("FAIL: no mutex_wait of the UI (%d) on %s naming the worker %d" % (UI, ENV["MUTEX"], W)); show(mx.get("mutex_wait", [])); bad = 1
+else:
+	say("ok: " + w[0]["line"])
+if not a:
+	say("FAIL: no mutex_acquired of the UI (%d)" % UI); bad = 1
+elif w and a[-1]["ts"] - w[0]["ts"] < 2500000000:
+	say("FAIL: the UI waited only %.3f s between its records" % ((a[-1]["ts"] - w[0]["ts"]) / 1e9)); bad = 1
+elif w:
+	say("ok: acquired %.3f s later: %s" % ((a[-1]["ts"] - w[0]["ts"]) / 1e9, a[-1]["line"]))
+if not k:
+	say("FAIL: no mutex_wake of the worker (%d) on the mutex" % W); bad = 1
+else:
+	say("ok: " + k[0]["line"])
+kill = [e for e in mx.get("mutex_acquired", []) if e["pid"] == KPID and e["tid"] == KUI]
+if not kill:
+	say("FAIL: the killed app (%d) has no mutex_acquired in the trace" % KPID); bad = 1
+else:
+	say("ok: written just before its SIGKILL: " + kill[-1]["line"])
+sys.exit(bad)
 ' || fail "the interposer's records are missing or wrong in the trace (see above)"
 
 "$ARGUS" graph "$T/s.argus" >"$T/graph.txt" 2>&1 || fail "argus graph failed" "$T/graph.txt"

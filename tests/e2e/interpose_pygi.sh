@@ -63,24 +63,27 @@ sleep 0.3
 "$ARGUS" save -o "$T/s.argus" >"$T/save.out" 2>&1 || fail "argus save failed" "$T/save.out"
 dump_to "$T/s.argus" "$T/s.dump" --pid "$PID"
 check_dump "$T/s.dump" '
-my ($PID, $M, $P, $R) = map { $ENV{$_} } qw(PID MAIN PROD RAN);
-my @idle = grep { $_->{type} =~ /^work_/ && $_->{pid} == $PID && $_->{rest} =~ /kind=idle/ } @ev;
-my %n;
-for my $e (@idle) {
-	my ($item) = $e->{rest} =~ /item=(0x[0-9a-f]+)/;
-	$n{enq}++, $n{enq_items}{$item} = 1 if $e->{type} eq "work_enqueue" && $e->{tid} == $P;
-	$n{beg}++, $n{beg_items}{$item} = 1 if $e->{type} eq "work_begin" && $e->{tid} == $M;
-	$n{end}++ if $e->{type} eq "work_end" && $e->{tid} == $M;
-}
-my $bad = 0;
-for my $k (qw(enq beg end)) {
-	my $c = $n{$k} // 0;
-	if ($c != $R) { print STDERR "FAIL: $c idle work_$k records, the program ran $R callbacks\n"; $bad = 1; }
-	else { print STDERR "ok: $c idle work_$k records (" . ($k eq "enq" ? "producer thread" : "main thread") . ")\n"; }
-}
-my @unmatched = grep { !$n{enq_items}{$_} } keys %{$n{beg_items} // {}};
-if (@unmatched) { print STDERR "FAIL: dispatched items never enqueued: @unmatched\n"; $bad = 1; }
-exit $bad;
+PID, M, P, R = (int(ENV[k]) for k in ("PID", "MAIN", "PROD", "RAN"))
+idle = [e for e in ev if e["type"].startswith("work_") and e["pid"] == PID and e.get("kind") == "idle"]
+n = {"enq": 0, "beg": 0, "end": 0}
+enq_items, beg_items = set(), set()
+for e in idle:
+	if e["type"] == "work_enqueue" and e["tid"] == P:
+		n["enq"] += 1; enq_items.add(e["item"])
+	if e["type"] == "work_begin" and e["tid"] == M:
+		n["beg"] += 1; beg_items.add(e["item"])
+	if e["type"] == "work_end" and e["tid"] == M:
+		n["end"] += 1
+bad = 0
+for k in ("enq", "beg", "end"):
+	if n[k] != R:
+		say("FAIL: %d idle work_%s records, the program ran %d callbacks" % (n[k], k, R)); bad = 1
+	else:
+		say("ok: %d idle work_%s records (%s)" % (n[k], k, "producer thread" if k == "enq" else "main thread"))
+unmatched = beg_items - enq_items
+if unmatched:
+	say("FAIL: dispatched items never enqueued: " + " ".join(h(i) for i in unmatched)); bad = 1
+sys.exit(bad)
 ' || fail "the idle callbacks are not in the trace as work items (see above)"
 
 "$ARGUS" graph "$T/s.argus" >"$T/graph.txt" 2>&1 || fail "argus graph failed" "$T/graph.txt"

@@ -75,20 +75,23 @@ grep "^interpose_invalid\." "$T/status" | grep -v "=0$" | sed "s/^/    /"
 "$ARGUS" save -o "$T/s.argus" >"$T/save.out" 2>&1 || fail "argus save failed" "$T/save.out"
 dump_to "$T/s.argus" "$T/s.dump" --pid "$PID"
 check_dump "$T/s.dump" '
-my ($pid, $h, $w, $n) = map { $ENV{$_} + 0 } qw(PID HOLDER WAITER BLOCKED);
-my $bad = 0;
-sub want { my ($ok, $msg, @s) = @_; print STDERR ($ok ? "ok: " : "FAIL: ") . "$msg\n"; show(@s) if !$ok; $bad ||= !$ok; }
-my @sem = grep { $_->{pid} == $pid && $_->{type} =~ /^mutex_/ && $_->{rest} =~ /^sem=/ } @ev;
-my @wait = grep { $_->{tid} == $w && $_->{type} eq "mutex_wait" } @sem;
-my %addr; $addr{($_->{rest} =~ /^sem=(\S+)/)[0]}++ for @wait;
-want(@wait == $n, "the waiter ($w): " . scalar(@wait) . " blocking sem waits recorded, python counted $n", @sem);
-want(keys %addr == 1, "all on one sem_t: " . join(" ", keys %addr));
-my ($a) = keys %addr;
-$a //= "none";
-my @acq = grep { $_->{tid} == $w && $_->{type} eq "mutex_acquired" && $_->{rest} =~ /^sem=\Q$a\E err=0/ } @sem;
-want(@acq == $n, "each acquired: " . scalar(@acq));
-my @post = grep { $_->{tid} == $h && $_->{type} eq "mutex_wake" && $_->{rest} =~ /^sem=\Q$a\E waiters=[1-9]/ } @sem;
-want(@post == $n, "the holder ($h): " . scalar(@post) . " releases (sem_post) with a waiter on it, python counted $n", grep { $_->{tid} == $h } @sem);
-exit $bad;
+pid, hl, w, n = (int(ENV[k]) for k in ("PID", "HOLDER", "WAITER", "BLOCKED"))
+bad = 0
+def want(ok, msg, s=()):
+	global bad
+	say(("ok: " if ok else "FAIL: ") + msg)
+	if not ok:
+		show(s); bad = 1
+sem = [e for e in ev if e["pid"] == pid and e["type"].startswith("mutex_") and "sem" in e]
+wait = [e for e in sem if e["tid"] == w and e["type"] == "mutex_wait"]
+addr = {e["sem"] for e in wait}
+want(len(wait) == n, "the waiter (%d): %d blocking sem waits recorded, python counted %d" % (w, len(wait), n), sem)
+want(len(addr) == 1, "all on one sem_t: " + " ".join(h(a) for a in addr))
+a = next(iter(addr)) if addr else None
+acq = [e for e in sem if e["tid"] == w and e["type"] == "mutex_acquired" and e["sem"] == a and e.get("err") == 0]
+want(len(acq) == n, "each acquired: %d" % len(acq))
+post = [e for e in sem if e["tid"] == hl and e["type"] == "mutex_wake" and e["sem"] == a and e.get("waiters", 0) >= 1]
+want(len(post) == n, "the holder (%d): %d releases (sem_post) with a waiter on it, python counted %d" % (hl, len(post), n), [e for e in sem if e["tid"] == hl])
+sys.exit(bad)
 ' || fail "the interposer's semaphore records disagree with what python counted (see above)"
 pass "python3's threading.Lock: $BLOCKED blocked acquires, as many recorded sem waits and posts with a waiter"

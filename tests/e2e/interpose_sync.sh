@@ -72,48 +72,54 @@ grep "^interpose_invalid\." "$T/status" | grep -v "=0$" | sed "s/^/    /"
 # one dump per app (the trace is system-wide: on a busy machine it holds
 # millions of other events)
 : >"$T/s.dump"
+: >"$T/s.dump.json"
 for m in rwlock cond sem compat; do
 	for k in PID UI_TID PEER_TID OBJ_ADDR MUTEX_ADDR ROUNDS; do
 		export "${m}_$k=$(kv $k "$T/$m.out")"
 	done
 	dump_to "$T/s.argus" "$T/s-$m.dump" --pid "$(kv PID "$T/$m.out")"
 	cat "$T/s-$m.dump" >>"$T/s.dump"
+	cat "$T/s-$m.dump.json" >>"$T/s.dump.json"
 done
 check_dump "$T/s.dump" '
-my $bad = 0;
-sub E { my ($m, $k) = @_; my $v = $ENV{"${m}_$k"}; return $k =~ /ADDR/ ? num($v) : $v + 0; }
-sub recs {
-	my ($m, $type, $kind) = @_;
-	return grep { $_->{pid} == E($m, "PID") && $_->{type} eq $type && $_->{rest} =~ /^\Q$kind\E=(0x[0-9a-f]+)/ && num($1) == E($m, "OBJ_ADDR") } @ev;
-}
-sub want { my ($ok, $msg, @show) = @_; print STDERR ($ok ? "ok: " : "FAIL: ") . "$msg\n"; show(@show) if !$ok; $bad ||= !$ok; }
-my ($ui, $peer) = (E("rwlock", "UI_TID"), E("rwlock", "PEER_TID"));
-my @w = grep { $_->{tid} == $ui && $_->{rest} =~ /mode=read holder=$peer\b/ } recs("rwlock", "mutex_wait", "rwlock");
-want(scalar @w == 1, "rwlock: one rdlock wait of the UI naming the writer $peer" . (@w ? ": $w[0]{line}" : ""), grep { $_->{pid} == E("rwlock", "PID") } @ev);
-my @a = grep { $_->{tid} == $ui && $_->{rest} =~ /mode=read err=0/ } recs("rwlock", "mutex_acquired", "rwlock");
-want(@a && @w && $a[0]{ts} - $w[0]{ts} > 2.5e9, "rwlock: acquired " . (@a && @w ? sprintf("%.2f s", ($a[0]{ts} - $w[0]{ts}) / 1e9) : "never") . " later");
-my @u = grep { $_->{tid} == $peer && $_->{rest} =~ /mode=write/ } recs("rwlock", "mutex_wake", "rwlock");
-want(scalar @u == 1, "rwlock: the writer\x27s unlock with a waiter" . (@u ? ": $u[0]{line}" : ""));
+bad = 0
+def E(m, k):
+	v = ENV["%s_%s" % (m, k)]
+	return num(v) if "ADDR" in k else int(v)
+def recs(m, typ, kind):
+	return [e for e in ev if e["pid"] == E(m, "PID") and e["type"] == typ and e.get(kind) == E(m, "OBJ_ADDR")]
+def want(ok, msg, s=()):
+	global bad
+	say(("ok: " if ok else "FAIL: ") + msg)
+	if not ok:
+		show(s); bad = 1
+ui, peer = E("rwlock", "UI_TID"), E("rwlock", "PEER_TID")
+w = [e for e in recs("rwlock", "mutex_wait", "rwlock") if e["tid"] == ui and e.get("mode") == "read" and e.get("holder") == peer]
+want(len(w) == 1, "rwlock: one rdlock wait of the UI naming the writer %d" % peer + (": " + w[0]["line"] if w else ""), [e for e in ev if e["pid"] == E("rwlock", "PID")])
+a = [e for e in recs("rwlock", "mutex_acquired", "rwlock") if e["tid"] == ui and e.get("mode") == "read" and e.get("err") == 0]
+want(bool(a and w and a[0]["ts"] - w[0]["ts"] > 2.5e9), "rwlock: acquired " + ("%.2f s" % ((a[0]["ts"] - w[0]["ts"]) / 1e9) if a and w else "never") + " later")
+u = [e for e in recs("rwlock", "mutex_wake", "rwlock") if e["tid"] == peer and e.get("mode") == "write"]
+want(len(u) == 1, "rwlock: the writer\x27s unlock with a waiter" + (": " + u[0]["line"] if u else ""))
 
-($ui, $peer) = (E("cond", "UI_TID"), E("cond", "PEER_TID"));
-my $mu = sprintf("%#x", E("cond", "MUTEX_ADDR"));
-@w = grep { $_->{tid} == $ui && $_->{rest} =~ /mutex=\Q$mu\E\b/ } recs("cond", "mutex_wait", "cond");
-want(scalar @w == E("cond", "ROUNDS"), "cond: the UI\x27s " . E("cond", "ROUNDS") . " waits, each with the mutex $mu (" . scalar(@w) . " records)");
-@a = grep { $_->{tid} == $ui && $_->{rest} =~ /err=0/ } recs("cond", "mutex_acquired", "cond");
-want(scalar @a == scalar @w, "cond: as many returns (" . scalar(@a) . ")");
-my @s = grep { $_->{tid} == $peer && $_->{rest} =~ /waiters=[1-9]/ } recs("cond", "mutex_wake", "cond");
-want(@s >= 1 && @s <= 6, "cond: the signaller\x27s signals with a waiter: " . scalar(@s) . " (1..6)");
+ui, peer = E("cond", "UI_TID"), E("cond", "PEER_TID")
+mu = E("cond", "MUTEX_ADDR")
+w = [e for e in recs("cond", "mutex_wait", "cond") if e["tid"] == ui and e.get("mutex") == mu]
+want(len(w) == E("cond", "ROUNDS"), "cond: the UI\x27s %d waits, each with the mutex %s (%d records)" % (E("cond", "ROUNDS"), h(mu), len(w)))
+a = [e for e in recs("cond", "mutex_acquired", "cond") if e["tid"] == ui and e.get("err") == 0]
+want(len(a) == len(w), "cond: as many returns (%d)" % len(a))
+s = [e for e in recs("cond", "mutex_wake", "cond") if e["tid"] == peer and e.get("waiters", 0) >= 1]
+want(1 <= len(s) <= 6, "cond: the signaller\x27s signals with a waiter: %d (1..6)" % len(s))
 
-($ui, $peer) = (E("sem", "UI_TID"), E("sem", "PEER_TID"));
-@w = grep { $_->{tid} == $ui } recs("sem", "mutex_wait", "sem");
-@a = grep { $_->{tid} == $ui && $_->{rest} =~ /err=0/ } recs("sem", "mutex_acquired", "sem");
-@s = grep { $_->{tid} == $peer && $_->{rest} =~ /waiters=1\b/ } recs("sem", "mutex_wake", "sem");
-want(@w >= 1 && @w == @a && @s == @w, "sem: " . scalar(@w) . " blocking waits, " . scalar(@a) . " acquisitions, " . scalar(@s) . " posts to one waiter");
+ui, peer = E("sem", "UI_TID"), E("sem", "PEER_TID")
+w = [e for e in recs("sem", "mutex_wait", "sem") if e["tid"] == ui]
+a = [e for e in recs("sem", "mutex_acquired", "sem") if e["tid"] == ui and e.get("err") == 0]
+s = [e for e in recs("sem", "mutex_wake", "sem") if e["tid"] == peer and e.get("waiters") == 1]
+want(len(w) >= 1 and len(w) == len(a) and len(s) == len(w), "sem: %d blocking waits, %d acquisitions, %d posts to one waiter" % (len(w), len(a), len(s)))
 
 # (its mutex is contended and recorded as such: only condvar records count)
-my @c = grep { $_->{pid} == E("compat", "PID") && $_->{type} =~ /^mutex_/ && $_->{rest} =~ /^cond=/ } @ev;
-want(!@c, "compat: no record of the old-ABI condvar calls (" . scalar(@c) . ")", @c);
-exit $bad;
+c = [e for e in ev if e["pid"] == E("compat", "PID") and e["type"].startswith("mutex_") and "cond" in e]
+want(not c, "compat: no record of the old-ABI condvar calls (%d)" % len(c), c)
+sys.exit(bad)
 ' || fail "the interposer's records are missing or wrong in the trace (see above)"
 
 "$ARGUS" graph "$T/s.argus" >"$T/graph.txt" 2>&1 || fail "argus graph failed" "$T/graph.txt"

@@ -30,22 +30,29 @@ sleep 0.3
 "$ARGUS" save -o "$T/s.argus" >"$T/save.out" 2>&1 || fail "argus save failed" "$T/save.out"
 dump_to "$T/s.argus" "$T/s.dump" --pid "$PID"
 check_dump "$T/s.dump" '
-my ($PID, $M, $W, $TAG) = map { $ENV{$_} } qw(PID MAIN WORKER TAG);
-my @jobs = map { num($_) } split " ", $ENV{JOBS};
-my $bad = 0;
-my @wk = grep { $_->{type} =~ /^work_/ && $_->{pid} == $PID } @ev;
-for my $e (@wk) { my ($i) = $e->{rest} =~ /(?:item|tag)=(0x[0-9a-f]+)/; $e->{item} = num($i // 0); }
-for my $k (0 .. $#jobs) {
-	my ($q) = grep { $_->{type} eq "work_enqueue" && $_->{tid} == $M && $_->{item} == $jobs[$k] && $_->{rest} =~ /kind=api/ } @wk;
-	my ($b) = grep { $_->{type} eq "work_begin" && $_->{tid} == $W && $_->{item} == $jobs[$k] } @wk;
-	my ($e) = grep { $_->{type} eq "work_end" && $_->{tid} == $W && $_->{item} == $jobs[$k] } @wk;
-	if (!$q || !$b || !$e) { printf STDERR "FAIL: job %d (%#x): enqueue %s begin %s end %s\n", $k, $jobs[$k], $q ? "ok" : "missing", $b ? "ok" : "missing", $e ? "ok" : "missing"; $bad = 1; next; }
-	if (!($q->{ts} <= $b->{ts} && $b->{ts} <= $e->{ts})) { print STDERR "FAIL: job $k out of order\n"; $bad = 1; next; }
-}
-print STDERR "ok: every job enqueued by the main thread, begun and ended on the worker, in order\n" unless $bad;
-my ($t) = grep { $_->{type} eq "work_boundary" && $_->{tid} == $M && $_->{item} == num($TAG) } @wk;
-if (!$t) { print STDERR "FAIL: no work_boundary with the tag $TAG\n"; $bad = 1; } else { print STDERR "ok: $t->{line}\n"; }
-exit $bad;
+PID, M, W = (int(ENV[k]) for k in ("PID", "MAIN", "WORKER"))
+TAG = ENV["TAG"]
+jobs = [num(j) for j in ENV["JOBS"].split()]
+bad = 0
+wk = [e for e in ev if e["type"].startswith("work_") and e["pid"] == PID]
+for e in wk:
+	e["item"] = e.get("item", e.get("tag", 0))
+for k, job in enumerate(jobs):
+	q = next((e for e in wk if e["type"] == "work_enqueue" and e["tid"] == M and e["item"] == job and e.get("kind") == "api"), None)
+	b = next((e for e in wk if e["type"] == "work_begin" and e["tid"] == W and e["item"] == job), None)
+	x = next((e for e in wk if e["type"] == "work_end" and e["tid"] == W and e["item"] == job), None)
+	if not q or not b or not x:
+		say("FAIL: job %d (%#x): enqueue %s begin %s end %s" % (k, job, "ok" if q else "missing", "ok" if b else "missing", "ok" if x else "missing")); bad = 1; continue
+	if not (q["ts"] <= b["ts"] <= x["ts"]):
+		say("FAIL: job %d out of order" % k); bad = 1; continue
+if not bad:
+	say("ok: every job enqueued by the main thread, begun and ended on the worker, in order")
+t = next((e for e in wk if e["type"] == "work_boundary" and e["tid"] == M and e["item"] == num(TAG)), None)
+if not t:
+	say("FAIL: no work_boundary with the tag " + TAG); bad = 1
+else:
+	say("ok: " + t["line"])
+sys.exit(bad)
 ' || fail "the API's records are missing or wrong (see above)"
 
 "$ARGUS" graph "$T/s.argus" >"$T/graph.txt" 2>&1 || fail "argus graph failed" "$T/graph.txt"

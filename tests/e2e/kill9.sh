@@ -32,25 +32,41 @@ log "workload pid $wpid ran $(( (wend - wstart) / 1000000 )) ms; argusd $pid kil
 dump_to "$RING_DIR/ring.argus" "$T/ring.dump"
 export WPID=$wpid WSTART=$wstart WEND=$wend
 check_dump "$T/ring.dump" '
-my ($P, $S, $E) = @ENV{qw(WPID WSTART WEND)};
-my @w = grep { $_->{pid} == $P } @ev;
-if (!@w) { print STDERR "FAIL: no event of the workload (pid $P) in the ring after kill -9\n"; show(@ev[-12 .. -1]) if @ev >= 12; exit 1; }
-my ($first, $last) = ($w[0]{ts}, $w[-1]{ts});
-printf STDERR "workload events in the ring: %d, from %+.3f s to %+.3f s relative to its start; it ended at %+.3f s\n",
-	scalar @w, ($first - $S) / 1e9, ($last - $S) / 1e9, ($E - $S) / 1e9;
-if ($first > $S + 500000000) { printf STDERR "FAIL: the first %.3f s of the workload are missing\n", ($first - $S) / 1e9; exit 1; }
-if ($last < $E - 2500000000) { printf STDERR "FAIL: the ring lost %.3f s before the kill (more than the in-flight chunk)\n", ($E - $last) / 1e9; show($w[-1]); exit 1; }
-exit 0;
+P, S, E = (int(ENV[k]) for k in ("WPID", "WSTART", "WEND"))
+w = [e for e in ev if e["pid"] == P]
+if not w:
+	say("FAIL: no event of the workload (pid %d) in the ring after kill -9" % P)
+	if len(ev) >= 12:
+		show(ev[-12:])
+	sys.exit(1)
+first, last = w[0]["ts"], w[-1]["ts"]
+say("workload events in the ring: %d, from %+.3f s to %+.3f s relative to its start; it ended at %+.3f s" % (len(w), (first - S) / 1e9, (last - S) / 1e9, (E - S) / 1e9))
+if first > S + 500000000:
+	say("FAIL: the first %.3f s of the workload are missing" % ((first - S) / 1e9)); sys.exit(1)
+if last < E - 2500000000:
+	say("FAIL: the ring lost %.3f s before the kill (more than the in-flight chunk)" % ((E - last) / 1e9)); show(w[-1:]); sys.exit(1)
 ' || fail "the ring after kill -9 lacks the workload's events (see above)"
 grep '^# ' "$T/ring.dump" | sed 's/^/    /'
 
 # power loss: flip one payload byte of the middle chunk (by offset; the
 # 64 MiB ring has not wrapped in 5 s, so it is not the newest)
 cp "$RING_DIR/ring.argus" "$T/torn.argus"
-torn=$(perl -e 'open(F, "<", $ARGV[0]) or die; binmode F; my @o;
-	for (my $b = 4096; ; $b += 4096) { seek(F, $b, 0); read(F, my $h, 64) == 64 or last;
-		push @o, $b if substr($h, 0, 4) eq "ACHK"; }
-	@o >= 3 or die "only " . scalar(@o) . " chunks\n"; print $o[int(@o / 2)];' "$T/torn.argus") ||
+torn=$(python3 -c '
+import sys
+o = []
+with open(sys.argv[1], "rb") as f:
+	b = 4096
+	while True:
+		f.seek(b); h = f.read(64)
+		if len(h) != 64:
+			break
+		if h[:4] == b"ACHK":
+			o.append(b)
+		b += 4096
+if len(o) < 3:
+	sys.exit("only %d chunks" % len(o))
+print(o[len(o) // 2])
+' "$T/torn.argus") ||
 	fail "could not find three chunks in the ring"
 printf '\xff' | dd of="$T/torn.argus" bs=1 seek=$((torn + 64 + 100)) conv=notrunc status=none
 "$ARGUS" dump "$T/torn.argus" >"$T/torn.dump" 2>"$T/torn.err" ||

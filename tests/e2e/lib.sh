@@ -5,7 +5,8 @@
 #   . "$(dirname "$0")/lib.sh"
 #   e2e_init "$1"            # $1 = the build directory; needs root
 #   record pp -- "$APPS/pipe_pingpong"    # -> $T/pp.argus, $T/pp.out
-#   dump_to "$T/pp.argus" "$T/pp.dump"
+#   dump_to "$T/pp.argus" "$T/pp.dump"      # and $T/pp.dump.json (--json)
+#   check_dump "$T/pp.dump" 'PYTHON over ev, the events' || fail ...
 #   ...assertions; fail "message" [evidence-file]
 #   pass "what held"
 #
@@ -19,11 +20,14 @@
 #   "   pipe_pingpong    1234/1234    [001]   845.005337765: waking         target=..."
 # i.e. comm (right-aligned), tid/pid, [cpu], seconds.nanoseconds, type,
 # then " ctx=softirq|hardirq|nmi" unless the context is task, then the
-# type's fields.  Stack frames under an event start with a tab.
+# type's fields.  Stack frames under an event start with a tab.  Checks
+# read the same events from `argus dump --json` (dumpcheck.py), by field
+# name, rather than parsing these lines.
 
 set -u -o pipefail
 
 E2E_NAME=$(basename "$0" .sh)
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # the Python checks import truth.py from this folder
 export PYTHONPATH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 E2E_FAILED=0
@@ -111,7 +115,7 @@ e2e_init() {
 	require_root
 	[ -x "$ARGUS" ] || { echo "[$E2E_NAME] FAIL: no $ARGUS (build first)" >&2; exit 1; }
 	[ -x "$BUILD/bin/argusd" ] || { echo "[$E2E_NAME] FAIL: no $BUILD/bin/argusd (build first)" >&2; exit 1; }
-	command -v perl >/dev/null || { echo "[$E2E_NAME] FAIL: perl is needed to parse dumps" >&2; exit 1; }
+	command -v python3 >/dev/null || { echo "[$E2E_NAME] FAIL: python3 is needed to read dumps (dumpcheck.py)" >&2; exit 1; }
 	T=$(mktemp -d "/tmp/argus-e2e-$E2E_NAME.XXXXXX")
 	export ARGUS_RUN_DIR=$T/run
 	E2E_RUNDIRS+=("$ARGUS_RUN_DIR")
@@ -140,13 +144,17 @@ record() {
 	log "recorded: $(tail -n 1 "$T/$name.err")"
 }
 
-# dump_to TRACE FILE [DUMP-OPTS...]: argus dump into FILE; fails on error.
+# dump_to TRACE FILE [DUMP-OPTS...]: argus dump into FILE, and with
+# --json into FILE.json (what check_dump reads); fails on error.
 dump_to() {
 	local trace=$1 file=$2 rc
 	shift 2
 	timeout -k 5 120 "$ARGUS" dump "$trace" "$@" >"$file" 2>"$file.err"
 	rc=$?
 	[ $rc -eq 0 ] || fail "argus dump $trace $* exited $rc: $(head -c 400 "$file.err")" "$file.err"
+	timeout -k 5 120 "$ARGUS" dump "$trace" --json "$@" >"$file.json" 2>"$file.err"
+	rc=$?
+	[ $rc -eq 0 ] || fail "argus dump $trace --json $* exited $rc: $(head -c 400 "$file.err")" "$file.err"
 	log "dump: $(wc -l <"$file") lines; $(grep '^# ' "$file" | tr '\n' ' ')"
 }
 
@@ -183,58 +191,15 @@ kv() {
 	printf '%s\n' "$v"
 }
 
-# Perl prelude for the assertions: loads a dump into @ev, one hash per
-# event:  n (line number), comm tid pid cpu ts (ns) type ctx (task when no
-# ctx= field) rest line, and when present: target_tid target_pid, sys (the
-# syscall name of sys_enter/sys_exit/blocked_in), args (sys_enter, numbers),
-# ret, arg0, okind obj peer (numbers), timer (hex string, lowercase),
-# owner, blocked (syscall), barg (its key arg, number), vec, mark, stack
-# (array of frame lines).
-# Helpers: show(LIST) prints events' lines (at most 12), h(N) formats 0x.
-E2E_PERL_PRELUDE='
-use strict; use warnings; no warnings "portable";
-our @ev;
-sub num { my $s = shift; return 0 unless defined $s; return $s =~ /^0x/i ? hex($s) : $s + 0; }
-sub h { return sprintf("%#x", shift); }
-{
-	my $prev;
-	while (my $l = <>) {
-		chomp $l;
-		if ($l =~ /^\t/) { push @{$prev->{stack}}, $l if $prev; next; }
-		next unless $l =~ m{^\s*(.*?)\s+(\d+)/(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}): (\S+)\s*(.*)$};
-		my %e = (n => $., comm => $1, tid => $2 + 0, pid => $3 + 0, cpu => $4 + 0,
-			 ts => $5 * 1000000000 + $6, type => $7, rest => $8, line => $l, stack => []);
-		my $r = $e{rest};
-		$e{ctx} = $r =~ /^ctx=(\S+)/ ? $1 : "task";
-		if ($r =~ m{target=(.*):(\d+)/(\d+) target_cpu=}) { $e{target_tid} = $2 + 0; $e{target_pid} = $3 + 0; }
-		if ($r =~ /\bobj=(\w+):(0x[0-9a-f]+|0)(?:->(0x[0-9a-f]+|0))?/) {
-			$e{okind} = $1; $e{obj} = num($2); $e{peer} = defined $3 ? num($3) : 0;
-		}
-		$e{timer} = lc $1 if $r =~ /\btimer=(0x[0-9a-fA-F]+)/;
-		$e{owner} = $1 + 0 if $r =~ /\bowner=(\d+)/;
-		$e{vec} = $1 if $r =~ /\bvec=(\S+)/;
-		if ($r =~ /\bblocked_in (\w+)\((0x[0-9a-f]+|0)\)/) { $e{blocked} = $1; $e{barg} = num($2); }
-		if ($e{type} eq "sys_enter" && $r =~ /(?:^|\s)(\w+)\(([^)]*)\)/) {
-			$e{sys} = $1; $e{args} = [ map { num($_) } split /,\s*/, $2 ];
-		}
-		if ($e{type} eq "sys_exit" && $r =~ /(?:^|\s)(\w+) = (-?\d+) arg0=(\d+)/) {
-			$e{sys} = $1; $e{ret} = $2 + 0; $e{arg0} = $3 + 0;
-		}
-		$e{mark} = $1 if $e{type} eq "mark" && $r =~ /"(.*)"/;
-		push @ev, \%e;
-		$prev = \%e;
-	}
-}
-sub show { my $i = 0; for my $e (@_) { last if ++$i > 12; print STDERR "    $e->{line}\n"; print STDERR "    $_\n" for @{$e->{stack}}; } print STDERR "    ... (" . scalar(@_) . " in all)\n" if @_ > 12; }
-'
-
-# check_dump DUMP-FILE PERL-CODE: runs PERL-CODE after the prelude on the
-# dump; the code exits non-zero (after printing the evidence to stderr)
-# when the property does not hold.  Ground truth goes in through %ENV.
+# check_dump DUMP-FILE PYTHON-CODE: runs PYTHON-CODE over the events of
+# the dump, read from DUMP-FILE.json (dump_to writes both) by dumpcheck.py,
+# which documents what the code gets: ev (a list of event dicts, the
+# `argus dump --json` fields), ENV, show(LIST), h(N), num(S), frames(E).
+# The code exits non-zero (sys.exit(1), after printing the evidence to
+# stderr) when the property does not hold.  Ground truth goes in through
+# the environment.
 check_dump() {
-	local dump=$1 code=$2
-	perl -e "$E2E_PERL_PRELUDE
-$code" "$dump"
+	python3 "$E2E_DIR/dumpcheck.py" "$1" "$2"
 }
 
 # start_private_bus: a dbus-daemon of this test's own on $T/bus (session

@@ -90,16 +90,20 @@ sleep 0.3
 "$ARGUS" save -o "$T/s.argus" >"$T/save.out" 2>&1 || fail "argus save failed" "$T/save.out"
 dump_to "$T/s.argus" "$T/s.dump"
 check_dump "$T/s.dump" '
-my ($PID, $UI, $W, $M, $TWIN) = map { $ENV{$_} } qw(PID UI WORKER MUTEX TWIN);
-$M = num($M);
-my $bad = 0;
-my @w = grep { $_->{type} eq "mutex_wait" && $_->{tid} == $UI && $_->{rest} =~ /mutex=(0x[0-9a-f]+)/ && num($1) == $M && $_->{rest} =~ /holder=$W\b/ } @ev;
-if (!@w) { print STDERR "FAIL: no mutex_wait of the UI ($UI) naming the worker $W\n"; $bad = 1; }
-else { print STDERR "ok: $w[0]{line}\n"; }
-my @t = grep { $_->{type} =~ /^mutex_/ && $_->{pid} == $TWIN } @ev;
-if (@t) { print STDERR "FAIL: the --no-bind twin has mutex records\n"; show(@t); $bad = 1; }
-else { print STDERR "ok: the --no-bind twin ($TWIN) has no mutex record\n"; }
-exit $bad;
+PID, UI, W, TWIN = (int(ENV[k]) for k in ("PID", "UI", "WORKER", "TWIN"))
+M = num(ENV["MUTEX"])
+bad = 0
+w = [e for e in ev if e["type"] == "mutex_wait" and e["tid"] == UI and e.get("mutex") == M and e.get("holder") == W]
+if not w:
+	say("FAIL: no mutex_wait of the UI (%d) naming the worker %d" % (UI, W)); bad = 1
+else:
+	say("ok: " + w[0]["line"])
+t = [e for e in ev if e["type"].startswith("mutex_") and e["pid"] == TWIN]
+if t:
+	say("FAIL: the --no-bind twin has mutex records"); show(t); bad = 1
+else:
+	say("ok: the --no-bind twin (%d) has no mutex record" % TWIN)
+sys.exit(bad)
 ' || fail "the records after inject are missing or wrong (see above)"
 
 "$ARGUS" diagnose "$T/s.argus" --pid "$PID" --json >"$T/d.json" 2>"$T/d.err" ||
@@ -168,10 +172,10 @@ sleep 0.3
 "$ARGUS" save -o "$T/p.argus" >"$T/psave.out" 2>&1 || fail "argus save failed" "$T/psave.out"
 dump_to "$T/p.argus" "$T/p.dump" --pid "$PYPID"
 check_dump "$T/p.dump" '
-my ($pid, $w, $n) = map { $ENV{$_} + 0 } qw(PYPID WAITER BLOCKED);
-my @wait = grep { $_->{pid} == $pid && $_->{tid} == $w && $_->{type} eq "mutex_wait" && $_->{rest} =~ /^sem=/ } @ev;
-my $ok = @wait == $n;
-print STDERR ($ok ? "ok: " : "FAIL: ") . "python3 waiter $w: " . scalar(@wait) . " blocking sem waits recorded after inject, python counted $n\n";
-exit !$ok;
+pid, w, n = (int(ENV[k]) for k in ("PYPID", "WAITER", "BLOCKED"))
+wait = [e for e in ev if e["pid"] == pid and e["tid"] == w and e["type"] == "mutex_wait" and "sem" in e]
+ok = len(wait) == n
+say(("ok: " if ok else "FAIL: ") + "python3 waiter %d: %d blocking sem waits recorded after inject, python counted %d" % (w, len(wait), n))
+sys.exit(0 if ok else 1)
 ' || fail "python's semaphore waits after inject disagree with its own count (see above)"
 pass "inject rebinds the lock calls of running processes: mutex_pipe's wait names its holder; python3's $BLOCKED blocked acquires are recorded"

@@ -62,23 +62,27 @@ sleep 0.3
 dump_to "$T/s.argus" "$T/s.dump" --pid "$LPID"
 export W=$(kv WORKER_TID "$T/hung.out")
 check_dump "$T/s.dump" '
-my $W = $ENV{W};
-my @wk = grep { $_->{type} =~ /^work_(begin|end)$/ && $_->{tid} == $W } @ev;
-for my $e (@wk) { my ($i) = $e->{rest} =~ /item=(0x[0-9a-f]+)/; $e->{item} = num($i // 0); }
-my @b = grep { $_->{type} eq "work_begin" } @wk;
-my @e = grep { $_->{type} eq "work_end" } @wk;
-printf STDERR "worker %d: %d work_begin, %d work_end\n", $W, scalar @b, scalar @e;
-if (@b != 20 || @e != 20) { print STDERR "FAIL: expected 20 of each\n"; show(@wk); exit 1; }
-my $bad = 0;
-for my $k (0 .. 19) {
-	my ($bk, $ek) = ($b[$k], $e[$k]);
-	$bad = 1, print STDERR "FAIL: item $k: begin $bk->{item} end $ek->{item} differ\n" if $bk->{item} != $ek->{item};
-	$bad = 1, print STDERR "FAIL: item $k ends before it begins\n" if $ek->{ts} < $bk->{ts};
-	$bad = 1, print STDERR "FAIL: item $k ends after the next begins\n" if $k < 19 && $ek->{ts} > $b[$k + 1]{ts};
-	$bad = 1, print STDERR "FAIL: items $k and " . ($k + 1) . " are not 8 bytes apart\n" if $k < 19 && $b[$k + 1]{item} - $bk->{item} != 8;
-}
-print STDERR "ok: 20 items, each begun at the entry and ended at the return, in order\n" unless $bad;
-exit $bad;
+W = int(ENV["W"])
+wk = [e for e in ev if e["type"] in ("work_begin", "work_end") and e["tid"] == W]
+b = [e for e in wk if e["type"] == "work_begin"]
+x = [e for e in wk if e["type"] == "work_end"]
+say("worker %d: %d work_begin, %d work_end" % (W, len(b), len(x)))
+if len(b) != 20 or len(x) != 20:
+	say("FAIL: expected 20 of each"); show(wk); sys.exit(1)
+bad = 0
+for k in range(20):
+	bk, ek = b[k], x[k]
+	if bk["item"] != ek["item"]:
+		bad = 1; say("FAIL: item %d: begin %d end %d differ" % (k, bk["item"], ek["item"]))
+	if ek["ts"] < bk["ts"]:
+		bad = 1; say("FAIL: item %d ends before it begins" % k)
+	if k < 19 and ek["ts"] > b[k + 1]["ts"]:
+		bad = 1; say("FAIL: item %d ends after the next begins" % k)
+	if k < 19 and b[k + 1]["item"] - bk["item"] != 8:
+		bad = 1; say("FAIL: items %d and %d are not 8 bytes apart" % (k, k + 1))
+if not bad:
+	say("ok: 20 items, each begun at the entry and ended at the return, in order")
+sys.exit(bad)
 ' || fail "the begin/end records of the hooked calls are wrong (see above)"
 
 expect_clean_error '--remove takes no --as or --at-return' "$ARGUS" instrument --pid "$LPID" --func live_item --remove --at-return end
@@ -108,19 +112,16 @@ sleep 0.3
 "$ARGUS" save -o "$T/z.argus" >"$T/zsave.out" 2>&1 || fail "argus save failed" "$T/zsave.out"
 dump_to "$T/z.argus" "$T/z.dump" --pid "$LPID"
 check_dump "$T/z.dump" '
-my @wk = grep { $_->{type} =~ /^work_(begin|end)$/ } @ev;
-for my $e (@wk) { my ($i) = $e->{rest} =~ /item=(0x[0-9a-f]+)/; $e->{item} = num($i // 0); }
-my $n = grep { $_->{type} eq "work_begin" } @wk;
-printf STDERR "python3: %d work records, %d of them work_begin\n", scalar @wk, $n;
-if ($n != 20 || @wk != 40) { print STDERR "FAIL: expected 20 begin and 20 end\n"; show(@wk); exit 1; }
-for (my $k = 0; $k < 40; $k += 2) {
-	my ($b, $e) = @wk[$k, $k + 1];
-	if ($b->{type} ne "work_begin" || $e->{type} ne "work_end" || $b->{item} != $e->{item} || !$b->{item}) {
-		print STDERR "FAIL: records $k and " . ($k + 1) . " are not a begin and the end of the same item\n"; show($b, $e); exit 1;
-	}
-}
-print STDERR "ok: 20 deflate calls, each a begin and an end of the same z_stream\n";
-exit 0;
+wk = [e for e in ev if e["type"] in ("work_begin", "work_end")]
+n = sum(1 for e in wk if e["type"] == "work_begin")
+say("python3: %d work records, %d of them work_begin" % (len(wk), n))
+if n != 20 or len(wk) != 40:
+	say("FAIL: expected 20 begin and 20 end"); show(wk); sys.exit(1)
+for k in range(0, 40, 2):
+	b, x = wk[k], wk[k + 1]
+	if b["type"] != "work_begin" or x["type"] != "work_end" or b["item"] != x["item"] or not b["item"]:
+		say("FAIL: records %d and %d are not a begin and the end of the same item" % (k, k + 1)); show([b, x]); sys.exit(1)
+say("ok: 20 deflate calls, each a begin and an end of the same z_stream")
 ' || fail "the records of the hooked deflate calls are wrong (see above)"
 "$ARGUS" instrument --pid "$LPID" --func libz.so.1:deflate --remove >"$T/zr.out" 2>"$T/zr.err" ||
 	fail "--remove of deflate failed" "$T/zr.err"

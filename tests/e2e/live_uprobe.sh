@@ -60,20 +60,22 @@ sleep 0.3
 dump_to "$T/s.argus" "$T/s.dump"
 export PID=$LPID WORKER
 check_dump "$T/s.dump" '
-my @h = grep { $_->{type} eq "live_hit" && $_->{pid} == $ENV{PID} } @ev;
-my $bad = 0;
-if (@h != 6) { print STDERR "FAIL: ", scalar(@h), " live_hit records of $ENV{PID}, expected 6\n"; show(@h); exit 1; }
-my @it;
-for my $e (@h) {
-	my ($fn, $item, $as) = $e->{rest} =~ /fn=(0x[0-9a-f]+) item=(0x[0-9a-f]+) as=(\w+)/;
-	if ($e->{tid} != $ENV{WORKER} || !defined $fn || num($fn) != num($ENV{ADDR}) || $as ne "begin") {
-		print STDERR "FAIL: wrong record: $e->{line}\n"; $bad = 1;
-	}
-	push @it, num($item // 0);
-}
-for my $i (1 .. $#it) { if ($it[$i] - $it[$i - 1] != 8) { print STDERR "FAIL: items not 8 bytes apart: @it\n"; $bad = 1; last; } }
-print STDERR "ok: $h[0]{line}\n" unless $bad;
-exit $bad;
+PID, WORKER, ADDR = int(ENV["PID"]), int(ENV["WORKER"]), num(ENV["ADDR"])
+hits = [e for e in ev if e["type"] == "live_hit" and e["pid"] == PID]
+bad = 0
+if len(hits) != 6:
+	say("FAIL: %d live_hit records of %d, expected 6" % (len(hits), PID)); show(hits); sys.exit(1)
+it = []
+for e in hits:
+	if e["tid"] != WORKER or e["fn"] != ADDR or e["as"] != "begin":
+		say("FAIL: wrong record: " + e["line"]); bad = 1
+	it.append(e["item"])
+for i in range(1, len(it)):
+	if it[i] - it[i - 1] != 8:
+		say("FAIL: items not 8 bytes apart: " + " ".join(str(x) for x in it)); bad = 1; break
+if not bad:
+	say("ok: " + hits[0]["line"])
+sys.exit(bad)
 ' || fail "the live_hit records are missing or wrong (see above)"
 "$ARGUS" graph "$T/s.argus" --tid "$WORKER" --json >"$T/w.json" 2>"$T/w.err" ||
 	fail "argus graph --tid --json failed" "$T/w.err"

@@ -98,10 +98,16 @@ export FH=$(kv FLOCK_HOLDER) FN=$(sed -n 's/^FLOCK_NB=\([0-9]*\) .*/\1/p' "$OUT"
 # Ground truth from /proc/locks: the holder pid and the file object of each
 # file.  "1: FLOCK  ADVISORY  WRITE 3889 fe:00:1234 0 EOF"
 proc_truth() { # KEY TYPE -> "PID OBJ" of the held lock lines (one distinct pair expected)
-	perl -ne '
-		next unless /^\Q'"$1"'\E=\d+: (->)?\s*(\w+)\s+\w+\s+(\w+)\s+(-?\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s/;
-		next if $1 || $2 ne "'"$2"'";
-		printf "%d %#x\n", $4, ((hex($5) << 20 | hex($6)) << 32) ^ $7;' "$OUT" | sort -u
+	python3 -c '
+import re, sys
+key, typ = sys.argv[2], sys.argv[3]
+pat = re.compile(re.escape(key) + r"=\d+: (->)?\s*(\w+)\s+\w+\s+(\w+)\s+(-?\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s")
+for l in open(sys.argv[1]):
+	m = pat.match(l)
+	if not m or m.group(1) or m.group(2) != typ:
+		continue
+	print("%d %#x" % (int(m.group(4)), ((int(m.group(5), 16) << 20 | int(m.group(6), 16)) << 32) ^ int(m.group(7))))
+' "$OUT" "$1" "$2" | sort -u
 }
 read -r FH_PROC FLOBJ <<<"$(proc_truth FLOCK_PROC_LOCKS FLOCK)"
 read -r SH_PROC SQLOBJ <<<"$(proc_truth SQL_PROC_LOCKS POSIX)"
@@ -116,55 +122,58 @@ log "/proc/locks: flock held by $FH_PROC on $FLOBJ (driver started $FH); sqlite 
 
 dump_to "$TRACE" "$T/lk.dump"
 check_dump "$T/lk.dump" '
-my %want = (flock => num($ENV{FLOBJ}), sqlite => num($ENV{SQLOBJ}));
-my ($FH, $FN, $FW, $SH, $SW) = @ENV{qw(FH FN FW SH SW)};
-my $bad = 0;
-# pair each sys_exit of flock/fcntl with its thread'"'"'s entry
-my (%enter, @calls);
-for my $e (@ev) {
-	next unless ($e->{sys} // "") =~ /^(flock|fcntl)$/;
-	if ($e->{type} eq "sys_enter") { $enter{$e->{tid}} = $e; next; }
-	next unless $e->{type} eq "sys_exit";
-	my $in = delete $enter{$e->{tid}};
-	next unless $in && $in->{sys} eq $e->{sys} && $in->{rest} =~ /\block=(\w+):([\w?]+):(\w+)/;
-	push @calls, { pid => $e->{pid}, kind => $1, op => $2, mode => $3, ret => $e->{ret},
-		       obj => $e->{obj} // 0, okind => $e->{okind} // "", in => $in, out => $e };
-}
-sub want_calls {
-	my ($what, $pid, $kind, $op, $mode, $rets, $obj, $min) = @_;
-	my @c = grep { $_->{pid} == $pid && $_->{kind} eq $kind && $_->{op} eq $op && $_->{mode} eq $mode } @calls;
-	@c = grep { my $r = $_->{ret}; grep { $r == $_ } @$rets } @c;
-	my @on = grep { $_->{okind} eq "file" && $_->{obj} == $obj } @c;
-	if (@on < $min) {
-		printf STDERR "FAIL: %s: want >= %d %s:%s:%s lock calls of pid %d returning %s on file object %s; got %d (%d on any object). Its lock calls:\n",
-			$what, $min, $kind, $op, $mode, $pid, join("|", @$rets), h($obj), scalar @on, scalar @c;
-		show(map { ($_->{in}, $_->{out}) } grep { $_->{pid} == $pid } @calls);
-		$bad = 1;
-		return ();
-	}
-	printf STDERR "ok: %s: %d call(s), e.g.\n    %s\n    %s\n", $what, scalar @on, $on[0]{in}{line}, $on[0]{out}{line};
-	return @on;
-}
-want_calls("flock holder takes it", $FH, "flock", "exclusive", "wait", [0], $want{flock}, 1);
-want_calls("flock -n is refused", $FN, "flock", "exclusive", "try", [-11], $want{flock}, 1);
+want = {"flock": num(ENV["FLOBJ"]), "sqlite": num(ENV["SQLOBJ"])}
+FH, FN, FW, SH, SW = (int(ENV[k]) for k in ("FH", "FN", "FW", "SH", "SW"))
+bad = 0
+# pair each sys_exit of flock/fcntl with its thread\x27s entry
+enter, calls = {}, []
+for e in ev:
+	if e.get("sys", "") not in ("flock", "fcntl"):
+		continue
+	if e["type"] == "sys_enter":
+		enter[e["tid"]] = e; continue
+	if e["type"] != "sys_exit":
+		continue
+	i = enter.pop(e["tid"], None)
+	if not (i and i["sys"] == e["sys"] and "lock" in i):
+		continue
+	lk = i["lock"]
+	calls.append({"pid": e["pid"], "kind": lk["kind"], "op": lk["op"], "mode": "wait" if lk["wait"] else "try",
+		      "ret": e["ret"], "obj": e.get("obj", 0), "okind": e.get("okind", ""), "in": i, "out": e})
+def want_calls(what, pid, kind, op, mode, rets, obj, mn):
+	global bad
+	c = [x for x in calls if x["pid"] == pid and x["kind"] == kind and x["op"] == op and x["mode"] == mode]
+	c = [x for x in c if x["ret"] in rets]
+	on = [x for x in c if x["okind"] == "file" and x["obj"] == obj]
+	if len(on) < mn:
+		say("FAIL: %s: want >= %d %s:%s:%s lock calls of pid %d returning %s on file object %s; got %d (%d on any object). Its lock calls:" %
+		    (what, mn, kind, op, mode, pid, "|".join(str(r) for r in rets), h(obj), len(on), len(c)))
+		show(y for x in calls if x["pid"] == pid for y in (x["in"], x["out"]))
+		bad = 1
+		return []
+	say("ok: %s: %d call(s), e.g.\n    %s\n    %s" % (what, len(on), on[0]["in"]["line"], on[0]["out"]["line"]))
+	return on
+want_calls("flock holder takes it", FH, "flock", "exclusive", "wait", [0], want["flock"], 1)
+want_calls("flock -n is refused", FN, "flock", "exclusive", "try", [-11], want["flock"], 1)
 # cut by its SIGALRM: sys_exit sees -ERESTARTSYS (-512), which becomes
 # EINTR only on the way out to user space (signal delivery)
-my @w = want_calls("flock -w waits, then its alarm cuts it", $FW, "flock", "exclusive", "wait", [-512, -4], $want{flock}, 1);
-my @sw = grep { $_->{type} eq "switch" && $_->{tid} == $FW && ($_->{blocked} // "") eq "flock" } @ev;
-if (!grep { ($_->{okind} // "") eq "file" && $_->{obj} == $want{flock} } @sw) {
-	print STDERR "FAIL: flock -w ($FW) has no switch blocked_in flock on the file object " . h($want{flock}) . "\n";
-	show(@sw); $bad = 1;
-} else { print STDERR "ok: flock -w blocked in flock on the file:\n    $sw[0]{line}\n"; }
-want_calls("sqlite holder: exclusive byte locks", $SH, "posix", "exclusive", "try", [0], $want{sqlite}, 1);
-my @r = want_calls("sqlite busy loop: refused tries", $SW, "posix", "shared", "try", [-11, -13], $want{sqlite}, 2);
-if (@r >= 2) {
-	my ($t0, $t1) = ($r[0]{out}{ts}, $r[-1]{out}{ts});
-	my @sl = grep { $_->{type} eq "sys_exit" && $_->{pid} == $SW && ($_->{sys} // "") =~ /nanosleep/ &&
-			$_->{ts} > $t0 && $_->{ts} < $t1 } @ev;
-	if (!@sl) { print STDERR "FAIL: no sleep of the sqlite waiter between its refused tries\n"; $bad = 1; }
-	else { printf STDERR "ok: %d sleeps between its %d refused tries (a retry loop)\n", scalar @sl, scalar @r; }
-}
-exit $bad;
+want_calls("flock -w waits, then its alarm cuts it", FW, "flock", "exclusive", "wait", [-512, -4], want["flock"], 1)
+sw = [e for e in ev if e["type"] == "switch" and e["tid"] == FW and e.get("blocked", "") == "flock"]
+if not [e for e in sw if e.get("okind", "") == "file" and e["obj"] == want["flock"]]:
+	say("FAIL: flock -w (%d) has no switch blocked_in flock on the file object %s" % (FW, h(want["flock"])))
+	show(sw); bad = 1
+else:
+	say("ok: flock -w blocked in flock on the file:\n    " + sw[0]["line"])
+want_calls("sqlite holder: exclusive byte locks", SH, "posix", "exclusive", "try", [0], want["sqlite"], 1)
+r = want_calls("sqlite busy loop: refused tries", SW, "posix", "shared", "try", [-11, -13], want["sqlite"], 2)
+if len(r) >= 2:
+	t0, t1 = r[0]["out"]["ts"], r[-1]["out"]["ts"]
+	sl = [e for e in ev if e["type"] == "sys_exit" and e["pid"] == SW and "nanosleep" in e.get("sys", "") and t0 < e["ts"] < t1]
+	if not sl:
+		say("FAIL: no sleep of the sqlite waiter between its refused tries"); bad = 1
+	else:
+		say("ok: %d sleeps between its %d refused tries (a retry loop)" % (len(sl), len(r)))
+sys.exit(bad)
 ' || fail "the lock records are missing or wrong (see above)"
 
 # graphlib on the trace alone, against the holders /proc/locks showed

@@ -191,18 +191,19 @@ sleep 0.3
 dump_to "$T/s.argus" "$T/s.dump"
 grep ': mark ' "$T/s.dump" >"$T/marks.txt"
 TEXT=$TEXT WPID=$WPID MUID=$MUID check_dump "$T/s.dump" '
-my @m = grep { $_->{type} eq "mark" } @ev;
-my @mine = grep { $_->{mark} eq $ENV{TEXT} } @m;
-if (@mine != 1) { print STDERR "want one mark \"$ENV{TEXT}\", got " . scalar(@mine) . "\n"; show(@m); exit 1; }
-my $e = $mine[0];
-if ($e->{pid} != $ENV{WPID} || $e->{tid} != $ENV{WPID}) {
-	print STDERR "the mark names pid $e->{pid}/tid $e->{tid}, the member wrapper was $ENV{WPID}\n"; show($e); exit 1;
-}
-if ($e->{rest} !~ /"\s+uid=(\d+)$/ || $1 != $ENV{MUID}) {
-	print STDERR "the mark does not carry the member uid $ENV{MUID}\n"; show($e); exit 1;
-}
-my @forged = grep { $_->{line} =~ /FORGED|nobody was here/ } @m;
-if (@forged) { print STDERR "refused marks were recorded\n"; show(@forged); exit 1; }
+TEXT, WPID, MUID = ENV["TEXT"], int(ENV["WPID"]), int(ENV["MUID"])
+m = [e for e in ev if e["type"] == "mark"]
+mine = [e for e in m if e["mark"] == TEXT]
+if len(mine) != 1:
+	say("want one mark \"%s\", got %d" % (TEXT, len(mine))); show(m); sys.exit(1)
+e = mine[0]
+if e["pid"] != WPID or e["tid"] != WPID:
+	say("the mark names pid %d/tid %d, the member wrapper was %d" % (e["pid"], e["tid"], WPID)); show([e]); sys.exit(1)
+if e["uid"] != MUID:
+	say("the mark does not carry the member uid %d" % MUID); show([e]); sys.exit(1)
+forged = [e for e in m if re.search("FORGED|nobody was here", e["mark"])]
+if forged:
+	say("refused marks were recorded"); show(forged); sys.exit(1)
 ' || fail "the member's mark is not in the trace as sent" "$T/marks.txt"
 # the hang's listing says who marked it
 UI_PID=$(kv UI_PID "$T/busy.out")

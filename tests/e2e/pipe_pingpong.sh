@@ -20,67 +20,70 @@ export W=$(kv PARENT_TID) R=$(kv CHILD_TID) INO=$(kv PIPE_A_INO) WFD=$(kv PIPE_A
 log "writer tid $W, reader tid $R, pipe A inode $INO ($(printf '%#x' "$INO")), write fd $WFD"
 
 check_dump "$T/pp.dump" '
-my ($W, $R, $INO, $WFD) = @ENV{qw(W R INO WFD)};
-my $bad = 0;
-my @wk = grep { $_->{type} eq "waking" && $_->{tid} == $W && ($_->{target_tid} // -1) == $R } @ev;
-my @wk_task = grep { $_->{ctx} eq "task" } @wk;
-if (!@wk_task) {
-	print STDERR "FAIL: no waking in task context by the writer $W targeting the reader $R\n";
-	print STDERR "  wakings targeting $R:\n"; show(grep { $_->{type} eq "waking" && ($_->{target_tid} // -1) == $R } @ev);
-	$bad = 1;
-} else { printf STDERR "ok: %d task-context wakings %s -> %s, e.g.\n    %s\n", scalar @wk_task, $W, $R, $wk_task[0]{line}; }
+W, R, INO, WFD = (int(ENV[k]) for k in ("W", "R", "INO", "WFD"))
+bad = 0
+wk = [e for e in ev if e["type"] == "waking" and e["tid"] == W and e.get("target_tid", -1) == R]
+wk_task = [e for e in wk if e["ctx"] == "task"]
+if not wk_task:
+	say("FAIL: no waking in task context by the writer %d targeting the reader %d" % (W, R))
+	say("  wakings targeting %d:" % R); show(e for e in ev if e["type"] == "waking" and e.get("target_tid", -1) == R)
+	bad = 1
+else:
+	say("ok: %d task-context wakings %d -> %d, e.g.\n    %s" % (len(wk_task), W, R, wk_task[0]["line"]))
 
-my @sw = grep { $_->{type} eq "switch" && $_->{tid} == $R && ($_->{blocked} // "") eq "read" } @ev;
-my @sw_obj = grep { ($_->{okind} // "") eq "pipe" && $_->{obj} == $INO } @sw;
-if (!@sw_obj) {
-	print STDERR "FAIL: no switch of the reader $R blocked_in read(...) with obj=pipe:" . h($INO) . "\n";
-	print STDERR "  the reader\x27s switch-outs:\n"; show(grep { $_->{type} eq "switch" && $_->{tid} == $R } @ev);
-	$bad = 1;
-} else { printf STDERR "ok: %d blocking switches of the reader in read on the pipe, e.g.\n    %s\n", scalar @sw_obj, $sw_obj[0]{line}; }
+sw = [e for e in ev if e["type"] == "switch" and e["tid"] == R and e.get("blocked", "") == "read"]
+sw_obj = [e for e in sw if e.get("okind", "") == "pipe" and e["obj"] == INO]
+if not sw_obj:
+	say("FAIL: no switch of the reader %d blocked_in read(...) with obj=pipe:%s" % (R, h(INO)))
+	say("  the reader\x27s switch-outs:"); show(e for e in ev if e["type"] == "switch" and e["tid"] == R)
+	bad = 1
+else:
+	say("ok: %d blocking switches of the reader in read on the pipe, e.g.\n    %s" % (len(sw_obj), sw_obj[0]["line"]))
 
-for my $c ([$W, "write"], [$R, "read"]) {
-	my ($tid, $sys) = @$c;
-	my @all = grep { $_->{type} eq "sys_exit" && $_->{tid} == $tid && ($_->{sys} // "") eq $sys } @ev;
-	my @ok = grep { ($_->{okind} // "") eq "pipe" && $_->{obj} == $INO } @all;
-	if (!@ok) {
-		print STDERR "FAIL: no sys_exit $sys by $tid with obj=pipe:" . h($INO) . "\n";
-		print STDERR "  its $sys exits:\n"; show(@all);
-		$bad = 1;
-	} else { printf STDERR "ok: %d sys_exit %s by %s on the pipe, e.g.\n    %s\n", scalar @ok, $sys, $tid, $ok[0]{line}; }
-}
+for tid, sysname in ((W, "write"), (R, "read")):
+	all_ = [e for e in ev if e["type"] == "sys_exit" and e["tid"] == tid and e.get("sys", "") == sysname]
+	ok = [e for e in all_ if e.get("okind", "") == "pipe" and e["obj"] == INO]
+	if not ok:
+		say("FAIL: no sys_exit %s by %d with obj=pipe:%s" % (sysname, tid, h(INO)))
+		say("  its %s exits:" % sysname); show(all_)
+		bad = 1
+	else:
+		say("ok: %d sys_exit %s by %d on the pipe, e.g.\n    %s" % (len(ok), sysname, tid, ok[0]["line"]))
 
 # order: waking W->R, then the next write exit of W is on fd A with obj A,
 # and the next read exit of R after the waking is on A.
-my $found = 0;
-for (my $j = 0; $j < @ev && !$found; $j++) {
-	my $w = $ev[$j];
-	next unless $w->{type} eq "waking" && $w->{tid} == $W && ($w->{target_tid} // -1) == $R;
-	my ($k1, $k2);
-	for ($k1 = $j + 1; $k1 < @ev; $k1++) {
-		my $x = $ev[$k1];
-		last if $x->{type} eq "sys_exit" && $x->{tid} == $W && ($x->{sys} // "") eq "write";
-	}
-	next unless $k1 < @ev && $ev[$k1]{arg0} == $WFD && ($ev[$k1]{okind} // "") eq "pipe" && $ev[$k1]{obj} == $INO;
-	for ($k2 = $j + 1; $k2 < @ev; $k2++) {
-		my $x = $ev[$k2];
-		last if $x->{type} eq "sys_exit" && $x->{tid} == $R && ($x->{sys} // "") eq "read";
-	}
-	next unless $k2 < @ev && ($ev[$k2]{okind} // "") eq "pipe" && $ev[$k2]{obj} == $INO;
-	next unless $w->{ts} <= $ev[$k1]{ts} && $w->{ts} <= $ev[$k2]{ts};
-	$found = 1;
-	print STDERR "ok: order waking -> write exit (fd $WFD), and -> read exit:\n    $w->{line}\n    $ev[$k1]{line}\n    $ev[$k2]{line}\n";
-}
-if (!$found) {
-	print STDERR "FAIL: never saw the writer\x27s waking of $R followed by its write sys_exit on fd $WFD and $R\x27s read sys_exit on the pipe\n";
-	show(grep { ($_->{tid} == $W || $_->{tid} == $R) && $_->{type} =~ /^(sys_enter|sys_exit|waking)$/ } @ev);
-	$bad = 1;
-}
-my @wenter = grep { $_->{type} eq "sys_enter" && ($_->{sys} // "") =~ /^(read|write)$/ } @ev;
-if (@wenter) {
-	print STDERR "FAIL: read/write entries are recorded, but only their exits should be by default:\n";
-	show(@wenter);
-	$bad = 1;
-} else { print STDERR "ok: no read/write sys_enter (exits only, by default)\n"; }
-exit $bad;
+def next_exit(j, tid, sysname):
+	for k in range(j + 1, len(ev)):
+		x = ev[k]
+		if x["type"] == "sys_exit" and x["tid"] == tid and x.get("sys", "") == sysname:
+			return x
+	return None
+found = False
+for j, w in enumerate(ev):
+	if not (w["type"] == "waking" and w["tid"] == W and w.get("target_tid", -1) == R):
+		continue
+	x1 = next_exit(j, W, "write")
+	if not (x1 and x1["arg0"] == WFD and x1.get("okind", "") == "pipe" and x1["obj"] == INO):
+		continue
+	x2 = next_exit(j, R, "read")
+	if not (x2 and x2.get("okind", "") == "pipe" and x2["obj"] == INO):
+		continue
+	if not (w["ts"] <= x1["ts"] and w["ts"] <= x2["ts"]):
+		continue
+	found = True
+	say("ok: order waking -> write exit (fd %d), and -> read exit:\n    %s\n    %s\n    %s" % (WFD, w["line"], x1["line"], x2["line"]))
+	break
+if not found:
+	say("FAIL: never saw the writer\x27s waking of %d followed by its write sys_exit on fd %d and %d\x27s read sys_exit on the pipe" % (R, WFD, R))
+	show(e for e in ev if e["tid"] in (W, R) and e["type"] in ("sys_enter", "sys_exit", "waking"))
+	bad = 1
+wenter = [e for e in ev if e["type"] == "sys_enter" and e.get("sys", "") in ("read", "write")]
+if wenter:
+	say("FAIL: read/write entries are recorded, but only their exits should be by default:")
+	show(wenter)
+	bad = 1
+else:
+	say("ok: no read/write sys_enter (exits only, by default)")
+sys.exit(bad)
 ' || fail "pipe ping-pong events are missing or wrong (see above)"
 pass "pipe: task-context waking writer->reader, blocked_in read on pipe:$INO, matching objects, ordered"

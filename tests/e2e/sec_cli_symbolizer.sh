@@ -31,7 +31,13 @@ timeout -k 5 120 env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 	"$ARGUS" dump "$TRACE" --stacks --pid "$PID" >"$T/box.dump" 2>"$T/box.err" ||
 	fail "argus dump --stacks (sandboxed, under strace) failed" "$T/box.err"
 grep -q 'busy_leaf+0x' "$T/box.dump" || fail "the sandboxed dump names no busy_leaf frame" "$T/box.dump"
-perl -ne 'BEGIN { $ok = 0 } $ok = 1 if /busy_leaf\+/ .. 0 and /busy_middle\+/; END { exit !$ok }' "$T/box.dump" ||
+# the same dump, with its JSON, read frame by frame
+dump_to "$TRACE" "$T/boxj.dump" --stacks --pid "$PID"
+cmp -s "$T/box.dump" "$T/boxj.dump" || fail "the dump differs between two sandboxed runs" "$T/boxj.dump"
+check_dump "$T/boxj.dump" '
+if not any(0 <= frame_at(e, "busy_leaf") < frame_at(e, "busy_middle") for e in ev):
+	say("FAIL: no stack has a busy_leaf frame followed by busy_middle"); sys.exit(1)
+' ||
 	fail "no busy_leaf frame is followed by busy_middle (DWARF unwinding of nobody's file)" "$T/box.dump"
 log "sandboxed dump: $(grep -c 'busy_leaf+0x' "$T/box.dump") busy_leaf frames"
 

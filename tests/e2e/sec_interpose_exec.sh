@@ -68,13 +68,14 @@ still_recording "the ring's exec"
 "$ARGUS" save -o "$T/s.argus" >"$T/save.out" 2>&1 || fail "argus save failed" "$T/save.out"
 dump_to "$T/s.argus" "$T/s.dump"
 P=$P check_dump "$T/s.dump" '
-my $P = $ENV{P};
-my @w = grep { $_->{type} eq "work_begin" && $_->{pid} == $P } @ev;
-for my $e (@w) { ($e->{item}) = $e->{rest} =~ /item=(0x[0-9a-f]+)/; $e->{item} = num($e->{item} // 0); }
-my @late = grep { $_->{item} >= 0xdead0000 } @w;
-my $bad = 0;
-if (@w != 10) { printf STDERR "FAIL: %d work_begin of pid $P, expected the 10 true ones\n", scalar @w; show(@w); $bad = 1; }
-if (@late) { print STDERR "FAIL: records written after the exec are in the trace:\n"; show(@late); $bad = 1; }
-exit $bad;
+P = int(ENV["P"])
+w = [e for e in ev if e["type"] == "work_begin" and e["pid"] == P]
+late = [e for e in w if e["item"] >= 0xdead0000]
+bad = 0
+if len(w) != 10:
+	say("FAIL: %d work_begin of pid %d, expected the 10 true ones" % (len(w), P)); show(w); bad = 1
+if late:
+	say("FAIL: records written after the exec are in the trace:"); show(late); bad = 1
+sys.exit(bad)
 ' || fail "the trace holds records written for the setuid image (see above)"
 pass "a ring outlives its image no more: after a setuid exec its 200 records are refused and counted (after_exec), the 10 before are kept"

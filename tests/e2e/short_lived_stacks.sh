@@ -13,15 +13,14 @@ SLEEP=$(command -v sleep)
 record sl -- bash -c 'for i in 1 2 3 4 5 6 7 8 9 10; do "$0" 0.01; done' "$SLEEP"
 dump_to "$TRACE" "$T/sl.dump" --stacks
 check_dump "$T/sl.dump" '
-my @sw = grep { $_->{comm} eq "sleep" && $_->{type} eq "switch" && ($_->{blocked} // "") eq "clock_nanosleep" } @ev;
-my @named = grep { @{$_->{stack}} && $_->{stack}[0] =~ /clock_nanosleep\+0x[0-9a-f]+ .*\[libc\.so\.6\]/ } @sw;
-if (@sw < 10) { printf STDERR "FAIL: %d sleep switch-outs into clock_nanosleep, expected 10\n", scalar @sw; show(@sw); exit 1; }
-if (@named < 8) {
-	printf STDERR "FAIL: only %d of %d short-lived sleeps have a symbolized wait stack:\n", scalar @named, scalar @sw;
-	show(@sw);
-	exit 1;
-}
-printf STDERR "ok: %d of %d symbolized, e.g.\n    %s\n    %s\n", scalar @named, scalar @sw, $named[0]{line}, $named[0]{stack}[0];
-exit 0;
+sw = [e for e in ev if e["comm"] == "sleep" and e["type"] == "switch" and e.get("blocked", "") == "clock_nanosleep"]
+named = [e for e in sw if e["stack"] and re.search(r"clock_nanosleep\+0x[0-9a-f]+ .*\[libc\.so\.6\]", frames(e)[0])]
+if len(sw) < 10:
+	say("FAIL: %d sleep switch-outs into clock_nanosleep, expected 10" % len(sw)); show(sw); sys.exit(1)
+if len(named) < 8:
+	say("FAIL: only %d of %d short-lived sleeps have a symbolized wait stack:" % (len(named), len(sw)))
+	show(sw)
+	sys.exit(1)
+say("ok: %d of %d symbolized, e.g.\n    %s\n    %s" % (len(named), len(sw), named[0]["line"], frames(named[0])[0]))
 ' || fail "short-lived processes lost their stacks (see above)"
 pass "stacks of 10 ms processes are symbolized"

@@ -30,15 +30,17 @@ grep -q ' raw_tracepoint  sys_enter$' "$T/def.perf" &&
 grep -q ' raw_tracepoint  sys_exit$' "$T/def.perf" ||
 	fail "argus record did not attach the raw sys_exit program" "$T/def.perf"
 check_dump "$T/def.dump" '
-my ($B, $APP) = ($ENV{B}, $ENV{APP});
-my @fx = grep { $_->{type} eq "sys_enter" && $_->{tid} == $B && ($_->{sys} // "") eq "futex" && $_->{args}[0] } @ev;
-my @we = grep { $_->{type} eq "sys_enter" && $_->{pid} == $APP && ($_->{sys} // "") eq "write" } @ev;
-my @wx = grep { $_->{type} eq "sys_exit" && $_->{pid} == $APP && ($_->{sys} // "") eq "write" } @ev;
-if (!@fx) { print STDERR "FAIL: no sys_enter futex(uaddr) by B $B; its events:\n"; show(grep { $_->{tid} == $B } @ev); exit 1; }
-if (@we) { print STDERR "FAIL: write entries recorded without --all-entries:\n"; show(@we); exit 1; }
-if (!@wx) { print STDERR "FAIL: no write exit of the app $APP\n"; exit 1; }
-printf STDERR "ok: %d futex entries by B, e.g.\n    %s\nok: %d write exits and no write entry\n", scalar @fx, $fx[0]{line}, scalar @wx;
-exit 0;
+B, APP = int(ENV["B"]), int(ENV["APP"])
+fx = [e for e in ev if e["type"] == "sys_enter" and e["tid"] == B and e.get("sys", "") == "futex" and e["args"][0]]
+we = [e for e in ev if e["type"] == "sys_enter" and e["pid"] == APP and e.get("sys", "") == "write"]
+wx = [e for e in ev if e["type"] == "sys_exit" and e["pid"] == APP and e.get("sys", "") == "write"]
+if not fx:
+	say("FAIL: no sys_enter futex(uaddr) by B %d; its events:" % B); show(e for e in ev if e["tid"] == B); sys.exit(1)
+if we:
+	say("FAIL: write entries recorded without --all-entries:"); show(we); sys.exit(1)
+if not wx:
+	say("FAIL: no write exit of the app %d" % APP); sys.exit(1)
+say("ok: %d futex entries by B, e.g.\n    %s\nok: %d write exits and no write entry" % (len(fx), fx[0]["line"], len(wx)))
 ' || fail "default syscall entries are wrong (see above)"
 
 record all --all-entries -- bash -c "$snap" "$T/all.perf" "$APPS/futex_handoff" 10 2000
@@ -49,10 +51,10 @@ grep -q ' raw_tracepoint  sys_enter$' "$T/all.perf" ||
 grep -q ' tracepoint  sys_enter_' "$T/all.perf" &&
 	fail "--all-entries attached per-call tracepoints as well (entries twice)" "$T/all.perf"
 check_dump "$T/all.dump" '
-my $APP = $ENV{APP};
-my @we = grep { $_->{type} eq "sys_enter" && $_->{pid} == $APP && ($_->{sys} // "") eq "write" } @ev;
-if (!@we) { print STDERR "FAIL: --all-entries recorded no write entry of the app $APP\n"; exit 1; }
-printf STDERR "ok: --all-entries: %d write entries, e.g.\n    %s\n", scalar @we, $we[0]{line};
-exit 0;
+APP = int(ENV["APP"])
+we = [e for e in ev if e["type"] == "sys_enter" and e["pid"] == APP and e.get("sys", "") == "write"]
+if not we:
+	say("FAIL: --all-entries recorded no write entry of the app %d" % APP); sys.exit(1)
+say("ok: --all-entries: %d write entries, e.g.\n    %s" % (len(we), we[0]["line"]))
 ' || fail "--all-entries syscall entries are wrong (see above)"
 pass "entries from per-call tracepoints by default, from raw sys_enter with --all-entries"

@@ -13,33 +13,32 @@ export S=$(kv SLEEPER_TID)
 log "sleeper tid $S"
 
 check_dump "$T/ts.dump" '
-my $S = $ENV{S};
-my @starts = grep { $_->{type} eq "hrtimer_start" && $_->{tid} == $S && defined $_->{timer} } @ev;
-if (!@starts) {
-	print STDERR "FAIL: no hrtimer_start by the sleeper $S\n  its events:\n"; show(grep { $_->{tid} == $S } @ev);
-	exit 1;
-}
-printf STDERR "ok: %d hrtimer_start by %s, e.g.\n    %s\n", scalar @starts, $S, $starts[0]{line};
-my $chains = 0;
-my @shown;
-for my $s (@starts) {
-	my $i = $s->{n};
-	my ($x) = grep { $_->{type} eq "hrtimer_expire" && ($_->{timer} // "") eq $s->{timer} && $_->{ts} >= $s->{ts} } @ev;
-	next unless $x && $x->{ctx} eq "hardirq";
-	my ($w) = grep { $_->{type} eq "waking" && ($_->{target_tid} // -1) == $S && $_->{ts} >= $x->{ts} } @ev;
-	next unless $w && $w->{ctx} eq "hardirq" && ($w->{vec} // "") eq "hrtimer" && ($w->{timer} // "") eq $s->{timer};
-	@shown = ($s, $x, $w) unless @shown;
-	$chains++;
-}
-if (!$chains) {
-	print STDERR "FAIL: no hrtimer_start(sleeper) -> hrtimer_expire ctx=hardirq -> waking ctx=hardirq vec=hrtimer timer=same target=$S\n";
-	my %t = map { $_->{timer} => 1 } @starts;
-	print STDERR "  events on the sleeper\x27s timers and wakings of the sleeper:\n";
-	show(grep { ($_->{timer} && $t{$_->{timer}}) || ($_->{type} eq "waking" && ($_->{target_tid} // -1) == $S) } @ev);
-	exit 1;
-}
-print STDERR "ok: $chains of " . scalar(@starts) . " sleeps show arm -> fire (hardirq) -> wake, e.g.\n";
-print STDERR "    $_->{line}\n" for @shown;
-exit 0;
+S = int(ENV["S"])
+starts = [e for e in ev if e["type"] == "hrtimer_start" and e["tid"] == S and "timer" in e]
+if not starts:
+	say("FAIL: no hrtimer_start by the sleeper %d\n  its events:" % S); show(e for e in ev if e["tid"] == S)
+	sys.exit(1)
+say("ok: %d hrtimer_start by %d, e.g.\n    %s" % (len(starts), S, starts[0]["line"]))
+chains = 0
+shown = []
+for s in starts:
+	x = next((e for e in ev if e["type"] == "hrtimer_expire" and e.get("timer") == s["timer"] and e["ts"] >= s["ts"]), None)
+	if not (x and x["ctx"] == "hardirq"):
+		continue
+	w = next((e for e in ev if e["type"] == "waking" and e.get("target_tid", -1) == S and e["ts"] >= x["ts"]), None)
+	if not (w and w["ctx"] == "hardirq" and w.get("vec", "") == "hrtimer" and w.get("timer") == s["timer"]):
+		continue
+	if not shown:
+		shown = [s, x, w]
+	chains += 1
+if not chains:
+	say("FAIL: no hrtimer_start(sleeper) -> hrtimer_expire ctx=hardirq -> waking ctx=hardirq vec=hrtimer timer=same target=%d" % S)
+	t = {e["timer"] for e in starts}
+	say("  events on the sleeper\x27s timers and wakings of the sleeper:")
+	show(e for e in ev if (e.get("timer") and e["timer"] in t) or (e["type"] == "waking" and e.get("target_tid", -1) == S))
+	sys.exit(1)
+say("ok: %d of %d sleeps show arm -> fire (hardirq) -> wake, e.g." % (chains, len(starts)))
+for e in shown:
+	say("    " + e["line"])
 ' || fail "timed sleep timer events are missing or wrong (see above)"
 pass "timer: armed by the sleeper, fired in hard-irq, woke the sleeper (same timer)"

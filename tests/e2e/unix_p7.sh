@@ -19,33 +19,35 @@ log "client tid $C, receiver R $R, worker W $W, client inode X=$X ($(printf '%#x
 [ "$R" != "$W" ] || fail "the app's receiver and worker threads are the same ($R)"
 
 check_dump "$T/p7.dump" '
-my ($C, $R, $W, $X, $Y) = @ENV{qw(C R W X Y)};
-my $bad = 0;
-sub io { my ($tid, $dir) = @_; return grep { $_->{type} eq "sys_exit" && $_->{tid} == $tid && ($_->{sys} // "") =~ /^$dir/ && $_->{ret} > 0 } @ev; }
-for my $c (["client", $C, "send", $X, $Y], ["R", $R, "recv", $Y, $X], ["W", $W, "send", $Y, $X], ["client", $C, "recv", $X, $Y]) {
-	my ($who, $tid, $dir, $o, $p) = @$c;
-	my @all = io($tid, $dir);
-	my @ok = grep { ($_->{okind} // "") eq "unix" && $_->{obj} == $o && $_->{peer} == $p } @all;
-	if (!@ok) {
-		printf STDERR "FAIL: no %s* sys_exit by %s (%s) with obj=unix:%s->%s\n  its %s* exits:\n", $dir, $who, $tid, h($o), h($p), $dir;
-		show(@all);
-		$bad = 1;
-	} else { printf STDERR "ok: %d %s* by %s with obj=unix:%s->%s, e.g.\n    %s\n", scalar @ok, $dir, $who, h($o), h($p), $ok[0]{line}; }
-}
+C, R, W, X, Y = (int(ENV[k]) for k in ("C", "R", "W", "X", "Y"))
+bad = 0
+def io(tid, d):
+	return [e for e in ev if e["type"] == "sys_exit" and e["tid"] == tid and e.get("sys", "").startswith(d) and e["ret"] > 0]
+for who, tid, d, o, p in (("client", C, "send", X, Y), ("R", R, "recv", Y, X), ("W", W, "send", Y, X), ("client", C, "recv", X, Y)):
+	all_ = io(tid, d)
+	ok = [e for e in all_ if e.get("okind", "") == "unix" and e["obj"] == o and e["peer"] == p]
+	if not ok:
+		say("FAIL: no %s* sys_exit by %s (%d) with obj=unix:%s->%s\n  its %s* exits:" % (d, who, tid, h(o), h(p), d))
+		show(all_)
+		bad = 1
+	else:
+		say("ok: %d %s* by %s with obj=unix:%s->%s, e.g.\n    %s" % (len(ok), d, who, h(o), h(p), ok[0]["line"]))
 # the reply is sent by W, not by R; the request is received by R, not by W
-my @rsend = grep { ($_->{okind} // "") eq "unix" } io($R, "send");
-my @wrecv = grep { ($_->{okind} // "") eq "unix" } io($W, "recv");
-if (@rsend || @wrecv) {
-	print STDERR "FAIL: R sent or W received on the socket (the app does neither):\n"; show(@rsend, @wrecv);
-	$bad = 1;
-}
+rsend = [e for e in io(R, "send") if e.get("okind", "") == "unix"]
+wrecv = [e for e in io(W, "recv") if e.get("okind", "") == "unix"]
+if rsend or wrecv:
+	say("FAIL: R sent or W received on the socket (the app does neither):"); show(rsend + wrecv)
+	bad = 1
 # each request received by R is answered by W later on the same object pair
-my $pairs = 0;
-for my $r (grep { ($_->{okind} // "") eq "unix" && $_->{obj} == $Y } io($R, "recv")) {
-	$pairs++ if grep { $_->{ts} >= $r->{ts} && ($_->{okind} // "") eq "unix" && $_->{obj} == $Y } io($W, "send");
-}
-if (!$pairs) { print STDERR "FAIL: no send by W after a recv by R on the server end\n"; $bad = 1; }
-else { print STDERR "ok: $pairs requests received by R ($R) were followed by a reply from W ($W)\n"; }
-exit $bad;
+pairs = 0
+wsend = [e for e in io(W, "send") if e.get("okind", "") == "unix" and e["obj"] == Y]
+for r in (e for e in io(R, "recv") if e.get("okind", "") == "unix" and e["obj"] == Y):
+	if any(e["ts"] >= r["ts"] for e in wsend):
+		pairs += 1
+if not pairs:
+	say("FAIL: no send by W after a recv by R on the server end"); bad = 1
+else:
+	say("ok: %d requests received by R (%d) were followed by a reply from W (%d)" % (pairs, R, W))
+sys.exit(bad)
 ' || fail "unix-socket P7 events are missing or wrong (see above)"
 pass "unix P7: send/recv objects match across processes and threads (X=$X, Y=$Y), reply from W != R"

@@ -21,20 +21,20 @@ for mode in plain wait; do
 		fail "$mode: the trace's header does not say 'wait stacks: $want'" "$T/$mode.dump" 3
 	export TID=$(kv TID) MODE=$mode
 	check_dump "$T/$mode.dump" '
-my ($TID, $MODE) = @ENV{qw(TID MODE)};
-my @w = grep { $_->{type} eq "switch" && $_->{tid} == $TID && ($_->{blocked} // "") eq "poll" } @ev;
-if (@w < 5) { printf STDERR "FAIL: %d switches of tid %d blocked in poll (want ~10)\n", scalar @w, $TID; show(grep { $_->{tid} == $TID } @ev); exit 1; }
-sub at { my ($st, $fn) = @_; for my $i (0 .. $#$st) { return $i if $st->[$i] =~ /\s\Q$fn\E\+0x[0-9a-f]+\b|\s\Q$fn\E(\s|$)/; } return -1; }
-my @full = grep { my ($l, $m, $o) = (at($_->{stack}, "wait_leaf"), at($_->{stack}, "busy_middle"), at($_->{stack}, "busy_outer")); $l >= 0 && $m > $l && $o > $m } @w;
-my @outer = grep { at($_->{stack}, "busy_outer") >= 0 } @w;
-printf STDERR "%s: %d waits in poll, %d reach busy_outer, %d with wait_leaf <- busy_middle <- busy_outer\n", $MODE, scalar @w, scalar @outer, scalar @full;
-if ($MODE eq "plain") {
-	if (@outer) { print STDERR "FAIL: frame pointers alone reached busy_outer: the premise does not hold\n"; show($outer[0]); exit 1; }
-	print STDERR "e.g.:\n"; show($w[0]); exit 0;
-}
-if (@full * 2 < @w) { print STDERR "FAIL: fewer than half of the waits unwound to busy_outer\n"; show(@w[0 .. 2]); exit 1; }
-print STDERR "ok, e.g.:\n"; show($full[0]);
-exit 0;
+TID, MODE = int(ENV["TID"]), ENV["MODE"]
+w = [e for e in ev if e["type"] == "switch" and e["tid"] == TID and e.get("blocked", "") == "poll"]
+if len(w) < 5:
+	say("FAIL: %d switches of tid %d blocked in poll (want ~10)" % (len(w), TID)); show(e for e in ev if e["tid"] == TID); sys.exit(1)
+full = [e for e in w if 0 <= frame_at(e, "wait_leaf") < frame_at(e, "busy_middle") < frame_at(e, "busy_outer")]
+outer = [e for e in w if frame_at(e, "busy_outer") >= 0]
+say("%s: %d waits in poll, %d reach busy_outer, %d with wait_leaf <- busy_middle <- busy_outer" % (MODE, len(w), len(outer), len(full)))
+if MODE == "plain":
+	if outer:
+		say("FAIL: frame pointers alone reached busy_outer: the premise does not hold"); show(outer[:1]); sys.exit(1)
+	say("e.g.:"); show(w[:1]); sys.exit(0)
+if len(full) * 2 < len(w):
+	say("FAIL: fewer than half of the waits unwound to busy_outer"); show(w[:3]); sys.exit(1)
+say("ok, e.g.:"); show(full[:1])
 ' || fail "$mode: blocking stacks not as expected (see above)"
 done
 unw=$(sed -n 's/.*; \([0-9]*\) stacks DWARF-unwound, \([0-9]*\) unwinds from the memo.*/\1 \2/p' "$T/wait.err")

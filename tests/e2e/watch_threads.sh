@@ -61,7 +61,11 @@ awk -v a="$ADDR" -v id="$ID" '$3 != a || $5 != id { bad = 1 } END { exit bad }' 
 [ "$(awk -v t="$NEW" '$1 == t && $2 == '"$P"' { printf "%s,", $4 }' "$T/hw")" = "0x1001,0x1002,0x1003,0x1004,0x1005," ] ||
 	fail "the thread created after the watch did not show its 5 writes" "$T/hw"
 # the user stack: the frame under each hwwatch line names flag_writer
-perl -ne 'if (/: hwwatch /) { $in = 1; $n++; next } if ($in && /^\t/) { $ok++ if /flag_writer/; $in = 0 if /flag_writer/; next } $in = 0;
-	END { exit !($n == 7 && $ok == 7) }' "$T/s.dump" ||
+check_dump "$T/s.dump" '
+hw = [e for e in ev if e["type"] == "hwwatch"]
+ok = [e for e in hw if any("flag_writer" in f for f in frames(e))]
+if len(hw) != 7 or len(ok) != 7:
+	say("FAIL: %d hwwatch events, %d with a frame in flag_writer (want 7 and 7)" % (len(hw), len(ok))); show(hw); sys.exit(1)
+' ||
 	fail "not every hwwatch event has a user stack inside flag_writer" "$T/s.dump"
 pass "7 writes of 2 threads (one born after the watch) recorded with values and stacks; the watch left with the process"
