@@ -29,7 +29,7 @@ set -u -o pipefail
 E2E_NAME=$(basename "$0" .sh)
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # the Python checks import truth.py from this folder
-export PYTHONPATH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$E2E_DIR${PYTHONPATH:+:$PYTHONPATH}"
 E2E_FAILED=0
 E2E_PIDS=()       # background processes to kill on exit
 E2E_MOUNTS=()     # mount points to unmount on exit
