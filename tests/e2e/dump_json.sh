@@ -17,7 +17,9 @@ e2e_init "$@"
 
 ODD=$'sl\x1bp\xc3\xa9'         # "sl ESC p é": 6 bytes, under the 15 of a comm
 cp "$(command -v sleep)" "$T/$ODD"
-record mix -- bash -c '"$1" 20 200 && "$2" 5 200 && "$3" 0.05' \
+# (and ~0.3 s on a CPU, so the 49 Hz sampler's events are there on a quiet
+# machine too: the ping-pong and the hand-off mostly wait)
+record mix -- bash -c '"$1" 20 200 && "$2" 5 200 && "$3" 0.05 && for ((i = 0; i < 300000; i++)); do :; done' \
 	mix "$APPS/pipe_pingpong" "$APPS/futex_handoff" "$T/$ODD"
 dump_to "$TRACE" "$T/mix.dump" --stacks
 
