@@ -79,9 +79,6 @@ static int call_begin(struct argus_session *q, struct call *k)
 	}
 	msg_set_err(k->err);
 	progress_set_terminal(q->progress);
-	/* a host without a table of its own (lldb): diagnose's usage lines */
-	if (!msg_get_usage())
-		msg_set_usage(diag_front_usage);
 	return 0;
 }
 
