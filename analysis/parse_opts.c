@@ -161,8 +161,9 @@ static int set_value(struct parse *p, const struct argus_opt *o, const char *arg
 	case ARGUS_OPT_CALLBACK:
 		return o->cb(cmd, o, arg) ? 2 : 0;
 	case ARGUS_OPT_U32:
+	case ARGUS_OPT_U32_LIST:
 	case ARGUS_OPT_U64: {
-		uint64_t top = o->type == ARGUS_OPT_U32 ? UINT32_MAX : UINT64_MAX;
+		uint64_t top = o->type == ARGUS_OPT_U64 ? UINT64_MAX : UINT32_MAX;
 		bool hex = o->type == ARGUS_OPT_U64 && !strncmp(arg, "0x", 2);
 
 		errno = 0;
@@ -172,10 +173,17 @@ static int set_value(struct parse *p, const struct argus_opt *o, const char *arg
 			num_want(o, top, want, sizeof(want));
 			return msg_usage_error(cmd, "%s wants %s, got '%s'", name, want, msg_tstr(arg));
 		}
-		if (o->type == ARGUS_OPT_U32)
+		if (o->type == ARGUS_OPT_U32_LIST) {
+			struct argus_opt_list *l = o->value;
+
+			if (l->n == l->max)
+				return msg_usage_error(cmd, "%s: at most %u of them", name, l->max);
+			l->v[l->n++] = (uint32_t)v;
+		} else if (o->type == ARGUS_OPT_U32) {
 			*(uint32_t *)o->value = (uint32_t)v;
-		else
+		} else {
 			*(uint64_t *)o->value = v;
+		}
 		return 0;
 	}
 	case ARGUS_OPT_DURATION:

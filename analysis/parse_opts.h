@@ -34,6 +34,7 @@ enum argus_opt_type {
 	ARGUS_OPT_SET_INT,   /* no value: *(int *)value = defval */
 	ARGUS_OPT_U32,       /* *(uint32_t *)value, decimal, in [min, max] */
 	ARGUS_OPT_U64,       /* *(uint64_t *)value, decimal or 0x hex, in [min, max] */
+	ARGUS_OPT_U32_LIST,  /* repeatable: appended to *(struct argus_opt_list *)value */
 	ARGUS_OPT_STRING,    /* *(const char **)value = the word itself */
 	ARGUS_OPT_DURATION,  /* *(uint64_t *)value ns ("30s", "1500ms": units.h), in [min, max] */
 	ARGUS_OPT_SIZE,      /* *(uint64_t *)value bytes ("512M": units.h), in [min, max] */
@@ -73,6 +74,8 @@ struct argus_opt {
 #define OPT_SET_INT(s, l, v, i, h)   { OPT_(ARGUS_OPT_SET_INT, s, l, v, NULL, h), .defval = (i) }
 #define OPT_U32(s, l, v, a, h, lo, hi) { OPT_(ARGUS_OPT_U32, s, l, v, a, h), .min = (lo), .max = (hi) }
 #define OPT_U64(s, l, v, a, h, lo, hi) { OPT_(ARGUS_OPT_U64, s, l, v, a, h), .min = (lo), .max = (hi) }
+#define OPT_U32_LIST(s, l, v, a, h, lo, hi) \
+	{ OPT_(ARGUS_OPT_U32_LIST, s, l, v, a, h), .min = (lo), .max = (hi) }
 #define OPT_STRING(s, l, v, a, h)    { OPT_(ARGUS_OPT_STRING, s, l, v, a, h) }
 #define OPT_DURATION(s, l, v, a, h, lo, hi) \
 	{ OPT_(ARGUS_OPT_DURATION, s, l, v, a, h), .min = (lo), .max = (hi) }
@@ -82,6 +85,12 @@ struct argus_opt {
 	{ OPT_(ARGUS_OPT_CALLBACK, s, l, ctx, a, h), .flags = (f), .cb = (fn) }
 /* Another type with flags (ARGUS_OPT_ONCE, _HIDDEN): OPT_() and .flags,
  * { OPT_(ARGUS_OPT_STRING, 0, "dir", &dir, "DIR", "..."), .flags = ARGUS_OPT_ONCE } */
+
+/* A repeatable number (--pid 1 --pid 2): v[0..n), at most max of them. */
+struct argus_opt_list {
+	uint32_t *v;
+	uint32_t n, max;
+};
 
 /* What a command says of itself, beside its table. */
 struct argus_usage {
