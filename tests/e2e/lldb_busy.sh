@@ -41,7 +41,7 @@ E2E_PIDS+=("$SLEEPER")
 lldb_run badarg -p "$SLEEPER" -o "plugin load $PLUGIN" -o "argus diagnose --depth banana" -o "help argus"
 lldb_no_crash
 [ "$LLDB_RC" -ne 0 ] || fail "argus diagnose --depth banana did not fail the batch run" "$LLDB_OUT"
-expect_in "$LLDB_OUT" "^error: argus diagnose: --depth: 'banana' is not a positive number" \
+expect_in "$LLDB_OUT" "^error: argus diagnose: --depth wants a number from 1 to [0-9]+, got 'banana'" \
 	"no clear message for --depth banana"
 expect_in "$LLDB_OUT" '^usage: argus diagnose \[--tid TID\]' "the usage shown is not the plugin's"
 grep -q 'argus: saved' "$LLDB_OUT" && fail "a bad argument still took a snapshot" "$LLDB_OUT"
