@@ -17,6 +17,7 @@
 
 #define MAX_ONCE 64              /* ONCE options one command may have */
 #define HELP_COL 24              /* where an option's help starts */
+#define HELP_WIDTH (79 - HELP_COL) /* its prose's width */
 
 struct parse {
 	const struct argus_usage *u;
@@ -291,17 +292,73 @@ int argus_opts_parse(const struct argus_usage *u, const struct argus_opt *opts, 
 
 /* ---- the help ---------------------------------------------------------- */
 
-/* Prints text from the column col, each of its lines there. */
-static void indented(FILE *f, const char *text, int col)
+/* A line of help kept as it is written: a row of a table (indented, or
+ * with a gap of 3 spaces or more between its columns).  Other lines are
+ * prose, joined and wrapped to the help's width. */
+static bool is_row(const char *line, int len)
 {
-	while (*text) {
-		int len = (int)strcspn(text, "\n");
+	char buf[256];
 
-		fprintf(f, "%.*s\n", len, text);
-		text += len + (text[len] == '\n');
-		if (*text)
-			fprintf(f, "%*s", col, "");
+	snprintf(buf, sizeof(buf), "%.*s", len, line);
+	return buf[0] == ' ' || strstr(buf, "   ");
+}
+
+/* Prints text[0..len) wrapped to HELP_WIDTH columns; the first line where
+ * the cursor is (at col), the others from col. */
+static void wrapped(FILE *f, const char *text, size_t len, bool *first)
+{
+	while (len) {
+		size_t n = len, sp;
+
+		if (n > HELP_WIDTH) {
+			/* the last space at or before the width; a longer word whole */
+			for (sp = HELP_WIDTH; sp > 0 && text[sp] != ' '; sp--)
+				;
+			if (!sp)
+				for (sp = HELP_WIDTH; sp < len && text[sp] != ' '; sp++)
+					;
+			n = sp;
+			while (n && text[n - 1] == ' ')
+				n--;
+		}
+		fprintf(f, "%*s%.*s\n", *first ? 0 : HELP_COL, "", (int)n, text);
+		*first = false;
+		while (n < len && text[n] == ' ')
+			n++;
+		text += n;
+		len -= n;
 	}
+}
+
+/* Prints an option's help from the column HELP_COL (the cursor is there):
+ * prose wrapped, table rows as written. */
+static void help_text(FILE *f, const char *help)
+{
+	char para[2048];
+	size_t plen = 0;
+	bool first = true;
+
+	while (*help) {
+		int len = (int)strcspn(help, "\n");
+
+		if (is_row(help, len)) {
+			wrapped(f, para, plen, &first);
+			plen = 0;
+			fprintf(f, "%*s%.*s\n", first ? 0 : HELP_COL, "", len, help);
+			first = false;
+		} else if (plen + (size_t)len + 3 < sizeof(para)) {
+			/* a sentence's end keeps its two spaces */
+			if (plen)
+				plen += (size_t)snprintf(para + plen, sizeof(para) - plen, "%s",
+							 para[plen - 1] == '.' ? "  " : " ");
+			memcpy(para + plen, help, (size_t)len);
+			plen += (size_t)len;
+		}
+		help += len + (help[len] == '\n');
+	}
+	wrapped(f, para, plen, &first);
+	if (first)
+		fputc('\n', f);
 }
 
 static void usage_opts(FILE *f, const struct argus_opt *o)
@@ -334,10 +391,7 @@ static void usage_opts(FILE *f, const struct argus_opt *o)
 			fprintf(f, "%s\n%*s", left, HELP_COL, "");
 		else
 			fprintf(f, "%-*s", HELP_COL, left);
-		if (o->help && *o->help)
-			indented(f, o->help, HELP_COL);
-		else
-			fputc('\n', f);
+		help_text(f, o->help ? o->help : "");
 	}
 }
 

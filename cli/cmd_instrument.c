@@ -247,10 +247,10 @@ int cmd_instrument(int argc, char **argv)
 		OPT_STRING(0, "as", &as, "KIND",
 			   "each call first records a work-item event with the\n"
 			   "function's first argument (rdi) as the item:\n"
-			   "enqueue   argus_work_enqueue(item)\n"
-			   "begin     argus_work_begin(item)   (dequeue: the same)\n"
-			   "end       argus_work_end(item)\n"
-			   "boundary  argus_work_boundary(item): cut the segment here"),
+			   "enqueue    argus_work_enqueue(item)\n"
+			   "begin      argus_work_begin(item)   (dequeue: the same)\n"
+			   "end        argus_work_end(item)\n"
+			   "boundary   argus_work_boundary(item): cut the segment here"),
 		OPT_STRING(0, "at-return", &at_return, "KIND",
 			   "also at the function's return, with the same item\n"
 			   "(--as begin --at-return end: each call is one work item):\n"

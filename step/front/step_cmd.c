@@ -114,10 +114,10 @@ int step_front_step_parse(int argc, char **argv, struct step_front_step_opts *o)
 			"1000000)", 1, 0),
 		OPT_STRING(0, "until", &o->until, "COND",
 			   "step until COND holds (at most --count, default 1000000):\n"
-			   "REG OP VALUE        rip == 0x401136, rax != 0\n"
-			   "memN(ADDR) OP VALUE N = 8/16/32/64: mem32(0x404028) != 0\n"
-			   "left FUNC           the thread left function FUNC (a\n"
-			   "                    return or jump out; its calls do not count)\n"
+			   "REG OP VALUE          rip == 0x401136, rax != 0\n"
+			   "memN(ADDR) OP VALUE   N = 8/16/32/64: mem32(0x404028) != 0\n"
+			   "left FUNC             the thread left function FUNC (a\n"
+			   "                      return or jump out; its calls do not count)\n"
 			   "OP: == != < > <= >= (unsigned); numbers decimal or 0x..."),
 		OPT_STRING(0, "record", &o->record, "FILE",
 			   "write the instructions to FILE (docs/step-format.md) for\n"

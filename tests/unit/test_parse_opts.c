@@ -76,7 +76,9 @@ static int parse(struct vals *v, unsigned flags, int argc, char **argv)
 		OPT_U32(0, "depth", &v->depth, "N", "how deep\nsecond line", 1, 8),
 		OPT_U64(0, "addr", &v->addr, "ADDR", "an address", 0, 0),
 		OPT_DURATION(0, "last", &v->last, "DURATION", "the last DURATION", 1, 0),
-		OPT_SIZE(0, "size", &v->size, "SIZE", "a size", 1u << 20, 0),
+		OPT_SIZE(0, "size", &v->size, "SIZE", "a size, the first sentence of a long help\n"
+			 "text.\nIts second sentence goes on past the width\nROW   kept as written",
+			 1u << 20, 0),
 		OPT_STRING('o', "out", &v->out, "OUT", "the output"),
 		OPT_SET_INT(0, "live", &v->live, 1, "live"),
 		OPT_SET_INT(0, "no-live", &v->live, -1, "not live"),
@@ -245,7 +247,7 @@ static void help_first_and_generated(void)
 	WORDS("--pid", "x", "--help");
 	char path[] = "/tmp/test_parse_opts.XXXXXX";
 	int fd = mkstemp(path);
-	char text[4096] = "";
+	char text[8192] = "";
 	FILE *f = fdopen(fd, "w+");
 
 	/* --help wins over a bad value before it: nothing else is looked at */
@@ -260,8 +262,13 @@ static void help_first_and_generated(void)
 	CHECK(!strncmp(text, "usage: argus test FILE [--pid PID] [-o OUT]\n"
 		       "  A command for the parser's tests.\n\n", 80));
 	CHECK(strstr(text, "\n  --pid PID             the process\n") != NULL);
-	CHECK(strstr(text, "\n  --depth N             how deep\n"
-			   "                        second line\n") != NULL);
+	/* prose is joined and wrapped to 80 columns; a table row is kept */
+	CHECK(strstr(text, "\n  --depth N             how deep second line\n") != NULL);
+	CHECK(strstr(text, "\n  --size SIZE           a size, the first sentence of a long help text.  Its\n"
+			   "                        second sentence goes on past the width\n"
+			   "                        ROW   kept as written\n") != NULL);
+	for (const char *l = text; *l; l += strcspn(l, "\n") + 1)
+		CHECK(strcspn(l, "\n") < 80);
 	CHECK(strstr(text, "\n  -o, --out OUT         the output\n") != NULL);
 	CHECK(strstr(text, "\n  --until-end[=S]       optional value\n") != NULL);
 	CHECK(strstr(text, "\n  --json                JSON\n") != NULL);
