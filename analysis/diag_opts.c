@@ -243,8 +243,12 @@ int diag_front_parse(const char *cmd, int argc, char **argv, struct diag_front_o
 
 	/* the words are the caller's (the plugin keeps them, diagnose passes
 	 * them on): parse a copy, which the parser reorders */
-	if (argc < 1 || !(av = calloc((size_t)argc + 1, sizeof(*av))))
-		return msg_error(u->cmd, "out of memory");
+	if (argc < 1)
+		return USAGE_ERROR(u->cmd, "missing trace FILE");
+	if (!(av = calloc((size_t)argc + 1, sizeof(*av)))) {
+		msg_error(u->cmd, "out of memory");
+		return ARGUS_OPT_ERROR;
+	}
 	memcpy(av, argv, (size_t)argc * sizeof(*av));
 	n = argus_opts_parse(u, hangs ? hangs_opts : report ? report_opts : diagnose_opts, argc, av, 0);
 	if (n > 1) {

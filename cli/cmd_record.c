@@ -68,7 +68,8 @@ int cmd_record(int argc, char **argv)
 	if ((i = argus_opts_parse(&usage, options, argc, argv, ARGUS_OPTS_KEEP_DASHDASH)) < 0)
 		return argus_opts_exit(i);
 	if (i && strcmp(argv[0], "--"))
-		return msg_usage_error("record", "unexpected argument '%s'", msg_tstr(argv[0]));
+		return msg_usage_error("record", "unexpected argument '%s': the command to run goes"
+				       " after --", msg_tstr(argv[0]));
 	if (force)
 		opts.out_flags |= ARGUS_OUT_FORCE;
 	if (wait_stacks)

@@ -121,8 +121,8 @@ int cmd_start(int argc, char **argv)
 
 	ctl_bin_dir(self, sizeof(self));
 	snprintf(argusd, sizeof(argusd), "%s/argusd", self);
-	/* argusd, every argument, --ready-fd FD and NULL */
-	args = calloc((size_t)argc + 4, sizeof(*args));
+	/* argusd, every argument (--x=V is two), --ready-fd FD and NULL */
+	args = calloc(2 * (size_t)argc + 4, sizeof(*args));
 	if (!args)
 		return msg_error("start", "out of memory");
 	args[n++] = argusd;
