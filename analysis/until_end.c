@@ -16,6 +16,7 @@
 #include "collector.h"
 #include "diag_run.h"
 #include "progress.h"
+#include "syscall_class.h"
 #include "trace_format.h"
 #include "until_end.h"
 #include "wake_watch.h"
@@ -172,6 +173,7 @@ static void retry_lock(const struct argus_graph *g, struct until_end *ue, uint64
 		if (!ops[i].file || ops[i].op == ARGUS_LOCK_UNLOCK)
 			continue;
 		if (ops[i].ret < 0) {
+			/* one-off: the lock's kind names the call that asked for it */
 			ue->wait.wait_nr = ops[i].kind == ARGUS_LOCK_FLOCK ? SYS_flock : SYS_fcntl;
 			ue->wait.obj_kind = AE_OBJ_FILE;
 			ue->wait.obj = ops[i].file;
@@ -340,7 +342,7 @@ int until_end_wait(const char *cmd, struct graph_open_ctx *c, struct diag_front_
 			ue->wait.obj = ob->obj;
 			ue->wait.peer = ob->peer;
 		}
-		if (s->wait_nr == SYS_nanosleep || s->wait_nr == SYS_clock_nanosleep)
+		if (argus_sys_is_sleep(s->wait_nr))
 			retry_lock(c->g, ue, s->start < chosen.start ? s->start : chosen.start);
 	}
 
@@ -466,12 +468,6 @@ static void set_by(struct graph_open_ctx *c, struct until_end *ue, uint32_t pid,
 	snprintf(ue->by.comm, sizeof(ue->by.comm), "%s", comm_of(c, tid, b, sizeof(b)));
 }
 
-static bool write_call(int nr)
-{
-	return nr == SYS_write || nr == SYS_writev || nr == SYS_sendto || nr == SYS_sendmsg ||
-	       nr == SYS_sendmmsg || nr == SYS_pwrite64;
-}
-
 /* The first write to the waiter's pipe or socket after its wait began,
  * by another thread: what made it readable. */
 static void by_writer(struct graph_open_ctx *c, struct until_end *ue)
@@ -493,7 +489,7 @@ static void by_writer(struct graph_open_ctx *c, struct until_end *ue)
 			bool match;
 
 			if (ev->type != AE_SYS_EXIT || ev->ts < ue->wait.wait_start ||
-			    ev->ts >= best || ev->val <= 0 || !write_call(ev->nr) || !(ob = argus_graph__object(g, ev->obj)))
+			    ev->ts >= best || ev->val <= 0 || !argus_sys_is_send(ev->nr) || !(ob = argus_graph__object(g, ev->obj)))
 				continue;
 			switch (ue->wait.obj_kind) {
 			case AE_OBJ_PIPE:
@@ -631,9 +627,9 @@ void until_end_annotate(struct graph_open_ctx *c, struct diag_front_opts *o, str
 		if (ue->wait.wait_nr >= 0)
 			by_waker_edge(c, ue);
 	} else if (ue->ongoing && ue->ended && ue->stopped) {
-		if (ue->wait.wait_nr == SYS_flock || ue->wait.wait_nr == SYS_fcntl)
+		if (argus_sys_is_file_lock(ue->wait.wait_nr))
 			by_lock_holder(c, ue);
-		else if (ue->wait.wait_nr == SYS_futex)
+		else if (ue->wait.wait_nr == SYS_futex)  /* one-off: its key is the word */
 			by_futex_waker(c, ue);
 		else if (ue->wait.obj_kind)
 			by_writer(c, ue);

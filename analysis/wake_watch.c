@@ -14,6 +14,7 @@
 #include "argus_events.h"
 #include "collector.h"
 #include "diag_front.h"
+#include "syscall_class.h"
 #include "wake_watch.h"
 
 #ifndef SYS_pidfd_open
@@ -64,21 +65,16 @@ static uint64_t fd_ino(int fd)
 	return fstat(fd, &st) ? 0 : (uint64_t)st.st_ino;
 }
 
+/* Waits that end when their fd is readable: receives, accepts, epoll
+ * waits (the epoll fd); or writable: sends and connects. */
 static bool read_call(int nr)
 {
-	return nr == SYS_read || nr == SYS_readv || nr == SYS_recvfrom || nr == SYS_recvmsg ||
-	       nr == SYS_recvmmsg || nr == SYS_accept || nr == SYS_accept4 ||
-	       nr == SYS_epoll_wait || nr == SYS_epoll_pwait
-#ifdef SYS_epoll_pwait2
-	       || nr == SYS_epoll_pwait2
-#endif
-	       ;
+	return argus_sys_is(nr, ARGUS_SC_RECV | ARGUS_SC_ACCEPT | ARGUS_SC_EPOLL);
 }
 
 static bool write_call(int nr)
 {
-	return nr == SYS_write || nr == SYS_writev || nr == SYS_sendto || nr == SYS_sendmsg ||
-	       nr == SYS_sendmmsg || nr == SYS_connect;
+	return argus_sys_is(nr, ARGUS_SC_SEND | ARGUS_SC_CONNECT);
 }
 
 static const char *obj_words(uint32_t kind)
@@ -154,10 +150,11 @@ static int setup_poll(struct wake_watch *ww, int pidfd, char *what, size_t len)
 	long nr;
 	struct iovec local, remote;
 	uint32_t n;
+	char b[32];
 
 	if (diag_front_task_syscall(w->pid, w->tid, &nr, args) || nr != w->wait_nr || !args[1]) {
 		snprintf(what, len, "%s: its pollfd array is not known (/proc syscall)",
-			 w->wait_nr == SYS_ppoll ? "ppoll" : "poll");
+			 diag_front_sys(w->wait_nr, b, sizeof(b)));
 		return -ENOENT;
 	}
 	n = args[1] > MAX_FDS ? MAX_FDS : (uint32_t)args[1];
@@ -221,8 +218,8 @@ static int setup_timer(struct wake_watch *ww, char *what, size_t len)
 		snprintf(what, len, "a sleep with no timeout");
 		return -ENOENT;
 	}
-	/* clock_nanosleep(clock, flags, ...): TIMER_ABSTIME (1) is not a
-	 * length */
+	/* one-off: clock_nanosleep(clock, flags, ...): TIMER_ABSTIME (1) is
+	 * not a length */
 	if (w->wait_nr == SYS_clock_nanosleep &&
 	    (diag_front_task_syscall(w->pid, w->tid, &nr, args) || nr != SYS_clock_nanosleep ||
 	     (args[1] & 1))) {
@@ -246,7 +243,7 @@ struct wake_watch *wake_watch__new(const struct wake_watch_wait *w, char *what, 
 	}
 	ww->w = *w;
 	ww->mem = -1;
-	if ((w->wait_nr == SYS_flock || w->wait_nr == SYS_fcntl) && w->obj_kind == AE_OBJ_FILE) {
+	if (argus_sys_is_file_lock(w->wait_nr) && w->obj_kind == AE_OBJ_FILE) {
 		uint32_t pids[MAX_HOLDERS], n = diag_front_proc_lock_holders(NULL, w->obj, pids, MAX_HOLDERS);
 
 		ww->kind = W_LOCK;
@@ -260,21 +257,20 @@ struct wake_watch *wake_watch__new(const struct wake_watch_wait *w, char *what, 
 			 (w->obj >> 32) & 0xfffff, w->obj & 0xffffffffu, ww->nholders,
 			 ww->nholders == 1 ? "" : "s");
 		rc = 0;
-	} else if (w->wait_nr == SYS_futex) {
+	} else if (w->wait_nr == SYS_futex) {     /* one-off: its key is the word */
 		ww->kind = W_FUTEX;
 		rc = setup_futex(ww, what, len);
-	} else if (w->wait_nr == SYS_nanosleep || w->wait_nr == SYS_clock_nanosleep) {
+	} else if (argus_sys_is_sleep(w->wait_nr)) {
 		ww->kind = W_TIMER;
 		rc = setup_timer(ww, what, len);
-	} else if (read_call(w->wait_nr) || write_call(w->wait_nr) || w->wait_nr == SYS_poll ||
-		   w->wait_nr == SYS_ppoll) {
+	} else if (read_call(w->wait_nr) || write_call(w->wait_nr) || argus_sys_is_pollfd(w->wait_nr)) {
 		ww->kind = W_FDS;
 		pidfd = (int)syscall(SYS_pidfd_open, (pid_t)w->pid, 0);
 		if (pidfd < 0) {
 			snprintf(what, len, "%s: pidfd_open(%u): %s",
 				 diag_front_sys(w->wait_nr, b, sizeof(b)), w->pid, strerror(errno));
 			rc = -errno;
-		} else if (w->wait_nr == SYS_poll || w->wait_nr == SYS_ppoll) {
+		} else if (argus_sys_is_pollfd(w->wait_nr)) {
 			rc = setup_poll(ww, pidfd, what, len);
 		} else {
 			rc = setup_fd(ww, pidfd, what, len);
@@ -335,8 +331,8 @@ int wake_watch__check(struct wake_watch *ww, char *event, size_t len)
 
 			if (!r)
 				continue;
-			snprintf(event, len, "its %s became %s", obj_words(w->wait_nr == SYS_poll ||
-				 w->wait_nr == SYS_ppoll ? 0 : w->obj_kind),
+			snprintf(event, len, "its %s became %s", obj_words(argus_sys_is_pollfd(w->wait_nr) ?
+				 0 : w->obj_kind),
 				 r & (POLLHUP | POLLERR) ? (r & POLLIN ? "readable (data or its other end closed)" :
 							  "closed at its other end") :
 				 r & POLLIN ? "readable" : "writable");

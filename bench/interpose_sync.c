@@ -18,27 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static int ring_on(void)
-{
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[512];
-	int on = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		on |= strstr(line, "memfd:argus-interpose") != NULL;
-	fclose(f);
-	return on;
-}
+#include "interpose_bench.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static long iters, counter;

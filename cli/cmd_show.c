@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "diag_front.h"
 #include "graph_open.h"
+#include "syscall_class.h"
 
 #define SHOW_MAX_EVENTS 200
 
@@ -32,36 +33,21 @@ enum wait_arg_kind { ARG_NONE, ARG_UADDR, ARG_TIMEOUT, ARG_FD };
 
 static enum wait_arg_kind wait_arg_kind(const struct argus_segment *s)
 {
-	static const char *const timeouts[] = {
-		"nanosleep", "clock_nanosleep", "poll", "ppoll", "select", "pselect6",
-	};
-	char b[16];
-	const char *sys = diag_front_sys(s->wait_nr, b, sizeof(b));
+	uint32_t cls = argus_sys_class(s->wait_nr);
 
 	if (s->end_reason != ARGUS_END_WAIT || s->wait_nr < 0)
 		return ARG_NONE;
-	if (!strcmp(sys, "futex"))
+	if (cls & ARGUS_SC_FUTEX)
 		return ARG_UADDR;
-	for (size_t i = 0; i < sizeof(timeouts) / sizeof(timeouts[0]); i++)
-		if (!strcmp(sys, timeouts[i]))
-			return ARG_TIMEOUT;
+	if (cls & ARGUS_SC_TIMEOUT)
+		return ARG_TIMEOUT;
 	return s->wait_obj ? ARG_FD : ARG_NONE;
 }
 
 /* Waits that may have a timeout the trace does not record. */
 static bool timeout_untraced(const struct argus_segment *s)
 {
-	static const char *const n[] = {
-		"futex", "epoll_wait", "epoll_pwait", "epoll_pwait2", "rt_sigtimedwait",
-		"semtimedop", "mq_timedreceive", "io_getevents", "recvmmsg",
-	};
-	char b[16];
-	const char *sys = diag_front_sys(s->wait_nr, b, sizeof(b));
-
-	for (size_t i = 0; s->wait_nr >= 0 && i < sizeof(n) / sizeof(n[0]); i++)
-		if (!strcmp(sys, n[i]))
-			return true;
-	return false;
+	return argus_sys_is(s->wait_nr, ARGUS_SC_TIMEOUT_UNTRACED);
 }
 
 /* "unix 0x1a2b->0x1a2c", "pipe 0x1a2b" */

@@ -50,6 +50,7 @@
 
 #include "argus_events.h"
 #include "argus.skel.h"
+#include "syscall_class.h"
 #include "syscall_names.h"
 
 #define TRACEFS_DIR "/sys/kernel/tracing"
@@ -288,12 +289,11 @@ static void kernel_timer_fns(uint64_t *out, int max)
 
 /* ---- the default syscall set --------------------------------------------- */
 /*
- * What the graph needs from syscalls, and nothing per-byte-hot beyond it:
- *   waits:    futex, poll, ppoll, select, pselect6, epoll_wait, epoll_pwait,
- *             epoll_pwait2, nanosleep, clock_nanosleep, sched_yield,
- *             wait4, waitid
- *   messages: read, write, readv, writev, recvfrom, sendto, recvmsg,
- *             sendmsg, recvmmsg, sendmmsg (object resolved at exit)
+ * What the graph needs from syscalls, and nothing per-byte-hot beyond it;
+ * the calls are the ARGUS_SC_TRACED members of syscalls/syscall_class.h:
+ *   waits:    futex, the poll family, the sleeps, sched_yield, the child
+ *             waits
+ *   messages: the send and receive calls (object resolved at exit)
  *   channels: pipe2, socketpair, eventfd2, connect, accept, accept4,
  *             timerfd_create, timerfd_settime
  *   signals:  kill, tgkill, tkill
@@ -310,28 +310,24 @@ static void kernel_timer_fns(uint64_t *out, int max)
  *             lookup.
  * Not pread64/pwrite64: file I/O at offsets is not communication.
  */
+/* The members of the table (syscalls/syscall_class.h) with any class of
+ * mask and none of `not`, as a bitmap of AE_SYSCALL_WORDS words. */
+static void class_bitmap(uint64_t bitmap[AE_SYSCALL_WORDS], uint32_t mask, uint32_t not)
+{
+	_Static_assert(ARGUS_SYS_CLASS_NRS == AE_SYSCALL_WORDS * 64,
+		       "the class table covers the syscall bitmaps' numbers");
+	memset(bitmap, 0, AE_SYSCALL_WORDS * sizeof(uint64_t));
+	for (long nr = 0; nr < ARGUS_SYS_CLASS_NRS; nr++) {
+		uint32_t cls = argus_sys_class(nr);
+
+		if ((cls & mask) && !(cls & not))
+			bitmap[nr / 64] |= 1ull << (nr % 64);
+	}
+}
+
 void argus_probe__default_syscalls(uint64_t bitmap[8])
 {
-	static const int nrs[] = {
-		SYS_futex, SYS_poll, SYS_ppoll, SYS_select, SYS_pselect6,
-		SYS_epoll_wait, SYS_epoll_pwait, SYS_epoll_pwait2,
-		SYS_nanosleep, SYS_clock_nanosleep, SYS_sched_yield,
-		SYS_wait4, SYS_waitid,
-		SYS_read, SYS_write, SYS_readv, SYS_writev,
-		SYS_recvfrom, SYS_sendto, SYS_recvmsg, SYS_sendmsg,
-		SYS_recvmmsg, SYS_sendmmsg,
-		SYS_pipe2, SYS_socketpair, SYS_eventfd2, SYS_connect,
-		SYS_accept, SYS_accept4, SYS_timerfd_create, SYS_timerfd_settime,
-		SYS_kill, SYS_tgkill, SYS_tkill,
-		SYS_exit, SYS_exit_group,
-		SYS_flock, SYS_fcntl,
-	};
-	size_t i;
-
-	memset(bitmap, 0, 8 * sizeof(uint64_t));
-	for (i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++)
-		if (nrs[i] >= 0 && nrs[i] < 512)
-			bitmap[nrs[i] / 64] |= 1ull << (nrs[i] % 64);
+	class_bitmap(bitmap, ARGUS_SC_TRACED, 0);
 }
 
 /*
@@ -347,30 +343,27 @@ void argus_probe__default_syscalls(uint64_t bitmap[8])
  * the entry into the event-loop wait (poll family), and every call whose
  * arguments matter (connect, timers, sleeps, the lock request of flock
  * and fcntl).  --all-entries restores the
- * rest for schemas that match sys_enter of those calls.
+ * rest for schemas that match sys_enter of those calls.  The exit-only
+ * calls are the table's ARGUS_SC_EXIT_ONLY.
  */
+/* the message calls and sched_yield: entries off unless --all-entries */
 static void data_calls(uint64_t bitmap[8])
 {
-	static const int nrs[] = {
-		SYS_read, SYS_write, SYS_readv, SYS_writev,
-		SYS_recvfrom, SYS_sendto, SYS_recvmsg, SYS_sendmsg,
-		SYS_recvmmsg, SYS_sendmmsg, SYS_sched_yield,
-	};
-	size_t i;
-
-	memset(bitmap, 0, 8 * sizeof(uint64_t));
-	for (i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++)
-		bitmap[nrs[i] / 64] |= 1ull << (nrs[i] % 64);
+	class_bitmap(bitmap, ARGUS_SC_EXIT_ONLY, 0);
 }
 
 void argus_probe__default_entries(uint64_t bitmap[8])
 {
-	uint64_t data[8];
+	class_bitmap(bitmap, ARGUS_SC_TRACED, ARGUS_SC_EXIT_ONLY);
+}
 
-	argus_probe__default_syscalls(bitmap);
-	data_calls(data);
-	for (int i = 0; i < 8; i++)
-		bitmap[i] &= ~data[i];
+/* The BPF side's word for syscall nr (argus.bpf.c sys_class[]): its classes
+ * from the one table and whether this run records its exits and entries. */
+static uint32_t sys_word(long nr, bool traced, bool entry)
+{
+	_Static_assert(ARGUS_SC_TIMEOUT_AT(7, 3) < AE_SYS_ENTRY,
+		       "the table's classes leave the run's two bits free");
+	return argus_sys_class(nr) | (traced ? AE_SYS_TRACED : 0) | (entry && traced ? AE_SYS_ENTRY : 0);
 }
 
 /* Settings that become .rodata constants of the BPF programs (the verifier
@@ -398,11 +391,13 @@ static int configure(struct argus_bpf *skel, const struct argus_probe_opts *o)
 		argus_probe__default_syscalls(defsys);
 		sys = defsys;
 	}
-	for (i = 0; i < AE_SYSCALL_WORDS; i++)
-		skel->rodata->syscalls[i] = sys[i];
 	data_calls(data);
-	for (i = 0; i < AE_SYSCALL_WORDS; i++)
-		skel->rodata->enter_syscalls[i] = o->all_entries ? sys[i] : sys[i] & ~data[i];
+	for (i = 0; i < AE_SYSCALL_WORDS * 64; i++) {
+		uint64_t bit = 1ull << (i % 64), entry = o->all_entries ? sys[i / 64] :
+						    sys[i / 64] & ~data[i / 64];
+
+		skel->rodata->sys_class[i] = sys_word(i, sys[i / 64] & bit, entry & bit);
+	}
 	return bpf_map__set_max_entries(skel->maps.rb, (uint32_t)rb_bytes);
 }
 
@@ -483,7 +478,7 @@ static void drop_enter_links(struct argus_probe *p)
  * program's .rodata); 0, or -1 with nothing left attached. */
 static int attach_per_call(struct argus_probe *p)
 {
-	const __u64 *want = p->skel->rodata->enter_syscalls;
+	const __u32 *want = p->skel->rodata->sys_class;
 
 	p->enter_links = calloc(AE_SYSCALL_WORDS * 64, sizeof(*p->enter_links));
 	for (int nr = 0; p->enter_links && nr < AE_SYSCALL_WORDS * 64; nr++) {
@@ -491,7 +486,7 @@ static int attach_per_call(struct argus_probe *p)
 		struct bpf_link *l;
 		char tp[64];
 
-		if (!(want[nr / 64] & (1ull << (nr % 64))))
+		if (!(want[nr] & AE_SYS_ENTRY))
 			continue;
 		if (!name || snprintf(tp, sizeof(tp), "sys_enter_%s", name) >= (int)sizeof(tp) ||
 		    !(l = bpf_program__attach_tracepoint(p->skel->progs.on_sys_enter_tp,

@@ -370,7 +370,7 @@ static bool idle_wait(const struct wthread *t, int32_t nr)
 {
 	if (hang_rule_epoll_nr(nr))
 		return true;
-	if ((nr == SYS_poll || nr == SYS_ppoll) && t->poll_many)
+	if (argus_sys_is_pollfd(nr) && t->poll_many)
 		return true;
 	if (hang_rule_loop_nr(nr))
 		return !t->out;
@@ -387,6 +387,7 @@ static bool idle_wait(const struct wthread *t, int32_t nr)
  * was at rest or visiting). */
 static void poll_chain(struct wthread *t, uint64_t ts)
 {
+	/* SYS_poll: t blocks in a poll-family call (the caller checked) */
 	if (!hang_rule_poll_continues(t->poll_to, SYS_poll, t->poll_tries)) {
 		t->chain_start = ts;
 		t->chain_out = t->out;
@@ -523,6 +524,7 @@ static void settle_restart(struct argus_hang_watch *w, struct wthread *t, int64_
 	if (!t->restarted)
 		return;
 	t->restarted = false;
+	/* one-off: restart_syscall is the kernel resuming the same call */
 	if (nr == t->restart_nr || nr == SYS_restart_syscall)
 		return;
 	memset(&x, 0, sizeof(x));
@@ -540,9 +542,9 @@ static void sys_enter(struct argus_hang_watch *w, struct wthread *t,
 		      const struct ae_sys_enter *r)
 {
 	settle_restart(w, t, r->nr);
-	if (r->nr == SYS_poll || r->nr == SYS_ppoll)
-		t->poll_many = r->args[1] >= 2;
-	else if (r->nr == SYS_exit_group || r->nr == SYS_exit)
+	if (argus_sys_is_pollfd(r->nr))
+		t->poll_many = r->args[1] >= 2;   /* nfds */
+	else if (argus_sys_is_exit(r->nr))
 		t->bye = true;
 }
 
@@ -567,6 +569,8 @@ static void sys_exit_call(struct argus_hang_watch *w, struct wthread *t,
 	int64_t nr = r->nr;
 	bool away = t->call_away;
 
+	/* one-off futex rule: a timed futex wait retried on the same word
+	 * after its timeout is one wait (hang_rule.h) */
 	if (nr == SYS_futex && hang_rule_timed_out(nr, r->ret) && t->wait_nr == SYS_futex) {
 		t->timed_arg = t->wait_arg;
 		t->timed_from = t->wait_start;
@@ -584,11 +588,11 @@ static void sys_exit_call(struct argus_hang_watch *w, struct wthread *t,
 	if (hang_rule_conn_kind(r->obj.kind) &&
 	    (hang_rule_in(nr, r->ret) || hang_rule_out(nr, r->ret)))
 		conn_op(w, t, r, hang_rule_in(nr, r->ret), r->h.ts);
-	if (nr == SYS_sched_yield) {
+	if (argus_sys_is(nr, ARGUS_SC_YIELD)) {
 		t->nshort++;
 		t->st_short++;
 	}
-	if (!hang_rule_loop_nr(nr) && nr != SYS_futex && !hang_rule_sleep_nr(nr))
+	if (!hang_rule_visit_nr(nr))
 		return;
 	t->call_away = false;
 	if (hang_rule_loop_nr(nr)) {

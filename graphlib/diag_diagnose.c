@@ -549,7 +549,7 @@ static bool blame_children(const struct argus_graph *g, const struct argus_diag_
 		     e = argus_graph__seg_next_event(g, s, e)) {
 			const struct argus_gevent *ev = &EVS(g)[e];
 
-			if (ev->type != AE_SYS_ENTER || (ev->nr != SYS_wait4 && ev->nr != SYS_waitid))
+			if (ev->type != AE_SYS_ENTER || !argus_sys_is_child_wait(ev->nr))
 				continue;
 			found = true;
 			/* wait4(pid, ...): the graph keeps arg0; waitid's id
@@ -890,9 +890,7 @@ static uint32_t last_handoff(const struct argus_graph *g, uint32_t h)
 	     e = argus_graph__seg_next_event(g, h, e)) {
 		const struct argus_gevent *ev = &EVS(g)[e];
 
-		if (ev->type == AE_SYS_EXIT && ev->val > 0 && ev->obj &&
-		    (ev->nr == SYS_write || ev->nr == SYS_writev || ev->nr == SYS_sendto ||
-		     ev->nr == SYS_sendmsg || ev->nr == SYS_sendmmsg))
+		if (ev->type == AE_SYS_EXIT && ev->val > 0 && ev->obj && argus_sys_is_send(ev->nr))
 			last_send = ev->ts;
 	}
 	if (best != ARGUS_NONE && last_send > EDGES(g)[best].src_ts)
@@ -953,9 +951,12 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	    o->ended_by_tid != tid && o->ended_by_ns >= SEGS(g)[h].end) {
 		uint32_t ws = argus_graph__segment_at(g, o->ended_by_tid, o->ended_by_ns);
 
+		/* judged up to what it did: what it waited for after it had
+		 * woken the waiter (its event loop, up to now) is not why the
+		 * waiter waited, and may lead back to it as a false cycle */
 		if (ws != ARGUS_NONE) {
 			add_culprit(g, o, d, o->ended_by_tid, ws, true, VIA_PATH, ARGUS_LIVE_NONE,
-				    wfrom, wto, level, depth);
+				    wfrom, wto < o->ended_by_ns ? wto : o->ended_by_ns, level, depth);
 			d->normal_seg = ARGUS_NONE;
 			return;
 		}
@@ -963,7 +964,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	/* A sleep (nanosleep) waits for no one: the thread chose to wait,
 	 * and the chain ends with it (the `sleep` a script runs, a retry
 	 * loop's pause).  Its timer is not a timeout that broke a cycle. */
-	if (SEGS(g)[h].wait_nr == SYS_nanosleep || SEGS(g)[h].wait_nr == SYS_clock_nanosleep)
+	if (argus_sys_is_sleep(SEGS(g)[h].wait_nr))
 		return;
 	/* A mutex whose holder the interposer recorded: that holder. */
 	if (blame_mutex_holder(g, o, d, tid, h, wfrom, wto, level, depth) ||
@@ -989,7 +990,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	 * wait that merely looks alike, so that comes before relaxing to
 	 * waits on the same kind of object. */
 	/* Waiting for a file lock and nobody has ended it: its holder. */
-	if (next == ARGUS_NONE && (SEGS(g)[h].wait_nr == SYS_flock || SEGS(g)[h].wait_nr == SYS_fcntl) &&
+	if (next == ARGUS_NONE && argus_sys_is_file_lock(SEGS(g)[h].wait_nr) &&
 	    blame_lock(g, o, d, tid, wfrom, wto, level, depth)) {
 		if (level == 0)
 			d->normal_seg = ARGUS_NONE;
@@ -998,7 +999,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	/* Waiting for a child and nobody has ended it: the child, live (a
 	 * normal run of the wait would name a child long gone). */
 	if (next == ARGUS_NONE &&
-	    (SEGS(g)[h].wait_nr == SYS_wait4 || SEGS(g)[h].wait_nr == SYS_waitid) &&
+	    argus_sys_is_child_wait(SEGS(g)[h].wait_nr) &&
 	    blame_children(g, o, d, tid, h, wfrom, wto, level, depth)) {
 		if (level == 0)
 			d->normal_seg = ARGUS_NONE;
@@ -1188,8 +1189,7 @@ int argus_diag__diagnose(const struct argus_graph *g,
 	 * into apt's 1 s retries on the dpkg lock): one long sleep so far,
 	 * after a refused try in the run that ended in it. */
 	if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE &&
-	    (SEGS(g)[a.wait_seg].wait_nr == SYS_nanosleep ||
-	     SEGS(g)[a.wait_seg].wait_nr == SYS_clock_nanosleep) &&
+	    argus_sys_is_sleep(SEGS(g)[a.wait_seg].wait_nr) &&
 	    blame_lock(g, o, d, hang->tid,
 		       SEGS(g)[a.wait_seg].start < hang->start ? SEGS(g)[a.wait_seg].start : hang->start,
 		       hang->end, 0, depth)) {

@@ -48,6 +48,7 @@
 #define epoll_nr hang_rule_epoll_nr
 #define sleep_nr hang_rule_sleep_nr
 #define child_nr hang_rule_child_nr
+#define visit_nr hang_rule_visit_nr   /* the calls the loop pass follows */
 
 const char *argus_hang_kind_str(unsigned kind)
 {
@@ -124,6 +125,7 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 		if (SHAPE_EXIT1(b)) {
 			for (; exit_from < p->waits.n; exit_from++) {
 				w[exit_from].exit1 = SHAPE_EXIT1(b);
+				/* one-off: a timed futex wait (hang_rule.h) */
 				w[exit_from].timed_out = w[exit_from].nr == SYS_futex &&
 							 SHAPE_EXIT1(b) == SHAPE_EXIT1_TIMEDOUT;
 			}
@@ -143,7 +145,7 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 		w->seg = v[i];
 		w->si = i;
 		w->nr = s->wait_nr;
-		w->many_fds = (w->nr == SYS_poll || w->nr == SYS_ppoll) && many;
+		w->many_fds = argus_sys_is_pollfd(w->nr) && many;
 		w->out_new = run_out;
 		w->call_new = run_exit1 == SHAPE_EXIT1_PLAIN || run_exit1 == SHAPE_EXIT1_TIMEDOUT;
 		w->tries_new = (uint8_t)run_tries;
@@ -281,14 +283,7 @@ static int call_kind(const struct twait *w, uint32_t nw, uint32_t *wi, uint64_t 
  * worker's timed-out tick, an idle loop's rest). */
 static bool loop_visit(long nr, int kind)
 {
-	return loop_nr(nr) ? kind != CALL_AWAY :
-	       (nr == SYS_futex || sleep_nr(nr)) && kind == CALL_IDLE;
-}
-
-/* The calls the loop pass follows: those that can be a visit. */
-static bool visit_nr(long nr)
-{
-	return loop_nr(nr) || nr == SYS_futex || sleep_nr(nr);
+	return loop_nr(nr) ? kind != CALL_AWAY : visit_nr(nr) && kind == CALL_IDLE;
 }
 
 /* The state of the loop pass over a loop thread's events: every interval
@@ -352,14 +347,14 @@ static int loop_feed(struct lpass *lp, const struct argus_gevent *ev)
 	 * that exit. */
 	if (lp->restarted) {
 		lp->restarted = false;
-		if (ev->nr != lp->call_nr && ev->nr != SYS_restart_syscall) {
+		if (ev->nr != lp->call_nr && ev->nr != SYS_restart_syscall) {  /* one-off */
 			int rc = loop_return(lp, lp->call_nr, lp->restart_ts);
 
 			if (rc)
 				return rc;
 		}
 	}
-	if (ev->type == AE_SYS_ENTER && (ev->nr == SYS_exit_group || ev->nr == SYS_exit))
+	if (ev->type == AE_SYS_ENTER && argus_sys_is_exit(ev->nr))
 		lp->bye = true;
 	if (ev->type == AE_SYS_ENTER && visit_nr(ev->nr)) {
 		if (!lp->in_call || lp->call_nr != ev->nr)
@@ -1020,7 +1015,7 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 			continue;
 		if (ev->type == AE_SAMPLE)
 			a->samples++;
-		else if (ev->type == AE_SYS_EXIT && ev->nr == SYS_sched_yield &&
+		else if (ev->type == AE_SYS_EXIT && argus_sys_is(ev->nr, ARGUS_SC_YIELD) &&
 			 ++a->short_waits >= HANG_YIELD_LOOP_SHORTS && !exact)
 			break;
 	}

@@ -33,6 +33,7 @@
 
 #include "argus_diag.h"
 #include "graph_internal.h"
+#include "syscall_class.h"
 
 /* the flock(2) op bits and fcntl lock types (uapi values) */
 #define LK_SH 1
@@ -178,10 +179,7 @@ static int opvec_push(struct opvec *o, const struct argus_lock_op *op)
 	return 0;
 }
 
-static bool lock_nr(int16_t nr)
-{
-	return nr == SYS_flock || nr == SYS_fcntl;
-}
+#define lock_nr argus_sys_is_file_lock
 
 /* The attempt that began with sys_enter event `in`, without its result. */
 static void op_begin(const struct argus_thread *t, const struct argus_gevent *in,

@@ -23,15 +23,13 @@
  * task-context event is that sleeping switch within EARLY_WAKE_NS, and
  * dropped (counted as ARGUS_FILT_RUNNING) otherwise.
  */
-#include <sys/syscall.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <time.h>
 
-#include <sys/syscall.h>
-
 #include "graph_internal.h"
 #include "schema.h"
+#include "syscall_class.h"
 
 #define EARLY_WAKE_NS 200000ull         /* 200 µs */
 #define TASK_DEAD_STATE 0x80            /* include/linux/sched.h TASK_DEAD */
@@ -344,19 +342,13 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 	case AE_SYS_ENTER:
 		e->nr = (int16_t)ev->f[ARGUS_F_SE_NR];
 		e->val = (int64_t)ev->f[ARGUS_F_SE_ARG0];
-		switch (e->nr) {
-		case SYS_poll:
-		case SYS_ppoll:
+		if (argus_sys_is_pollfd(e->nr))
 			/* poll's fds pointer says nothing; how many fds it
-			 * watches tells an event loop from a wait for one
-			 * reply (diag_hangs.c) */
+			 * watches (nfds, arg1) tells an event loop from a
+			 * wait for one reply (diag_hangs.c) */
 			e->val = (int64_t)ev->f[ARGUS_F_SE_ARG0 + 1];
-			break;
-		case SYS_fcntl:
-		case SYS_flock:         /* the lock request (diag_locks.c) */
+		else if (argus_sys_is_file_lock(e->nr))   /* the lock request (diag_locks.c) */
 			e->val = (int64_t)glock_enter_val(e->nr, &ev->f[ARGUS_F_SE_ARG0]);
-			break;
-		}
 		thr = attach(g, ev, e, &rc);
 		if (thr != ARGUS_NONE) {
 			TSTATE(g, thr)->sys_nr = (int32_t)ev->f[ARGUS_F_SE_NR];

@@ -191,7 +191,7 @@ uint32_t gdebug_wait_began(const struct argus_graph *g, uint32_t seg)
 		if (p == ARGUS_NONE || SEGS(g)[p].end_reason != ARGUS_END_WAIT ||
 		    (SEGS(g)[p].flags & ARGUS_SEG_F_STOPPED) ||
 		    (SEGS(g)[p].wait_nr != SEGS(g)[seg].wait_nr &&
-		     SEGS(g)[seg].wait_nr != SYS_restart_syscall))
+		     SEGS(g)[seg].wait_nr != SYS_restart_syscall))   /* one-off: the same call resumed */
 			break;
 		seg = p;
 	}

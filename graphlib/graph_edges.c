@@ -22,10 +22,9 @@
  * message upgrades the wake-up edge (flag ARGUS_EDGE_F_WOKE stays), and
  * repeated receives from one sending segment add their bytes to one edge.
  */
-#include <sys/syscall.h>
-
 #include "graph_internal.h"
 #include "schema.h"
+#include "syscall_class.h"
 
 #define STREAM_MAX_ITEMS 4096   /* unread sends kept per stream */
 
@@ -185,18 +184,15 @@ void gtimer_cancel(struct argus_graph *g, const struct argus_event *ev)
 
 static uint8_t waker_edge_type(const struct tstate *w)
 {
-	switch (w->sys_nr) {
-	case SYS_futex:
+	uint32_t cls = argus_sys_class(w->sys_nr);
+
+	if (cls & ARGUS_SC_FUTEX)
 		return ARGUS_EDGE_FUTEX;
-	case SYS_kill:
-	case SYS_tgkill:
-	case SYS_tkill:
+	if (cls & ARGUS_SC_SIGNAL)
 		return ARGUS_EDGE_SIGNAL;
-	case SYS_exit:
-	case SYS_exit_group:
+	if ((cls & ARGUS_SC_EXIT) || w->exited)
 		return ARGUS_EDGE_EXIT;
-	}
-	return w->exited ? ARGUS_EDGE_EXIT : ARGUS_EDGE_WAKEUP;
+	return ARGUS_EDGE_WAKEUP;
 }
 
 static bool schema_filtered(struct argus_graph *g, const struct tstate *w,
@@ -402,17 +398,8 @@ int gwake_apply(struct argus_graph *g, uint32_t thr, uint32_t seg,
 
 /* ---- messages ---------------------------------------------------------- */
 
-static bool is_send(long nr)
-{
-	return nr == SYS_write || nr == SYS_writev || nr == SYS_sendto ||
-	       nr == SYS_sendmsg || nr == SYS_sendmmsg;
-}
-
-static bool is_recv(long nr)
-{
-	return nr == SYS_read || nr == SYS_readv || nr == SYS_recvfrom ||
-	       nr == SYS_recvmsg || nr == SYS_recvmmsg;
-}
+#define is_send argus_sys_is_send
+#define is_recv argus_sys_is_recv
 
 static bool stream_eq(const void *ctx, uint32_t id, const void *key)
 {
@@ -682,7 +669,7 @@ int gmsg_sys_exit(struct argus_graph *g, const struct argus_event *ev,
 	uint32_t kind = (uint32_t)ev->f[ARGUS_F_SX_OBJ_KIND];
 	uint64_t obj = ev->f[ARGUS_F_SX_OBJ], peer = ev->f[ARGUS_F_SX_PEER];
 	bool send = is_send(nr), recv = !send && is_recv(nr);
-	bool mmsg = nr == SYS_sendmmsg || nr == SYS_recvmmsg;
+	bool mmsg = argus_sys_is(nr, ARGUS_SC_MSG_COUNT);
 	struct mstream *s;
 
 	if ((!send && !recv) || ret <= 0 || seg == ARGUS_NONE)

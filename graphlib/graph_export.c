@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "graph_internal.h"
+#include "syscall_class.h"
 #include "syscall_names.h"
 
 #define PROGRESS_EVERY (1u << 20)
@@ -349,18 +350,11 @@ static const char *wait_sys(const struct argus_segment *s, char *buf,
 	return buf;
 }
 
-/* wait_arg is a timeout only for these (kernel-patch/argus.bpf.c). */
-static bool sys_has_timeout(const char *sys)
+/* Is the wait_arg of a segment that ended in a syscall wait a timeout
+ * (kernel-patch/argus.bpf.c records it so for these)? */
+static bool sys_has_timeout(const struct argus_segment *s)
 {
-	static const char *const n[] = {
-		"nanosleep", "clock_nanosleep", "poll", "ppoll", "select",
-		"pselect6",
-	};
-
-	for (size_t i = 0; sys && i < sizeof(n) / sizeof(n[0]); i++)
-		if (!strcmp(sys, n[i]))
-			return true;
-	return false;
+	return s->end_reason == ARGUS_END_WAIT && argus_sys_is(s->wait_nr, ARGUS_SC_TIMEOUT);
 }
 
 /* Membership of the subgraph segs[0..n): 1 = in it, 2 = already written. */
@@ -493,7 +487,7 @@ static void json_node(struct out *o, const struct argus_graph *g, uint32_t id)
 
 		outf(o, ",\"obj_kind\":%u,\"obj\":%" PRIu64 ",\"timeout_ns\":",
 		     wo ? (unsigned)wo->kind : 0, wo ? wo->obj : 0);
-		if (sys_has_timeout(sys) && s->wait_arg != UINT64_MAX)
+		if (sys_has_timeout(s) && s->wait_arg != UINT64_MAX)
 			outf(o, "%" PRIu64, s->wait_arg);
 		else
 			outf(o, "null");

@@ -45,9 +45,8 @@
  * LEAVE_MAX_NS).  Writes are few (a watched flag); a trace without
  * AE_HWWATCH events costs one pass over the thread table.
  */
-#include <sys/syscall.h>
-
 #include "graph_internal.h"
+#include "syscall_class.h"
 
 #define SPIN_GAP_NS 20000000ull         /* a yield loop turns faster than this */
 #define LEAVE_MAX_NS 10000000000ull     /* leaves the spin within 10 s of the write */
@@ -68,13 +67,10 @@
 
 bool gflag_spin_nr(long nr)
 {
-	return nr == SYS_sched_yield || nr == SYS_nanosleep || nr == SYS_clock_nanosleep;
+	return argus_sys_is(nr, ARGUS_SC_YIELD | ARGUS_SC_SLEEP);
 }
 
-static bool sleep_nr(long nr)
-{
-	return nr == SYS_nanosleep || nr == SYS_clock_nanosleep;
-}
+#define sleep_nr argus_sys_is_sleep
 
 static bool is_sys(const struct argus_gevent *e)
 {

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <string.h>
-#include <sys/syscall.h>
 
 #include "hang_rule.h"
 #include "graph_internal.h"
@@ -207,7 +206,7 @@ void gseg_shape_sys(struct argus_graph *g, uint32_t thr, const struct argus_geve
 		return;
 	b = &SHAPES(g)[s->cur];
 	if (ge->type == AE_SYS_ENTER) {
-		if (nr == SYS_poll || nr == SYS_ppoll)
+		if (argus_sys_is_pollfd(nr))   /* ge->val: its nfds (graph_build.c) */
 			*b = (*b & ~SHAPE_POLL_MANY) | SHAPE_POLL | (ge->val >= 2 ? SHAPE_POLL_MANY : 0);
 		return;
 	}

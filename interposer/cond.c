@@ -63,36 +63,32 @@ static inline uint32_t waiters(const pthread_cond_t *c)
 	return __atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) >> 3;
 }
 
-EXPORT int pthread_cond_signal(pthread_cond_t *c)
+/* signal (all 0) or broadcast (all 1) through *real, recorded when it
+ * had waiters to wake and worked. */
+static inline int wake_waiters(cond_fn *real, pthread_cond_t *c, uint64_t all)
 {
 	uint32_t n;
 	int r;
 
-	if (UNLIKELY(!real_signal))
+	if (UNLIKELY(!*real))
 		resolve();
 	if (!aip_ring)
-		return real_signal(c);
+		return (*real)(c);
 	n = waiters(c);
-	r = real_signal(c);
+	r = (*real)(c);
 	if (n && !r)
-		aip_put(AIP_COND_SIGNAL, c, n, 0);
+		aip_put(AIP_COND_SIGNAL, c, n, all);
 	return r;
+}
+
+EXPORT int pthread_cond_signal(pthread_cond_t *c)
+{
+	return wake_waiters(&real_signal, c, 0);
 }
 
 EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 {
-	uint32_t n;
-	int r;
-
-	if (UNLIKELY(!real_broadcast))
-		resolve();
-	if (!aip_ring)
-		return real_broadcast(c);
-	n = waiters(c);
-	r = real_broadcast(c);
-	if (n && !r)
-		aip_put(AIP_COND_SIGNAL, c, n, 1);
-	return r;
+	return wake_waiters(&real_broadcast, c, 1);
 }
 
 EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)

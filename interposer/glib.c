@@ -178,17 +178,25 @@ EXPORT guint g_idle_add(GSourceFunc fn, gpointer data)
 	return g_idle_add_full(G_PRIORITY_DEFAULT_IDLE, fn, data, NULL);
 }
 
-EXPORT guint g_timeout_add_full(int prio, guint ms, GSourceFunc fn, gpointer data,
-				GDestroyNotify notify)
+/* A timeout source through real (milliseconds or seconds), its callback
+ * wrapped as a work item; unwrapped when no wrapper could be made. */
+static guint add_timeout(timeout_full_fn real, int prio, guint n, GSourceFunc fn,
+			 gpointer data, GDestroyNotify notify)
 {
 	struct cbwrap *w;
 
-	REAL(real_timeout_full, "g_timeout_add_full", 0);
-	if (!real_timeout_full)
+	if (!real)
 		return 0;
 	if (!(w = cb_wrap(fn, data, notify, AIP_WORK_TIMEOUT)))
-		return real_timeout_full(prio, ms, fn, data, notify);
-	return real_timeout_full(prio, ms, cb_tramp, w, cb_free);
+		return real(prio, n, fn, data, notify);
+	return real(prio, n, cb_tramp, w, cb_free);
+}
+
+EXPORT guint g_timeout_add_full(int prio, guint ms, GSourceFunc fn, gpointer data,
+				GDestroyNotify notify)
+{
+	REAL(real_timeout_full, "g_timeout_add_full", 0);
+	return add_timeout(real_timeout_full, prio, ms, fn, data, notify);
 }
 
 EXPORT guint g_timeout_add(guint ms, GSourceFunc fn, gpointer data)
@@ -199,14 +207,8 @@ EXPORT guint g_timeout_add(guint ms, GSourceFunc fn, gpointer data)
 EXPORT guint g_timeout_add_seconds_full(int prio, guint s, GSourceFunc fn, gpointer data,
 					GDestroyNotify notify)
 {
-	struct cbwrap *w;
-
 	REAL(real_timeout_sec_full, "g_timeout_add_seconds_full", 0);
-	if (!real_timeout_sec_full)
-		return 0;
-	if (!(w = cb_wrap(fn, data, notify, AIP_WORK_TIMEOUT)))
-		return real_timeout_sec_full(prio, s, fn, data, notify);
-	return real_timeout_sec_full(prio, s, cb_tramp, w, cb_free);
+	return add_timeout(real_timeout_sec_full, prio, s, fn, data, notify);
 }
 
 EXPORT guint g_timeout_add_seconds(guint s, GSourceFunc fn, gpointer data)

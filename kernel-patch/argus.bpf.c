@@ -57,13 +57,15 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 #include "argus_events.h"
+#include "syscall_class.h"  /* x86_64 numbers and classes: ARGUS_NR_*, ARGUS_SC_* */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* ---- settings written by the loader into .rodata before load ---------- */
 const volatile __u32 self_tgid = 0;
-const volatile __u64 syscalls[AE_SYSCALL_WORDS] = {};       /* exits recorded */
-const volatile __u64 enter_syscalls[AE_SYSCALL_WORDS] = {}; /* entries recorded */
+/* per syscall nr: its classes (syscalls/syscall_class.h) | AE_SYS_TRACED |
+ * AE_SYS_ENTRY; one load answers both "is it traced?" and "what is it?" */
+const volatile __u32 sys_class[AE_SYSCALL_WORDS * 64] = {};
 const volatile __u32 sample_copy = 0;   /* bytes of user stack per sample */
 const volatile __u32 block_copy = 0;    /* bytes of user stack per blocking switch */
 const volatile bool no_irq = false;     /* no AE_IRQ_* / AE_SOFTIRQ_* / AE_WQ_* */
@@ -94,37 +96,6 @@ const volatile __u64 hrt_skip_fn[HRT_SKIP_MAX] = {};
 #define ANON_INODE_FS_MAGIC 0x09041934
 #define ENOSYS 38
 
-/* x86_64 syscall numbers (this file is built with __TARGET_ARCH_x86 only) */
-#define NR_read 0
-#define NR_write 1
-#define NR_poll 7
-#define NR_readv 19
-#define NR_writev 20
-#define NR_select 23
-#define NR_nanosleep 35
-#define NR_connect 42
-#define NR_accept 43
-#define NR_sendto 44
-#define NR_recvfrom 45
-#define NR_sendmsg 46
-#define NR_recvmsg 47
-#define NR_socketpair 53
-#define NR_fcntl 72
-#define NR_flock 73
-#define NR_futex 202
-#define NR_clock_nanosleep 230
-#define NR_epoll_wait 232
-#define NR_pselect6 270
-#define NR_ppoll 271
-#define NR_epoll_pwait 281
-#define NR_timerfd_create 283
-#define NR_timerfd_settime 286
-#define NR_accept4 288
-#define NR_eventfd2 290
-#define NR_pipe2 293
-#define NR_recvmmsg 299
-#define NR_sendmmsg 307
-#define NR_epoll_pwait2 441
 
 /* Retype a kernel address for direct, fault-safe loads (see the top). */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
@@ -671,35 +642,22 @@ static __always_inline __u8 *scratch_buf(__u32 slot)
 }
 
 /* ---- syscall helpers ---------------------------------------------------- */
-static __always_inline bool traced(__u64 nr)
-{
-	if (nr >= AE_SYSCALL_WORDS * 64)
-		return false;
-	return syscalls[nr / 64] & (1ull << (nr & 63));
-}
-
-/* Entries are recorded for a subset only: a read or a write's exit carries
+/*
+ * nr's word: its classes and this run's AE_SYS_TRACED / AE_SYS_ENTRY; 0 out
+ * of range (-1: not in a syscall).  The classes come from the one table,
+ * syscalls/syscall_class.h, written here by the loader with the run's
+ * bitmaps: a sys_exit that is not traced (every syscall of the system
+ * passes through it) costs a bound check and one load, and a traced one
+ * needs no second lookup for what it is.
+ * Entries are recorded for a subset only: a read or a write's exit carries
  * its number, fd, object and result, so its entry would be a second record
- * with nothing the graph needs (the loader documents the default split). */
-static __always_inline bool traced_enter(__u64 nr)
+ * with nothing the graph needs (the loader documents the default split).
+ */
+static __always_inline __u32 sys_word(__u64 nr)
 {
 	if (nr >= AE_SYSCALL_WORDS * 64)
-		return false;
-	return enter_syscalls[nr / 64] & (1ull << (nr & 63));
-}
-
-/* Syscalls whose first argument is the fd they wait on / transfer through. */
-static __always_inline bool fd_call(__s64 nr)
-{
-	switch (nr) {
-	case NR_read: case NR_write: case NR_readv: case NR_writev:
-	case NR_recvfrom: case NR_sendto: case NR_recvmsg: case NR_sendmsg:
-	case NR_recvmmsg: case NR_sendmmsg: case NR_accept: case NR_accept4:
-	case NR_connect: case NR_epoll_wait: case NR_epoll_pwait:
-	case NR_epoll_pwait2: case NR_timerfd_settime:
-		return true;
-	}
-	return false;
+		return 0;
+	return sys_class[nr];
 }
 
 /* fcntl cmds that take or drop a lock (not F_GETLK: a query holds nothing). */
@@ -719,6 +677,28 @@ static __always_inline __u64 user_timeout_ns(__u64 uptr, bool usec)
 	if (bpf_probe_read_user(&ts, sizeof(ts), (void *)uptr))
 		return 0;
 	return ts.sec * 1000000000ull + ts.frac * (usec ? 1000 : 1);
+}
+
+/* The timeout argument of a call of class cls (ARGUS_SC_TIMEOUT_ARG) from
+ * the user registers (x86_64 syscall ABI: di si dx r10 r8 r9).  The table
+ * puts timeouts in arguments 0, 2 and 4 only (test_syscall_class checks
+ * it), so two compares instead of a switch over six. */
+static __always_inline __u64 timeout_arg(struct pt_regs *r, __u32 cls)
+{
+	__u32 i = ARGUS_SC_TIMEOUT_ARG(cls);
+
+	return i == 0 ? r->di : i == 2 ? r->dx : r->r8;
+}
+
+/* The timeout of a call of class cls (ARGUS_SC_TIMEOUT: its argument and
+ * unit are in the class entry) as ns; ~0 = wait forever. */
+static __always_inline __u64 timeout_ns(struct pt_regs *r, __u32 cls)
+{
+	__u64 a = timeout_arg(r, cls);
+
+	if (ARGUS_SC_TIMEOUT_UNIT(cls) == ARGUS_TMO_MS)  /* poll: int ms, < 0 = none */
+		return (int)a < 0 ? ~0ull : (__u64)(int)a * 1000000ull;
+	return user_timeout_ns(a, ARGUS_SC_TIMEOUT_UNIT(cls) == ARGUS_TMO_TIMEVAL);
 }
 
 /* ---- scheduler ---------------------------------------------------------- */
@@ -752,6 +732,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev_raw,
 	struct pt_regs *r;
 	__s64 nr = -1;
 	__u64 arg = 0, ax, orig_ax;
+	__u32 cls = 0;
 	__u32 size;
 	__u8 *buf;
 
@@ -789,43 +770,25 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev_raw,
 	 */
 	ax = r->ax;
 	orig_ax = r->orig_ax;
-	if (ax == (__u64)-ENOSYS && orig_ax < AE_SYSCALL_WORDS * 64)
+	if (ax == (__u64)-ENOSYS && orig_ax < AE_SYSCALL_WORDS * 64) {
 		nr = orig_ax;
-	switch (nr) {
-	case NR_futex:
-		arg = r->di;  /* uaddr */
-		break;
-	case NR_nanosleep:
-		arg = user_timeout_ns(r->di, false);
-		break;
-	case NR_clock_nanosleep:  /* absolute when flags has TIMER_ABSTIME */
-		arg = user_timeout_ns(r->dx, false);
-		break;
-	case NR_poll:
-		arg = (int)r->dx < 0 ? ~0ull : (__u64)(int)r->dx * 1000000ull;
-		poll_one_obj(r, &e->obj);
-		break;
-	case NR_ppoll:
-		arg = user_timeout_ns(r->dx, false);
-		poll_one_obj(r, &e->obj);
-		break;
-	case NR_select:
-		arg = user_timeout_ns(r->r8, true);
-		break;
-	case NR_pselect6:
-		arg = user_timeout_ns(r->r8, false);
-		break;
-	case NR_flock:   /* blocking lock waits (flock without LOCK_NB, */
-	case NR_fcntl:   /* F_SETLKW, F_OFD_SETLKW): the fd and its file */
+		cls = sys_class[nr];    /* in bounds: checked just above */
+	}
+	/* The key argument by the syscall's class (syscalls/syscall_class.h),
+	 * the most frequent blocking waits first (reads, epoll, locks). */
+	if (cls & (ARGUS_SC_FD_ARG0 | ARGUS_SC_FILE_LOCK)) {
+		/* an fd call, or a blocking lock wait (flock without LOCK_NB,
+		 * F_SETLKW, F_OFD_SETLKW): the fd and its file */
 		arg = (int)r->di;
 		resolve_fd((int)r->di, &e->obj);
-		break;
-	default:
-		if (fd_call(nr)) {
-			arg = (int)r->di;
-			resolve_fd((int)r->di, &e->obj);
-		}
-		break;
+	} else if (nr == ARGUS_NR_futex) {
+		arg = r->di;  /* one-off: a futex wait's key is its uaddr */
+	} else if (cls & ARGUS_SC_TIMEOUT) {
+		/* a sleep or a poll-family wait (not epoll): its timeout, ns
+		 * (clock_nanosleep's is absolute when flags has TIMER_ABSTIME) */
+		arg = timeout_ns(r, cls);
+		if (cls & ARGUS_SC_POLLFD)
+			poll_one_obj(r, &e->obj);
 	}
 	e->sys_nr = nr;
 	e->sys_arg = arg;
@@ -1022,27 +985,27 @@ static __always_inline int emit_enter(long id, struct pt_regs *r)
 	e->args[3] = r->r10;
 	e->args[4] = r->r8;
 	e->args[5] = r->r9;
-	if (id == NR_fcntl && lock_cmd(r->si))
+	if (id == ARGUS_NR_fcntl && lock_cmd(r->si))
 		fcntl_lock(e, r->dx);
 	submit(e);
 	return 0;
 }
 
-/* raw sys_enter(regs, id) fires for every syscall on the system: the bitmap
- * test comes first so untraced calls cost a few instructions.  The entry
- * bitmap is a subset of the exit one (traced_enter()).  Used only with
+/* raw sys_enter(regs, id) fires for every syscall on the system: the
+ * AE_SYS_ENTRY test comes first so untraced calls cost a few instructions.
+ * The entry set is a subset of the exit one (sys_word()).  Used only with
  * --all-entries or when the per-call tracepoints below cannot attach. */
 SEC("raw_tp/sys_enter")
 int BPF_PROG(on_sys_enter, struct pt_regs *regs_raw, long id)
 {
-	if (!traced_enter(id))
+	if (!(sys_word(id) & AE_SYS_ENTRY))
 		return 0;
 	return emit_enter(id, KPTR(pt_regs, regs_raw));
 }
 
 /*
  * The same record from the per-call tracepoints syscalls:sys_enter_NAME,
- * attached by the loader to each call of the entry bitmap only.  A raw
+ * attached by the loader to each call of the entry set (AE_SYS_ENTRY) only.  A raw
  * sys_enter program runs for every syscall of every task, and by default
  * the entries are wanted for a few calls (futex, the poll family, ...)
  * while the hot ones (read, write, send*, recv*) are exit-only: through
@@ -1077,8 +1040,10 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs_raw, long ret)
 	__s64 nr = r->orig_ax;
 	struct ae_sys_exit *e;
 	__s64 fd = -1;
+	__u32 cls;
 
-	if (!traced(nr) || (bpf_get_current_pid_tgid() >> 32) == self_tgid)
+	cls = sys_word(nr);
+	if (!(cls & AE_SYS_TRACED) || (bpf_get_current_pid_tgid() >> 32) == self_tgid)
 		return 0;
 	e = RESERVE(AE_SYS_EXIT, struct ae_sys_exit, AE_CTX_TASK);
 	if (!e)
@@ -1086,30 +1051,21 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs_raw, long ret)
 	e->nr = nr;
 	e->ret = ret;
 	e->arg0 = r->di;
-	switch (nr) {
-	case NR_accept: case NR_accept4: case NR_eventfd2: case NR_timerfd_create:
+	if (cls & ARGUS_SC_NEW_FD) {
 		fd = ret;
-		break;
-	case NR_flock:
+	} else if (cls & ARGUS_SC_FD_ARG0) {
 		fd = (int)e->arg0;
-		break;
-	case NR_fcntl:  /* only lock cmds: F_GETFL/F_SETFD... are frequent */
-		if (lock_cmd(r->si))
+	} else if (cls & ARGUS_SC_FILE_LOCK) {
+		/* fcntl: only lock cmds; F_GETFL/F_SETFD... are frequent */
+		if (nr != ARGUS_NR_fcntl || lock_cmd(r->si))
 			fd = (int)e->arg0;
-		break;
-	case NR_pipe2: case NR_socketpair:
-		if (ret == 0) {
-			__u64 uptr = nr == NR_pipe2 ? r->di : r->r10;
-			int fds[2];
+	} else if ((cls & ARGUS_SC_FD_PAIR) && ret == 0) {
+		/* int fds[2]: pipe2's arg0, socketpair's arg3 */
+		__u64 uptr = nr == ARGUS_NR_pipe2 ? r->di : r->r10;
+		int fds[2];
 
-			if (!bpf_probe_read_user(fds, sizeof(fds), (void *)uptr))
-				fd = fds[0];
-		}
-		break;
-	default:
-		if (fd_call(nr))
-			fd = (int)e->arg0;
-		break;
+		if (!bpf_probe_read_user(fds, sizeof(fds), (void *)uptr))
+			fd = fds[0];
 	}
 	resolve_fd(fd, &e->obj);
 	submit(e);

@@ -435,6 +435,11 @@ struct aip_rec {
 
 /* Settings the loader writes into .rodata before load. */
 #define AE_SYSCALL_WORDS 8  /* bitmap of 512 syscall numbers */
+/* The BPF side's per-syscall word (sys_class[nr], AE_SYSCALL_WORDS * 64 of
+ * them): the syscall's classes from syscalls/syscall_class.h (ARGUS_SC_*,
+ * which leave these two bits free) and what this run records of it. */
+#define AE_SYS_TRACED (1u << 31)   /* its exits are recorded */
+#define AE_SYS_ENTRY  (1u << 30)   /* its entries too */
 
 /* AE_LIVE_HIT: h = the thread that entered the function.  Written by
  * interposer/live/live_uprobe.bpf.c into argusd's ring (the same rb map),

@@ -57,7 +57,9 @@
 #include <lldb/API/LLDB.h>
 
 #include "argus_session.h"
-extern "C" {   // the collector's duration parser: no C++ guards of its own
+extern "C" {   // the collector's duration parser, the syscall table: no C++ guards of their own
+#include "syscall_class.h"
+#include "syscall_names.h"
 #include "units.h"
 }
 #include "host_liblldb.h"
@@ -356,17 +358,17 @@ std::string frame_str(lldb::SBTarget target, lldb::SBFrame f, const std::set<std
 // Does lldb see this thread inside an event-loop wait right now?
 bool in_loop_wait(lldb::SBThread th)
 {
-	static const char *const waits[] = {"poll", "ppoll", "select", "pselect", "pselect6",
-					    "epoll_wait", "epoll_pwait", "epoll_pwait2"};
 	uint32_t n = th.GetNumFrames();
 	for (uint32_t i = 0; i < n && i < 2; i++) {
 		const char *fn = th.GetFrameAtIndex(i).GetFunctionName();
 		if (!fn)
 			continue;
 		std::string name = base_name(fn);
-		for (const char *w : waits)
-			if (name == w)
-				return true;
+		if (name == "pselect")          // glibc's wrapper of pselect6
+			name = "pselect6";
+		// the poll family: syscalls/syscall_class.h
+		if (argus_syscall_class_by_name(name.c_str()) & ARGUS_SC_POLL)
+			return true;
 	}
 	return false;
 }

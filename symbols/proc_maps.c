@@ -569,3 +569,15 @@ int argus_elf__offset_to_vaddr(struct Elf *elf, uint64_t off,
 	}
 	return best < 0 ? -ENOENT : 0;
 }
+
+struct argus_map_key *argus_map_keys__new(const struct argus_proc_map *maps, size_t n)
+{
+	struct argus_map_key *k = calloc(n ? n : 1, sizeof(*k));
+
+	if (!k)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		k[i] = (struct argus_map_key){ maps[i].start, maps[i].end, maps[i].pgoff,
+					       maps[i].dev, maps[i].inode, maps[i].flags };
+	return k;
+}

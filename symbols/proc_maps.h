@@ -83,6 +83,37 @@ int argus_proc_maps__dup(const struct argus_proc_map *maps, size_t n,
 			 struct argus_proc_map **out);
 
 /*
+ * A maps layout as a cache key (the unwinder's sessions, the helper
+ * client's layouts): what makes two layouts unwind alike -- addresses,
+ * offset, the file as (dev, inode), flags -- and not the paths, so a
+ * rename does not matter.  argus_map_keys__new: calloc'd, NULL on ENOMEM.
+ */
+struct argus_map_key {
+	uint64_t start, end, pgoff, dev, inode;
+	uint64_t flags;
+};
+
+struct argus_map_key *argus_map_keys__new(const struct argus_proc_map *maps, size_t n);
+
+/* keys[0..nkeys) were made from this layout.  Field by field, with no
+ * allocation: this runs for every stack unwound. */
+static inline bool argus_map_keys__match(const struct argus_map_key *keys, size_t nkeys,
+					 const struct argus_proc_map *maps, size_t n)
+{
+	if (nkeys != n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		const struct argus_map_key *k = &keys[i];
+		const struct argus_proc_map *m = &maps[i];
+
+		if (k->start != m->start || k->end != m->end || k->pgoff != m->pgoff ||
+		    k->dev != m->dev || k->inode != m->inode || k->flags != m->flags)
+			return false;
+	}
+	return true;
+}
+
+/*
  * The mapping containing ip, or NULL.  maps must be sorted by start (as
  * returned by __read()).
  */

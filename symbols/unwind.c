@@ -56,13 +56,6 @@ struct uw_sample {
 	struct uw_read_log *log; /* the words served, for the memo */
 };
 
-/* A mapping as a session's key: the file is (dev, inode), so the path
- * (and a rename) does not matter to the unwind. */
-struct uw_key {
-	uint64_t start, end, pgoff, dev, inode;
-	uint64_t flags;
-};
-
 /* A file cached across processes, by (dev, inode): its Elf handle and
  * what libdwfl has read of it (.eh_frame, headers) are opened once, not
  * once per process.  Short-lived processes (a compiler's cc1 and as, run
@@ -98,7 +91,7 @@ struct uw_slot {
 	struct uw_mod *mods;    /* module userdata, up to nkeys of them */
 	size_t nmods;
 	bool attached;          /* dwfl_attach_state() succeeded */
-	struct uw_key *keys;    /* nkeys entries, the maps this was built for */
+	struct argus_map_key *keys;    /* nkeys entries, the maps this was built for */
 	size_t nkeys;
 	uint64_t last_use;      /* u->clock at last use, for LRU */
 	struct uw_sample s;
@@ -468,40 +461,11 @@ static void slot_clear(struct uw_slot *sl)
 	memset(sl, 0, sizeof(*sl));
 }
 
-static struct uw_key *make_keys(const struct argus_proc_map *maps,
-				size_t nmaps)
-{
-	struct uw_key *k = calloc(nmaps ? nmaps : 1, sizeof(*k));
-
-	if (!k)
-		return NULL;
-	for (size_t i = 0; i < nmaps; i++) {
-		k[i].start = maps[i].start;
-		k[i].end = maps[i].end;
-		k[i].pgoff = maps[i].pgoff;
-		k[i].dev = maps[i].dev;
-		k[i].inode = maps[i].inode;
-		k[i].flags = maps[i].flags;
-	}
-	return k;
-}
-
-/* Slot sl was built for this maps layout.  Compared field by field, with
- * no allocation: this runs for every stack unwound. */
+/* Slot sl was built for this maps layout. */
 static bool slot_fits(const struct uw_slot *sl, const struct argus_proc_map *maps,
 		      size_t nmaps)
 {
-	if (!sl->dwfl || sl->nkeys != nmaps)
-		return false;
-	for (size_t i = 0; i < nmaps; i++) {
-		const struct uw_key *k = &sl->keys[i];
-		const struct argus_proc_map *m = &maps[i];
-
-		if (k->start != m->start || k->end != m->end || k->pgoff != m->pgoff ||
-		    k->dev != m->dev || k->inode != m->inode || k->flags != m->flags)
-			return false;
-	}
-	return true;
+	return sl->dwfl && argus_map_keys__match(sl->keys, sl->nkeys, maps, nmaps);
 }
 
 /* The slot for this maps layout, built if needed; NULL on ENOMEM. */
@@ -510,7 +474,7 @@ static struct uw_slot *get_slot(struct argus_unwinder *u, uint32_t pid,
 				size_t nmaps)
 {
 	struct uw_slot *sl, *victim = &u->slot[0];
-	struct uw_key *keys;
+	struct argus_map_key *keys;
 
 	u->clock++;
 	for (int i = 0; i < UW_SLOTS; i++) {
@@ -523,7 +487,7 @@ static struct uw_slot *get_slot(struct argus_unwinder *u, uint32_t pid,
 				  sl->last_use < victim->last_use))
 			victim = sl;
 	}
-	keys = make_keys(maps, nmaps);
+	keys = argus_map_keys__new(maps, nmaps);
 	if (!keys)
 		return NULL;
 

@@ -42,14 +42,9 @@
 #define CL_ZOMBIES 16
 #define CL_POISON_NS (30000ull * 1000 * 1000)
 
-struct cl_key {
-	uint64_t start, end, pgoff, dev, inode;
-	uint64_t flags;
-};
-
 struct cl_layout {
 	uint64_t id;            /* 0 = empty */
-	struct cl_key *keys;
+	struct argus_map_key *keys;
 	size_t nkeys;
 	uint64_t last_use;
 	uint64_t poisoned_until; /* CLOCK_MONOTONIC ns: a request of this
@@ -373,17 +368,7 @@ static int recv_answer(struct argus_unwind_client *c, uint32_t *type,
 static bool layout_fits(const struct cl_layout *l, const struct argus_proc_map *maps,
 			size_t nmaps)
 {
-	if (!l->id || l->nkeys != nmaps)
-		return false;
-	for (size_t i = 0; i < nmaps; i++) {
-		const struct cl_key *k = &l->keys[i];
-		const struct argus_proc_map *m = &maps[i];
-
-		if (k->start != m->start || k->end != m->end || k->pgoff != m->pgoff ||
-		    k->dev != m->dev || k->inode != m->inode || k->flags != m->flags)
-			return false;
-	}
-	return true;
+	return l->id && argus_map_keys__match(l->keys, l->nkeys, maps, nmaps);
 }
 
 /* The client's layout for these maps; *fresh when it was just made (so
@@ -393,7 +378,7 @@ static struct cl_layout *get_layout(struct argus_unwind_client *c,
 				    size_t nmaps, bool *fresh)
 {
 	struct cl_layout *v = &c->lay[0];
-	struct cl_key *keys;
+	struct argus_map_key *keys;
 
 	c->clock++;
 	*fresh = false;
@@ -407,12 +392,9 @@ static struct cl_layout *get_layout(struct argus_unwind_client *c,
 		if (!l->id || (v->id && l->last_use < v->last_use))
 			v = l;
 	}
-	keys = calloc(nmaps ? nmaps : 1, sizeof(*keys));
+	keys = argus_map_keys__new(maps, nmaps);
 	if (!keys)
 		return NULL;
-	for (size_t i = 0; i < nmaps; i++)
-		keys[i] = (struct cl_key){ maps[i].start, maps[i].end, maps[i].pgoff,
-					   maps[i].dev, maps[i].inode, maps[i].flags };
 	free(v->keys);
 	*v = (struct cl_layout){ ++c->next_id, keys, nmaps, c->clock, 0 };
 	*fresh = true;

@@ -27,48 +27,58 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/syscall.h>
 
 #include "argus_events.h"
+#include "syscall_class.h"
 
-/* poll, ppoll, select, pselect6, epoll_wait, epoll_pwait, epoll_pwait2 */
+/* Which syscalls are which: syscall_class.h, the one table.  These name
+ * the classes the model reasons with. */
+
+/* A poll-family call: an event loop's wait (poll, ppoll, select,
+ * pselect6 and the epoll waits). */
 static inline bool hang_rule_loop_nr(long nr)
 {
-	return nr == SYS_poll || nr == SYS_ppoll || nr == SYS_select ||
-	       nr == SYS_pselect6 || nr == SYS_epoll_wait ||
-	       nr == SYS_epoll_pwait || nr == SYS_epoll_pwait2;
+	return argus_sys_is_poll(nr);
 }
 
 static inline bool hang_rule_epoll_nr(long nr)
 {
-	return nr == SYS_epoll_wait || nr == SYS_epoll_pwait || nr == SYS_epoll_pwait2;
+	return argus_sys_is_epoll(nr);
 }
 
 static inline bool hang_rule_sleep_nr(long nr)
 {
-	return nr == SYS_nanosleep || nr == SYS_clock_nanosleep;
+	return argus_sys_is_sleep(nr);
 }
 
 static inline bool hang_rule_child_nr(long nr)
 {
-	return nr == SYS_wait4 || nr == SYS_waitid;
+	return argus_sys_is_child_wait(nr);
+}
+
+/* The waits a loop thread's return from may be a visit of its loop: a
+ * poll-family call, a futex wait (a worker's tick), a sleep (an idle
+ * loop's rest).  Both sides follow only these. */
+static inline bool hang_rule_visit_nr(long nr)
+{
+	return argus_sys_is(nr, ARGUS_SC_POLL | ARGUS_SC_FUTEX | ARGUS_SC_SLEEP);
 }
 
 /* An output that may be a request: a write or a send of more than 0
- * bytes, or a connect. */
+ * bytes, or a connect (made, or under way). */
 static inline bool hang_rule_out(long nr, int64_t ret)
 {
-	return ((nr == SYS_write || nr == SYS_writev || nr == SYS_sendto ||
-		 nr == SYS_sendmsg || nr == SYS_sendmmsg) && ret > 0) ||
-	       (nr == SYS_connect && (ret == 0 || ret == -EINPROGRESS));
+	uint32_t cls = argus_sys_class(nr);
+
+	return ((cls & ARGUS_SC_SEND) && ret > 0) ||
+	       ((cls & ARGUS_SC_CONNECT) && (ret == 0 || ret == -EINPROGRESS));
 }
 
 /* An input of more than 0 bytes (a reply, when on the connection the
  * thread wrote to last). */
 static inline bool hang_rule_in(long nr, int64_t ret)
 {
-	return (nr == SYS_read || nr == SYS_readv || nr == SYS_recvfrom ||
-		nr == SYS_recvmsg || nr == SYS_recvmmsg) && ret > 0;
+	return argus_sys_is_recv(nr) && ret > 0;
 }
 
 /* A connection: a pipe or a socket (not a file, not an eventfd, which a
@@ -90,7 +100,8 @@ static inline bool hang_rule_restart(int64_t ret)
  * poll-family call that returned 0 (nothing came). */
 static inline bool hang_rule_timed_out(long nr, int64_t ret)
 {
-	return (nr == SYS_futex && ret == -ETIMEDOUT) || (hang_rule_loop_nr(nr) && ret == 0);
+	return (argus_sys_is(nr, ARGUS_SC_FUTEX) && ret == -ETIMEDOUT) ||
+	       (hang_rule_loop_nr(nr) && ret == 0);
 }
 
 
@@ -114,7 +125,7 @@ enum hang_rule_try { HANG_TRY_NONE = 0, HANG_TRY_WORKED = 1, HANG_TRY_FAILED = 2
 
 static inline unsigned hang_rule_try(long nr, int64_t ret)
 {
-	if (hang_rule_sleep_nr(nr) || nr == SYS_sched_yield || nr == SYS_futex ||
+	if (argus_sys_is(nr, ARGUS_SC_SLEEP | ARGUS_SC_YIELD | ARGUS_SC_FUTEX) ||
 	    hang_rule_restart(ret))
 		return HANG_TRY_NONE;
 	if (ret == -EAGAIN || ret == -EBUSY || ret == -ETIMEDOUT ||

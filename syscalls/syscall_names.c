@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "syscall_class.h"
 #include "syscall_table.h"
 
 #define NSYS ((long)(sizeof(argus_syscall_table) / sizeof(argus_syscall_table[0])))
@@ -19,4 +20,9 @@ long argus_syscall_nr(const char *name)
 		if (argus_syscall_table[i] && !strcmp(argus_syscall_table[i], name))
 			return i;
 	return -1;
+}
+
+unsigned argus_syscall_class_by_name(const char *name)
+{
+	return argus_sys_class(argus_syscall_nr(name));
 }

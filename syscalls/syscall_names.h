@@ -5,4 +5,8 @@
 const char *argus_syscall_name(long nr);
 /* -1 when name is unknown. */
 long argus_syscall_nr(const char *name);
+/* The classes (syscall_class.h: ARGUS_SC_*) of the syscall called name;
+ * 0 when unknown.  For code that has a name, not a number (a debugger's
+ * frame), or cannot include the table's lookup (C++). */
+unsigned argus_syscall_class_by_name(const char *name);
 #endif

@@ -23,6 +23,7 @@
 
 #include "argus_events.h"
 #include "bpf_probe.h"
+#include "syscall_names.h"
 
 static volatile sig_atomic_t stop;
 static unsigned long long nrec, nbad, per_type[AE_TYPE_MAX];
@@ -34,48 +35,12 @@ static void on_sig(int sig)
 	stop = 1;
 }
 
+/* "-" when not in a syscall, "?" for a number this build does not know */
 static const char *sys_name(long nr)
 {
-	switch (nr) {
-	case 0: return "read";
-	case 1: return "write";
-	case 7: return "poll";
-	case 19: return "readv";
-	case 20: return "writev";
-	case 23: return "select";
-	case 24: return "sched_yield";
-	case 35: return "nanosleep";
-	case 42: return "connect";
-	case 43: return "accept";
-	case 44: return "sendto";
-	case 45: return "recvfrom";
-	case 46: return "sendmsg";
-	case 47: return "recvmsg";
-	case 53: return "socketpair";
-	case 60: return "exit";
-	case 61: return "wait4";
-	case 62: return "kill";
-	case 200: return "tkill";
-	case 202: return "futex";
-	case 230: return "clock_nanosleep";
-	case 231: return "exit_group";
-	case 232: return "epoll_wait";
-	case 234: return "tgkill";
-	case 247: return "waitid";
-	case 270: return "pselect6";
-	case 271: return "ppoll";
-	case 281: return "epoll_pwait";
-	case 283: return "timerfd_create";
-	case 286: return "timerfd_settime";
-	case 288: return "accept4";
-	case 290: return "eventfd2";
-	case 293: return "pipe2";
-	case 299: return "recvmmsg";
-	case 307: return "sendmmsg";
-	case 441: return "epoll_pwait2";
-	case -1: return "-";
-	}
-	return "?";
+	const char *n = argus_syscall_name(nr);
+
+	return nr == -1 ? "-" : n ? n : "?";
 }
 
 static const char *type_name(unsigned t)

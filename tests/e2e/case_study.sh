@@ -28,18 +28,9 @@ UI=$(kv UI_PID)
 "$ARGUS" diagnose "$TRACE" --pid "$UI" >"$T/d.txt" 2>&1 </dev/null || true
 
 python3 - "$T/d.json" "$OUT" <<'PY' || fail "diagnosis does not match the ground truth" "$T/d.txt" 60
-import json, sys
-d = json.load(open(sys.argv[1]))
-kv = {}
-for line in open(sys.argv[2]):
-    if "=" in line:
-        k, v = line.strip().split("=", 1)
-        kv.setdefault(k, v)
-bad = 0
-def check(cond, what):
-    global bad
-    print(("ok:   " if cond else "FAIL: ") + what, file=sys.stderr)
-    bad += not cond
+import sys
+from truth import check, done, load_json, load_kv
+d, kv = load_json(sys.argv[1]), load_kv(sys.argv[2])
 
 h = d["hang"]
 hs, he = int(kv["HANG_START_NS"]), int(kv["HANG_END_NS"])
@@ -79,7 +70,7 @@ if "CYCLE" in kv:
           f"broken by a {d['timeout_ns']/1e6:.0f} ms timeout (app: {kv['TIMEOUT_MS']} ms)")
     check("circular wait" in d["verdict"] and "timeout" in d["verdict"], f"verdict: {d['verdict']}")
 print(f"inspected {d['inspected']} of {d['vertices']} nodes", file=sys.stderr)
-sys.exit(1 if bad else 0)
+done()
 PY
 log "$(grep -E '^(culprit|then|verdict|inspected)' "$T/d.txt" | sed 's/^/  /')"
 

@@ -37,24 +37,14 @@ grep -q '^wake-ups: .* filtered' "$T/stats" || fail "--stats does not count filt
 	fail "argus graph --json failed" "$T/g.err"
 
 python3 - "$T/g.json" "$T/pp.out" "$T/ts.out" <<'PY' || fail "graph assertions failed (see above)" "$T/stats"
-import json, sys
-g = json.load(open(sys.argv[1]))
-kv = {}
-for f in sys.argv[2:]:
-    for line in open(f):
-        if "=" in line:
-            k, v = line.strip().split("=", 1)
-            kv.setdefault(k, v)
+import sys
+from truth import check, done, load_json, load_kv
+g, kv = load_json(sys.argv[1]), load_kv(*sys.argv[2:])
 P, C = int(kv["PARENT_TID"]), int(kv["CHILD_TID"])
 S = int(kv["SLEEPER_TID"])
 INO_A, INO_B = int(kv["PIPE_A_INO"]), int(kv["PIPE_B_INO"])
 nodes = {n["id"]: n for n in g["nodes"]}
 edges = g["edges"]
-bad = 0
-def check(cond, what):
-    global bad
-    print(("ok:   " if cond else "FAIL: ") + what, file=sys.stderr)
-    bad += not cond
 
 def seg_before(n):
     """the same thread's segment that ended right before n began"""
@@ -89,6 +79,6 @@ foreign = [e for e in timers if nodes[e["src"]]["tid"] != nodes[e["dst"]]["tid"]
 check(not foreign, f"no timer edge from another thread into these apps ({len(foreign)} found: {foreign[:3]})")
 irq = [n for n in nodes.values() if n["tid"] in tids and n["woken_by"] == "hardirq"]
 check(not irq, f"no segment of these apps attributed to a hard-irq wake-up ({len(irq)} found)")
-sys.exit(1 if bad else 0)
+done()
 PY
 pass "message edges match the pipes, timer edges are re-attributed to the sleeper, none cross to unrelated threads"

@@ -20,30 +20,7 @@ LIB=$BUILD/lib/libargus-interpose.so
 command -v gdbus >/dev/null || fail "no gdbus (package libglib2.0-bin)"
 command -v dbus-daemon >/dev/null || fail "no dbus-daemon (package dbus)"
 
-BUS=unix:path=$T/bus
-cat >"$T/bus.conf" <<XML
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>$BUS</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-XML
-dbus-daemon --config-file="$T/bus.conf" --nofork --print-pid=3 >"$T/bus.out" 3>"$T/bus.pid" 2>"$T/bus.err" &
-DAEMON=$!
-E2E_PIDS+=("$DAEMON")
-end=$((SECONDS + 10))
-until [ -s "$T/bus.pid" ] && [ -S "$T/bus" ]; do
-	kill -0 "$DAEMON" 2>/dev/null || fail "dbus-daemon exited" "$T/bus.err"
-	[ $SECONDS -lt $end ] || fail "dbus-daemon did not come up in 10 s" "$T/bus.err"
-	sleep 0.05
-done
+start_private_bus
 
 mkdir -p "$T/ring"
 start_collector --dir "$T/ring" --size 256M --no-watch-interactive

@@ -24,6 +24,8 @@
 set -u -o pipefail
 
 E2E_NAME=$(basename "$0" .sh)
+# the Python checks import truth.py from this folder
+export PYTHONPATH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 E2E_FAILED=0
 E2E_PIDS=()       # background processes to kill on exit
 E2E_MOUNTS=()     # mount points to unmount on exit
@@ -233,6 +235,40 @@ check_dump() {
 	local dump=$1 code=$2
 	perl -e "$E2E_PERL_PRELUDE
 $code" "$dump"
+}
+
+# start_private_bus: a dbus-daemon of this test's own on $T/bus (session
+# type, everyone may own and send), up and listening.  Sets BUS (its
+# address) and DAEMON (its pid, killed on exit); $T/bus.addr and
+# $T/bus.pid hold what it printed.
+start_private_bus() {
+	local end
+	command -v dbus-daemon >/dev/null || fail "no dbus-daemon (package dbus)"
+	BUS=unix:path=$T/bus
+	cat >"$T/bus.conf" <<XML
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>$BUS</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+XML
+	dbus-daemon --config-file="$T/bus.conf" --nofork --print-address=1 --print-pid=3 \
+		>"$T/bus.addr" 3>"$T/bus.pid" 2>"$T/bus.err" &
+	DAEMON=$!
+	E2E_PIDS+=("$DAEMON")
+	end=$((SECONDS + 10))
+	until [ -s "$T/bus.pid" ] && [ -S "$T/bus" ]; do
+		kill -0 "$DAEMON" 2>/dev/null || fail "dbus-daemon exited" "$T/bus.err"
+		[ $SECONDS -lt $end ] || fail "dbus-daemon did not come up in 10 s" "$T/bus.err"
+		sleep 0.05
+	done
 }
 
 # start_collector [ARGUS-START-OPTS...]: argus start in this test's run dir.

@@ -23,31 +23,7 @@ command -v dbus-send >/dev/null || fail "no dbus-send (package dbus)"
 /usr/bin/python3 -c 'import dbus, dbus.mainloop.glib; from gi.repository import GLib' 2>"$T/py.err" ||
 	fail "python3-dbus or python3-gi is missing" "$T/py.err"
 
-BUS=unix:path=$T/bus
-cat >"$T/bus.conf" <<XML
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>$BUS</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-XML
-dbus-daemon --config-file="$T/bus.conf" --nofork --print-address=1 --print-pid=3 \
-	>"$T/bus.addr" 3>"$T/bus.pid" 2>"$T/bus.err" &
-DAEMON=$!
-E2E_PIDS+=("$DAEMON")
-end=$((SECONDS + 10))
-until [ -s "$T/bus.pid" ] && [ -S "$T/bus" ]; do
-	kill -0 "$DAEMON" 2>/dev/null || fail "dbus-daemon exited" "$T/bus.err"
-	[ $SECONDS -lt $end ] || fail "dbus-daemon did not come up in 10 s" "$T/bus.err"
-	sleep 0.05
-done
+start_private_bus
 [ "$(head -n 1 "$T/bus.pid")" = "$DAEMON" ] || fail "dbus-daemon says its pid is $(cat "$T/bus.pid"), not $DAEMON"
 log "dbus-daemon $DAEMON on $(head -n 1 "$T/bus.addr")"
 

@@ -151,11 +151,7 @@ p.feed(open(dom, encoding="utf-8").read())
 d = json.loads(p.scripts["argus-diagnosis"])
 want = json.load(open(djson))
 perf = json.loads(p.scripts["argus-perfetto"])
-bad = 0
-def check(cond, what):
-    global bad
-    print(("ok:   " if cond else "FAIL: ") + what, file=sys.stderr)
-    bad += not cond
+from truth import check, done
 
 check(p.body.get("data-argus-ready") == "1", "the page's script ran and read the embedded diagnosis")
 check(d == want, "the embedded diagnosis is argus diagnose --json's")
@@ -244,7 +240,7 @@ check(len(st) >= 1, "the culprit's stack is on the page")
 if c["stack"]:
     check(c["stack"][0] in "".join(p.text), f"its first frame is shown: {c['stack'][0]}")
 check(d["verdict"] in "".join(p.text), "the verdict is shown")
-sys.exit(1 if bad else 0)
+done()
 PY
 
 # Bad input: one line naming the command, non-zero, nothing written.

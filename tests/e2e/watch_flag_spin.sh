@@ -62,43 +62,21 @@ UI=$(kv UI_PID)
 "$ARGUS" diagnose "$T/s.argus" --pid "$UI" >"$T/d.txt" 2>&1 </dev/null || true
 
 /usr/bin/python3 - "$T/d.json" "$OUT" <<'PY' || fail "the diagnosis after the watch does not match the ground truth" "$T/d.txt" 60
-import json, sys
-d = json.load(open(sys.argv[1]))
-kv = {}
-for line in open(sys.argv[2]):
-    if "=" in line:
-        k, v = line.strip().split("=", 1)
-        kv.setdefault(k, v)
-bad = 0
-def check(cond, what):
-    global bad
-    print(("ok:   " if cond else "FAIL: ") + what, file=sys.stderr)
-    bad += not cond
+import sys
+from truth import check, check_culprit, check_flag, done, load_json, load_kv
+d, kv = load_json(sys.argv[1]), load_kv(sys.argv[2])
 h = d["hang"]
 hs, he = int(kv["HANG_START_NS"]), int(kv["HANG_END_NS"])
 check(h["start_ns"] < he and h["end_ns"] > hs, f"hang {h['start_ns']}..{h['end_ns']} overlaps {hs}..{he}")
 check(h["kind"] == kv["EXPECT_KIND"] == "yield", f"hang kind {h['kind']} is yield")
-c = d["culprit"]
-check(c is not None, "a culprit is named")
-if c:
-    check(c["tid"] == int(kv["CULPRIT_TID"]) and c["pid"] == int(kv["CULPRIT_PID"]) and
-          c["comm"] == kv["CULPRIT_COMM"],
-          f"culprit {c['comm']} {c['pid']}/{c['tid']} is {kv['CULPRIT_COMM']} {kv['CULPRIT_PID']}/{kv['CULPRIT_TID']}")
-    check(c["kind"] == kv["CULPRIT_KIND"], f"culprit kind {c['kind']} is {kv['CULPRIT_KIND']}")
-    check(c["rule"] == "dataflag", f"culprit rule {c['rule']} is dataflag")
-    got = [c["tid"]] + [x["tid"] for x in d["chain"]]
-    want = [int(t) for t in kv["CHAIN"].split(",")]
-    check(got[:len(want)] == want, f"culprit + chain {got} starts with {want}")
-f = d["flag"]
-check(f is not None and f["addr"] == int(kv["FLAG_ADDR"], 16) and
-      f["writer_tid"] == int(kv["FLAG_WRITER_TID"]),
-      f"flag {f} is {kv['FLAG_ADDR']} written by {kv['FLAG_WRITER_TID']}")
+check_culprit(d, kv, "dataflag")
+check_flag(d, kv)
 steps = [(p["tid"], p["edge"]) for p in d["path"]]
 check(steps[:3] == [(int(kv["UI_TID"]), None), (int(kv["WORKER_TID"]), "dataflag"),
                     (int(kv["CULPRIT_TID"]), "message")],
       f"path {steps[:3]}: UI <-dataflag- display_client <-message- display_server")
 check(d["next_steps"] == [], "no next steps: the writes were there")
-sys.exit(1 if bad else 0)
+done()
 PY
 log "$(grep -E '^(flag|path|culprit|verdict)' "$T/d.txt" | sed 's/^/  /')"
 

@@ -57,11 +57,7 @@ cat "$T/writes.txt" >>"$T/d.txt"
 import json, sys
 d = json.load(open(sys.argv[1]))
 spin, writer, addr = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4], 16)
-bad = 0
-def check(cond, what):
-    global bad
-    print(("ok:   " if cond else "FAIL: ") + what, file=sys.stderr)
-    bad += not cond
+from truth import check, done
 h = d["hang"]
 check(h["tid"] == spin, f"hang thread {h['tid']} is the spinning {spin}")
 check(h["kind"] == "yield", f"hang kind {h['kind']} is yield")
@@ -76,7 +72,7 @@ check(f is not None and f["addr"] == addr and f["writer_tid"] == writer,
       f"flag {f} is {addr:#x} written by {writer}")
 check(f is not None and f.get("ended_hang") is True,
       "the write followed is the one that ended this hang (no normal run's write was watched)")
-sys.exit(1 if bad else 0)
+done()
 PY
 log "$(grep -E '^(hang|flag|path|culprit|verdict)' "$T/d.txt" | sed 's/^/  /')"
 pass "sleep-retry spin: argus flag --watch -> the hang is diagnosed to the loader thread by the dataflag rule"

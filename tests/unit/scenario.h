@@ -1,9 +1,10 @@
 /* scenario.h - what the tests that write small synthetic traces share
- * (test_graph_patterns.c, test_diagnosis.c): the trace being written,
- * the tid -> pid table that lets scenario lines name threads only, the
- * events both write (run, block, wake, enter, leave), opening a
- * generator on a fresh temp file and closing it, and the time and kernel
- * constants scenarios are written in.  One test file includes it, so everything is
+ * (test_graph_patterns.c, test_diagnosis.c and a dozen more): the trace
+ * being written, the tid -> pid table that lets scenario lines name
+ * threads only, the events they all write (run, block, wake, enter,
+ * leave), opening a generator on a fresh temp file, closing it and
+ * building its graph (scenario_build), and the time and kernel constants
+ * scenarios are written in.  One test file includes it, so everything is
  * static to that file.  Include after check.h and tracegen.h. */
 #ifndef ARGUS_TEST_SCENARIO_H
 #define ARGUS_TEST_SCENARIO_H
@@ -105,6 +106,37 @@ static bool scenario_reopen(void)
 		fprintf(stderr, "  open: %s\n", err.msg);
 	CHECK(trace != NULL);
 	return trace != NULL;
+}
+
+/* scenario_reopen, then build the trace's graph (opts may be NULL) into
+ * graph; false (after a failed check) when there is none. */
+__attribute__((unused)) static bool scenario_build(const struct argus_graph_opts *o)
+{
+	struct argus_error err = { 0 };
+
+	if (!scenario_reopen())
+		return false;
+	graph = argus_graph__build(trace, o, &err);
+	if (!graph)
+		fprintf(stderr, "  build: %s\n", err.msg);
+	CHECK(graph != NULL);
+	return graph != NULL;
+}
+
+/* The type of edge id (0 for NONE or no such edge), and the tid of the
+ * thread of segment s (0 for none). */
+__attribute__((unused)) static unsigned edge_type(uint32_t id)
+{
+	const struct argus_edge *e = id != ARGUS_NONE ? argus_graph__edge(graph, id) : NULL;
+
+	return e ? e->type : 0;
+}
+
+__attribute__((unused)) static uint32_t tid_of(uint32_t s)
+{
+	const struct argus_segment *sg = argus_graph__segment(graph, s);
+
+	return sg ? argus_graph__thread(graph, sg->thread)->tid : 0;
 }
 
 /* Free what the scenario made and remove its file. */

@@ -456,19 +456,6 @@ static void flock_story(enum story v)
 
 /* ---- looking at the graph ---------------------------------------------- */
 
-static bool finish(void)
-{
-	struct argus_error err = { 0 };
-
-	if (!scenario_reopen())
-		return false;
-	graph = argus_graph__build(trace, NULL, &err);
-	if (!graph)
-		fprintf(stderr, "  build: %s\n", err.msg);
-	CHECK(graph != NULL);
-	return graph != NULL;
-}
-
 /* The segment of tid that begins at ts (a switch-in), NONE if none does. */
 static uint32_t seg_from(uint32_t tid, uint64_t ts)
 {
@@ -601,7 +588,7 @@ static void check_one_hang(enum story v, uint64_t end, uint8_t ongoing)
 	uint32_t n;
 
 	flock_story(v);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	if (ongoing)    /* the trace ends where the story says */
 		CHECK_EQ(argus_graph__stats(graph)->max_ts, STORY_END[v]);
@@ -659,7 +646,7 @@ static void TEST_segment_woken_by_the_attach_is_woken_by_the_debugger_with_no_ed
 	uint32_t s;
 
 	flock_story(ENDED);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	s = seg_from(VICTIM, ATTACH + 12 * US);
 	CHECK(s != NONE);
@@ -682,7 +669,7 @@ static void TEST_segment_after_the_ptrace_stop_is_woken_by_the_debuggers_resume(
 	uint32_t s;
 
 	flock_story(ENDED);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	s = seg_from(VICTIM, DETACH + 10 * US);
 	CHECK(s != NONE);
@@ -706,7 +693,7 @@ static void TEST_any_tracers_interrupt_and_resume_are_counted_as_debugger_stops(
 	uint32_t a, r;
 
 	flock_story_by(ENDED, "criu", false);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	st = argus_graph__stats(graph);
 	a = seg_from(VICTIM, ATTACH + 12 * US);
@@ -739,7 +726,7 @@ static void TEST_lldb_servers_wakeups_of_the_program_are_no_edges(void)
 		uint32_t ne;
 
 		flock_story(cases[c].v);
-		if (!finish())
+		if (!scenario_build(NULL))
 			goto out;
 		ne = argus_graph__nedges(graph);
 		for (uint32_t i = 0; i < ne; i++) {
@@ -769,7 +756,7 @@ static void TEST_wakeup_of_a_wait_that_returned_before_a_ptrace_stop_stays_an_ed
 	uint32_t s;
 
 	flock_story(BREAKPOINT);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	s = seg_from(VICTIM, REAL_RUN);
 	CHECK(s != NONE);
@@ -804,7 +791,7 @@ static void TEST_attached_flock_that_ended_blames_the_holder_not_lldb_server(voi
 	struct argus_diagnosis d;
 
 	flock_story(ENDED);
-	if (!finish() || !diagnose_at(VICTIM, WAIT_START + 1 * US, NULL, &hang, &d))
+	if (!scenario_build(NULL) || !diagnose_at(VICTIM, WAIT_START + 1 * US, NULL, &hang, &d))
 		goto out;
 	CHECK_EQ(d.kind, ARGUS_KIND_BLOCKED);
 	CHECK(d.nchain >= 1);
@@ -831,7 +818,7 @@ static void TEST_ongoing_attached_flock_without_holders_names_no_tool(void)
 		struct argus_diagnosis d;
 
 		flock_story(v[c]);
-		if (!finish() || !diagnose_at(VICTIM, WAIT_START + 1 * US, NULL, &hang, &d))
+		if (!scenario_build(NULL) || !diagnose_at(VICTIM, WAIT_START + 1 * US, NULL, &hang, &d))
 			goto out;
 		CHECK_EQ(hang.ongoing, 1);
 		check_no_tool(&d);
@@ -855,7 +842,7 @@ static void TEST_ongoing_attached_flock_with_holders_blames_the_lock_holder(void
 		struct argus_diagnosis d;
 
 		flock_story(v[c]);
-		if (!finish() || !diagnose_at(VICTIM, WAIT_START + 1 * US, &o, &hang, &d))
+		if (!scenario_build(NULL) || !diagnose_at(VICTIM, WAIT_START + 1 * US, &o, &hang, &d))
 			goto out;
 		CHECK_EQ(hang.ongoing, 1);
 		CHECK(m.calls >= 1);
@@ -929,7 +916,7 @@ static void TEST_poll_reply_wait_interrupted_by_the_attach_stays_an_ongoing_hang
 	block(TS(208, 400060), 1, DBUSD, SYS_epoll_wait, 4, AE_OBJ_NONE, 0, 0);
 	attach(ATTACH, &POLL_REPLY);
 	end_at(TS(212, 50000));
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	n = thread_hangs(APP, &h);
 	CHECK_EQ(n, 1);
@@ -985,7 +972,7 @@ static void TEST_busy_thread_stopped_by_ptrace_ends_its_hang_where_the_stop_bega
 		sample(TS(208, 200060) + (uint64_t)i * 100 * MS, 0, APP2);
 	attach(ATTACH, &BUSY);
 	end_at(TS(212, 807000));
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	n = thread_hangs(APP2, &h);
 	CHECK_EQ(n, 1);
@@ -1046,7 +1033,7 @@ static void TEST_debuggers_argus_and_a_front_ends_children_are_tool_threads_not_
 		block(at + 10 * US, (uint16_t)(i % 4), t[i].tid, SYS_read, 3, AE_OBJ_NONE, 0, 0);
 	}
 	end_at(TS(208, 200000));
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		const struct argus_thread *th = thread_of(t[i].tid);
@@ -1098,7 +1085,7 @@ static void TEST_tool_wakeup_of_a_program_thread_is_filtered_not_an_edge(void)
 	uint32_t s, ne;
 
 	argus_less();
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	CHECK(thread_of(ARGUS_CLI) && thread_of(ARGUS_CLI)->tool == 1);
 	CHECK(thread_of(LESS) && thread_of(LESS)->tool == 0);
@@ -1128,7 +1115,7 @@ static void TEST_diagnosis_never_names_the_tool_that_ended_the_wait(void)
 	struct argus_diagnosis d;
 
 	argus_less();
-	if (!finish() || !diagnose_at(LESS, TS(208, 100010) + 1 * US, NULL, &hang, &d))
+	if (!scenario_build(NULL) || !diagnose_at(LESS, TS(208, 100010) + 1 * US, NULL, &hang, &d))
 		goto out;
 	CHECK_EQ(hang.start, TS(208, 100010));
 	check_no_tool(&d);
@@ -1147,7 +1134,7 @@ static void TEST_machine_wide_hangs_leave_out_lldb_servers_own_wait(void)
 	uint32_t n = 0;
 
 	flock_story(ENDED);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	/* the control: lldb-server's own list has its long read */
 	n = thread_hangs(DBG, &h);
@@ -1214,7 +1201,7 @@ static void TEST_signal_restart_without_a_stop_does_not_end_the_wait(void)
 	exit_group(TS(216, 104200), 0, BACKUP, 0);
 	dead(TS(216, 104210), 0, BACKUP);
 	end_at(TS(216, 200000));
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	n = thread_hangs(BACKUP, &h);
 	CHECK_EQ(n, 1);

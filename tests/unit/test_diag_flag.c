@@ -153,32 +153,13 @@ static void scenario(enum mode m)
 
 static bool diagnose(struct argus_diagnosis *d)
 {
-	struct argus_error err = { 0 };
 	struct argus_hang h = { .tid = UI, .pid = 100, .start = AT(HANG_FROM), .end = AT(HANG_TO) };
 
-	if (!scenario_reopen())
-		return false;
-	graph = argus_graph__build(trace, NULL, &err);
-	CHECK(graph != NULL);
-	if (!graph)
+	if (!scenario_build(NULL))
 		return false;
 	h.seg = argus_graph__segment_at(graph, UI, AT((HANG_FROM + HANG_TO) / 2));
 	CHECK_EQ(argus_diag__diagnose(graph, &h, NULL, d), 0);
 	return true;
-}
-
-static uint32_t tid_of(uint32_t s)
-{
-	const struct argus_segment *sg = argus_graph__segment(graph, s);
-
-	return sg ? argus_graph__thread(graph, sg->thread)->tid : 0;
-}
-
-static unsigned edge_type(uint32_t e)
-{
-	const struct argus_edge *x = e != ARGUS_NONE ? argus_graph__edge(graph, e) : NULL;
-
-	return x ? x->type : 0;
 }
 
 static void TEST_spin_follows_the_flag_to_the_writer_then_to_the_server_that_wakes_it(void)

@@ -191,13 +191,6 @@ static bool diagnose_scenario(const struct scen *s, struct argus_diagnosis *d)
 	return ok;
 }
 
-static unsigned edge_type(uint32_t id)
-{
-	const struct argus_edge *e = argus_graph__edge(graph, id);
-
-	return e ? e->type : 0;
-}
-
 static void TEST_cond_wait_that_ended_names_the_signal_that_ended_it(void)
 {
 	struct scen s = { .on = ON_COND, .futex_off = G_SIGNALS, .signals = true,

@@ -52,19 +52,6 @@ static void hw_write(uint64_t ts, uint16_t cpu, uint32_t tid, uint64_t value)
 	tg_ok(argus_tracegen__event(tg, &ev, NULL, NULL, ips, 2), "hwwatch", ts);
 }
 
-static bool finish(void)
-{
-	struct argus_error err = { 0 };
-
-	if (!scenario_reopen())
-		return false;
-	graph = argus_graph__build(trace, NULL, &err);
-	if (!graph)
-		fprintf(stderr, "  build: %s\n", err.msg);
-	CHECK(graph != NULL);
-	return graph != NULL;
-}
-
 /* The DATAFLAG edges of the graph, into out[] (at most max). */
 static uint32_t flag_edges(const struct argus_edge **out, uint32_t max)
 {
@@ -116,7 +103,7 @@ static void TEST_write_to_a_yield_spinner_is_an_edge_to_its_leaving_segment(void
 	hw_write(AT(2000), 1, 101, 1);
 	enter(AT(2050), 1, 101, SYS_read, 3, 0);
 	block(AT(2100), 1, 101, SYS_read, 3, AE_OBJ_UNIX, 0x10, 0x11);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	CHECK_EQ(flag_edges(e, 8), 1);
 	if (flag_edges(e, 8) != 1)
@@ -160,7 +147,7 @@ static void TEST_write_during_a_retry_sleep_links_to_the_segment_after_it(void)
 	run(AT(2050), 0, 100);
 	leave(AT(2060), 0, 100, SYS_nanosleep, 0, 0, AE_OBJ_NONE, 0, 0);
 	leave(AT(2100), 0, 100, SYS_write, 1, 9, AE_OBJ_PIPE, 0x99, 0);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	CHECK_EQ(flag_edges(e, 8), 1);
 	if (flag_edges(e, 8) != 1)
@@ -194,7 +181,7 @@ static void TEST_no_edge_to_a_thread_not_spinning_or_in_another_process(void)
 	leave(AT(350), 2, 200, SYS_sched_yield, 0, 0, AE_OBJ_NONE, 0, 0);
 	leave(AT(400), 0, 100, SYS_getpid, 100, 0, AE_OBJ_NONE, 0, 0);
 	leave(AT(950), 2, 200, SYS_getpid, 200, 0, AE_OBJ_NONE, 0, 0);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	CHECK_EQ(flag_edges(e, 8), 0);
 out:
@@ -240,7 +227,7 @@ static void TEST_reader_that_cleared_the_flag_and_never_spun_gets_the_edge(void)
 	run(AT(1200), 0, 100);
 	enter(AT(1210), 0, 100, SYS_poll, 0, 1);
 	block(AT(1220), 0, 100, SYS_poll, ~0ull, AE_OBJ_NONE, 0, 0);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	CHECK_EQ(flag_edges(e, 8), 1);
 	if (flag_edges(e, 8) != 1)
@@ -287,7 +274,7 @@ static void TEST_a_yield_spinner_back_in_poll_before_the_late_stamp_gets_the_edg
 	hw_write(AT(495), 1, 101, 1);
 	enter(AT(500), 1, 101, SYS_read, 3, 0);
 	block(AT(510), 1, 101, SYS_read, 3, AE_OBJ_UNIX, 0x10, 0x11);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	CHECK_EQ(flag_edges(e, 8), 1);
 	if (flag_edges(e, 8) != 1)

@@ -59,19 +59,6 @@ static void hw_write(uint64_t ts, uint16_t cpu, uint32_t tid, uint64_t value, ui
 	tg_ok(argus_tracegen__event(tg, &ev, NULL, NULL, ips, 2), "hwwatch", ts);
 }
 
-static bool finish(void)
-{
-	struct argus_error err = { 0 };
-
-	if (!scenario_reopen())
-		return false;
-	graph = argus_graph__build(trace, NULL, &err);
-	if (!graph)
-		fprintf(stderr, "  build: %s\n", err.msg);
-	CHECK(graph != NULL);
-	return graph != NULL;
-}
-
 static uint32_t flag_edges(const struct argus_edge **out, uint32_t max)
 {
 	uint32_t n = 0;
@@ -123,7 +110,7 @@ static void TEST_named_busy_spinner_gets_an_edge_to_its_first_syscall_after_the_
 	const struct argus_edge *e[8];
 
 	busy_spin(UI);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	CHECK_EQ(flag_edges(e, 8), 1);
 	if (flag_edges(e, 8) != 1)
@@ -146,7 +133,7 @@ static void TEST_same_busy_spin_without_a_reader_name_gets_no_edge(void)
 	const struct argus_edge *e[8];
 
 	busy_spin(0);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	CHECK_EQ(flag_edges(e, 8), 0);
 out:
@@ -161,7 +148,7 @@ static void TEST_only_the_named_thread_is_taken_as_the_reader(void)
 	const struct argus_edge *e[8];
 
 	busy_spin(OTHER);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	CHECK_EQ(flag_edges(e, 8), 1);
 	if (flag_edges(e, 8) != 1)
@@ -193,7 +180,7 @@ static void TEST_named_reader_blocked_in_a_real_wait_gets_no_edge(void)
 	run(AT(5000), 0, UI);
 	leave(AT(5010), 0, UI, SYS_poll, 1, 0, AE_OBJ_NONE, 0, 0);
 	leave(AT(5020), 0, UI, SYS_read, 1, 0, AE_OBJ_PIPE, 0x99, 0);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	CHECK_EQ(flag_edges(e, 8), 0);
 out:
@@ -223,7 +210,7 @@ static void TEST_named_reader_that_left_before_the_hit_was_stamped_gets_the_edge
 	hw_write(AT(500), 1, READER, 1, UI);
 	enter(AT(510), 1, READER, SYS_read, 5, 0);
 	block(AT(520), 1, READER, SYS_read, 5, AE_OBJ_UNIX, 0x13, 0x12);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	CHECK_EQ(flag_edges(e, 8), 1);
 	if (flag_edges(e, 8) != 1)

@@ -43,19 +43,6 @@ static void begin(void)
 	pids[npids++] = (typeof(pids[0])){ WRITER, WRITER };
 }
 
-static bool finish(void)
-{
-	struct argus_error err = { 0 };
-
-	if (!scenario_reopen())
-		return false;
-	graph = argus_graph__build(trace, NULL, &err);
-	if (!graph)
-		fprintf(stderr, "  build: %s\n", err.msg);
-	CHECK(graph != NULL);
-	return graph != NULL;
-}
-
 /* One interposer record of a work item, as argus_ip__parse makes it. */
 static void work(uint64_t ts, uint16_t cpu, uint32_t tid, uint16_t type, uint64_t item,
 		 uint64_t fn, uint64_t kind)
@@ -116,7 +103,7 @@ static void TEST_items_get_their_own_segments_and_workitem_edges(void)
 	work(AT(1300), 0, UI, AE_WORK_BEGIN, 0x9000, 0x402000, AIP_WORK_IDLE);
 	work(AT(1310), 0, UI, AE_WORK_END, 0x9000, 0x402000, AIP_WORK_IDLE);
 	enter(AT(1400), 0, UI, SYS_getpid, 0, 0);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	/* the worker: before A, A's run, B's run, after B up to its wait */
 	CHECK_EQ(S(seg(W, 0))->end, AT(20));
@@ -172,7 +159,7 @@ static void TEST_reused_item_address_is_matched_first_in_first_out(void)
 	work(AT(60), 1, W, AE_WORK_BEGIN, ITEM_A, 0, AIP_WORK_API);
 	work(AT(70), 1, W, AE_WORK_END, ITEM_A, 0, AIP_WORK_API);
 	enter(AT(80), 1, W, SYS_getpid, 0, 0);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	n = workitem_edges(src, dst, 4);
 	CHECK_EQ(n, 2);
@@ -263,7 +250,7 @@ static void TEST_ui_waiting_for_an_item_queued_behind_a_slow_one_names_the_worke
 
 	begin();
 	slow_pool(false);
-	if (!finish() || !diagnose_ui(&d))
+	if (!scenario_build(NULL) || !diagnose_ui(&d))
 		goto out;
 	CHECK_EQ(d.kind, ARGUS_KIND_BLOCKED);
 	CHECK_EQ(d.nchain >= 2, 1);
@@ -308,7 +295,7 @@ static void TEST_ui_waiting_for_a_slow_item_names_the_worker_that_ran_it(void)
 
 	begin();
 	slow_pool(true);
-	if (!finish() || !diagnose_ui(&d))
+	if (!scenario_build(NULL) || !diagnose_ui(&d))
 		goto out;
 	CHECK_EQ(d.nchain >= 1, 1);
 	if (d.nchain < 1)
@@ -346,7 +333,7 @@ static void TEST_item_done_before_the_wait_is_not_blamed(void)
 	run(AT(3000010), 0, UI);
 	leave(AT(3000011), 0, UI, SYS_read, 1, 3, AE_OBJ_PIPE, PIPE_INO, 0);
 	enter(AT(3000100), 0, UI, SYS_getpid, 0, 0);
-	if (!finish() || !diagnose_ui(&d))
+	if (!scenario_build(NULL) || !diagnose_ui(&d))
 		goto out;
 	CHECK_EQ(d.nchain >= 1, 1);
 	if (d.nchain < 1)

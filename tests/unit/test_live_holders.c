@@ -599,19 +599,6 @@ static void end(void)
 	scenario_end();
 }
 
-static bool finish(void)
-{
-	struct argus_error err = { 0 };
-
-	if (!scenario_reopen())
-		return false;
-	graph = argus_graph__build(trace, NULL, &err);
-	if (!graph)
-		fprintf(stderr, "  build: %s\n", err.msg);
-	CHECK(graph != NULL);
-	return graph != NULL;
-}
-
 /* The trace ends at 3 s: a bystander's syscall. */
 static void trace_end(void)
 {
@@ -670,7 +657,7 @@ static void TEST_wait4_names_the_child_from_live_children(void)
 	struct argus_diagnosis d;
 
 	shell_waits(-1);
-	if (!finish() || !diagnose_pid(SH, &o, &d))
+	if (!scenario_build(NULL) || !diagnose_pid(SH, &o, &d))
 		goto out;
 	CHECK_EQ(m.asks[ARGUS_ASK_CHILDREN], 1);
 	CHECK_EQ(m.child_arg, -1);              /* wait4(-1, ...): any child */
@@ -700,7 +687,7 @@ static void TEST_wait4_for_one_pid_asks_for_that_child(void)
 	struct argus_diagnosis d;
 
 	shell_waits(CHILD);
-	if (!finish() || !diagnose_pid(SH, &o, &d))
+	if (!scenario_build(NULL) || !diagnose_pid(SH, &o, &d))
 		goto out;
 	CHECK_EQ(m.child_arg, CHILD);
 	CHECK_EQ(d.nchain, 1);
@@ -715,7 +702,7 @@ static void TEST_wait4_without_live_names_no_child(void)
 	struct argus_diagnosis d;
 
 	shell_waits(-1);
-	if (!finish() || !diagnose_pid(SH, NULL, &d))
+	if (!scenario_build(NULL) || !diagnose_pid(SH, NULL, &d))
 		goto out;
 	for (uint32_t i = 0; i < d.nchain; i++) {
 		CHECK(d.chain[i].rule != ARGUS_RULE_CHILD);
@@ -732,7 +719,7 @@ static void TEST_a_child_the_trace_never_saw_is_named_live_only(void)
 	struct argus_diagnosis d;
 
 	shell_waits(-1);
-	if (!finish() || !diagnose_pid(SH, &o, &d))
+	if (!scenario_build(NULL) || !diagnose_pid(SH, &o, &d))
 		goto out;
 	CHECK_EQ(d.nchain, 1);
 	CHECK_EQ(d.chain[0].tid, NOT_TRACED);
@@ -754,7 +741,7 @@ static void TEST_stopped_child_is_noted_and_another_tracer_is_named(void)
 	struct argus_diagnosis d;
 
 	shell_waits(-1);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	/* SIGSTOP: noted, nobody more */
 	if (diagnose_pid(SH, &o, &d)) {
@@ -839,7 +826,7 @@ static void TEST_loopback_tcp_peer_then_its_own_pipe_wait(void)
 	struct argus_diagnosis d;
 
 	client_waits(false);
-	if (!finish() || !diagnose_pid(CL, &o, &d))
+	if (!scenario_build(NULL) || !diagnose_pid(CL, &o, &d))
 		goto out;
 	CHECK_EQ(m.tcp_obj, CL_END);            /* asked with both ends */
 	CHECK_EQ(m.tcp_peer, SV_END);
@@ -874,7 +861,7 @@ static void TEST_older_holders_answer_what_live_does_not(void)
 
 	client_waits(false);
 	holders_calls = 0;
-	if (!finish() || !diagnose_pid(SV, &o, &d))
+	if (!scenario_build(NULL) || !diagnose_pid(SV, &o, &d))
 		goto out;
 	/* TCP cannot go through the older callback; the pipe does */
 	CHECK_EQ(holders_calls, 1);
@@ -893,7 +880,7 @@ static void TEST_pi_owner_names_the_thread_holding_the_futex(void)
 	struct argus_diagnosis d;
 
 	client_waits(true);
-	if (!finish() || !diagnose_pid(CL, &o, &d))
+	if (!scenario_build(NULL) || !diagnose_pid(CL, &o, &d))
 		goto out;
 	CHECK_EQ(m.asks[ARGUS_ASK_LOCK_OWNER], 1);
 	CHECK(d.nchain >= 1);

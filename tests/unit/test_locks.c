@@ -61,19 +61,6 @@ static void begin(void)
 	run(AT(2), 2, OTHER);
 }
 
-static bool finish(void)
-{
-	struct argus_error err = { 0 };
-
-	if (!scenario_reopen())
-		return false;
-	graph = argus_graph__build(trace, NULL, &err);
-	if (!graph)
-		fprintf(stderr, "  build: %s\n", err.msg);
-	CHECK(graph != NULL);
-	return graph != NULL;
-}
-
 /* flock(fd 3, op) by tid on cpu: entry at us, exit at us + 1 with ret. */
 static void do_flock(uint64_t us, uint16_t cpu, uint32_t tid, uint64_t op, int64_t ret,
 		     uint64_t file)
@@ -236,7 +223,7 @@ static void TEST_lock_ops_lists_a_retry_loops_refused_tries_then_its_success(voi
 	uint32_t n = 0;
 
 	flock_retry_scenario();
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	CHECK_EQ(argus_diag__lock_ops(graph, WAITER, AT(0), AT(2000), &o, &n), 0);
 	CHECK_EQ(n, 4);
@@ -267,7 +254,7 @@ static void TEST_holder_of_a_flock_is_the_exclusive_acquirer_until_its_unlock(vo
 	struct argus_lock_op h;
 
 	flock_retry_scenario();
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	CHECK_EQ(argus_diag__lock_holder(graph, FILE_A, AT(401), WAITER, ARGUS_LOCK_EXCL, &h), 0);
 	CHECK_EQ(h.pid, HOLDER);
@@ -293,7 +280,7 @@ static void TEST_holder_exit_ends_its_lock(void)
 	begin();
 	do_flock(100, 0, HOLDER, EX, 0, FILE_A);
 	die(500, 0, HOLDER);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	CHECK_EQ(holder_at(FILE_A, 400, WAITER, ARGUS_LOCK_EXCL), HOLDER);
 	CHECK_EQ(holder_at(FILE_A, 600, WAITER, ARGUS_LOCK_EXCL), 0);
@@ -308,7 +295,7 @@ static void TEST_conflicting_acquisition_by_another_ends_the_previous_holding(vo
 	begin();
 	do_flock(100, 0, HOLDER, EX, 0, FILE_A);
 	do_flock(300, 2, OTHER, EX, 0, FILE_A);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	CHECK_EQ(holder_at(FILE_A, 200, WAITER, ARGUS_LOCK_EXCL), HOLDER);
 	CHECK_EQ(holder_at(FILE_A, 400, WAITER, ARGUS_LOCK_EXCL), OTHER);
@@ -323,7 +310,7 @@ static void TEST_shared_holders_block_exclusive_requests_only(void)
 	begin();
 	do_flock(100, 0, HOLDER, SH, 0, FILE_A);
 	do_flock(200, 2, OTHER, SH, 0, FILE_A);  /* both hold it shared */
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	CHECK_EQ(holder_at(FILE_A, 300, WAITER, ARGUS_LOCK_SHARED), 0);
 	/* the last shared acquisition is named */
@@ -346,7 +333,7 @@ static void TEST_attempt_still_waiting_at_the_end_is_reported_with_its_blocker(v
 	enter(AT(200), 1, WAITER, SYS_flock, 3, EX);
 	block(AT(201), 1, WAITER, SYS_flock, 3, AE_OBJ_FILE, FILE_A, 0);
 	enter(AT(5000), 2, OTHER, SYS_getpid, 0, 0);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	CHECK_EQ(argus_diag__lock_ops(graph, WAITER, AT(0), AT(6000), &o, &n), 0);
 	CHECK_EQ(n, 1);
@@ -378,7 +365,7 @@ static void TEST_blocking_setlkw_is_one_attempt_acquired_at_its_exit(void)
 	wake(AT(1002), 0, HOLDER, WAITER);
 	run(AT(1003), 1, WAITER);
 	leave(AT(1004), 1, WAITER, SYS_fcntl, 0, 3, AE_OBJ_FILE, FILE_A, 0);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	s = seg(WAITER, 0);
 	CHECK_EQ(S(s)->end_reason, ARGUS_END_WAIT);
@@ -440,7 +427,7 @@ static void TEST_sqlite_busy_retries_are_refused_read_locks_blocked_by_the_exclu
 	uint32_t n = 0;
 
 	sqlite_scenario();
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	CHECK_EQ(argus_diag__lock_ops(graph, WAITER, AT(0), AT(2000), &o, &n), 0);
 	CHECK_EQ(n, 2);         /* the F_GETFL is not one */
@@ -472,7 +459,7 @@ static void TEST_unlocking_one_byte_keeps_the_rest_of_a_processes_locks(void)
 	pending_try.start = PENDING;
 	pending_try.len = 1;
 	sqlite_scenario();
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	/* after "unlock PENDING" (121 us) the holder still has its read lock
 	 * on the SHARED range: a write there conflicts, PENDING is free */
@@ -500,7 +487,7 @@ static void TEST_flock_and_fcntl_locks_do_not_block_each_other(void)
 	flock_try.kind = ARGUS_LOCK_FLOCK;
 	begin();
 	do_flock(100, 0, HOLDER, EX, 0, FILE_A);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	CHECK_EQ(argus_diag__lock_blocker(graph, &posix_try, &h), -ENOENT);
 	CHECK_EQ(argus_diag__lock_blocker(graph, &flock_try, &h), 0);
@@ -528,7 +515,7 @@ static bool one_sleep_after(bool refused, struct argus_diagnosis *d)
 	enter(AT(310), 1, WAITER, SYS_clock_nanosleep, 0, 0);
 	block(AT(320), 1, WAITER, SYS_clock_nanosleep, 1000000000ull, 0, 0, 0);
 	run(AT(1500000), 2, OTHER);
-	if (!finish())
+	if (!scenario_build(NULL))
 		return false;
 	hang.start = AT(300);
 	hang.end = AT(1500000);
@@ -600,7 +587,7 @@ static void TEST_culprit_stopped_by_a_signal_is_followed_to_who_continued_it(voi
 	run(AT(3000100), 1, WAITER);
 	leave(AT(3000110), 1, WAITER, SYS_read, 4, 3, AE_OBJ_PIPE, PIPE_Q, 0);
 	block(AT(3000200), 1, WAITER, SYS_poll, 0, 0, 0, 0);
-	if (!finish())
+	if (!scenario_build(NULL))
 		goto out;
 	hang.start = AT(110);
 	hang.end = AT(3000100);
