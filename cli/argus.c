@@ -1,20 +1,11 @@
 /* argus.c - the `argus` command: a table of subcommands, each in its own
  * cmd_<name>.c file with its options and usage (parse_opts.h: each
  * command's table also prints its --help). */
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
-#include "diag_front.h"
-#include "step_front.h"
 #include "live_cli.h"
-#include "argus_graph.h"
-#include "control.h"
-#include "trace_format.h"
 
 static const struct argus_command commands[] = {
 	{ "start", cmd_start, "start the always-on collector (argusd)" },
