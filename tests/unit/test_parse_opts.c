@@ -1,8 +1,9 @@
 /* test_parse_opts.c - the option parser every front end shares
  * (analysis/parse_opts.h): each value type and its range, --opt=value and
  * --opt value, short options, `--`, positionals compacted in order, one
- * clear line for an unknown option, a missing or malformed value, and the
- * help generated from the table.  Errors go to a memory stream
+ * clear line for an unknown option, a missing or malformed value, the
+ * help generated from the table, and the session's words (diagnose,
+ * hangs, report: diag_opts.c) parsed by it.  Errors go to a memory stream
  * (msg_set_err), the help to a temp file. */
 #include <stdint.h>
 #include <stdio.h>
@@ -11,8 +12,10 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "diag_front.h"
 #include "msg.h"
 #include "parse_opts.h"
+#include "safe_file.h"
 
 static char *errbuf;
 static size_t errlen;
@@ -276,6 +279,45 @@ static void help_first_and_generated(void)
 	CHECK(errbuf == NULL || !*errbuf);
 }
 
+/* The session's words (diag_opts.c) through the same parser: each
+ * command's own flags, and the caller's words left as they were (the
+ * lldb plugin keeps them; diagnose hands them on). */
+static void session_words(void)
+{
+	struct diag_front_opts o;
+	char *r[] = { "report", "t.argus", "--pid=3", "-o", "x.html", "--force", "--depth", "2", NULL };
+	char *r_json[] = { "report", "t.argus", "--pid", "3", "--json", NULL };
+	char *h_dot[] = { "hangs", "t.argus", "--dot", NULL };
+	char *d_until[] = { "diagnose", "--pid", "3", "--until-end=2", "--no-live", NULL };
+	char *d_two[] = { "diagnose", "a.argus", "b.argus", "--pid", "3", NULL };
+
+	err_begin();
+	CHECK_EQ(diag_front_parse("report", 8, r, &o), 0);
+	CHECK(o.g.path && !strcmp(o.g.path, "t.argus"));
+	CHECK(o.out && !strcmp(o.out, "x.html") && o.out_flags == ARGUS_OUT_FORCE);
+	CHECK_EQ(o.pid, 3);
+	CHECK_EQ(o.depth, 2);
+	CHECK_EQ(o.threshold_ns, 2000000000ull);
+	CHECK(!strcmp(r[1], "t.argus") && !strcmp(r[2], "--pid=3") && !strcmp(r[7], "2"));
+
+	err_begin();
+	CHECK_EQ(diag_front_parse("report", 5, r_json, &o), ARGUS_OPT_ERROR);
+	CHECK(!strcmp(err_line(), "argus report: --json: the report is HTML (argus diagnose --json"
+		      " prints that)"));
+	err_begin();
+	CHECK_EQ(diag_front_parse("hangs", 3, h_dot, &o), ARGUS_OPT_ERROR);
+	CHECK(!strcmp(err_line(), "argus hangs: unknown option '--dot'"));
+
+	/* no FILE with --until-end; its value only after '=' */
+	err_begin();
+	CHECK_EQ(diag_front_parse("diagnose", 5, d_until, &o), 0);
+	CHECK_EQ(o.until_end_ns, 2000000000ull);
+	CHECK(!o.g.path && !o.live && o.live_flag == -1);
+	err_begin();
+	CHECK_EQ(diag_front_parse("diagnose", 5, d_two, &o), ARGUS_OPT_ERROR);
+	CHECK(!strcmp(err_line(), "argus diagnose: unexpected argument 'b.argus'"));
+}
+
 int main(void)
 {
 	RUN(types_and_both_value_forms);
@@ -289,5 +331,6 @@ int main(void)
 	RUN(range_bounds_accepted);
 	RUN(callbacks_once_and_optional_value);
 	RUN(help_first_and_generated);
+	RUN(session_words);
 	return check_report();
 }
