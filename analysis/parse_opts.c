@@ -36,8 +36,6 @@ static const struct argus_opt *find(const struct argus_opt *o, const char *name,
 		if (o->type == ARGUS_OPT_INCLUDE) {
 			if ((in = find(o->value, name, len, c)))
 				return in;
-		} else if (o->type == ARGUS_OPT_GROUP) {
-			continue;
 		} else if (len ? o->long_name && strlen(o->long_name) == len &&
 				 !strncmp(o->long_name, name, len)
 			       : c && o->short_name == c) {
@@ -47,7 +45,8 @@ static const struct argus_opt *find(const struct argus_opt *o, const char *name,
 	return NULL;
 }
 
-const char *argus_opt_name(const struct argus_opt *o, char *buf, size_t len)
+/* "--pid", or "-o" for an option with no long name, into buf */
+static const char *opt_name(const struct argus_opt *o, char *buf, size_t len)
 {
 	if (o->long_name)
 		snprintf(buf, len, "--%s", o->long_name);
@@ -148,7 +147,7 @@ static int set_value(struct parse *p, const struct argus_opt *o, const char *arg
 	unsigned long long v;
 	uint64_t u;
 
-	argus_opt_name(o, name, sizeof(name));
+	opt_name(o, name, sizeof(name));
 	switch (o->type) {
 	case ARGUS_OPT_BOOL:
 		*(bool *)o->value = true;
@@ -221,7 +220,7 @@ static int one(struct parse *p, const struct argus_opt *opts, int argc, char **a
 	}
 	if (!o)
 		return msg_usage_error(p->u->cmd, "unknown option '%s'", msg_tstr(w));
-	argus_opt_name(o, name, sizeof(name));
+	opt_name(o, name, sizeof(name));
 	if (o->flags & ARGUS_OPT_ONCE) {
 		for (unsigned k = 0; k < p->nseen; k++)
 			if (p->seen[k] == o)
@@ -258,7 +257,7 @@ int argus_opts_parse(const struct argus_usage *u, const struct argus_opt *opts, 
 	int n = 0, i;
 
 	msg_set_synopsis(u->cmd, u->synopsis);
-	for (i = 1; i < argc && !(flags & ARGUS_OPTS_NO_HELP); i++) {
+	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--"))
 			break;
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -369,10 +368,6 @@ static void usage_opts(FILE *f, const struct argus_opt *o)
 
 		if (o->type == ARGUS_OPT_INCLUDE) {
 			usage_opts(f, o->value);
-			continue;
-		}
-		if (o->type == ARGUS_OPT_GROUP) {
-			fprintf(f, "\n%s\n", o->help);
 			continue;
 		}
 		if (o->flags & ARGUS_OPT_HIDDEN)

@@ -28,7 +28,6 @@
 
 enum argus_opt_type {
 	ARGUS_OPT_END,
-	ARGUS_OPT_GROUP,     /* a heading in the help; no option */
 	ARGUS_OPT_INCLUDE,   /* value: another table (shared flags), spliced here */
 	ARGUS_OPT_BOOL,      /* no value: *(bool *)value = true */
 	ARGUS_OPT_SET_INT,   /* no value: *(int *)value = defval */
@@ -66,7 +65,6 @@ struct argus_opt {
 };
 
 #define OPT_END()                    { .type = ARGUS_OPT_END }
-#define OPT_GROUP(h)                 { .type = ARGUS_OPT_GROUP, .help = (h) }
 #define OPT_INCLUDE(table)           { .type = ARGUS_OPT_INCLUDE, .value = (void *)(table) }
 #define OPT_(t, s, l, v, a, h)       .type = (t), .short_name = (s), .long_name = (l), \
 				     .value = (v), .argh = (a), .help = (h)
@@ -113,9 +111,6 @@ enum {
 	/* `--` is kept as the first of the positionals after it, so the
 	 * command can tell `-- CMD` from a bare CMD */
 	ARGUS_OPTS_KEEP_DASHDASH = 1 << 1,
-	/* -h/--help is an unknown option like any other (a caller whose
-	 * own host handles help) */
-	ARGUS_OPTS_NO_HELP = 1 << 2,
 };
 
 /* Parses argv[1..argc) (argv[0] is the command's name) against opts and
@@ -132,8 +127,6 @@ static inline int argus_opts_exit(int rc)
 /* `argus CMD --help`: "usage: " and the synopsis, the about text, then
  * the options, one per line (or more), their help aligned. */
 void argus_opts_usage(FILE *f, const struct argus_usage *u, const struct argus_opt *opts);
-/* "--pid", "-o" or "-o/--out" for errors, into buf. */
-const char *argus_opt_name(const struct argus_opt *o, char *buf, size_t len);
 /* A positive decimal uint32_t ("a number" errors like the parser's):
  * for callbacks and words that are numbers (--pick's list, ids). */
 int argus_opts_u32(const char *cmd, const char *what, const char *s, uint64_t lo, uint64_t hi,
