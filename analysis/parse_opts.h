@@ -1,6 +1,6 @@
 /* parse_opts.h - the one option parser of every front end: each `argus`
  * command (cli/cmd_*.c), the words the analysis session is given
- * (diagnose, hangs, report: diag_front.c, whoever types them: the CLI, the
+ * (diagnose, hangs, report: diag_opts.c, whoever types them: the CLI, the
  * lldb plugin, argusd's hang keeper) and the step front ends.  A flag thus
  * means the same, and fails the same way, everywhere.
  *
@@ -15,8 +15,10 @@
  *   -, -5              positional (stdin, a negative number: the command
  *                      judges it), as is anything not starting with '-'
  *
- * Errors are one line on msg_err(), "argus CMD: --pid wants a number, got
- * 'x'", then the synopsis (msg_usage_error); the command exits 2.
+ * Errors are one line on msg_err(), "argus CMD: --pid wants a positive
+ * number, got 'x'", then the synopsis (msg_usage_error); the command
+ * exits 2.  The synopsis is the last parsed command's (msg_set_synopsis),
+ * so the command's own later usage errors show it too.
  *
  * Invariant: a value pointer is written only when its option is given
  * and its value is good; defaults are the caller's initial values. */
@@ -56,7 +58,9 @@ struct argus_opt {
 	const char *long_name;   /* "pid" for --pid; NULL none */
 	void *value;             /* where the value goes (CALLBACK: its context) */
 	const char *argh;        /* the value's name in the help: "PID" */
-	const char *help;        /* one line or more ('\n'); the help aligns them */
+	const char *help;        /* prose, joined and wrapped to 80 columns; a
+	                            line indented or with a 3-space gap is a
+	                            table row, printed as written */
 	unsigned flags;          /* ARGUS_OPT_* above */
 	uint64_t min, max;       /* numbers, durations, sizes: the accepted range
 	                            (both 0: any) */
