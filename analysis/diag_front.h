@@ -1,5 +1,5 @@
 /* diag_front.h - what `argus hangs` and `argus diagnose` share: their
- * flags, choosing the hang, and printing hangs, threads and stacks as text
+ * flags (diag_opts.c), choosing the hang, and printing hangs, threads and stacks as text
  * or JSON (docs/diagnosis.md has the JSON schema). */
 #ifndef ARGUS_DIAG_FRONT_H
 #define ARGUS_DIAG_FRONT_H
@@ -11,82 +11,6 @@
 #include "graph_open.h"
 
 #define DIAG_MAX_PICKS 32
-
-/* The usage of the commands whose flags diag_front_parse reads: the
- * CLI's table (cli/argus.c) shows them, and the session prints them after
- * a usage error in any front end (diag_front_usage). */
-#define DIAG_HANGS_USAGE \
-	  "argus hangs FILE [--pid PID [--tid TID]] [--threshold MS] [--idle-wait RULE] [--all]\n" \
-	  "                 [--live-rule] [--json]\n" \
-	  "argus hangs --saved [--hang-dir D] [--json]\n" \
-	  "  A hang: a thread stayed away from its idle wait (where it waits for new\n" \
-	  "  work: its event loop, learned per thread) for MS or more (default 2000);\n" \
-	  "  a thread with no idle wait (a command-line tool, a script) hangs in any\n" \
-	  "  single wait, spin or retry loop of MS or more.  Marked intervals are\n" \
-	  "  listed whatever their length.\n" \
-	  "  no --pid     every process in the trace, longest first (waits for a child\n" \
-	  "               and lone sleeps left out unless --all)\n" \
-	  "  --pid PID    every thread of PID;  --tid TID  that thread, in time order\n" \
-	  "  --idle-wait  learn (default): epoll, poll on 2+ fds, and polls that are not a\n" \
-	  "               request's reply wait are idle; poll: every poll-family wait is\n" \
-	  "               idle (the event-loop model); none: no wait is idle\n" \
-	  "  --live-rule  the hangs argusd's live watch (argus start --watch) reports\n" \
-	  "               over the same events, listed the same way: both should agree\n" \
-	  "  --saved      the hang snapshots the collector kept by itself (argus start\n" \
-	  "               --watch), newest first, with their diagnosis' culprit\n"
-
-#define DIAG_DIAGNOSE_USAGE \
-	  "argus diagnose FILE --pid PID [--tid TID] [--at TIME | --mark TEXT] [--depth N]\n" \
-	  "               [--threshold MS] [--idle-wait RULE] [--pick N,N...] [--json | --dot]\n" \
-	  "               [--schema FILE] [--live | --no-live] [--no-holder-rules]\n" \
-	  "argus diagnose --pid PID --until-end[=SECONDS] [--tid TID] [the flags above]\n" \
-	  "  Classifies the hang (busy, blocked, yield), finds a similar normal run,\n" \
-	  "  slices back to who normally wakes the UI thread, names the culprit and\n" \
-	  "  the culprit's culprit (--depth, default 3), and detects cycles.\n" \
-	  "  --at TIME   whatever the thread did at TIME (ns, or seconds from the trace\n" \
-	  "              start: 12.5s), a hang or not, even under the threshold\n" \
-	  "  --mark TEXT the hang annotated by `argus mark TEXT`\n" \
-	  "  default     the ongoing, else the longest hang of the main thread (or of\n" \
-	  "              --tid); if it has none, of the process's other threads\n" \
-	  "  --pick      answers for the places the slice must choose (else asked on a\n" \
-	  "              TTY, or the edge that woke the segment, alternatives listed)\n" \
-	  "  --live      FILE was just taken from this running system (argus save): a\n" \
-	  "              wait nobody has ended yet is blamed on who holds it now: a file\n" \
-	  "              lock's holder (/proc/locks), a socket's, pipe's or loopback TCP\n" \
-	  "              connection's other end (/proc/PID/fd, /proc/net/tcp), the child\n" \
-	  "              a wait4 waits for, a mutex's owner; a stopped culprit, and the\n" \
-	  "              tracer holding it, are named.  Each such step says its source\n" \
-	  "              (JSON \"live\").  The default when FILE is of this host and boot\n" \
-	  "              and at most 120 s old; --no-live: the trace alone\n" \
-	  "  --no-holder-rules  live, run no schema holder command (the built-in\n" \
-	  "              PostgreSQL one, and --schema's): the kernel's sources only\n" \
-	  "  --until-end[=SECONDS]  no FILE: snapshot the running collector (the last\n" \
-	  "              2 minutes), take the hang going on, wait until it ends (up to\n" \
-	  "              SECONDS, default 60; Ctrl-C: stop waiting), snapshot again and\n" \
-	  "              diagnose it with its real wake-up.  It ends when its thread's\n" \
-	  "              wait returns (or it is back in its event loop); a thread stopped\n" \
-	  "              by a debugger, when what would wake it happens: the file lock\n" \
-	  "              released, its pipe or socket readable, its futex word changed.\n" \
-	  "              At the timeout: what is known, and the hang is still going\n"
-
-#define DIAG_REPORT_USAGE \
-	  "argus report FILE --pid PID -o hang.html [--force] [--tid TID] [--at TIME | --mark TEXT]\n" \
-	  "             [--threshold MS] [--depth N] [--pick N,N...] [--idle-wait RULE]\n" \
-	  "             [--live | --no-live] [--no-holder-rules]\n" \
-	  "             [--schema FILE]\n" \
-	  "  The hang `argus diagnose` takes with the same flags, drawn: a timeline of\n" \
-	  "  the threads of the diagnosis (the hung thread, the path, the culprit and\n" \
-	  "  its chain) over the similar normal run and over the hang, side by side;\n" \
-	  "  their runs and waits (hover: the syscall and its object), the wake-up,\n" \
-	  "  message, timer and data-flag edges as arrows, the verdict, each culprit's\n" \
-	  "  stack (click a thread's name), the text report, the diagnose --json\n" \
-	  "  object and the Perfetto JSON of those processes over both windows.  No\n" \
-	  "  network: one file, opens in any browser.\n" \
-	  "  -o FILE   created new, mode 0600; a FILE argus did not create is refused\n" \
-	  "  --force   replace such a FILE (a symbolic link is replaced, not followed)\n"
-
-/* The usage above of "hangs", "diagnose" or "report"; NULL another. */
-const char *diag_front_usage(const char *cmd);
 
 struct until_end;
 
@@ -116,6 +40,8 @@ struct diag_front_opts {
 	uint64_t until_end_ns;   /* diagnose --until-end[=S]: how long to wait
 	                            for the ongoing hang to end; 0 not asked
 	                            (FILE may then be left out: until_end.h) */
+	const char *out;         /* report: -o FILE */
+	unsigned out_flags;      /* report: --force is ARGUS_OUT_FORCE */
 	const struct until_end *until_end; /* set by until_end_annotate: what
 	                            the wait saw, for the report (NULL none) */
 	argus_live_fn live_fn;   /* with live: who answers the diagnosis's
@@ -146,10 +72,11 @@ int diag_front_fd_of(uint32_t pid, const char *want);
 #define DIAG_FD_LINK_LEN 48
 const char *diag_front_fd_link(unsigned obj_kind, uint64_t inode, char *buf, size_t len);
 
-/* Parses the flags of hangs (diagnose = false) or diagnose; prints a usage
- * error and returns 2 on bad input. */
-int diag_front_parse(const char *cmd, int argc, char **argv, struct diag_front_opts *o,
-		   bool diagnose);
+/* Parses the words of cmd: "hangs", "report", else diagnose's, argv[0]
+ * the command (diag_opts.c; argv is not changed).  0, or ARGUS_OPT_HELP
+ * after the help (on stdout) or ARGUS_OPT_ERROR after a usage error
+ * (parse_opts.h: argus_opts_exit() is the exit code). */
+int diag_front_parse(const char *cmd, int argc, char **argv, struct diag_front_opts *o);
 /* hangs --live-rule (hangs_replay.c): the live watch's hangs over c's
  * trace, as diag_front_hangs lists them.  0 or an exit code (printed). */
 int hangs_replay(struct graph_open_ctx *c, const char *cmd, const struct diag_front_opts *o,
@@ -224,20 +151,20 @@ struct seg_cli_opts {
 	uint32_t ids[2];         /* the segment ids, in the order given */
 	uint32_t nids;
 };
-/* An extra option of one command: returns how many arguments it used (1,
- * or 2 with its value; val is NULL when there is none), 0 when the option
- * is not its own, -1 after printing a usage error. */
-typedef int (*seg_cli_flag_fn)(void *ctx, const char *cmd, const char *opt, const char *val);
-/* Parses FILE, nids ids (named id_names[i] in errors) and the flags;
- * prints a usage error and returns 2 on bad input. */
-int diag_front_parse_segs(const char *cmd, int argc, char **argv, struct seg_cli_opts *o,
-			uint32_t nids, const char *const *id_names, seg_cli_flag_fn flag,
-			void *ctx);
+/* Parses FILE, nids ids (named id_names[i] in errors), --json, the
+ * common graph flags and the command's own options (extra, NULL none),
+ * with its usage u (diag_opts.c).  0, ARGUS_OPT_HELP or ARGUS_OPT_ERROR
+ * as diag_front_parse. */
+struct argus_opt;
+struct argus_usage;
+int diag_front_parse_segs(const struct argus_usage *u, const struct argus_opt *extra, int argc,
+			  char **argv, struct seg_cli_opts *o, uint32_t nids,
+			  const char *const *id_names);
 /* graph_open_trace, then checks the ids: an id out of range prints one line
  * saying how many segments the graph has and returns 2. */
 int diag_front_open_segs(struct graph_open_ctx *c, const char *cmd, const struct seg_cli_opts *o);
-/* Positive number (--max, --stop), and a --pick list like 1,2,1. */
-int diag_front_parse_u32(const char *cmd, const char *opt, const char *s, uint32_t *out);
+/* A --pick list like 1,2,1 appended to picks[0..*n) (at most
+ * DIAG_MAX_PICKS); 0, or 2 after a usage error. */
 int diag_front_parse_picks(const char *cmd, const char *s, int *picks, uint32_t *n);
 
 /* Seconds from the trace's first event. */

@@ -11,22 +11,18 @@
 #include "graph_open.h"
 #include "progress.h"
 
-int graph_open_common_flag(struct graph_open_opts *o, int argc, char **argv, int i)
+void graph_open_opts_table(struct graph_open_opts *o, struct argus_opt t[GRAPH_OPEN_NOPTS])
 {
-	(void)argc;
-	if (!strcmp(argv[i], "--schema")) {
-		if (i + 1 >= argc) {
-			fprintf(msg_err(), "argus: --schema needs a FILE\n");
-			return -1;
-		}
-		o->schema_path = argv[i + 1];
-		return 2;
-	}
-	if (!strcmp(argv[i], "--no-split")) {
-		o->no_split = true;
-		return 1;
-	}
-	return 0;
+	const struct argus_opt opts[GRAPH_OPEN_NOPTS] = {
+		OPT_STRING(0, "schema", &o->schema_path, "FILE",
+			   "user schema: extra boundaries, edges, filters (docs/schema.md)"),
+		OPT_BOOL(0, "no-split", &o->no_split,
+			 "do not split server-loop segments (batching heuristic); ids\n"
+			 "printed with --schema or --no-split need the same flag again"),
+		OPT_END(),
+	};
+
+	memcpy(t, opts, sizeof(opts));
 }
 
 int graph_open_trace(struct graph_open_ctx *c, const char *cmd,

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "argus_graph.h"
+#include "parse_opts.h"
 
 struct graph_open_opts {
 	const char *path;        /* the trace FILE */
@@ -20,9 +21,10 @@ struct graph_open_ctx {
 	struct argus_graph *g;
 };
 
-/* Consumes argv[i] (and its value) if it is a common flag: returns how
- * many arguments were used, 0 if not one, -1 after printing a usage error. */
-int graph_open_common_flag(struct graph_open_opts *o, int argc, char **argv, int i);
+/* The common flags (--schema FILE, --no-split) into o, as an option table
+ * to include (OPT_INCLUDE: parse_opts.h) in a command's. */
+#define GRAPH_OPEN_NOPTS 3
+void graph_open_opts_table(struct graph_open_opts *o, struct argus_opt t[GRAPH_OPEN_NOPTS]);
 /* Opens o->path, loads the schema, builds the graph.  Prints one line
  * naming the file and the problem and returns the exit code on failure. */
 int graph_open_trace(struct graph_open_ctx *c, const char *cmd,

@@ -9,7 +9,7 @@
 #include "trace_format.h"
 
 static FILE *err_stream;
-static msg_usage_fn usage_of;
+static const char *synopsis_cmd, *synopsis;  /* the last parsed command's */
 
 FILE *msg_err(void)
 {
@@ -21,14 +21,10 @@ void msg_set_err(FILE *f)
 	err_stream = f;
 }
 
-void msg_set_usage(msg_usage_fn fn)
+void msg_set_synopsis(const char *cmd, const char *text)
 {
-	usage_of = fn;
-}
-
-msg_usage_fn msg_get_usage(void)
-{
-	return usage_of;
+	synopsis_cmd = cmd;
+	synopsis = text;
 }
 
 static void vreport(const char *cmd, const char *fmt, va_list ap)
@@ -42,7 +38,7 @@ static void vreport(const char *cmd, const char *fmt, va_list ap)
 
 int msg_usage_error(const char *cmd, const char *fmt, ...)
 {
-	const char *usage = usage_of ? usage_of(cmd) : NULL;
+	const char *usage = synopsis_cmd && !strcmp(synopsis_cmd, cmd) ? synopsis : NULL;
 	va_list ap;
 
 	va_start(ap, fmt);

@@ -3,9 +3,9 @@
  *
  * The CLI prints to stderr; a program that hosts the analysis in process
  * (the lldb plugin through argus_session.h) collects the lines instead
- * (msg_set_err), so nothing is printed behind its back.  The usage text
- * after a usage error is the front end's: the CLI registers its table of
- * commands (msg_set_usage); without one, no usage line is printed. */
+ * (msg_set_err), so nothing is printed behind its back.  After a usage
+ * error comes the synopsis of the command whose options were parsed last
+ * (parse_opts.h registers it): none before any parse. */
 #ifndef ARGUS_MSG_H
 #define ARGUS_MSG_H
 #include <stdio.h>
@@ -14,11 +14,10 @@
  * msg_set_err() gave another (NULL: stderr again).  Process-wide. */
 FILE *msg_err(void);
 void msg_set_err(FILE *f);
-/* The usage text of command cmd, or NULL (the CLI's commands[] table). */
-typedef const char *(*msg_usage_fn)(const char *cmd);
-void msg_set_usage(msg_usage_fn fn);
-msg_usage_fn msg_get_usage(void);
-/* Prints "argus CMD: <fmt>" and then CMD's usage; returns exit code 2. */
+/* The synopsis ("argus CMD ...\n", lines) msg_usage_error() prints after
+ * an error of command cmd; both strings static (they are kept). */
+void msg_set_synopsis(const char *cmd, const char *synopsis);
+/* Prints "argus CMD: <fmt>" and then CMD's synopsis; returns exit code 2. */
 int msg_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints "argus CMD: <fmt>"; returns exit code 1. */
 int msg_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -101,29 +101,6 @@ static int write_page(const char *out, unsigned out_flags, const struct report_h
 	return 0;
 }
 
-int report_page_args(int argc, char **argv, char **av, int *ac, struct report_page_args *ra)
-{
-	*ac = 0;
-	*ra = (struct report_page_args){ 0 };
-	/* -o and --force are report's own; the rest are diagnose's flags */
-	for (int i = 0; i < argc; i++) {
-		if (i && !strcmp(argv[i], "-o")) {
-			if (i + 1 >= argc)
-				return msg_usage_error("report", "-o needs a FILE (the HTML page to write)");
-			ra->out = argv[++i];
-		} else if (i && !strcmp(argv[i], "--force")) {
-			ra->out_flags |= ARGUS_OUT_FORCE;
-		} else if (i && (!strcmp(argv[i], "--json") || !strcmp(argv[i], "--dot"))) {
-			return msg_usage_error("report", "%s: the report is HTML (argus diagnose %s prints"
-					       " that)", argv[i], argv[i]);
-		} else {
-			av[(*ac)++] = argv[i];
-		}
-	}
-	av[*ac] = NULL;
-	return 0;
-}
-
 int report_page_check(const struct diag_front_opts *o, const struct report_page_args *ra)
 {
 	struct argus_error err = { 0 };

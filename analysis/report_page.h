@@ -9,15 +9,12 @@
 #include "diag_front.h"
 #include "graph_open.h"
 
+/* report's own words, from diag_front_parse("report") */
 struct report_page_args {
 	const char *out;         /* -o FILE */
 	unsigned out_flags;      /* --force: ARGUS_OUT_FORCE */
 };
 
-/* Takes report's own words (-o FILE, --force) out of argv; the rest,
- * diagnose's, go to av (argc + 1 slots, NULL-terminated), *ac of them.
- * 0, or 2 after a usage error (--json/--dot, -o without FILE). */
-int report_page_args(int argc, char **argv, char **av, int *ac, struct report_page_args *ra);
 /* Before the graph: -o given, not the trace itself, and a file argus may
  * write (argus_out__check).  0, or the exit code after an error line. */
 int report_page_check(const struct diag_front_opts *o, const struct report_page_args *ra);

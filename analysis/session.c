@@ -1,7 +1,7 @@
 /* session.c - see argus_session.h.
  *
- * Each call: the words are parsed by diag_front_parse (the one parser of
- * diagnose's, hangs' and report's flags); the graph is built by
+ * Each call: the words are parsed by diag_front_parse (the tables of
+ * diagnose's, hangs' and report's flags, parse_opts.h); the graph is built by
  * graph_open_trace unless the session already holds the one of that
  * FILE, --schema and --no-split; then the analysis runs -- diag_front_hangs,
  * diag_run or report_page_write with a memory stream as its output --
@@ -79,9 +79,6 @@ static int call_begin(struct argus_session *q, struct call *k)
 	}
 	msg_set_err(k->err);
 	progress_set_terminal(q->progress);
-	/* a host without a table of its own (lldb): diagnose's usage lines */
-	if (!msg_get_usage())
-		msg_set_usage(diag_front_usage);
 	return 0;
 }
 
@@ -100,6 +97,13 @@ static int call_end(struct argus_session *q, struct call *k, int rc)
 static int from_exit(int rc)
 {
 	return rc == 2 ? -EINVAL : rc ? -EIO : 0;
+}
+
+/* diag_front_parse's answer as -errno: -EINVAL for a usage error, and for
+ * --help too, which is the CLI's to handle (the help went to stdout). */
+static int from_parse(int rc)
+{
+	return rc ? -EINVAL : 0;
 }
 
 static bool same_str(const char *a, const char *b)
@@ -150,8 +154,8 @@ static int prepare(struct argus_session *q, const char *cmd, int argc, char **ar
 		msg_usage_error(cmd, "missing trace FILE");
 		return -EINVAL;
 	}
-	if ((rc = diag_front_parse(cmd, argc, argv, o, strcmp(cmd, "hangs") != 0)))
-		return from_exit(rc);
+	if ((rc = diag_front_parse(cmd, argc, argv, o)))
+		return from_parse(rc);
 	if (!o->g.path) {
 		msg_usage_error(cmd, "missing trace FILE");
 		return -EINVAL;
@@ -427,7 +431,7 @@ int argus_session__check_words(struct argus_session *q, int argc, char **argv)
 		return -EINVAL;
 	if ((rc = call_begin(q, &k)))
 		return rc;
-	rc = from_exit(diag_front_parse(argv[0], argc, argv, &o, strcmp(argv[0], "hangs") != 0));
+	rc = from_parse(diag_front_parse(argv[0], argc, argv, &o));
 	return call_end(q, &k, rc);
 }
 
@@ -518,23 +522,17 @@ int argus_session__report(struct argus_session *q, int argc, char **argv, char *
 	struct report_page_args ra;
 	struct argus_hang_opts ho;
 	struct call k;
-	char **av;
-	int ac, rc;
+	int rc;
 	bool reuse;
 
 	if (!q || !summary || argc < 1 || !argv)
 		return -EINVAL;
 	*summary = NULL;
-	if (!(av = calloc((size_t)argc + 1, sizeof(*av))))
-		return -ENOMEM;
-	if ((rc = call_begin(q, &k))) {
-		free(av);
+	if ((rc = call_begin(q, &k)))
 		return rc;
-	}
-	if ((rc = from_exit(report_page_args(argc, argv, av, &ac, &ra))))
+	if ((rc = from_parse(diag_front_parse("report", argc, argv, &o))))
 		goto out;
-	if ((rc = from_exit(diag_front_parse("report", ac, av, &o, true))))
-		goto out;
+	ra = (struct report_page_args){ .out = o.out, .out_flags = o.out_flags };
 	if (!o.g.path) {
 		rc = from_exit(msg_usage_error("report", "missing trace FILE"));
 		goto out;
@@ -547,7 +545,6 @@ int argus_session__report(struct argus_session *q, int argc, char **argv, char *
 	rc = from_exit(report_page_write(&q->c, &o, reuse ? q->hangs : NULL, reuse ? q->nhangs : 0,
 					 &ra, summary));
 out:
-	free(av);
 	return call_end(q, &k, rc);
 }
 

@@ -26,8 +26,8 @@ int cmd_diagnose(int argc, char **argv)
 	int rc;
 
 	/* the flags first: a bad one costs no snapshot */
-	if ((rc = diag_front_parse("diagnose", argc, argv, &o, true)))
-		return rc;
+	if ((rc = diag_front_parse("diagnose", argc, argv, &o)))
+		return argus_opts_exit(rc);
 	if (o.until_end_ns && o.g.path)
 		return msg_usage_error("diagnose", "--until-end takes its own snapshots of the running"
 				       " collector: give --pid PID, not FILE (%s)", o.g.path);

@@ -428,6 +428,15 @@ static void print_json(struct graph_open_ctx *c, const struct side *n, const str
 	printf("}\n");
 }
 
+static const struct argus_usage usage = {
+	.cmd = "diff",
+	.synopsis = "argus diff FILE ID_NORMAL ID_HANG [--json] [--schema FILE] [--no-split]\n",
+	.about =
+	"  Duration, on-CPU, the wait, how each began, event counts, syscalls only in\n"
+	"  one of them, return values that differ, and who woke each one's next\n"
+	"  segment: the line that says why the hang waited.\n",
+};
+
 int cmd_diff(int argc, char **argv)
 {
 	static const char *const names[] = { "ID_NORMAL", "ID_HANG" };
@@ -436,8 +445,8 @@ int cmd_diff(int argc, char **argv)
 	struct graph_open_ctx c;
 	int rc;
 
-	if ((rc = diag_front_parse_segs("diff", argc, argv, &o, 2, names, NULL, NULL)))
-		return rc;
+	if ((rc = diag_front_parse_segs(&usage, NULL, argc, argv, &o, 2, names)))
+		return argus_opts_exit(rc);
 	if ((rc = diag_front_open_segs(&c, "diff", &o)))
 		return rc;
 	d = calloc(2, sizeof(*d));

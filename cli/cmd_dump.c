@@ -93,6 +93,12 @@ static void print_stats_json(const struct argus_trace *t)
 	printf("],\"lost_total\":%" PRIu64 "}}\n", total);
 }
 
+static const struct argus_usage usage = {
+	.cmd = "dump",
+	.synopsis = "argus dump FILE [--stacks] [--pid PID] [--tid TID] [--stats] [--json]\n",
+	.about = "  Prints the events of a trace file, one per line.\n",
+};
+
 int cmd_dump(int argc, char **argv)
 {
 	const char *path = NULL;
@@ -104,22 +110,26 @@ int cmd_dump(int argc, char **argv)
 	struct argus_event_fmt fmt = { .symbolize = symbolize, .arg = &ds };
 	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--stacks"))
-			stacks = true;
-		else if (!strcmp(argv[i], "--stats"))
-			stats_only = true;
-		else if (!strcmp(argv[i], "--json"))
-			json = true;
-		else if (!strcmp(argv[i], "--pid") && i + 1 < argc)
-			pid = strtol(argv[++i], NULL, 10);
-		else if (!strcmp(argv[i], "--tid") && i + 1 < argc)
-			tid = strtol(argv[++i], NULL, 10);
-		else if (argv[i][0] != '-' && !path)
-			path = argv[i];
-		else
-			return msg_usage_error("dump", "unexpected argument '%s'", argv[i]);
-	}
+	uint32_t upid = UINT32_MAX, utid = UINT32_MAX;   /* not given */
+	const struct argus_opt opts[] = {
+		OPT_BOOL(0, "stacks", &stacks, "print symbolized user stacks under events that have one"),
+		OPT_U32(0, "pid", &upid, "PID", "only the events of process PID (and its wake-ups)", 0,
+			INT32_MAX),
+		OPT_U32(0, "tid", &utid, "TID", "only the events of thread TID (and its wake-ups)", 0,
+			INT32_MAX),
+		OPT_BOOL(0, "stats", &stats_only, "print only the per-CPU counts, lost events and time span"),
+		OPT_BOOL(0, "json", &json, "one JSON object per event and line, then a {\"stats\":...} line "
+			 "(fields: docs/trace-format.md, \"dump --json\")"),
+		OPT_END(),
+	};
+
+	if ((rc = argus_opts_parse(&usage, opts, argc, argv, 0)) < 0)
+		return argus_opts_exit(rc);
+	if (rc > 1)
+		return msg_usage_error("dump", "unexpected argument '%s'", msg_tstr(argv[1]));
+	path = rc ? argv[0] : NULL;
+	pid = upid == UINT32_MAX ? -1 : (long)upid;
+	tid = utid == UINT32_MAX ? -1 : (long)utid;
 	if (!path)
 		return msg_usage_error("dump", "needs a trace FILE");
 	struct argus_trace *t = argus_trace__open(path, &err);

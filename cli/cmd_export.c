@@ -55,14 +55,6 @@ static int temp_name(const char *out, char *tmp, size_t len)
 
 /* A time flag: seconds since the trace's first event ("2.5"), or a
  * duration with a unit ("2500ms"). */
-static int parse_time(const char *flag, const char *s, uint64_t *ns)
-{
-	if (argus_parse_duration(s, ns))
-		return msg_usage_error("export", "bad %s '%s': seconds from the start of the trace, e.g. 2.5 or 2500ms",
-				       flag, s);
-	return 0;
-}
-
 /* Write the export into the open temp file f, then sync and close it.
  * Returns 0 or -errno; f is closed either way. */
 static int write_out(const struct argus_graph *g, const struct argus_export_opts *eo,
@@ -88,10 +80,29 @@ static int write_out(const struct argus_graph *g, const struct argus_export_opts
 	return rc;
 }
 
-static bool takes_value(const char *a)
+static const struct argus_usage usage = {
+	.cmd = "export",
+	.synopsis =
+	"argus export FILE [--format perfetto|dot] -o OUT [--force] [--from SEC] [--to SEC]\n"
+	"            [--pid PID...] [--kernel] [--schema FILE] [--no-split]\n",
+	.about = "  Writes the event graph of FILE for another tool.\n",
+};
+
+/* --from/--to: *value gets the time; the flag after it says it was given */
+struct when {
+	uint64_t ns;
+	bool given;
+};
+
+static int time_cb(const char *cmd, const struct argus_opt *opt, const char *s)
 {
-	return !strcmp(a, "--format") || !strcmp(a, "-o") || !strcmp(a, "--from") ||
-	       !strcmp(a, "--to") || !strcmp(a, "--pid");
+	struct when *w = opt->value;
+
+	if (argus_parse_duration(s, &w->ns))
+		return msg_usage_error(cmd, "--%s wants seconds from the start of the trace, e.g. 2.5"
+				       " or 2500ms, got '%s'", opt->long_name, msg_tstr(s));
+	w->given = true;
+	return 0;
 }
 
 int cmd_export(int argc, char **argv)
@@ -113,50 +124,47 @@ int cmd_export(int argc, char **argv)
 	unsigned out_flags = 0;
 	struct argus_error oerr = { 0 };
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int used = graph_open_common_flag(&o, argc, argv, i);
+	struct when wfrom = { 0 }, wto = { 0 };
+	struct argus_opt_list pl = { pids, 0, MAX_PIDS };
+	struct argus_opt graph[GRAPH_OPEN_NOPTS];
+	bool force = false, kernel = false;
 
-		if (used < 0)
-			return 2;
-		if (used) {
-			i += used - 1;
-		} else if (takes_value(a) && i + 1 >= argc) {
-			return msg_usage_error("export", "%s needs a value", a);
-		} else if (!strcmp(a, "--format")) {
-			format = argv[++i];
-		} else if (!strcmp(a, "-o")) {
-			out = argv[++i];
-		} else if (!strcmp(a, "--force")) {
-			out_flags |= ARGUS_OUT_FORCE;
-		} else if (!strcmp(a, "--from")) {
-			if ((rc = parse_time("--from", argv[++i], &from)))
-				return rc;
-			has_from = true;
-		} else if (!strcmp(a, "--to")) {
-			if ((rc = parse_time("--to", argv[++i], &to)))
-				return rc;
-			has_to = true;
-		} else if (!strcmp(a, "--pid")) {
-			char *end;
-			unsigned long v;
+	graph_open_opts_table(&o, graph);
+	const struct argus_opt opts[] = {
+		OPT_STRING(0, "format", &format, "perfetto|dot",
+			   "perfetto: Chrome trace-event JSON for ui.perfetto.dev or\n"
+			   "chrome://tracing: a track per thread, a slice per\n"
+			   "segment, an arrow per causal edge (the default);\n"
+			   "dot: the same segments and the edges among them, for\n"
+			   "Graphviz (dot -Tsvg); narrow it with --pid/--from/--to"),
+		OPT_STRING('o', NULL, &out, "OUT",
+			   "written whole or not at all, mode 0600; an OUT argus did\n"
+			   "not create is replaced only with --force"),
+		OPT_BOOL(0, "force", &force, "replace such an OUT (a symbolic link is replaced, not followed)"),
+		OPT_CALLBACK(0, "from", &wfrom, "SEC",
+			     "only this window, in seconds from the trace's start\n"
+			     "(or with a unit: 2500ms)", time_cb),
+		OPT_CALLBACK(0, "to", &wto, "SEC", "the window's end, as --from", time_cb),
+		OPT_U32_LIST(0, "pid", &pl, "PID", "only these processes (repeatable, at most 64)", 1, 0),
+		OPT_BOOL(0, "kernel", &kernel, "also kernel threads (left out by default)"),
+		OPT_INCLUDE(graph),
+		OPT_END(),
+	};
 
-			errno = 0;
-			v = strtoul(argv[++i], &end, 10);
-			if (!*argv[i] || *end || errno || !v || v > UINT32_MAX || argv[i][0] == '-')
-				return msg_usage_error("export", "--pid: '%s' is not a process id", argv[i]);
-			if (eo.npids == MAX_PIDS)
-				return msg_usage_error("export", "--pid: at most %d processes", MAX_PIDS);
-			pids[eo.npids++] = (uint32_t)v;
-			eo.pids = pids;
-		} else if (!strcmp(a, "--kernel")) {
-			eo.include_kernel = 1;
-		} else if (a[0] != '-' && !o.path) {
-			o.path = a;
-		} else {
-			return msg_usage_error("export", "unexpected argument '%s'", a);
-		}
-	}
+	if ((rc = argus_opts_parse(&usage, opts, argc, argv, 0)) < 0)
+		return argus_opts_exit(rc);
+	if (rc > 1)
+		return msg_usage_error("export", "unexpected argument '%s'", msg_tstr(argv[1]));
+	o.path = rc ? argv[0] : NULL;
+	if (force)
+		out_flags |= ARGUS_OUT_FORCE;
+	eo.include_kernel = kernel;
+	eo.npids = pl.n;
+	eo.pids = pl.n ? pids : NULL;
+	from = wfrom.ns;
+	to = wto.ns;
+	has_from = wfrom.given;
+	has_to = wto.given;
 	for (size_t i = 0; i < NFORMATS; i++)
 		known |= !strcmp(format, formats[i]);
 	if (!known) {

@@ -12,11 +12,9 @@ int cmd_flag(int argc, char **argv)
 	struct argus_stepper *s;
 	int rc;
 
-	if (cli_wants_help(argc, argv))
-		return cli_help(CMD);
 	rc = step_front_flag_parse(argc, argv, &o);
 	if (rc)
-		return rc;
+		return rc < 0 ? 0 : rc;   /* the help, or an error */
 	s = step_front_open(CMD, o.pid, o.tid, o.syscall_ms);
 	if (!s) {
 		step_front_flag_opts_free(&o);

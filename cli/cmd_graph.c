@@ -159,65 +159,49 @@ static int write_selection(struct graph_open_ctx *c, const uint32_t *pids,
 
 #define MAX_SEL 64
 
-static int parse_id(const char *opt, const char *s, uint32_t *out)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-
-	if (!*s || *end || v == 0 || v > UINT32_MAX)
-		return msg_usage_error("graph", "%s: '%s' is not a positive id", opt, s);
-	*out = (uint32_t)v;
-	return 0;
-}
+static const struct argus_usage usage = {
+	.cmd = "graph",
+	.synopsis =
+	"argus graph FILE [--stats] [--node ID | --pid PID... | --tid TID...] [--dot|--json]\n"
+	"            [--schema FILE] [--no-split]\n",
+	.about = "  Builds the event graph of FILE: its size, or one node and its neighbours.\n",
+};
 
 int cmd_graph(int argc, char **argv)
 {
 	struct graph_open_opts o = { 0 };
 	bool stats = false, dot = false, json = false;
-	uint32_t pids[MAX_SEL], tids[MAX_SEL], npid = 0, ntid = 0;
-	long long node = -1;
+	uint32_t pids[MAX_SEL], tids[MAX_SEL], npid, ntid, seg = ARGUS_NONE;
+	struct argus_opt_list pl = { pids, 0, MAX_SEL }, tl = { tids, 0, MAX_SEL };
+	struct argus_opt graph[GRAPH_OPEN_NOPTS];
+	long long node;
 	struct graph_open_ctx c;
-	int rc;
+	int rc, n;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int used = graph_open_common_flag(&o, argc, argv, i);
+	graph_open_opts_table(&o, graph);
+	const struct argus_opt opts[] = {
+		OPT_BOOL(0, "stats", &stats,
+			 "vertices, edges by type, processes, threads, IPC messages,\n"
+			 "filtered wake-ups by reason, build time and memory (default)"),
+		OPT_U32(0, "node", &seg, "ID", "one segment with its predecessors and successors", 0,
+			ARGUS_NONE - 1),
+		OPT_U32_LIST(0, "pid", &pl, "PID", "every segment of these processes (repeatable)", 1, 0),
+		OPT_U32_LIST(0, "tid", &tl, "TID", "every segment of these threads (repeatable)", 1, 0),
+		OPT_BOOL(0, "dot", &dot, "the node's neighbourhood, or the selected segments and the\n"
+			 "edges among them, as Graphviz DOT"),
+		OPT_BOOL(0, "json", &json, "the same as JSON"),
+		OPT_INCLUDE(graph),
+		OPT_END(),
+	};
 
-		if (used < 0)
-			return 2;
-		if (used) {
-			i += used - 1;
-		} else if (!strcmp(a, "--stats")) {
-			stats = true;
-		} else if (!strcmp(a, "--node")) {
-			char *end;
-
-			if (i + 1 >= argc)
-				return msg_usage_error("graph", "--node needs a segment id");
-			node = strtoll(argv[++i], &end, 10);
-			if (*end || node < 0 || node > UINT32_MAX)
-				return msg_usage_error("graph", "--node: '%s' is not a segment id", argv[i]);
-		} else if (!strcmp(a, "--pid") || !strcmp(a, "--tid")) {
-			bool pid = a[2] == 'p';
-
-			if (i + 1 >= argc)
-				return msg_usage_error("graph", "%s needs an id", a);
-			if ((pid ? npid : ntid) == MAX_SEL)
-				return msg_usage_error("graph", "at most %d %s options", MAX_SEL, a);
-			if (parse_id(a, argv[++i], pid ? &pids[npid++] : &tids[ntid++]))
-				return 2;
-		} else if (!strcmp(a, "--dot")) {
-			dot = true;
-		} else if (!strcmp(a, "--json")) {
-			json = true;
-		} else if (a[0] == '-') {
-			return msg_usage_error("graph", "unknown option '%s'", a);
-		} else if (!o.path) {
-			o.path = a;
-		} else {
-			return msg_usage_error("graph", "unexpected argument '%s'", a);
-		}
-	}
+	if ((n = argus_opts_parse(&usage, opts, argc, argv, 0)) < 0)
+		return argus_opts_exit(n);
+	if (n > 1)
+		return msg_usage_error("graph", "unexpected argument '%s'", msg_tstr(argv[1]));
+	o.path = n ? argv[0] : NULL;
+	node = seg == ARGUS_NONE ? -1 : (long long)seg;
+	npid = pl.n;
+	ntid = tl.n;
 	if (!o.path)
 		return msg_usage_error("graph", "missing trace FILE");
 	if (dot && json)

@@ -17,12 +17,17 @@
 
 int cmd_hangs(int argc, char **argv)
 {
+	struct diag_front_opts o;
 	struct argus_session *q;
 	int rc;
 
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		if (!strcmp(argv[i], "--saved"))
 			return hangs_saved_cmd(argc, argv);
+	/* the session parses the same words (diag_opts.c); here first for
+	 * --help, which the session leaves to its front end */
+	if ((rc = diag_front_parse("hangs", argc, argv, &o)))
+		return argus_opts_exit(rc);
 	if (!(q = argus_session__new()))
 		return msg_error("hangs", "out of memory");
 	argus_session__set_progress(q, true);

@@ -53,19 +53,6 @@ int live_default_lib(const char *cmd, char *out, size_t len)
 			 dir, ARGUS_BIN_TO_LIB);
 }
 
-int live_parse_pid(const char *cmd, const char *v, pid_t *pid)
-{
-	char *end;
-	long p;
-
-	errno = 0;
-	p = v ? strtol(v, &end, 10) : 0;
-	if (!v || errno || *end || end == v || p <= 0 || p > INT_MAX)
-		return msg_usage_error(cmd, "--pid needs a process id, got '%s'", v ? v : "");
-	*pid = (pid_t)p;
-	return 0;
-}
-
 int live_lib_mapped(pid_t pid, const char *lib, char *found, size_t len)
 {
 	struct argus_live_map *m;
@@ -255,31 +242,47 @@ int live_inject(const char *cmd, pid_t pid, const char *lib, bool bind)
 	return 0;
 }
 
+static const struct argus_usage usage = {
+	.cmd = "inject",
+	.synopsis = "argus inject --pid PID [--lib PATH] [--no-bind]\n",
+	.about =
+	"  Loads the interposer (default: the libargus-interpose.so beside this\n"
+	"  argus) into the running process PID without restarting it: ptrace\n"
+	"  stops one thread, calls dlopen(PATH, RTLD_NOW) on it, restores every\n"
+	"  register (a syscall it was blocked in restarts), and detaches.  The\n"
+	"  library's constructor then registers its ring with the argusd of\n"
+	"  the process's $ARGUS_RUN_DIR (default /run/argus).\n"
+	"  A late dlopen is not in the global symbol scope, so the calls the\n"
+	"  process had bound keep going to glibc: inject then rewrites, with\n"
+	"  every thread stopped, the GOT slots of the lock functions\n"
+	"  (pthread_mutex_*, pthread_rwlock_*, pthread_cond_*, sem_*) in every\n"
+	"  mapped file but libc and the loader to the wrappers, of the same\n"
+	"  symbol version, as LD_PRELOAD would have bound them.  A thread\n"
+	"  already waiting in glibc finishes there; later waits are recorded.\n"
+	"  GLib's wrappers are not bound (their state starts when a pool or\n"
+	"  source is made).\n",
+};
+
 int cmd_inject(int argc, char **argv)
 {
 	const char *lib = NULL;
 	char def[PATH_MAX];
-	bool bind = true;
-	pid_t pid = 0;
+	bool no_bind = false;
+	uint32_t pid = 0;
+	const struct argus_opt opts[] = {
+		OPT_U32(0, "pid", &pid, "PID", "the running process", 1, INT32_MAX),
+		OPT_STRING(0, "lib", &lib, "PATH",
+			   "the library to load (default: the interposer beside argus);\n"
+			   "owned by root and writable by nobody else"),
+		OPT_BOOL(0, "no-bind", &no_bind, "load only (argus_work_* for `argus instrument`)"),
+		OPT_END(),
+	};
+	int n = argus_opts_parse(&usage, opts, argc, argv, 0);
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!strcmp(a, "--pid")) {
-			if (live_parse_pid("inject", v, &pid))
-				return 2;
-			i++;
-		} else if (!strcmp(a, "--no-bind")) {
-			bind = false;
-		} else if (!strcmp(a, "--lib")) {
-			if (!v)
-				return msg_usage_error("inject", "--lib needs a path");
-			lib = v;
-			i++;
-		} else {
-			return msg_usage_error("inject", "unknown argument '%s'", msg_tstr(a));
-		}
-	}
+	if (n < 0)
+		return argus_opts_exit(n);
+	if (n)
+		return msg_usage_error("inject", "unexpected argument '%s'", msg_tstr(argv[0]));
 	if (!pid)
 		return msg_usage_error("inject", "--pid PID is required");
 	if (!lib) {
@@ -287,5 +290,5 @@ int cmd_inject(int argc, char **argv)
 			return 1;
 		lib = def;
 	}
-	return live_inject("inject", pid, lib, bind);
+	return live_inject("inject", (pid_t)pid, lib, !no_bind);
 }

@@ -201,6 +201,26 @@ static int via_uprobes(pid_t pid, const struct func_req *req, const struct argus
 	return 0;
 }
 
+static const struct argus_usage usage = {
+	.cmd = CMD,
+	.synopsis =
+	"argus instrument --pid PID --func FUNC --as KIND [--at-return KIND] [--lib PATH]\n"
+	"argus instrument --pid PID --func FUNC --as KIND --count-only\n"
+	"argus instrument --pid PID --func FUNC --as KIND --via uprobe\n"
+	"argus instrument --pid PID --func FUNC --remove\n"
+	"argus instrument --pid PID --schema FILE [--remove]\n"
+	"argus instrument --pid PID --list\n",
+	.about =
+	"  Patches the entry of a function of a running process (Detours-style:\n"
+	"  a jmp to a trampoline page near it, the displaced instructions\n"
+	"  relocated with capstone) so that each call first records a work-item\n"
+	"  event.  The interposer is injected first when the process has not\n"
+	"  loaded it.  Every thread is stopped while bytes change; none may be\n"
+	"  executing the bytes replaced (retried for 1 s).  Refused: a function\n"
+	"  shorter than 5 bytes, a jump inside it back into those bytes, an\n"
+	"  instruction capstone cannot relocate.\n",
+};
+
 int cmd_instrument(int argc, char **argv)
 {
 	static struct func_req req[MAX_SCHEMA_FUNCS];
@@ -216,36 +236,58 @@ int cmd_instrument(int argc, char **argv)
 	uint64_t hooks[MAX_SCHEMA_FUNCS] = { 0 };
 	int r, rc = 0;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+	uint32_t upid = 0;
+	const char *via = NULL;
+	const struct argus_opt opts[] = {
+		OPT_U32(0, "pid", &upid, "PID", "the running process", 1, INT32_MAX),
+		OPT_STRING(0, "func", &func, "FUNC",
+			   "[LIB:]SYMBOL (LIB: a mapped file's basename or a prefix of it,\n"
+			   "default the executable; .symtab, or .dynsym when stripped),\n"
+			   "0xADDR, or LIB+0xOFFSET (a virtual address as readelf shows it)"),
+		OPT_STRING(0, "as", &as, "KIND",
+			   "each call first records a work-item event with the\n"
+			   "function's first argument (rdi) as the item:\n"
+			   "enqueue    argus_work_enqueue(item)\n"
+			   "begin      argus_work_begin(item)   (dequeue: the same)\n"
+			   "end        argus_work_end(item)\n"
+			   "boundary   argus_work_boundary(item): cut the segment here"),
+		OPT_STRING(0, "at-return", &at_return, "KIND",
+			   "also at the function's return, with the same item\n"
+			   "(--as begin --at-return end: each call is one work item):\n"
+			   "the return address is swapped for a stub in the trampoline\n"
+			   "page.  Not for functions C++ exceptions unwind through;\n"
+			   "--remove waits until no hooked call is in flight"),
+		OPT_STRING(0, "lib", &lib, "PATH",
+			   "the interposer to inject first when the process has not\n"
+			   "loaded it (see argus inject)"),
+		OPT_BOOL(0, "count-only", &count_only,
+			 "patch with the hit counter alone (no hook, no interposer needed)"),
+		OPT_STRING(0, "via", &via, "patch|uprobe",
+			   "uprobe: no patch: a uprobe on the entry, whose BPF program\n"
+			   "writes a live_hit record (function, item, kind) into the\n"
+			   "running collector's ring; costs a trap per call\n"
+			   "(bench/live_hook.sh).  --remove takes it away (also --via\n"
+			   "uprobe).  patch: the default"),
+		OPT_BOOL(0, "remove", &remove,
+			 "put the original bytes back (kept in the trampoline's\n"
+			 "header page) and unmap the trampoline"),
+		OPT_BOOL(0, "list", &do_list,
+			 "the patches in PID: function, kinds, hits, calls in flight\n"
+			 "(and its uprobes)"),
+		OPT_STRING(0, "schema", &schema, "FILE",
+			   "apply (or --remove) every `instrument FUNC as KIND\n"
+			   "[at-return KIND]` line of a schema file (docs/schema.md)"),
+		OPT_END(),
+	};
 
-		if (!strcmp(a, "--remove")) {
-			remove = true;
-		} else if (!strcmp(a, "--count-only")) {
-			count_only = true;
-		} else if (!strcmp(a, "--list")) {
-			do_list = true;
-		} else if (!strcmp(a, "--via")) {
-			if (!v || (strcmp(v, "uprobe") && strcmp(v, "patch")))
-				return msg_usage_error(CMD, "--via needs patch or uprobe");
-			via_uprobe = !strcmp(v, "uprobe");
-			i++;
-		} else if (!strcmp(a, "--pid")) {
-			if (live_parse_pid(CMD, v, &pid))
-				return 2;
-			i++;
-		} else if (!strcmp(a, "--func") || !strcmp(a, "--as") || !strcmp(a, "--schema") ||
-			   !strcmp(a, "--lib") || !strcmp(a, "--at-return")) {
-			if (!v)
-				return msg_usage_error(CMD, "%s needs a value", a);
-			*(!strcmp(a, "--func") ? &func : !strcmp(a, "--as") ? &as :
-			  !strcmp(a, "--lib") ? &lib : !strcmp(a, "--at-return") ? &at_return
-			  : &schema) = v;
-			i++;
-		} else {
-			return msg_usage_error(CMD, "unknown argument '%s'", msg_tstr(a));
-		}
-	}
+	if ((r = argus_opts_parse(&usage, opts, argc, argv, 0)) < 0)
+		return argus_opts_exit(r);
+	if (r)
+		return msg_usage_error(CMD, "unexpected argument '%s'", msg_tstr(argv[0]));
+	if (via && strcmp(via, "uprobe") && strcmp(via, "patch"))
+		return msg_usage_error(CMD, "--via wants patch or uprobe, got '%s'", msg_tstr(via));
+	via_uprobe = via && !strcmp(via, "uprobe");
+	pid = (pid_t)upid;
 	if (!pid)
 		return msg_usage_error(CMD, "--pid PID is required");
 	if (do_list)

@@ -226,6 +226,15 @@ static int replace_file(const char *path, const char *text, size_t n, const stru
 	return 0;
 }
 
+static const struct argus_usage usage = {
+	.cmd = "lldb-init",
+	.synopsis = "argus lldb-init [--file LLDBINIT] [--plugin SO] [--print | --remove]\n",
+	.about =
+	"  Adds `plugin load .../libargus-lldb.so` to LLDBINIT (default ~/.lldbinit\n"
+	"  of the user running it: run it as the user who runs lldb, e.g. as root\n"
+	"  for lldb-16 run as root).  Idempotent; an older Argus line is replaced.\n",
+};
+
 int cmd_lldb_init(int argc, char **argv)
 {
 	const char *file = NULL, *plugin = NULL;
@@ -238,22 +247,19 @@ int cmd_lldb_init(int argc, char **argv)
 	unsigned dropped;
 	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	const struct argus_opt opts[] = {
+		OPT_STRING(0, "file", &file, "LLDBINIT", "the file to change (default ~/.lldbinit)"),
+		OPT_STRING(0, "plugin", &plugin, "SO",
+			   "the plugin to load (default: the one installed beside argus)"),
+		OPT_BOOL(0, "print", &print, "print the line, change nothing"),
+		OPT_BOOL(0, "remove", &remove, "take the Argus lines out again"),
+		OPT_END(),
+	};
 
-		if ((!strcmp(a, "--file") || !strcmp(a, "--plugin")) && i + 1 >= argc)
-			return msg_usage_error("lldb-init", "%s needs a path", a);
-		if (!strcmp(a, "--file"))
-			file = argv[++i];
-		else if (!strcmp(a, "--plugin"))
-			plugin = argv[++i];
-		else if (!strcmp(a, "--print"))
-			print = true;
-		else if (!strcmp(a, "--remove"))
-			remove = true;
-		else
-			return msg_usage_error("lldb-init", "unexpected argument '%s'", a);
-	}
+	if ((rc = argus_opts_parse(&usage, opts, argc, argv, 0)) < 0)
+		return argus_opts_exit(rc);
+	if (rc)
+		return msg_usage_error("lldb-init", "unexpected argument '%s'", msg_tstr(argv[0]));
 	if (print && remove)
 		return msg_usage_error("lldb-init", "--print and --remove do not go together");
 

@@ -19,40 +19,66 @@
 #include "trace_format.h"
 #include "units.h"
 
+static const struct argus_usage usage = {
+	.cmd = "record",
+	.synopsis =
+	"argus record -o FILE [--force] [--size SIZE] [--sample-hz HZ] [--no-irq] [--all-entries]\n"
+	"             [--no-unwind] [--wait-stacks] -- CMD [ARGS...]\n",
+	.about =
+	"  Traces the whole system while CMD runs, without the collector.  Exits\n"
+	"  with CMD's exit status.\n",
+};
+
 int cmd_record(int argc, char **argv)
 {
 	struct argus_collector_opts opts = { .sz = sizeof(opts), .zlevel = -1 };
 	const char *out = NULL;
 	char err[512], sz[32];
 	int i, go[2], status = 0;
+	bool force = false, wait_stacks = false;
 	pid_t child;
 
 	opts.probe.sz = sizeof(opts.probe);
-	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
-		if (!strcmp(argv[i], "-o") && i + 1 < argc)
-			out = argv[++i];
-		else if (!strcmp(argv[i], "--force"))
-			opts.out_flags |= ARGUS_OUT_FORCE;
-		else if (!strcmp(argv[i], "--size") && i + 1 < argc) {
-			if (argus_parse_size(argv[++i], &opts.ring_size) || opts.ring_size < (1u << 20))
-				return msg_usage_error("record", "bad --size '%s': use e.g. 512M (at least 1M)", argv[i]);
-		} else if (!strcmp(argv[i], "--sample-hz") && i + 1 < argc)
-			opts.probe.sample_hz = (uint32_t)atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--no-irq"))
-			opts.probe.no_irq = true;
-		else if (!strcmp(argv[i], "--all-entries"))
-			opts.probe.all_entries = true;
-		else if (!strcmp(argv[i], "--no-unwind"))
-			opts.no_unwind = true;
-		else if (!strcmp(argv[i], "--wait-stacks"))
-			opts.probe.block_copy = ARGUS_WAIT_STACK_COPY;
-		else
-			return msg_usage_error("record", "unexpected argument '%s'", argv[i]);
-	}
+	const struct argus_opt options[] = {
+		OPT_STRING('o', NULL, &out, "FILE",
+			   "created new, mode 0600; --force replaces a FILE argus did not\n"
+			   "create (a symbolic link is replaced, not followed)"),
+		OPT_BOOL(0, "force", &force, "replace such a FILE"),
+		OPT_SIZE(0, "size", &opts.ring_size, "SIZE",
+			 "bound the file as a ring of SIZE (like 512M; at least 1M)", 1u << 20, 0),
+		OPT_U32(0, "sample-hz", &opts.probe.sample_hz, "HZ", "on-CPU stack samples per second (default 49)",
+			0, 0),
+		OPT_BOOL(0, "no-irq", &opts.probe.no_irq, "leave out interrupt events"),
+		OPT_BOOL(0, "all-entries", &opts.probe.all_entries,
+			 "also record the entries (sys_enter) of read/write/send/recv\n"
+			 "calls; by default only their exits, which carry everything\n"
+			 "the graph uses"),
+		OPT_BOOL(0, "no-unwind", &opts.no_unwind,
+			 "keep frame-pointer stacks only (no DWARF unwinding of the\n"
+			 "sampler's stack copies: cheaper, but shallow stacks for\n"
+			 "programs built without frame pointers)"),
+		OPT_BOOL(0, "wait-stacks", &wait_stacks,
+			 "DWARF-unwindable stacks where threads block, too (a 1 KiB\n"
+			 "stack copy per blocking switch: deep waits in Debian's\n"
+			 "libraries, for more collector CPU; also for start)"),
+		OPT_END(),
+	};
+
+	/* `--` is kept: CMD comes only after it */
+	if ((i = argus_opts_parse(&usage, options, argc, argv, ARGUS_OPTS_KEEP_DASHDASH)) < 0)
+		return argus_opts_exit(i);
+	if (i && strcmp(argv[0], "--"))
+		return msg_usage_error("record", "unexpected argument '%s': the command to run goes"
+				       " after --", msg_tstr(argv[0]));
+	if (force)
+		opts.out_flags |= ARGUS_OUT_FORCE;
+	if (wait_stacks)
+		opts.probe.block_copy = ARGUS_WAIT_STACK_COPY;
 	if (!out)
 		return msg_usage_error("record", "needs -o FILE");
-	if (i >= argc - 1)
+	if (i < 2)
 		return msg_usage_error("record", "needs a command after --");
+	i = 0;      /* argv[i] is "--", argv[i + 1] CMD */
 	if (geteuid() != 0)
 		return msg_error("record", "need root to load BPF programs: run it as root");
 	/* refuse a bad -o before the command runs; the collector creates the

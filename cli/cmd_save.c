@@ -22,24 +22,37 @@
 #include "trace_format.h"
 #include "units.h"
 
+static const struct argus_usage usage = {
+	.cmd = "save",
+	.synopsis = "argus save [--last DURATION] -o FILE [--force]\n",
+	.about = "  Copies what the running collector holds into FILE, a trace of its own.\n",
+};
+
 int cmd_save(int argc, char **argv)
 {
 	const char *out = NULL;
 	uint64_t last = 0, from_ts = 0;
 	struct argus_error err = { 0 };
 	unsigned out_flags = 0;
+	bool force = false;
+	int n;
+	const struct argus_opt opts[] = {
+		OPT_DURATION(0, "last", &last, "DURATION",
+			     "only the last DURATION, like 30s, 5m, 1500ms (default:\n"
+			     "everything in the ring)", 1, 0),
+		OPT_STRING('o', NULL, &out, "FILE",
+			   "created new, mode 0600; a FILE argus did not create (another\n"
+			   "owner, wider mode, a link) is refused"),
+		OPT_BOOL(0, "force", &force, "replace such a FILE (a symbolic link is replaced, not followed)"),
+		OPT_END(),
+	};
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-o") && i + 1 < argc)
-			out = argv[++i];
-		else if (!strcmp(argv[i], "--force"))
-			out_flags |= ARGUS_OUT_FORCE;
-		else if (!strcmp(argv[i], "--last") && i + 1 < argc) {
-			if (argus_parse_duration(argv[++i], &last) || !last)
-				return msg_usage_error("save", "bad --last '%s': use e.g. 30s, 5m, 1500ms", argv[i]);
-		} else
-			return msg_usage_error("save", "unexpected argument '%s'", argv[i]);
-	}
+	if ((n = argus_opts_parse(&usage, opts, argc, argv, 0)) < 0)
+		return argus_opts_exit(n);
+	if (n)
+		return msg_usage_error("save", "unexpected argument '%s'", msg_tstr(argv[0]));
+	if (force)
+		out_flags |= ARGUS_OUT_FORCE;
 	if (!out)
 		return msg_usage_error("save", "needs -o FILE");
 	/* before asking the collector for anything: a refused -o costs nothing */

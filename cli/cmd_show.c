@@ -391,6 +391,17 @@ static void print_json(struct graph_open_ctx *c, uint32_t id)
 	printf("]}\n");
 }
 
+static const struct argus_usage usage = {
+	.cmd = "show",
+	.synopsis = "argus show FILE ID [--json] [--schema FILE] [--no-split]\n",
+	.about =
+	"  ID is a segment id as argus diagnose, hangs and graph print it (#261 or 261).\n"
+	"  Thread and process, times (s from the trace start and CLOCK_MONOTONIC ns),\n"
+	"  on-CPU time, how it began and ended, the wait that ended it and who ended\n"
+	"  that wait, its events (at most 200), the wait's user stack, its edges.\n"
+	"  Give --schema/--no-split as to the command that printed the id.\n",
+};
+
 int cmd_show(int argc, char **argv)
 {
 	static const char *const names[] = { "ID" };
@@ -398,8 +409,8 @@ int cmd_show(int argc, char **argv)
 	struct graph_open_ctx c;
 	int rc;
 
-	if ((rc = diag_front_parse_segs("show", argc, argv, &o, 1, names, NULL, NULL)))
-		return rc;
+	if ((rc = diag_front_parse_segs(&usage, NULL, argc, argv, &o, 1, names)))
+		return argus_opts_exit(rc);
 	if ((rc = diag_front_open_segs(&c, "show", &o)))
 		return rc;
 	if (o.json)

@@ -29,29 +29,15 @@ struct similar_opts {
 	bool kind;      /* --kind: the wait's object by its kind only */
 };
 
-static int flag(void *ctx, const char *cmd, const char *opt, const char *val)
-{
-	struct similar_opts *so = ctx;
-	uint32_t *max = &so->max;
-
-	if (!strcmp(opt, "--kind")) {
-		so->kind = true;
-		return 1;
-	}
-	if (strcmp(opt, "--max"))
-		return 0;
-	if (!val) {
-		msg_usage_error(cmd, "--max needs a number");
-		return -1;
-	}
-	if (diag_front_parse_u32(cmd, opt, val, max))
-		return -1;
-	if (*max > SIMILAR_MAX) {
-		msg_usage_error(cmd, "--max: at most %d", SIMILAR_MAX);
-		return -1;
-	}
-	return 2;
-}
+static const struct argus_usage usage = {
+	.cmd = "similar",
+	.synopsis = "argus similar FILE ID [--max N] [--kind] [--json] [--schema FILE] [--no-split]\n",
+	.about =
+	"  Ranks the other segments of ID's thread whose normalized event sets\n"
+	"  (distinct syscalls, the final wait and its object, threads woken and\n"
+	"  messaged) contain ID's or are contained in it: the candidates diagnose\n"
+	"  picks a normal run from.  Lower score is better.\n",
+};
 
 static const char *contains_sym(uint8_t c)
 {
@@ -187,8 +173,17 @@ int cmd_similar(int argc, char **argv)
 	uint32_t max;
 	int rc, n;
 
-	if ((rc = diag_front_parse_segs("similar", argc, argv, &o, 1, names, flag, &so)))
-		return rc;
+	const struct argus_opt opts[] = {
+		OPT_U32(0, "max", &so.max, "N", "at most N segments (default 10)", 1, SIMILAR_MAX),
+		OPT_BOOL(0, "kind", &so.kind,
+			 "the wait's object by its kind only (what diagnose falls back to,\n"
+			 "\"match\": \"kind\" in its JSON, when no run outside the hang waited\n"
+			 "on the same object)"),
+		OPT_END(),
+	};
+
+	if ((rc = diag_front_parse_segs(&usage, opts, argc, argv, &o, 1, names)))
+		return argus_opts_exit(rc);
 	max = so.max;
 	if ((rc = diag_front_open_segs(&c, "similar", &o)))
 		return rc;

@@ -33,7 +33,6 @@ struct slice_opts {
 	int picks[DIAG_MAX_PICKS];
 	uint32_t npicks;
 	uint32_t stop_tid;       /* 0 = none */
-	bool have_picks;
 };
 
 struct pick_ctx {
@@ -43,24 +42,19 @@ struct pick_ctx {
 	size_t len;
 };
 
-static int flag(void *ctx, const char *cmd, const char *opt, const char *val)
-{
-	struct slice_opts *so = ctx;
+static const struct argus_usage usage = {
+	.cmd = "slice",
+	.synopsis = "argus slice FILE ID [--pick N,N...] [--stop TID] [--json] [--schema FILE] [--no-split]\n",
+	.about =
+	"  The backward slice diagnose uses: from ID, the one inter-thread in-edge,\n"
+	"  else the thread's own previous segment, up to 32 steps.\n",
+};
 
-	if (strcmp(opt, "--pick") && strcmp(opt, "--stop"))
-		return 0;
-	if (!val) {
-		msg_usage_error(cmd, "%s needs a value", opt);
-		return -1;
-	}
-	if (!strcmp(opt, "--stop"))
-		return diag_front_parse_u32(cmd, opt, val, &so->stop_tid) ? -1 : 2;
-	if (so->have_picks) {
-		msg_usage_error(cmd, "--pick given twice: one list, like --pick 1,2,1");
-		return -1;
-	}
-	so->have_picks = true;
-	return diag_front_parse_picks(cmd, val, so->picks, &so->npicks) ? -1 : 2;
+static int pick_cb(const char *cmd, const struct argus_opt *opt, const char *s)
+{
+	struct slice_opts *so = opt->value;
+
+	return diag_front_parse_picks(cmd, s, so->picks, &so->npicks);
 }
 
 static int pick(void *vctx, const struct argus_graph *g, uint32_t seg, const uint32_t *ids,
@@ -241,8 +235,18 @@ int cmd_slice(int argc, char **argv)
 	struct graph_open_ctx c;
 	int rc, n;
 
-	if ((rc = diag_front_parse_segs("slice", argc, argv, &o, 1, names, flag, &so)))
-		return rc;
+	const struct argus_opt opts[] = {
+		{ OPT_(ARGUS_OPT_CALLBACK, 0, "pick", &so, "N,N...",
+		       "where two or more threads lead in, the edge that woke the\n"
+		       "segment is taken unless --pick gives the answers in order\n"
+		       "(1-based); the others are listed"),
+		  .flags = ARGUS_OPT_ONCE, .cb = pick_cb },
+		OPT_U32(0, "stop", &so.stop_tid, "TID", "stop after the first segment of thread TID", 1, 0),
+		OPT_END(),
+	};
+
+	if ((rc = diag_front_parse_segs(&usage, opts, argc, argv, &o, 1, names)))
+		return argus_opts_exit(rc);
 	if ((rc = diag_front_open_segs(&c, "slice", &o)))
 		return rc;
 	if (so.stop_tid && argus_graph__thread_by_tid(c.g, so.stop_tid) == ARGUS_NONE) {

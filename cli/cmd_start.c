@@ -16,21 +16,81 @@
 #include "mark_socket.h"
 #include "units.h"
 
-static const char *const bare_flags[] = {
-	"--no-irq", "--all-entries", "--no-unwind", "--wait-stacks", "--no-watch-interactive", NULL,
-};
-static const char *const value_flags[] = {
-	"--size", "--dir", "--sample-hz", "--watch", "--watch-uid", "--hang-threshold", "--hang-dir",
-	"--hang-before", "--hang-grace", "--hang-keep", "--hang-max-mb", "--mark-group", NULL,
+/* argusd's flags, which start checks and hands on: args[0..n) */
+struct pass {
+	char **args;
+	int n;
 };
 
-static bool in(const char *const *list, const char *s)
+/* --x or --x VALUE, as given, for argusd */
+static int pass_cb(const char *cmd, const struct argus_opt *opt, const char *arg)
 {
-	for (; *list; list++)
-		if (!strcmp(*list, s))
-			return true;
-	return false;
+	struct pass *p = opt->value;
+	char *flag;
+
+	(void)cmd;
+	if (!(flag = malloc(strlen(opt->long_name) + 3)))   /* lives until exec or exit */
+		return msg_error("start", "out of memory");
+	sprintf(flag, "--%s", opt->long_name);
+	p->args[p->n++] = flag;
+	if (arg)
+		p->args[p->n++] = (char *)arg;
+	return 0;
 }
+
+static int size_cb(const char *cmd, const struct argus_opt *opt, const char *arg)
+{
+	uint64_t size;
+
+	if (argus_parse_size(arg, &size) || size < (1u << 20))
+		return msg_usage_error(cmd, "--size wants a size of at least 1M, like 512M or 2G, got '%s'",
+				       msg_tstr(arg));
+	return pass_cb(cmd, opt, arg);
+}
+
+static int watch_cb(const char *cmd, const struct argus_opt *opt, const char *arg)
+{
+	if (!arg[0] || strchr(arg, '/'))
+		return msg_usage_error(cmd, "--watch wants a pid or a process name, got '%s'",
+				       msg_tstr(arg));
+	return pass_cb(cmd, opt, arg);
+}
+
+/* argusd does not chdir, but a relative hang dir is clearer resolved
+ * here, where the user typed it */
+static int hang_dir_cb(const char *cmd, const struct argus_opt *opt, const char *arg)
+{
+	char cwd[4096], *abs;
+	size_t len;
+
+	if (arg[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return pass_cb(cmd, opt, arg);
+	len = strlen(cwd) + strlen(arg) + 2;
+	if (!(abs = malloc(len)))                 /* lives until exec or exit */
+		return msg_error("start", "out of memory");
+	snprintf(abs, len, "%s/%s", cwd, arg);
+	return pass_cb(cmd, opt, abs);
+}
+
+static const struct argus_usage usage = {
+	.cmd = "start",
+	.synopsis =
+	"argus start [--size SIZE] [--dir DIR] [--sample-hz HZ] [--no-irq] [--all-entries] [--no-unwind]\n"
+	"            [--wait-stacks] [--watch PID|COMM]... [--watch-uid UIDS] [--no-watch-interactive]\n"
+	"            [--hang-threshold MS] [--hang-dir D] [--hang-before S] [--hang-grace S]\n"
+	"            [--hang-keep N] [--hang-max-mb MB] [--mark-group NAME|none]\n",
+	.about =
+	"  Starts argusd, which records system-wide into a bounded ring file\n"
+	"  DIR/ring.argus (default /var/lib/argus, 2G). Needs root.  Each flag\n"
+	"  once (--watch may repeat); argusd --help says more of each.\n",
+};
+
+/* every flag once but --watch, each handed on to argusd */
+#define PASS(name, argh, help) \
+	{ OPT_(ARGUS_OPT_CALLBACK, 0, name, &pass, argh, help), .flags = ARGUS_OPT_ONCE, .cb = pass_cb }
+#define PASS_BARE(name, help) \
+	{ OPT_(ARGUS_OPT_CALLBACK, 0, name, &pass, NULL, help), \
+	  .flags = ARGUS_OPT_ONCE | ARGUS_OPT_NOARG, .cb = pass_cb }
 
 /* The line on who may mark, from the daemon's status lines ("" none). */
 static void mark_group_line(const char *resp, char *line, size_t len)
@@ -54,59 +114,66 @@ static void mark_group_line(const char *resp, char *line, size_t len)
 
 int cmd_start(int argc, char **argv)
 {
-	char self[4096], argusd[4200], resp[4096], msg[600] = "", cwd[4096], mark_line[600];
+	char self[4096], argusd[4200], resp[4096], msg[600] = "", mark_line[600];
 	char **args;
 	int n = 0, pfd[2];
 	pid_t pid;
 
 	ctl_bin_dir(self, sizeof(self));
 	snprintf(argusd, sizeof(argusd), "%s/argusd", self);
-	/* argusd, every argument, --ready-fd FD and NULL */
-	args = calloc((size_t)argc + 4, sizeof(*args));
+	/* argusd, every argument (--x=V is two), --ready-fd FD and NULL */
+	args = calloc(2 * (size_t)argc + 4, sizeof(*args));
 	if (!args)
 		return msg_error("start", "out of memory");
 	args[n++] = argusd;
-	for (int i = 1; i < argc; i++) {
-		uint64_t size;
+	struct pass pass = { args, n };
+	const struct argus_opt opts[] = {
+		{ OPT_(ARGUS_OPT_CALLBACK, 0, "size", &pass, "SIZE", "the ring's size (default 2G, at least 1M)"),
+		  .flags = ARGUS_OPT_ONCE, .cb = size_cb },
+		PASS("dir", "DIR", "where the ring goes (default /var/lib/argus)"),
+		PASS("sample-hz", "HZ", "on-CPU stack samples per second (default 49)"),
+		PASS_BARE("no-irq", "do not record irq/softirq/workqueue events"),
+		PASS_BARE("all-entries",
+			  "also record the entries (sys_enter) of read/write/send/recv\n"
+			  "calls; by default only their exits, which carry everything\n"
+			  "the graph uses"),
+		PASS_BARE("no-unwind", "keep frame-pointer stacks only (no DWARF unwinding)"),
+		PASS_BARE("wait-stacks", "DWARF-unwindable stacks where threads block, too"),
+		OPT_CALLBACK(0, "watch", &pass, "PID|COMM",
+			     "watch that process, or every process of that name, for\n"
+			     "hangs (repeatable); display servers' clients are watched too\n"
+			     "unless --no-watch-interactive.  A hang (no return for MS,\n"
+			     "default 2000) is kept by itself in D (default DIR/hangs):\n"
+			     "the ring from S (10s) before it, with its diagnosis; at most\n"
+			     "N (20) snapshots per uid and MB (512) MiB in all.  `argus\n"
+			     "hangs --saved` lists them", watch_cb),
+		PASS("watch-uid", "UIDS",
+		     "--watch COMM watches only the processes of these users\n"
+		     "(uids or user names, comma-separated, or all; default 0,\n"
+		     "root's only: any user can give a process any name).\n"
+		     "--watch PID is not limited"),
+		PASS_BARE("no-watch-interactive", "do not watch display servers' clients"),
+		PASS("hang-threshold", "MS", "a watched thread that has not come back for MS is\n"
+		     "hung (default 2000)"),
+		{ OPT_(ARGUS_OPT_CALLBACK, 0, "hang-dir", &pass, "D", "where hang snapshots go (DIR/hangs)"),
+		  .flags = ARGUS_OPT_ONCE, .cb = hang_dir_cb },
+		PASS("hang-before", "S", "ring kept ahead of a hang's start (default 10s)"),
+		PASS("hang-grace", "S", "an ongoing hang is saved at threshold + S (default 3s)"),
+		PASS("hang-keep", "N", "snapshots kept per uid, oldest removed first (default 20)"),
+		PASS("hang-max-mb", "MB", "their total size at most (default 512; the uid holding\n"
+		     "the most loses its oldest first)"),
+		PASS("mark-group", "NAME|none", "members of group NAME may send `argus mark` (default\n"
+		     "" ARGUS_DEFAULT_MARK_GROUP "; none: marks are root-only)"),
+		OPT_END(),
+	};
+	int rest = argus_opts_parse(&usage, opts, argc, argv, 0);
 
-		/* each flag once, but --watch, which adds a process each time */
-		for (int j = 1; j < i; j++)
-			if (!strcmp(argv[j], argv[i]) && strcmp(argv[i], "--watch") &&
-			    (in(bare_flags, argv[i]) || in(value_flags, argv[i]))) {
-				free(args);
-				return msg_usage_error("start", "%s given twice: give each flag once (--watch may repeat)",
-						       argv[i]);
-			}
-		if (in(bare_flags, argv[i])) {
-			args[n++] = argv[i];
-			continue;
-		}
-		if (!in(value_flags, argv[i]) || i + 1 >= argc) {
-			free(args);
-			return msg_usage_error("start", "unexpected argument '%s'", argv[i]);
-		}
-		if (!strcmp(argv[i], "--size") && (argus_parse_size(argv[i + 1], &size) || size < (1u << 20))) {
-			free(args);
-			return msg_usage_error("start", "bad --size '%s': use e.g. 512M or 2G (at least 1M)", argv[i + 1]);
-		}
-		if (!strcmp(argv[i], "--watch") && (!argv[i + 1][0] || strchr(argv[i + 1], '/'))) {
-			free(args);
-			return msg_usage_error("start", "bad --watch '%s': give a pid or a process name", argv[i + 1]);
-		}
-		args[n++] = argv[i];
-		/* argusd does not chdir, but a relative hang dir is clearer
-		 * resolved here, where the user typed it */
-		if (!strcmp(argv[i], "--hang-dir") && argv[i + 1][0] != '/' && getcwd(cwd, sizeof(cwd))) {
-			size_t len = strlen(cwd) + strlen(argv[i + 1]) + 2;
-			char *abs = malloc(len);
-			if (abs) {
-				snprintf(abs, len, "%s/%s", cwd, argv[i + 1]);
-				args[n++] = abs; /* lives until exec or exit */
-				i++;
-				continue;
-			}
-		}
-		args[n++] = argv[++i];
+	n = pass.n;
+	if (rest != 0) {
+		free(args);
+		if (rest < 0)
+			return argus_opts_exit(rest);
+		return msg_usage_error("start", "unexpected argument '%s'", msg_tstr(argv[0]));
 	}
 	if (geteuid() != 0) {
 		free(args);
@@ -210,12 +277,21 @@ int cmd_start(int argc, char **argv)
 	return 0;
 }
 
+static const struct argus_usage stop_usage = {
+	.cmd = "stop",
+	.synopsis = "argus stop\n",
+	.about = "  Stops the collector; its ring stays on disk.\n",
+};
+
 int cmd_stop(int argc, char **argv)
 {
+	static const struct argus_opt none[] = { OPT_END() };
 	char sock[256], resp[256];
+	int n;
 
-	(void)argv;
-	if (argc > 1)
+	if ((n = argus_opts_parse(&stop_usage, none, argc, argv, 0)) < 0)
+		return argus_opts_exit(n);
+	if (n)
 		return msg_usage_error("stop", "takes no arguments");
 	if (ctl_request("stop", "stop", resp, sizeof(resp)))
 		return 1;
@@ -255,15 +331,28 @@ static int mark_as_user(const char *req)
 	return 0;
 }
 
+static const struct argus_usage mark_usage = {
+	.cmd = "mark",
+	.synopsis = "argus mark TEXT...\n",
+	.about =
+	"  Adds TEXT (the words joined by spaces) to the running collector's trace\n"
+	"  as a mark: `argus hangs` lists the marked interval, `argus diagnose\n"
+	"  --mark TEXT` takes it.  Text that starts with '-': argus mark -- TEXT.\n",
+};
+
 int cmd_mark(int argc, char **argv)
 {
+	static const struct argus_opt none[] = { OPT_END() };
 	char req[ARGUS_CONTROL_MAX], resp[256];
 	size_t n;
 
-	if (argc < 2)
+	/* the words from the first one that is not an option are the text */
+	if ((argc = argus_opts_parse(&mark_usage, none, argc, argv, ARGUS_OPTS_STOP_AT_NON_OPTION)) < 0)
+		return argus_opts_exit(argc);
+	if (argc < 1)
 		return msg_usage_error("mark", "needs the annotation text");
 	n = (size_t)snprintf(req, sizeof(req), "mark");
-	for (int i = 1; i < argc && n < sizeof(req); i++)
+	for (int i = 0; i < argc && n < sizeof(req); i++)
 		n += (size_t)snprintf(req + n, sizeof(req) - n, " %s", argv[i]);
 	if (n >= sizeof(req))
 		return msg_usage_error("mark", "text too long (at most %d bytes)", ARGUS_CONTROL_MAX - 8);

@@ -20,15 +20,27 @@ static double get(const char *resp, const char *key)
 	return p ? strtod(p + strlen(k), NULL) : 0;
 }
 
+static const struct argus_usage usage = {
+	.cmd = "status",
+	.synopsis = "argus status [--raw]\n",
+	.about = "  The running collector's event rates, ring fill, lost events and CPU.\n",
+};
+
 int cmd_status(int argc, char **argv)
 {
 	char resp[8192], ring[4096] = "?", a[32], b[32];
 	const char *p;
+	bool raw = false;
+	const struct argus_opt opts[] = {
+		OPT_BOOL(0, "raw", &raw, "the collector's own KEY=VALUE lines, for scripts"),
+		OPT_END(),
+	};
+	int n = argus_opts_parse(&usage, opts, argc, argv, 0);
 
-	bool raw = argc == 2 && !strcmp(argv[1], "--raw");
-
-	if (argc > 1 && !raw)
-		return msg_usage_error("status", "unexpected argument '%s'", argv[1]);
+	if (n < 0)
+		return argus_opts_exit(n);
+	if (n)
+		return msg_usage_error("status", "unexpected argument '%s'", msg_tstr(argv[0]));
 	if (ctl_request("status", "status", resp, sizeof(resp)))
 		return 1;
 	if (raw) {

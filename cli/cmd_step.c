@@ -12,11 +12,9 @@ int cmd_step(int argc, char **argv)
 	struct argus_stepper *s;
 	int rc;
 
-	if (cli_wants_help(argc, argv))
-		return cli_help(CMD);
 	rc = step_front_step_parse(argc, argv, &o);
 	if (rc)
-		return rc;
+		return rc < 0 ? 0 : rc;   /* the help, or an error */
 	if (o.fast)
 		return step_front_step_fast(o.pid, o.tid, o.count, o.timeout, o.record, o.json);
 	s = step_front_open(CMD, o.pid, o.tid, o.timeout);

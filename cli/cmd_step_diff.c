@@ -48,6 +48,16 @@ static void json_side(const char *name, const struct argus_step_rec *r, size_t a
 	printf("]}");
 }
 
+static const struct argus_usage usage = {
+	.cmd = CMD,
+	.synopsis = "argus step-diff A B [--json]\n",
+	.about =
+	"  A: a recording of the normal case, B: of the hang (argus step --record).\n"
+	"  Aligns them by control flow (same function+offset) and prints the first\n"
+	"  divergence: the branch, where each went, its condition's inputs on each\n"
+	"  side (registers, memory: address and value) and the loop around it.\n",
+};
+
 int cmd_step_diff(int argc, char **argv)
 {
 	const char *pa = NULL, *pb = NULL;
@@ -58,20 +68,18 @@ int cmd_step_diff(int argc, char **argv)
 	char where[300];
 	int rc = 0;
 
-	if (cli_wants_help(argc, argv))
-		return cli_help(CMD);
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = true;
-		else if (argv[i][0] == '-' && argv[i][1])
-			return msg_usage_error(CMD, "unknown option %s", msg_tstr(argv[i]));
-		else if (!pa)
-			pa = argv[i];
-		else if (!pb)
-			pb = argv[i];
-		else
-			return msg_usage_error(CMD, "three recordings given: A (normal) and B (hang) only");
-	}
+	const struct argus_opt opts[] = {
+		OPT_BOOL(0, "json", &json, "the divergence as JSON"),
+		OPT_END(),
+	};
+	int n = argus_opts_parse(&usage, opts, argc, argv, 0);
+
+	if (n < 0)
+		return argus_opts_exit(n);
+	if (n > 2)
+		return msg_usage_error(CMD, "three recordings given: A (normal) and B (hang) only");
+	pa = n > 0 ? argv[0] : NULL;
+	pb = n > 1 ? argv[1] : NULL;
 	if (!pb)
 		return msg_usage_error(CMD, "two recordings needed: A (normal) and B (hang)");
 	if (!(a = argus_step_rec__load(pa, &err)) || !(b = argus_step_rec__load(pb, &err))) {

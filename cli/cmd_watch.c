@@ -67,46 +67,75 @@ static int print_list(const char *resp)
 	return 0;
 }
 
+static const struct argus_usage usage = {
+	.cmd = "watch",
+	.synopsis =
+	"argus watch --pid PID --addr ADDR [--len N] [--reader TID]\n"
+	"argus watch --list\n"
+	"argus watch --remove ID | --remove --pid PID | --remove --all\n",
+	.about =
+	"  Arms a hardware write watchpoint (x86: 4 debug registers per thread)\n"
+	"  on every thread of PID, and on the threads it creates later.  Each\n"
+	"  write becomes a `hwwatch` event in the running collector's trace\n"
+	"  (tid, time, ip, address, new value, user stack); the graph turns\n"
+	"  them into `dataflag` edges.  Find ADDR with `argus flag --pid PID`.\n"
+	"  Watches of a process are removed when it exits or execs.\n",
+};
+
+/* --addr, --len, --reader: a number into *value, checked as the
+ * collector will (0 is no address, no reader) */
+static int num_cb(const char *cmd, const struct argus_opt *opt, const char *arg)
+{
+	uint64_t v;
+
+	if (!strcmp(opt->long_name, "addr")) {
+		if (parse_num(arg, &v) || !v)
+			return msg_usage_error(cmd, "bad --addr '%s': use hex (0x...) or decimal",
+					       msg_tstr(arg));
+	} else if (!strcmp(opt->long_name, "len")) {
+		if (parse_num(arg, &v) || (v != 1 && v != 2 && v != 4 && v != 8))
+			return msg_usage_error(cmd, "bad --len '%s': must be 1, 2, 4 or 8 bytes",
+					       msg_tstr(arg));
+	} else if (parse_num(arg, &v) || !v || v > INT32_MAX) {
+		return msg_usage_error(cmd, "bad --reader '%s': give a thread id", msg_tstr(arg));
+	}
+	*(uint64_t *)opt->value = v;
+	return 0;
+}
+
 int cmd_watch(int argc, char **argv)
 {
-	uint64_t pid = 0, addr = 0, len = 4, id = 0, reader = 0;
-	bool have_pid = false, have_addr = false, list = false, remove = false, all = false;
+	uint64_t addr = 0, len = 4, id = 0, reader = 0;
+	uint32_t pid = 0;
+	bool have_pid, have_addr, list = false, remove = false, all = false;
 	const char *rid = NULL;
 	char req[256], resp[16384];
+	const struct argus_opt opts[] = {
+		OPT_U32(0, "pid", &pid, "PID", "the process whose threads are watched", 1, INT32_MAX),
+		OPT_CALLBACK(0, "addr", &addr, "ADDR", "hex (0x...) or decimal, aligned to N", num_cb),
+		OPT_CALLBACK(0, "len", &len, "N", "1, 2, 4 or 8 bytes (default 4)", num_cb),
+		OPT_CALLBACK(0, "reader", &reader, "TID",
+			     "the thread of PID that spins on the flag (the one\n"
+			     "`argus flag --tid` stepped): every write is an edge to\n"
+			     "where it leaves the spin, even a pure busy spin that\n"
+			     "makes no syscall (without it the spinner is recognized\n"
+			     "by its sched_yield/nanosleep calls)", num_cb),
+		OPT_BOOL(0, "list", &list, "the watches armed, with their writes so far"),
+		OPT_BOOL(0, "remove", &remove, "remove watch ID, PID's watches (--pid) or all (--all)"),
+		OPT_BOOL(0, "all", &all, "with --remove: every watch"),
+		OPT_END(),
+	};
+	int n = argus_opts_parse(&usage, opts, argc, argv, 0);
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--pid") && i + 1 < argc) {
-			if (parse_num(argv[++i], &pid) || !pid || pid > INT32_MAX)
-				return msg_usage_error("watch", "bad --pid '%s'", argv[i]);
-			have_pid = true;
-		} else if (!strcmp(a, "--addr") && i + 1 < argc) {
-			if (parse_num(argv[++i], &addr) || !addr)
-				return msg_usage_error("watch", "bad --addr '%s': use hex (0x...) or decimal",
-						       argv[i]);
-			have_addr = true;
-		} else if (!strcmp(a, "--len") && i + 1 < argc) {
-			if (parse_num(argv[++i], &len) ||
-			    (len != 1 && len != 2 && len != 4 && len != 8))
-				return msg_usage_error("watch", "bad --len '%s': must be 1, 2, 4 or 8 bytes",
-						       argv[i]);
-		} else if (!strcmp(a, "--reader") && i + 1 < argc) {
-			if (parse_num(argv[++i], &reader) || !reader || reader > INT32_MAX)
-				return msg_usage_error("watch", "bad --reader '%s': give a thread id",
-						       argv[i]);
-		} else if (!strcmp(a, "--list")) {
-			list = true;
-		} else if (!strcmp(a, "--remove")) {
-			remove = true;
-			if (i + 1 < argc && argv[i + 1][0] != '-')
-				rid = argv[++i];
-		} else if (!strcmp(a, "--all")) {
-			all = true;
-		} else {
-			return msg_usage_error("watch", "unexpected argument '%s'", a);
-		}
-	}
+	if (n < 0)
+		return argus_opts_exit(n);
+	/* --remove ID: the one positional */
+	if (n > 1 || (n == 1 && !remove))
+		return msg_usage_error("watch", "unexpected argument '%s'", msg_tstr(argv[n - 1]));
+	if (n == 1)
+		rid = argv[0];
+	have_pid = pid != 0;
+	have_addr = addr != 0;      /* num_cb refuses 0 */
 	if (reader && (list || remove))
 		return msg_usage_error("watch", "--reader goes with --pid and --addr");
 	if (list) {
@@ -124,7 +153,7 @@ int cmd_watch(int argc, char **argv)
 				return msg_usage_error("watch", "bad watch id '%s'", rid);
 			snprintf(req, sizeof(req), "watch remove %" PRIu64, id);
 		} else if (have_pid) {
-			snprintf(req, sizeof(req), "watch remove-pid %" PRIu64, pid);
+			snprintf(req, sizeof(req), "watch remove-pid %" PRIu32, pid);
 		} else {
 			snprintf(req, sizeof(req), "watch remove-all");
 		}

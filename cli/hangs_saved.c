@@ -418,36 +418,41 @@ static void print_json(const char *dir, struct saved *v, size_t n)
 	printf("]}\n");
 }
 
+static const struct argus_usage saved_usage = {
+	.cmd = "hangs",
+	.synopsis = "argus hangs --saved [--hang-dir D] [--json]\n",
+	.about =
+	"  Lists the hang snapshots argusd kept by itself (argus start --watch,\n"
+	"  interactive processes), newest first: when, process, pid/tid, duration,\n"
+	"  kind and the culprit of their diagnosis.\n"
+	"  `argus diagnose SNAPSHOT --pid PID` opens any of them.\n",
+};
+
 int hangs_saved_cmd(int argc, char **argv)
 {
 	char dir[4096] = "", resp[8192];
 	struct argus_hang_file *files = NULL;
 	struct saved *v;
-	bool json = false;
+	bool json = false, saved;
+	const char *hang_dir = NULL;
 	size_t n = 0;
 	int e;
+	const struct argus_opt opts[] = {
+		OPT_BOOL(0, "saved", &saved, "list the snapshots (this form of argus hangs)"),
+		OPT_STRING(0, "hang-dir", &hang_dir, "D",
+			   "the snapshots' directory (default: the running collector's,\n"
+			   "else " ARGUS_DEFAULT_HANG_DIR ")"),
+		OPT_BOOL(0, "json", &json, "as JSON"),
+		OPT_END(),
+	};
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--saved"))
-			continue;
-		if (!strcmp(argv[i], "--json")) {
-			json = true;
-		} else if (!strcmp(argv[i], "--hang-dir") && i + 1 < argc) {
-			snprintf(dir, sizeof(dir), "%s", argv[++i]);
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("argus hangs --saved [--hang-dir D] [--json]\n"
-			       "  Lists the hang snapshots argusd kept by itself (argus start --watch,\n"
-			       "  interactive processes), newest first: when, process, pid/tid, duration,\n"
-			       "  kind and the culprit of their diagnosis.  D: the running collector's\n"
-			       "  hang directory, else %s.\n"
-			       "  `argus diagnose SNAPSHOT --pid PID` opens any of them.\n",
-			       ARGUS_DEFAULT_HANG_DIR);
-			return 0;
-		} else {
-			return msg_usage_error("hangs", "--saved lists the kept snapshots: unexpected '%s'"
-					       " (it takes only --hang-dir D and --json)", argv[i]);
-		}
-	}
+	if ((e = argus_opts_parse(&saved_usage, opts, argc, argv, 0)) < 0)
+		return argus_opts_exit(e);
+	if (e)
+		return msg_usage_error("hangs", "--saved lists the kept snapshots: unexpected '%s'"
+				       " (it takes only --hang-dir D and --json)", msg_tstr(argv[0]));
+	if (hang_dir)
+		snprintf(dir, sizeof(dir), "%s", hang_dir);
 	if (!dir[0]) {
 		char sock[256];
 		const char *p;

@@ -255,11 +255,28 @@ private:
 	bool was_;
 };
 
+// The words as typed, but --NAME=VALUE as two words, --NAME VALUE: the
+// option parser (analysis/parse_opts.h) reads both forms the same, and
+// the plugin's own look-ups below (has, take_opt: --pid, --last,
+// --schema...) then see one.  --until-end=S stays whole: its value comes
+// only after '=' (take_until_end).  After `--` nothing is an option.
 Args to_args(char **command)
 {
 	Args a;
-	for (char **p = command; p && *p; p++)
-		a.emplace_back(*p);
+	bool options = true;
+	for (char **p = command; p && *p; p++) {
+		std::string w = *p;
+		size_t eq = w.find('=');
+		if (w == "--")
+			options = false;
+		if (options && w.compare(0, 2, "--") == 0 && eq != std::string::npos && eq > 2 &&
+		    w.compare(0, eq, "--until-end") != 0) {
+			a.emplace_back(w.substr(0, eq));
+			a.emplace_back(w.substr(eq + 1));
+		} else {
+			a.emplace_back(w);
+		}
+	}
 	return a;
 }
 

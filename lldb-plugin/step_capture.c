@@ -41,7 +41,7 @@ int argus_capture_step(int argc, char **argv)
 
 		rc = step_front_step_parse(argc, argv, &o);
 		if (rc)
-			return rc;
+			return rc < 0 ? 0 : rc;   /* the help (printed), or an error */
 		if (o.fast) {
 			step_front_step_opts_free(&o);
 			return msg_usage_error("step", "--fast injects a SIGTRAP handler through ptrace,"
@@ -60,7 +60,7 @@ int argus_capture_step(int argc, char **argv)
 
 		rc = step_front_flag_parse(argc, argv, &o);
 		if (rc)
-			return rc;
+			return rc < 0 ? 0 : rc;   /* the help (printed), or an error */
 		o.host = true;
 		s = open_thread("flag", o.pid, o.tid, o.syscall_ms);
 		rc = s ? step_front_flag_run(s, &o) : 1;

@@ -2,7 +2,8 @@
 """gen-manpages.py ARGUS ARGUSD OUTDIR - the man pages and the bash
 completion of Argus, written from what the built binaries print for
 --help, so that neither can drift from the commands' own usage text
-(cli/argus.c's command table, collector/argusd.c's usage):
+(cli/argus.c's command list, each command's option table and usage,
+analysis/parse_opts.h; collector/argusd.c's usage):
 
   OUTDIR/man1/argus.1           the command list (argus --help)
   OUTDIR/man1/argus-COMMAND.1   one page a command (argus COMMAND --help),

@@ -29,6 +29,7 @@
 #include "argus_graph.h"
 #include "ctl_client.h"
 #include "msg.h"
+#include "parse_opts.h"
 #include "step_front.h"
 
 #define CMD "flag"
@@ -43,51 +44,51 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static const struct argus_usage usage = {
+	.cmd = CMD,
+	.synopsis =
+	"argus flag --pid PID [--tid TID] [--normal FILE] [--json] [--record FILE]\n"
+	"           [--max N] [--timeout SEC] [--syscall-timeout MS] [--watch]\n",
+	.about =
+	"  Steps the spinning thread (a yield loop, a sleep-retry loop, a busy spin)\n"
+	"  for a few turns of its loop (at most N instructions, default 200000, or\n"
+	"  SEC seconds, default 10), leaves it running, and prints the flag: the\n"
+	"  memory its loop's exit test reads that the thread itself never writes:\n"
+	"  address, size, symbol (or mapping+offset for heap and stack), the value\n"
+	"  seen, and the instruction that reads it.  Then watch it: argus watch.\n",
+};
+
 int step_front_flag_parse(int argc, char **argv, struct step_front_flag_opts *o)
 {
 	struct argus_step_err err;
+	int n;
 
 	memset(o, 0, sizeof(*o));
 	o->max = 200000;
 	o->timeout_s = 10;
 	o->syscall_ms = 5000;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		uint32_t *dst = NULL;
+	const struct argus_opt opts[] = {
+		OPT_U32(0, "pid", &o->pid, "PID", "the process", 1, 0),
+		OPT_U32(0, "tid", &o->tid, "TID", "its spinning thread (default: the main thread)", 1, 0),
+		OPT_STRING(0, "normal", &o->normal, "FILE",
+			   "a recording of the same code when it did not hang: the\n"
+			   "flag is the memory read by the first divergent branch"),
+		OPT_STRING(0, "record", &o->record, "FILE", "keep this recording (docs/step-format.md)"),
+		OPT_BOOL(0, "json", &o->json, "the flag as JSON"),
+		OPT_U32(0, "max", &o->max, "N", "at most N instructions (default 200000)", 1, 0),
+		OPT_U32(0, "timeout", &o->timeout_s, "SEC", "at most SEC seconds (default 10)", 1, 0),
+		OPT_U32(0, "syscall-timeout", &o->syscall_ms, "MS",
+			"how long a stepped-over syscall may block (default 5000)", 1, 0),
+		OPT_BOOL(0, "watch", &o->watch,
+			 "then arm argus watch on the flag, the stepped thread its\n"
+			 "reader (the collector must be running)"),
+		OPT_END(),
+	};
 
-		if (!strcmp(a, "--json")) {
-			o->json = true;
-			continue;
-		}
-		if (!strcmp(a, "--watch")) {
-			o->watch = true;
-			continue;
-		}
-		if (!strcmp(a, "--pid"))
-			dst = &o->pid;
-		else if (!strcmp(a, "--tid"))
-			dst = &o->tid;
-		else if (!strcmp(a, "--max"))
-			dst = &o->max;
-		else if (!strcmp(a, "--timeout"))
-			dst = &o->timeout_s;
-		else if (!strcmp(a, "--syscall-timeout"))
-			dst = &o->syscall_ms;
-		if (dst) {
-			if (step_front_u32(CMD, a, v, dst))
-				return 2;
-			i++;
-			continue;
-		}
-		if (!strcmp(a, "--normal") || !strcmp(a, "--record")) {
-			if (!v)
-				return msg_usage_error(CMD, "%s needs a file", a);
-			*(a[2] == 'n' ? &o->normal : &o->record) = v;
-			i++;
-			continue;
-		}
-		return msg_usage_error(CMD, "unknown argument %s", msg_tstr(a));
-	}
+	if ((n = argus_opts_parse(&usage, opts, argc, argv, 0)) < 0)
+		return n == ARGUS_OPT_HELP ? n : 2;
+	if (n)
+		return msg_usage_error(CMD, "unexpected argument '%s'", msg_tstr(argv[0]));
 	if (!o->pid)
 		return msg_usage_error(CMD, "--pid PID is required");
 	/* a bad --normal costs no stepping */

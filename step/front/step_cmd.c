@@ -23,6 +23,7 @@
 #include "argus_graph.h"
 #include "ctl_client.h"
 #include "msg.h"
+#include "parse_opts.h"
 #include "step_front.h"
 
 #define CMD "step"
@@ -84,40 +85,59 @@ int step_front_step_fast(uint32_t pid, uint32_t tid, uint32_t count, uint32_t ti
 				     n, count, timeout) : 0;
 }
 
+static const struct argus_usage usage = {
+	.cmd = CMD,
+	.synopsis =
+	"argus step --pid PID [--tid TID] [--count N | --until COND] [--record FILE] [--json]\n"
+	"           [--syscall-timeout MS] [--fast]\n",
+	.about =
+	"  Stops thread TID (default: the main thread) with ptrace, executes N\n"
+	"  instructions (default 100) one at a time, then detaches: it runs on.\n"
+	"  Each: address, symbol+offset, disassembly, the registers it changed\n"
+	"  (new values), memory it read ([addr]:size->value) or wrote (<-value).\n"
+	"  Syscalls are stepped over (at most MS blocked, default 5000); signals\n"
+	"  are delivered to the thread.\n",
+};
+
 int step_front_step_parse(int argc, char **argv, struct step_front_step_opts *o)
 {
 	char cerr[200];
+	int n;
 
 	memset(o, 0, sizeof(*o));
 	o->timeout = 5000;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+	const struct argus_opt opts[] = {
+		OPT_U32(0, "pid", &o->pid, "PID", "the process", 1, 0),
+		OPT_U32(0, "tid", &o->tid, "TID", "its thread (default: the main thread)", 1, 0),
+		OPT_U32(0, "count", &o->count, "N",
+			"instructions to step (default 100; with --until, at most\n"
+			"1000000)", 1, 0),
+		OPT_STRING(0, "until", &o->until, "COND",
+			   "step until COND holds (at most --count, default 1000000):\n"
+			   "REG OP VALUE          rip == 0x401136, rax != 0\n"
+			   "memN(ADDR) OP VALUE   N = 8/16/32/64: mem32(0x404028) != 0\n"
+			   "left FUNC             the thread left function FUNC (a\n"
+			   "                      return or jump out; its calls do not count)\n"
+			   "OP: == != < > <= >= (unsigned); numbers decimal or 0x..."),
+		OPT_STRING(0, "record", &o->record, "FILE",
+			   "write the instructions to FILE (docs/step-format.md) for\n"
+			   "argus step-diff / argus flag --normal; prints a summary"),
+		OPT_BOOL(0, "json", &o->json, "the instructions as JSON"),
+		OPT_U32(0, "syscall-timeout", &o->timeout, "MS",
+			"how long a stepped-over syscall may block (default 5000)", 1, 0),
+		OPT_BOOL(0, "fast", &o->fast,
+			 "the thread steps itself through a SIGTRAP handler argus\n"
+			 "puts in the process (several times faster, N instructions,\n"
+			 "no --until): registers and memory addresses, no memory\n"
+			 "values; the process's own SIGTRAP action is set aside\n"
+			 "meanwhile (MS: how long it may take, default 5000)"),
+		OPT_END(),
+	};
 
-		if (!strcmp(a, "--json")) {
-			o->json = true;
-			continue;
-		}
-		if (!strcmp(a, "--fast")) {
-			o->fast = true;
-			continue;
-		}
-		if (!strcmp(a, "--pid") || !strcmp(a, "--tid") || !strcmp(a, "--count") ||
-		    !strcmp(a, "--syscall-timeout")) {
-			uint32_t *dst = a[2] == 'p' ? &o->pid : a[2] == 't' ? &o->tid :
-					a[2] == 'c' ? &o->count : &o->timeout;
-
-			if (step_front_u32(CMD, a, v, dst))
-				return 2;
-			i++;
-		} else if (!strcmp(a, "--until") || !strcmp(a, "--record")) {
-			if (!v)
-				return msg_usage_error(CMD, "%s needs a value", a);
-			*(a[2] == 'u' ? &o->until : &o->record) = v;
-			i++;
-		} else {
-			return msg_usage_error(CMD, "unknown argument %s", msg_tstr(a));
-		}
-	}
+	if ((n = argus_opts_parse(&usage, opts, argc, argv, 0)) < 0)
+		return n == ARGUS_OPT_HELP ? n : 2;
+	if (n)
+		return msg_usage_error(CMD, "unexpected argument '%s'", msg_tstr(argv[0]));
 	if (!o->pid)
 		return msg_usage_error(CMD, "--pid PID is required");
 	if (o->until) {

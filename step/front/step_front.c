@@ -27,25 +27,6 @@ void step_front_catch_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-int step_front_u32(const char *cmd, const char *opt, const char *val, uint32_t *out)
-{
-	char *end;
-	unsigned long v;
-
-	if (!val) {
-		msg_usage_error(cmd, "%s needs a value", opt);
-		return -1;
-	}
-	errno = 0;
-	v = strtoul(val, &end, 10);
-	if (errno || end == val || *end || v == 0 || v > UINT32_MAX || val[0] == '-') {
-		msg_usage_error(cmd, "%s %s: expected a positive number", opt, msg_tstr(val));
-		return -1;
-	}
-	*out = (uint32_t)v;
-	return 0;
-}
-
 struct argus_stepper *step_front_open(const char *cmd, uint32_t pid, uint32_t tid,
 				    uint32_t syscall_timeout_ms)
 {

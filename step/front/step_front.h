@@ -16,8 +16,10 @@
  * host that owns the process (the lldb plugin) parses with the same
  * functions, opens the thread over its own backend
  * (argus_step__open_backend) and calls the same run, so the text and the
- * JSON are the same.  parse: 0, or the exit code after printing the error
- * (2 usage, 1 a bad --normal file).  run: takes s and closes it (ptrace
+ * JSON are the same.  parse (the options' tables and usage are beside
+ * it, parse_opts.h): 0, or the exit code after printing the error (2
+ * usage, 1 a bad --normal file), or ARGUS_OPT_HELP (< 0) after printing
+ * the help to stdout (exit 0).  run: takes s and closes it (ptrace
  * detaches: the thread runs on; lldb's backend leaves it stopped), prints
  * the result, returns the exit code.
  */
@@ -52,9 +54,6 @@ struct step_front_flag_opts {
 int step_front_flag_parse(int argc, char **argv, struct step_front_flag_opts *o);
 int step_front_flag_run(struct argus_stepper *s, const struct step_front_flag_opts *o);
 void step_front_flag_opts_free(struct step_front_flag_opts *o);
-
-/* Parse a pid/tid/count: a positive decimal number.  -1 on error (printed). */
-int step_front_u32(const char *cmd, const char *opt, const char *val, uint32_t *out);
 
 /* argus_step__open_pid() with one error line on failure (NULL). */
 struct argus_stepper *step_front_open(const char *cmd, uint32_t pid, uint32_t tid,

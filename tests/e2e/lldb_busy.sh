@@ -4,8 +4,9 @@
 # measure_glyphs).  With real BPF and the real lldb-16:
 #   1. `help argus` lists every subcommand; a second `plugin load` is
 #      refused with a clear message, and lldb survives it;
-#   2. a bad argument (argus diagnose --depth banana) fails the batch run
-#      with the CLI's message and the plugin's usage, before any snapshot;
+#   2. a bad argument (argus diagnose --depth banana, and --depth=banana)
+#      fails the batch run with the CLI's message and the plugin's usage,
+#      before any snapshot;
 #   3. attached while the app is in its hang, `argus diagnose` takes the
 #      hang in progress and names the UI thread, busy, with measure_glyphs
 #      on its stack, and shows that thread as lldb sees it (index, name,
@@ -41,11 +42,17 @@ E2E_PIDS+=("$SLEEPER")
 lldb_run badarg -p "$SLEEPER" -o "plugin load $PLUGIN" -o "argus diagnose --depth banana" -o "help argus"
 lldb_no_crash
 [ "$LLDB_RC" -ne 0 ] || fail "argus diagnose --depth banana did not fail the batch run" "$LLDB_OUT"
-expect_in "$LLDB_OUT" "^error: argus diagnose: --depth: 'banana' is not a positive number" \
+expect_in "$LLDB_OUT" "^error: argus diagnose: --depth wants a number from 1 to [0-9]+, got 'banana'" \
 	"no clear message for --depth banana"
 expect_in "$LLDB_OUT" '^usage: argus diagnose \[--tid TID\]' "the usage shown is not the plugin's"
 grep -q 'argus: saved' "$LLDB_OUT" && fail "a bad argument still took a snapshot" "$LLDB_OUT"
 grep -q '^(lldb) help argus' "$LLDB_OUT" && fail "lldb -b went on after the failed command" "$LLDB_OUT"
+# --depth=banana, the other form of the same flag, fails the same way
+lldb_run badarg_eq -p "$SLEEPER" -o "plugin load $PLUGIN" -o "argus diagnose --depth=banana"
+lldb_no_crash
+[ "$LLDB_RC" -ne 0 ] || fail "argus diagnose --depth=banana did not fail the batch run" "$LLDB_OUT"
+expect_in "$LLDB_OUT" "^error: argus diagnose: --depth wants a number from 1 to [0-9]+, got 'banana'" \
+	"--depth=banana is not refused like --depth banana"
 kill "$SLEEPER" 2>/dev/null
 log "bad argument: $(grep '^error:' "$LLDB_OUT")"
 

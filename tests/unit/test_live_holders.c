@@ -962,7 +962,7 @@ static char *report_of(const char *path, bool json, struct live_mock *m)
 	int rc;
 
 	snprintf(pid, sizeof(pid), "%u", SH);
-	if (diag_front_parse("diagnose", json ? 6 : 5, argv, &o, true))
+	if (diag_front_parse("diagnose", json ? 6 : 5, argv, &o))
 		return NULL;
 	o.live_fn = m ? mock_live : NULL;
 	o.live_ctx = m;
