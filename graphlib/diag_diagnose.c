@@ -33,20 +33,20 @@
  * the hang segment, the normal node, each slice step where two or more
  * inter-thread edges made a choice, and the culprit.
  */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 
 #include "argus_diag.h"
+#include "argus_events.h"
 #include "diag_internal.h"
-#include "graph_internal.h"
+#include "graph_view.h"
 #include "hang_rule.h"
 
 #define MAX_SIMILAR 64
 
 
-static uint32_t seg_tid(const struct argus_graph *g, uint32_t s)
-{
-	return THRS(g)[SEGS(g)[s].thread].tid;
-}
 
 /* The most frequent sample stack of thread tid in [from, to]. */
 static uint32_t hot_stack(const struct argus_graph *g, uint32_t tid,
@@ -57,9 +57,9 @@ static uint32_t hot_stack(const struct argus_graph *g, uint32_t tid,
 
 	if (thr == ARGUS_NONE)
 		return 0;
-	for (uint32_t e = THRS(g)[thr].first_event; e != ARGUS_NONE;
+	for (uint32_t e = argus_graph__thread(g, thr)->first_event; e != ARGUS_NONE;
 	     e = argus_graph__thread_next_event(g, thr, e)) {
-		const struct argus_gevent *ev = &EVS(g)[e];
+		const struct argus_gevent *ev = argus_graph__event(g, e);
 		uint32_t i;
 
 		if (ev->ts > to)
@@ -90,9 +90,9 @@ static void wait_window(const struct argus_graph *g, uint32_t h, uint64_t *from,
 
 	/* a wait an attach interrupted runs from before the stop to the
 	 * restarted call's end (graph_debugger.c) */
-	*from = SEGS(g)[gdebug_wait_began(g, h)].end;
-	gdebug_wait_through(g, h, &last, next);
-	*to = *next != ARGUS_NONE ? SEGS(g)[*next].start : g->st.max_ts;
+	*from = argus_graph__segment(g, argus_graph__wait_began(g, h))->end;
+	argus_graph__wait_through(g, h, &last, next);
+	*to = *next != ARGUS_NONE ? argus_graph__segment(g, *next)->start : argus_graph__stats(g)->max_ts;
 }
 
 /* A wait that ended by the waiting thread's own timer: its timeout. */
@@ -105,11 +105,11 @@ static uint64_t own_timeout(const struct argus_graph *g, uint32_t h, uint32_t ne
 		return 0;
 	n = argus_graph__in_edges(g, next, &ids);
 	for (uint32_t i = 0; i < n; i++) {
-		const struct argus_edge *e = &EDGES(g)[ids[i]];
+		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
 
 		if (e->type == ARGUS_EDGE_TIMER && (e->flags & ARGUS_EDGE_F_WOKE) &&
-		    seg_tid(g, e->src) == seg_tid(g, h))
-			return SEGS(g)[next].start - SEGS(g)[h].end;
+		    diag_seg_tid(g, e->src) == diag_seg_tid(g, h))
+			return argus_graph__segment(g, next)->start - argus_graph__segment(g, h)->end;
 	}
 	return 0;
 }
@@ -117,9 +117,9 @@ static uint64_t own_timeout(const struct argus_graph *g, uint32_t h, uint32_t ne
 /* Did segment s make a syscall of its own (enter or exit)? */
 static bool has_syscall(const struct argus_graph *g, uint32_t s)
 {
-	for (uint32_t e = SEGS(g)[s].first_event; e != ARGUS_NONE;
+	for (uint32_t e = argus_graph__segment(g, s)->first_event; e != ARGUS_NONE;
 	     e = argus_graph__seg_next_event(g, s, e))
-		if (EVS(g)[e].type == AE_SYS_ENTER || EVS(g)[e].type == AE_SYS_EXIT)
+		if (argus_graph__event(g, e)->type == AE_SYS_ENTER || argus_graph__event(g, e)->type == AE_SYS_EXIT)
 			return true;
 	return false;
 }
@@ -137,7 +137,7 @@ static bool has_syscall(const struct argus_graph *g, uint32_t s)
 static uint32_t wait_origin(const struct argus_graph *g, uint32_t h)
 {
 	for (int guard = 0; guard < 64; guard++) {
-		const struct argus_segment *s = &SEGS(g)[h];
+		const struct argus_segment *s = argus_graph__segment(g, h);
 		uint32_t p = argus_graph__seg_prev(g, h);
 		const struct argus_segment *ps;
 		const struct argus_object *o, *po;
@@ -145,11 +145,11 @@ static uint32_t wait_origin(const struct argus_graph *g, uint32_t h)
 		if (p == ARGUS_NONE || s->start_reason != ARGUS_START_WAKE ||
 		    s->end_reason != ARGUS_END_WAIT || s->wait_nr < 0)
 			break;
-		ps = &SEGS(g)[p];
+		ps = argus_graph__segment(g, p);
 		/* a debugger's stop inside the wait: h is the restarted call,
 		 * the wait began before the stop */
-		if (gdebug_interrupt_seg(g, p)) {
-			uint32_t b = gdebug_wait_began(g, h);
+		if (argus_graph__seg_interrupted(g, p)) {
+			uint32_t b = argus_graph__wait_began(g, h);
 
 			if (b == h)
 				break;
@@ -259,10 +259,10 @@ static void add_culprit(const struct argus_graph *g, const struct argus_diag_opt
 	 * hang (graph_debugger.c): only when the user diagnoses the tool,
 	 * or when a debugger the user did not attach holds the thread in a
 	 * ptrace stop (VIA_TRACER: live_stopped left the user's own out) */
-	if (THRS(g)[thr].tool && via != VIA_TRACER) {
+	if (argus_graph__thread(g, thr)->tool && via != VIA_TRACER) {
 		uint32_t ht = argus_graph__thread_by_tid(g, d->hang.tid);
 
-		if (ht == ARGUS_NONE || !THRS(g)[ht].tool)
+		if (ht == ARGUS_NONE || !argus_graph__thread(g, ht)->tool)
 			return;
 	}
 	if (argus_diag__activity(g, c, wfrom, wto, &a))
@@ -270,7 +270,7 @@ static void add_culprit(const struct argus_graph *g, const struct argus_diag_opt
 	k = &d->chain[d->nchain++];
 	memset(k, 0, sizeof(*k));
 	k->tid = c;
-	k->pid = THRS(g)[thr].pid;
+	k->pid = argus_graph__thread(g, thr)->pid;
 	k->kind = a.kind;
 	k->normal_seg = normal_seg;
 	k->late = late;
@@ -286,8 +286,8 @@ static void add_culprit(const struct argus_graph *g, const struct argus_diag_opt
 		k->seg = argus_graph__segment_at(g, c, wfrom);
 	if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE) {
 		k->wait_ns = a.wait_ns;
-		k->wait_nr = SEGS(g)[a.wait_seg].wait_nr;
-		k->stack = SEGS(g)[a.wait_seg].wait_stack;
+		k->wait_nr = argus_graph__segment(g, a.wait_seg)->wait_nr;
+		k->stack = argus_graph__segment(g, a.wait_seg)->wait_stack;
 	} else {
 		k->wait_nr = -1;
 		k->stack = hot_stack(g, c, wfrom, wto);
@@ -327,14 +327,14 @@ static bool blame_continuer(const struct argus_graph *g, const struct argus_diag
 	uint32_t s = argus_graph__segment_at(g, c, wfrom), best = ARGUS_NONE;
 	uint64_t most = 0;
 
-	for (; s != ARGUS_NONE && SEGS(g)[s].start <= wto; s = argus_graph__seg_next(g, s)) {
+	for (; s != ARGUS_NONE && argus_graph__segment(g, s)->start <= wto; s = argus_graph__seg_next(g, s)) {
 		uint32_t n = argus_graph__seg_next(g, s);
 		uint64_t a, b;
 
-		if (!(SEGS(g)[s].flags & ARGUS_SEG_F_STOPPED) || n == ARGUS_NONE)
+		if (!(argus_graph__segment(g, s)->flags & ARGUS_SEG_F_STOPPED) || n == ARGUS_NONE)
 			continue;
-		a = SEGS(g)[s].end > wfrom ? SEGS(g)[s].end : wfrom;
-		b = SEGS(g)[n].start < wto ? SEGS(g)[n].start : wto;
+		a = argus_graph__segment(g, s)->end > wfrom ? argus_graph__segment(g, s)->end : wfrom;
+		b = argus_graph__segment(g, n)->start < wto ? argus_graph__segment(g, n)->start : wto;
 		if (b > a && b - a > most) {
 			most = b - a;
 			best = n;
@@ -346,12 +346,12 @@ static bool blame_continuer(const struct argus_graph *g, const struct argus_diag
 	uint32_t nin = argus_graph__in_edges(g, best, &in);
 
 	for (uint32_t i = 0; i < nin; i++) {
-		const struct argus_edge *e = &EDGES(g)[in[i]];
+		const struct argus_edge *e = argus_graph__edge(g, in[i]);
 
-		if (e->type == ARGUS_EDGE_SIGNAL && seg_tid(g, e->src) != c) {
+		if (e->type == ARGUS_EDGE_SIGNAL && diag_seg_tid(g, e->src) != c) {
 			/* c's entry, just added: the stop is most of its window */
 			d->chain[d->nchain - 1].stopped_ns = most;
-			add_culprit(g, o, d, seg_tid(g, e->src), e->src, true, VIA_PATH,
+			add_culprit(g, o, d, diag_seg_tid(g, e->src), e->src, true, VIA_PATH,
 				    ARGUS_LIVE_NONE, wfrom, wto, level + 1, depth);
 			return true;
 		}
@@ -365,11 +365,11 @@ static uint32_t thread_of_pid(const struct argus_graph *g, uint32_t pid)
 {
 	uint32_t thr = argus_graph__thread_by_tid(g, pid);
 
-	if (thr != ARGUS_NONE && THRS(g)[thr].pid == pid)
+	if (thr != ARGUS_NONE && argus_graph__thread(g, thr)->pid == pid)
 		return pid;
 	for (uint32_t i = 0; i < argus_graph__nthreads(g); i++)
-		if (THRS(g)[i].pid == pid && !THRS(g)[i].kernel)
-			return THRS(g)[i].tid;
+		if (argus_graph__thread(g, i)->pid == pid && !argus_graph__thread(g, i)->kernel)
+			return argus_graph__thread(g, i)->tid;
 	return ARGUS_NONE;
 }
 
@@ -495,8 +495,8 @@ static bool blame_mutex(const struct argus_graph *g, const struct argus_diag_opt
 			struct argus_diagnosis *d, uint32_t tid, uint32_t h, uint64_t wfrom,
 			uint64_t wto, uint32_t level, uint32_t depth)
 {
-	const struct argus_segment *s = &SEGS(g)[h];
-	uint32_t owner = 0, pid = THRS(g)[s->thread].pid;
+	const struct argus_segment *s = argus_graph__segment(g, h);
+	uint32_t owner = 0, pid = argus_graph__thread(g, s->thread)->pid;
 	struct argus_live_query q = { .sz = sizeof(q), .ask = ARGUS_ASK_LOCK_OWNER, .pid = pid,
 				      .tid = tid, .arg = (int64_t)s->wait_arg };
 	struct argus_live_answer a;
@@ -534,9 +534,9 @@ static bool blame_children(const struct argus_graph *g, const struct argus_diag_
 			   struct argus_diagnosis *d, uint32_t tid, uint32_t h, uint64_t wfrom,
 			   uint64_t wto, uint32_t level, uint32_t depth)
 {
-	const struct argus_segment *hs = &SEGS(g)[h];
+	const struct argus_segment *hs = argus_graph__segment(g, h);
 	struct argus_live_query q = { .sz = sizeof(q), .ask = ARGUS_ASK_CHILDREN,
-				      .pid = THRS(g)[hs->thread].pid, .tid = tid,
+				      .pid = argus_graph__thread(g, hs->thread)->pid, .tid = tid,
 				      .arg = ARGUS_ASK_ANY_CHILD };
 	struct argus_live_answer a;
 	uint32_t s = h, pick = ARGUS_NONE;
@@ -545,9 +545,9 @@ static bool blame_children(const struct argus_graph *g, const struct argus_diag_
 	if (!o->live)
 		return false;
 	for (int back = 0; back < 8 && s != ARGUS_NONE && !found; back++) {
-		for (uint32_t e = SEGS(g)[s].first_event; e != ARGUS_NONE;
+		for (uint32_t e = argus_graph__segment(g, s)->first_event; e != ARGUS_NONE;
 		     e = argus_graph__seg_next_event(g, s, e)) {
-			const struct argus_gevent *ev = &EVS(g)[e];
+			const struct argus_gevent *ev = argus_graph__event(g, e);
 
 			if (ev->type != AE_SYS_ENTER || (ev->nr != SYS_wait4 && ev->nr != SYS_waitid))
 				continue;
@@ -558,8 +558,8 @@ static bool blame_children(const struct argus_graph *g, const struct argus_diag_
 		}
 		s = argus_graph__seg_prev(g, s);
 		/* the same wait goes on only through segments that ended in it */
-		if (s != ARGUS_NONE && (SEGS(g)[s].end_reason != ARGUS_END_WAIT ||
-					SEGS(g)[s].wait_nr != hs->wait_nr))
+		if (s != ARGUS_NONE && (argus_graph__segment(g, s)->end_reason != ARGUS_END_WAIT ||
+					argus_graph__segment(g, s)->wait_nr != hs->wait_nr))
 			break;
 	}
 	if (ask_live(o, &q, &a) || !a.n)
@@ -624,22 +624,22 @@ static bool blame_mutex_holder(const struct argus_graph *g, const struct argus_d
 	const struct argus_object *mo;
 	uint32_t s = h, holder;
 
-	if (SEGS(g)[h].end_reason != ARGUS_END_WAIT || SEGS(g)[h].wait_nr != SYS_futex)
+	if (argus_graph__segment(g, h)->end_reason != ARGUS_END_WAIT || argus_graph__segment(g, h)->wait_nr != SYS_futex)
 		return false;
 	for (int back = 0; back < MUTEX_WAIT_BACK && s != ARGUS_NONE && !wait;
 	     back++, s = argus_graph__seg_prev(g, s)) {
 		const struct argus_gevent *last = NULL;
 
-		for (uint32_t e = SEGS(g)[s].first_event; e != ARGUS_NONE;
+		for (uint32_t e = argus_graph__segment(g, s)->first_event; e != ARGUS_NONE;
 		     e = argus_graph__seg_next_event(g, s, e))
-			if (EVS(g)[e].type == AE_MUTEX_WAIT || EVS(g)[e].type == AE_MUTEX_ACQUIRED)
-				last = &EVS(g)[e];
+			if (argus_graph__event(g, e)->type == AE_MUTEX_WAIT || argus_graph__event(g, e)->type == AE_MUTEX_ACQUIRED)
+				last = argus_graph__event(g, e);
 		if (last && last->type == AE_MUTEX_ACQUIRED)
 			return false;
 		wait = last;
 	}
 	if (!wait || !(mo = argus_graph__object(g, wait->obj)) ||
-	    !sync_futex_of(mo, SEGS(g)[h].wait_arg))
+	    !sync_futex_of(mo, argus_graph__segment(g, h)->wait_arg))
 		return false;
 	holder = (uint32_t)wait->val;
 	if (!holder || holder == tid || argus_graph__thread_by_tid(g, holder) == ARGUS_NONE)
@@ -655,7 +655,7 @@ static bool blame_mutex_holder(const struct argus_graph *g, const struct argus_d
 			uint32_t n = argus_graph__in_edges(g, nx, &ids);
 
 			for (uint32_t j = 0; j < n; j++) {
-				const struct argus_edge *e = &EDGES(g)[ids[j]];
+				const struct argus_edge *e = argus_graph__edge(g, ids[j]);
 
 				if (e->type != ARGUS_EDGE_HOLDER || e->obj != mo->obj)
 					continue;
@@ -697,22 +697,22 @@ static bool blame_cond_signaller(const struct argus_graph *g, const struct argus
 	uint32_t s = h, who = 0, pid;
 	uint64_t best_ts = 0;
 
-	if (SEGS(g)[h].end_reason != ARGUS_END_WAIT || SEGS(g)[h].wait_nr != SYS_futex)
+	if (argus_graph__segment(g, h)->end_reason != ARGUS_END_WAIT || argus_graph__segment(g, h)->wait_nr != SYS_futex)
 		return false;
 	for (int back = 0; back < MUTEX_WAIT_BACK && s != ARGUS_NONE && !wait;
 	     back++, s = argus_graph__seg_prev(g, s)) {
 		const struct argus_gevent *last = NULL;
 
-		for (uint32_t e = SEGS(g)[s].first_event; e != ARGUS_NONE;
+		for (uint32_t e = argus_graph__segment(g, s)->first_event; e != ARGUS_NONE;
 		     e = argus_graph__seg_next_event(g, s, e))
-			if (EVS(g)[e].type == AE_MUTEX_WAIT || EVS(g)[e].type == AE_MUTEX_ACQUIRED)
-				last = &EVS(g)[e];
+			if (argus_graph__event(g, e)->type == AE_MUTEX_WAIT || argus_graph__event(g, e)->type == AE_MUTEX_ACQUIRED)
+				last = argus_graph__event(g, e);
 		if (last && last->type == AE_MUTEX_ACQUIRED)
 			return false;
 		wait = last;
 	}
 	if (!wait || !(mo = argus_graph__object(g, wait->obj)) || mo->kind != AE_OBJ_COND ||
-	    !sync_futex_of(mo, SEGS(g)[h].wait_arg))
+	    !sync_futex_of(mo, argus_graph__segment(g, h)->wait_arg))
 		return false;
 	/* ended: the holder edge of the signal into the returning segment */
 	uint32_t nx = argus_graph__seg_next(g, h);
@@ -724,11 +724,11 @@ static bool blame_cond_signaller(const struct argus_graph *g, const struct argus
 		uint32_t n = argus_graph__in_edges(g, nx, &ids);
 
 		for (uint32_t j = 0; j < n; j++) {
-			const struct argus_edge *e = &EDGES(g)[ids[j]];
+			const struct argus_edge *e = argus_graph__edge(g, ids[j]);
 
 			if (e->type != ARGUS_EDGE_HOLDER || e->obj != mo->obj)
 				continue;
-			who = seg_tid(g, e->src);
+			who = diag_seg_tid(g, e->src);
 			if (level == 0 && !d->npath) {
 				d->path[0] = (struct argus_step){ .seg = nx, .edge = ARGUS_NONE };
 				d->path[1] = (struct argus_step){ .seg = e->src, .edge = ids[j] };
@@ -739,18 +739,18 @@ static bool blame_cond_signaller(const struct argus_graph *g, const struct argus
 	}
 	ended = who != 0;
 	/* not ended (or its signal not recorded): the last signaller */
-	pid = THRS(g)[SEGS(g)[h].thread].pid;
-	for (uint32_t t = 0; t < g->thr.n && !ended; t++) {
-		if (THRS(g)[t].pid != pid || THRS(g)[t].tid == tid)
+	pid = argus_graph__seg_thread(g, h)->pid;
+	for (uint32_t t = 0; t < argus_graph__nthreads(g) && !ended; t++) {
+		if (argus_graph__thread(g, t)->pid != pid || argus_graph__thread(g, t)->tid == tid)
 			continue;
-		for (uint32_t e = THRS(g)[t].first_event; e != ARGUS_NONE;
+		for (uint32_t e = argus_graph__thread(g, t)->first_event; e != ARGUS_NONE;
 		     e = argus_graph__thread_next_event(g, t, e)) {
-			const struct argus_gevent *ev = &EVS(g)[e];
+			const struct argus_gevent *ev = argus_graph__event(g, e);
 
 			if (ev->type == AE_MUTEX_WAKE && ev->obj == wait->obj && ev->ts <= wto &&
 			    ev->ts >= best_ts) {
 				best_ts = ev->ts;
-				who = THRS(g)[t].tid;
+				who = argus_graph__thread(g, t)->tid;
 			}
 		}
 	}
@@ -783,11 +783,11 @@ static bool blame_work(const struct argus_graph *g, const struct argus_diag_opts
 		uint32_t next, e;
 
 		wait_window(g, h, &f, &t, &next);
-		if (next != ARGUS_NONE && (e = argus_diag__waker_edge(g, next)) != ARGUS_NONE) {
+		if (next != ARGUS_NONE && (e = diag_waker_edge(g, next)) != ARGUS_NONE) {
 			int ns;
 
 			d->path[0] = (struct argus_step){ .seg = next, .edge = ARGUS_NONE };
-			ns = argus_diag__slice(g, EDGES(g)[e].src, tid, SEGS(g)[h].end, o->pick,
+			ns = argus_diag__slice(g, argus_graph__edge(g, e)->src, tid, argus_graph__segment(g, h)->end, o->pick,
 					       o->pick_ctx, d->path + 1, ARGUS_DIAG_MAX_PATH - 1);
 			if (ns > 0)
 				d->path[1].edge = e;
@@ -828,9 +828,9 @@ static bool blame_holder(const struct argus_graph *g, const struct argus_diag_op
 			 struct argus_diagnosis *d, uint32_t tid, uint32_t h,
 			 uint64_t wfrom, uint64_t wto, uint32_t level, uint32_t depth)
 {
-	const struct argus_segment *s = &SEGS(g)[h];
+	const struct argus_segment *s = argus_graph__segment(g, h);
 	const struct argus_object *wo = argus_graph__object(g, s->wait_obj);
-	uint32_t pids[ARGUS_LIVE_MAX_PIDS], n, self = THRS(g)[s->thread].pid, pick = 0;
+	uint32_t pids[ARGUS_LIVE_MAX_PIDS], n, self = argus_graph__thread(g, s->thread)->pid, pick = 0;
 	uint8_t src;
 
 	/* a pipe has no peer id: its inode is both ends'; a unix socket's
@@ -873,12 +873,12 @@ static uint32_t last_handoff(const struct argus_graph *g, uint32_t h)
 	uint64_t last_send = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		const struct argus_edge *e = &EDGES(g)[ids[i]];
+		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
 
 		if (!argus_edge_type_strong(e->type) || e->type == ARGUS_EDGE_TIMER ||
-		    SEGS(g)[e->dst].thread == SEGS(g)[h].thread)
+		    argus_graph__segment(g, e->dst)->thread == argus_graph__segment(g, h)->thread)
 			continue;
-		if (best == ARGUS_NONE || e->src_ts >= EDGES(g)[best].src_ts)
+		if (best == ARGUS_NONE || e->src_ts >= argus_graph__edge(g, best)->src_ts)
 			best = ids[i];
 	}
 	/* A send after that edge that reached nobody yet (no message edge:
@@ -886,16 +886,16 @@ static uint32_t last_handoff(const struct argus_graph *g, uint32_t h)
 	 * cannot name: guessing the earlier edge would be wrong (the
 	 * renderer's spurious wake-up of ime_worker, then its call to the
 	 * browser). */
-	for (uint32_t e = SEGS(g)[h].first_event; e != ARGUS_NONE;
+	for (uint32_t e = argus_graph__segment(g, h)->first_event; e != ARGUS_NONE;
 	     e = argus_graph__seg_next_event(g, h, e)) {
-		const struct argus_gevent *ev = &EVS(g)[e];
+		const struct argus_gevent *ev = argus_graph__event(g, e);
 
 		if (ev->type == AE_SYS_EXIT && ev->val > 0 && ev->obj &&
 		    (ev->nr == SYS_write || ev->nr == SYS_writev || ev->nr == SYS_sendto ||
 		     ev->nr == SYS_sendmsg || ev->nr == SYS_sendmmsg))
 			last_send = ev->ts;
 	}
-	if (best != ARGUS_NONE && last_send > EDGES(g)[best].src_ts)
+	if (best != ARGUS_NONE && last_send > argus_graph__edge(g, best)->src_ts)
 		return ARGUS_NONE;
 	return best;
 }
@@ -911,12 +911,12 @@ static uint32_t poll_chain_first(const struct argus_graph *g, uint32_t h)
 
 	for (int n = 0; n < 4096; n++) {
 		uint32_t prev = argus_graph__seg_prev(g, cur);
-		shape_t b = SHAPES(g)[cur];
+		shape_t b = gview_shapes(g)[cur];
 
-		if (prev == ARGUS_NONE || SEGS(g)[prev].end_reason != ARGUS_END_WAIT ||
-		    !hang_rule_poll_continues(hang_rule_loop_nr(SEGS(g)[prev].wait_nr) &&
+		if (prev == ARGUS_NONE || argus_graph__segment(g, prev)->end_reason != ARGUS_END_WAIT ||
+		    !hang_rule_poll_continues(hang_rule_loop_nr(argus_graph__segment(g, prev)->wait_nr) &&
 					      SHAPE_EXIT1(b) == SHAPE_EXIT1_TIMEDOUT,
-					      SEGS(g)[cur].wait_nr, SHAPE_TRIES(b)))
+					      argus_graph__segment(g, cur)->wait_nr, SHAPE_TRIES(b)))
 			return cur;
 		cur = prev;
 	}
@@ -939,8 +939,8 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	/* A wait the debugger broke (attaching signals every blocked thread;
 	 * its wake-up is filtered, then the thread sits in a ptrace stop) has
 	 * not ended as far as the app is concerned: no one has woken it. */
-	if (next != ARGUS_NONE && (SEGS(g)[next].flags & ARGUS_SEG_F_STOPPED) &&
-	    argus_diag__waker_edge(g, next) == ARGUS_NONE)
+	if (next != ARGUS_NONE && (argus_graph__segment(g, next)->flags & ARGUS_SEG_F_STOPPED) &&
+	    diag_waker_edge(g, next) == ARGUS_NONE)
 		next = ARGUS_NONE;
 	if (wfrom < lo)
 		wfrom = lo;
@@ -950,7 +950,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	 * waiter stopped, whose end the host saw happen (--until-end): the
 	 * thread that did it. */
 	if (level == 0 && next == ARGUS_NONE && o->ended_by_tid &&
-	    o->ended_by_tid != tid && o->ended_by_ns >= SEGS(g)[h].end) {
+	    o->ended_by_tid != tid && o->ended_by_ns >= argus_graph__segment(g, h)->end) {
 		uint32_t ws = argus_graph__segment_at(g, o->ended_by_tid, o->ended_by_ns);
 
 		if (ws != ARGUS_NONE) {
@@ -963,7 +963,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	/* A sleep (nanosleep) waits for no one: the thread chose to wait,
 	 * and the chain ends with it (the `sleep` a script runs, a retry
 	 * loop's pause).  Its timer is not a timeout that broke a cycle. */
-	if (SEGS(g)[h].wait_nr == SYS_nanosleep || SEGS(g)[h].wait_nr == SYS_clock_nanosleep)
+	if (argus_graph__segment(g, h)->wait_nr == SYS_nanosleep || argus_graph__segment(g, h)->wait_nr == SYS_clock_nanosleep)
 		return;
 	/* A mutex whose holder the interposer recorded: that holder. */
 	if (blame_mutex_holder(g, o, d, tid, h, wfrom, wto, level, depth) ||
@@ -989,7 +989,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	 * wait that merely looks alike, so that comes before relaxing to
 	 * waits on the same kind of object. */
 	/* Waiting for a file lock and nobody has ended it: its holder. */
-	if (next == ARGUS_NONE && (SEGS(g)[h].wait_nr == SYS_flock || SEGS(g)[h].wait_nr == SYS_fcntl) &&
+	if (next == ARGUS_NONE && (argus_graph__segment(g, h)->wait_nr == SYS_flock || argus_graph__segment(g, h)->wait_nr == SYS_fcntl) &&
 	    blame_lock(g, o, d, tid, wfrom, wto, level, depth)) {
 		if (level == 0)
 			d->normal_seg = ARGUS_NONE;
@@ -998,7 +998,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	/* Waiting for a child and nobody has ended it: the child, live (a
 	 * normal run of the wait would name a child long gone). */
 	if (next == ARGUS_NONE &&
-	    (SEGS(g)[h].wait_nr == SYS_wait4 || SEGS(g)[h].wait_nr == SYS_waitid) &&
+	    (argus_graph__segment(g, h)->wait_nr == SYS_wait4 || argus_graph__segment(g, h)->wait_nr == SYS_waitid) &&
 	    blame_children(g, o, d, tid, h, wfrom, wto, level, depth)) {
 		if (level == 0)
 			d->normal_seg = ARGUS_NONE;
@@ -1020,7 +1020,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 			return;
 		}
 	}
-	nsim = diag_similar(g, hs, SEGS(g)[hs].start, wto, sim, MAX_SIMILAR, true);
+	nsim = diag_similar(g, hs, argus_graph__segment(g, hs)->start, wto, sim, MAX_SIMILAR, true);
 	/* Not a usual wait and nobody has ended it yet: who holds the other
 	 * end of it (live systems only) says more than waits on the same
 	 * kind of object. */
@@ -1033,8 +1033,8 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	}
 	bool relaxed = false;
 
-	if (nsim == 0 && (next == ARGUS_NONE || argus_diag__waker_edge(g, next) == ARGUS_NONE)) {
-		nsim = diag_similar(g, hs, SEGS(g)[hs].start, wto, sim, MAX_SIMILAR, false);
+	if (nsim == 0 && (next == ARGUS_NONE || diag_waker_edge(g, next) == ARGUS_NONE)) {
+		nsim = diag_similar(g, hs, argus_graph__segment(g, hs)->start, wto, sim, MAX_SIMILAR, false);
 		relaxed = nsim > 0;
 	}
 	if (level == 0) {
@@ -1046,21 +1046,21 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	for (int i = 0; i < nsim && x == ARGUS_NONE; i++) {
 		uint32_t nn = argus_graph__seg_next(g, sim[i].seg), e;
 
-		if (nn == ARGUS_NONE || (e = argus_diag__waker_edge(g, nn)) == ARGUS_NONE)
+		if (nn == ARGUS_NONE || (e = diag_waker_edge(g, nn)) == ARGUS_NONE)
 			continue;
 		normal = sim[i].seg;
 		woke = nn;
 		xedge = e;
-		x = EDGES(g)[e].src;
+		x = argus_graph__edge(g, e)->src;
 	}
 	if (x == ARGUS_NONE && next != ARGUS_NONE) {
 		/* no normal run: whoever finally woke it (late) */
-		uint32_t e = argus_diag__waker_edge(g, next);
+		uint32_t e = diag_waker_edge(g, next);
 
 		if (e != ARGUS_NONE) {
 			woke = next;
 			xedge = e;
-			x = EDGES(g)[e].src;
+			x = argus_graph__edge(g, e)->src;
 		}
 	}
 	if (level == 0)
@@ -1074,13 +1074,13 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 			e = last_handoff(g, first);
 
 		if (e != ARGUS_NONE)
-			add_culprit(g, o, d, seg_tid(g, EDGES(g)[e].dst), EDGES(g)[e].dst, true,
+			add_culprit(g, o, d, diag_seg_tid(g, argus_graph__edge(g, e)->dst), argus_graph__edge(g, e)->dst, true,
 				    VIA_ASKED, ARGUS_LIVE_NONE, wfrom, wto, level, depth);
 		return;
 	}
 	/* steps[0] is the woken segment of the waiting thread, then the slice */
 	steps[0] = (struct argus_step){ .seg = woke, .edge = ARGUS_NONE };
-	int ns = argus_diag__slice(g, x, tid, normal != ARGUS_NONE ? SEGS(g)[normal].start : 0,
+	int ns = argus_diag__slice(g, x, tid, normal != ARGUS_NONE ? argus_graph__segment(g, normal)->start : 0,
 				   o->pick, o->pick_ctx, steps + 1, ARGUS_DIAG_MAX_PATH - 1);
 	nsteps = ns > 0 ? (uint32_t)ns + 1 : 1;
 	steps[1].edge = xedge;
@@ -1100,7 +1100,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	}
 	/* the first thread of the path other than the waiting one */
 	for (uint32_t i = 0; i < nsteps; i++) {
-		uint32_t c = seg_tid(g, steps[i].seg);
+		uint32_t c = diag_seg_tid(g, steps[i].seg);
 
 		if (c == tid)
 			continue;
@@ -1188,10 +1188,10 @@ int argus_diag__diagnose(const struct argus_graph *g,
 	 * into apt's 1 s retries on the dpkg lock): one long sleep so far,
 	 * after a refused try in the run that ended in it. */
 	if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE &&
-	    (SEGS(g)[a.wait_seg].wait_nr == SYS_nanosleep ||
-	     SEGS(g)[a.wait_seg].wait_nr == SYS_clock_nanosleep) &&
+	    (argus_graph__segment(g, a.wait_seg)->wait_nr == SYS_nanosleep ||
+	     argus_graph__segment(g, a.wait_seg)->wait_nr == SYS_clock_nanosleep) &&
 	    blame_lock(g, o, d, hang->tid,
-		       SEGS(g)[a.wait_seg].start < hang->start ? SEGS(g)[a.wait_seg].start : hang->start,
+		       argus_graph__segment(g, a.wait_seg)->start < hang->start ? argus_graph__segment(g, a.wait_seg)->start : hang->start,
 		       hang->end, 0, depth)) {
 		d->hang_seg = a.wait_seg;
 		d->inspected += d->nchain > 0;
@@ -1230,7 +1230,7 @@ int argus_diag__diagnose(const struct argus_graph *g,
 		k->wait_nr = -1;
 		k->stack = hot_stack(g, hang->tid, hang->start, hang->end);
 		if (!k->stack && d->hang_seg != ARGUS_NONE)
-			k->stack = SEGS(g)[d->hang_seg].wait_stack;
+			k->stack = argus_graph__segment(g, d->hang_seg)->wait_stack;
 		return 0;
 	}
 	d->hang_seg = a.wait_seg;
