@@ -46,8 +46,6 @@
 
 #define MAX_SIMILAR 64
 
-
-
 /* The most frequent sample stack of thread tid in [from, to]. */
 static uint32_t hot_stack(const struct argus_graph *g, uint32_t tid,
 			  uint64_t from, uint64_t to)
@@ -92,7 +90,8 @@ static void wait_window(const struct argus_graph *g, uint32_t h, uint64_t *from,
 	 * restarted call's end (graph_debugger.c) */
 	*from = argus_graph__segment(g, argus_graph__wait_began(g, h))->end;
 	argus_graph__wait_through(g, h, &last, next);
-	*to = *next != ARGUS_NONE ? argus_graph__segment(g, *next)->start : argus_graph__stats(g)->max_ts;
+	*to = *next != ARGUS_NONE ? argus_graph__segment(g, *next)->start
+				  : argus_graph__stats(g)->max_ts;
 }
 
 /* A wait that ended by the waiting thread's own timer: its timeout. */
@@ -109,7 +108,8 @@ static uint64_t own_timeout(const struct argus_graph *g, uint32_t h, uint32_t ne
 
 		if (e->type == ARGUS_EDGE_TIMER && (e->flags & ARGUS_EDGE_F_WOKE) &&
 		    diag_seg_tid(g, e->src) == diag_seg_tid(g, h))
-			return argus_graph__segment(g, next)->start - argus_graph__segment(g, h)->end;
+			return argus_graph__segment(g, next)->start -
+			       argus_graph__segment(g, h)->end;
 	}
 	return 0;
 }
@@ -118,9 +118,12 @@ static uint64_t own_timeout(const struct argus_graph *g, uint32_t h, uint32_t ne
 static bool has_syscall(const struct argus_graph *g, uint32_t s)
 {
 	for (uint32_t e = argus_graph__segment(g, s)->first_event; e != ARGUS_NONE;
-	     e = argus_graph__seg_next_event(g, s, e))
-		if (argus_graph__event(g, e)->type == AE_SYS_ENTER || argus_graph__event(g, e)->type == AE_SYS_EXIT)
+	     e = argus_graph__seg_next_event(g, s, e)) {
+		uint8_t type = argus_graph__event(g, e)->type;
+
+		if (type == AE_SYS_ENTER || type == AE_SYS_EXIT)
 			return true;
+	}
 	return false;
 }
 
@@ -327,14 +330,18 @@ static bool blame_continuer(const struct argus_graph *g, const struct argus_diag
 	uint32_t s = argus_graph__segment_at(g, c, wfrom), best = ARGUS_NONE;
 	uint64_t most = 0;
 
-	for (; s != ARGUS_NONE && argus_graph__segment(g, s)->start <= wto; s = argus_graph__seg_next(g, s)) {
+	for (; s != ARGUS_NONE && argus_graph__segment(g, s)->start <= wto;
+	     s = argus_graph__seg_next(g, s)) {
+		const struct argus_segment *ss = argus_graph__segment(g, s);
 		uint32_t n = argus_graph__seg_next(g, s);
 		uint64_t a, b;
 
-		if (!(argus_graph__segment(g, s)->flags & ARGUS_SEG_F_STOPPED) || n == ARGUS_NONE)
+		if (!(ss->flags & ARGUS_SEG_F_STOPPED) || n == ARGUS_NONE)
 			continue;
-		a = argus_graph__segment(g, s)->end > wfrom ? argus_graph__segment(g, s)->end : wfrom;
-		b = argus_graph__segment(g, n)->start < wto ? argus_graph__segment(g, n)->start : wto;
+		a = ss->end > wfrom ? ss->end : wfrom;
+		b = argus_graph__segment(g, n)->start;
+		if (b > wto)
+			b = wto;
 		if (b > a && b - a > most) {
 			most = b - a;
 			best = n;
@@ -367,9 +374,12 @@ static uint32_t thread_of_pid(const struct argus_graph *g, uint32_t pid)
 
 	if (thr != ARGUS_NONE && argus_graph__thread(g, thr)->pid == pid)
 		return pid;
-	for (uint32_t i = 0; i < argus_graph__nthreads(g); i++)
-		if (argus_graph__thread(g, i)->pid == pid && !argus_graph__thread(g, i)->kernel)
-			return argus_graph__thread(g, i)->tid;
+	for (uint32_t i = 0; i < argus_graph__nthreads(g); i++) {
+		const struct argus_thread *t = argus_graph__thread(g, i);
+
+		if (t->pid == pid && !t->kernel)
+			return t->tid;
+	}
 	return ARGUS_NONE;
 }
 
@@ -496,7 +506,7 @@ static bool blame_mutex(const struct argus_graph *g, const struct argus_diag_opt
 			uint64_t wto, uint32_t level, uint32_t depth)
 {
 	const struct argus_segment *s = argus_graph__segment(g, h);
-	uint32_t owner = 0, pid = argus_graph__thread(g, s->thread)->pid;
+	uint32_t owner = 0, pid = argus_graph__seg_thread(g, h)->pid;
 	struct argus_live_query q = { .sz = sizeof(q), .ask = ARGUS_ASK_LOCK_OWNER, .pid = pid,
 				      .tid = tid, .arg = (int64_t)s->wait_arg };
 	struct argus_live_answer a;
@@ -536,7 +546,7 @@ static bool blame_children(const struct argus_graph *g, const struct argus_diag_
 {
 	const struct argus_segment *hs = argus_graph__segment(g, h);
 	struct argus_live_query q = { .sz = sizeof(q), .ask = ARGUS_ASK_CHILDREN,
-				      .pid = argus_graph__thread(g, hs->thread)->pid, .tid = tid,
+				      .pid = argus_graph__seg_thread(g, h)->pid, .tid = tid,
 				      .arg = ARGUS_ASK_ANY_CHILD };
 	struct argus_live_answer a;
 	uint32_t s = h, pick = ARGUS_NONE;
@@ -558,8 +568,9 @@ static bool blame_children(const struct argus_graph *g, const struct argus_diag_
 		}
 		s = argus_graph__seg_prev(g, s);
 		/* the same wait goes on only through segments that ended in it */
-		if (s != ARGUS_NONE && (argus_graph__segment(g, s)->end_reason != ARGUS_END_WAIT ||
-					argus_graph__segment(g, s)->wait_nr != hs->wait_nr))
+		const struct argus_segment *ps = argus_graph__segment(g, s);
+
+		if (ps && (ps->end_reason != ARGUS_END_WAIT || ps->wait_nr != hs->wait_nr))
 			break;
 	}
 	if (ask_live(o, &q, &a) || !a.n)
@@ -620,26 +631,30 @@ static bool blame_mutex_holder(const struct argus_graph *g, const struct argus_d
 			       struct argus_diagnosis *d, uint32_t tid, uint32_t h,
 			       uint64_t wfrom, uint64_t wto, uint32_t level, uint32_t depth)
 {
+	const struct argus_segment *hs = argus_graph__segment(g, h);
 	const struct argus_gevent *wait = NULL;
 	const struct argus_object *mo;
 	uint32_t s = h, holder;
 
-	if (argus_graph__segment(g, h)->end_reason != ARGUS_END_WAIT || argus_graph__segment(g, h)->wait_nr != SYS_futex)
+	if (hs->end_reason != ARGUS_END_WAIT || hs->wait_nr != SYS_futex)
 		return false;
 	for (int back = 0; back < MUTEX_WAIT_BACK && s != ARGUS_NONE && !wait;
 	     back++, s = argus_graph__seg_prev(g, s)) {
 		const struct argus_gevent *last = NULL;
 
 		for (uint32_t e = argus_graph__segment(g, s)->first_event; e != ARGUS_NONE;
-		     e = argus_graph__seg_next_event(g, s, e))
-			if (argus_graph__event(g, e)->type == AE_MUTEX_WAIT || argus_graph__event(g, e)->type == AE_MUTEX_ACQUIRED)
-				last = argus_graph__event(g, e);
+		     e = argus_graph__seg_next_event(g, s, e)) {
+			const struct argus_gevent *ev = argus_graph__event(g, e);
+
+			if (ev->type == AE_MUTEX_WAIT || ev->type == AE_MUTEX_ACQUIRED)
+				last = ev;
+		}
 		if (last && last->type == AE_MUTEX_ACQUIRED)
 			return false;
 		wait = last;
 	}
 	if (!wait || !(mo = argus_graph__object(g, wait->obj)) ||
-	    !sync_futex_of(mo, argus_graph__segment(g, h)->wait_arg))
+	    !sync_futex_of(mo, hs->wait_arg))
 		return false;
 	holder = (uint32_t)wait->val;
 	if (!holder || holder == tid || argus_graph__thread_by_tid(g, holder) == ARGUS_NONE)
@@ -692,27 +707,31 @@ static bool blame_cond_signaller(const struct argus_graph *g, const struct argus
 				 struct argus_diagnosis *d, uint32_t tid, uint32_t h,
 				 uint64_t wfrom, uint64_t wto, uint32_t level, uint32_t depth)
 {
+	const struct argus_segment *hs = argus_graph__segment(g, h);
 	const struct argus_gevent *wait = NULL;
 	const struct argus_object *mo;
 	uint32_t s = h, who = 0, pid;
 	uint64_t best_ts = 0;
 
-	if (argus_graph__segment(g, h)->end_reason != ARGUS_END_WAIT || argus_graph__segment(g, h)->wait_nr != SYS_futex)
+	if (hs->end_reason != ARGUS_END_WAIT || hs->wait_nr != SYS_futex)
 		return false;
 	for (int back = 0; back < MUTEX_WAIT_BACK && s != ARGUS_NONE && !wait;
 	     back++, s = argus_graph__seg_prev(g, s)) {
 		const struct argus_gevent *last = NULL;
 
 		for (uint32_t e = argus_graph__segment(g, s)->first_event; e != ARGUS_NONE;
-		     e = argus_graph__seg_next_event(g, s, e))
-			if (argus_graph__event(g, e)->type == AE_MUTEX_WAIT || argus_graph__event(g, e)->type == AE_MUTEX_ACQUIRED)
-				last = argus_graph__event(g, e);
+		     e = argus_graph__seg_next_event(g, s, e)) {
+			const struct argus_gevent *ev = argus_graph__event(g, e);
+
+			if (ev->type == AE_MUTEX_WAIT || ev->type == AE_MUTEX_ACQUIRED)
+				last = ev;
+		}
 		if (last && last->type == AE_MUTEX_ACQUIRED)
 			return false;
 		wait = last;
 	}
 	if (!wait || !(mo = argus_graph__object(g, wait->obj)) || mo->kind != AE_OBJ_COND ||
-	    !sync_futex_of(mo, argus_graph__segment(g, h)->wait_arg))
+	    !sync_futex_of(mo, hs->wait_arg))
 		return false;
 	/* ended: the holder edge of the signal into the returning segment */
 	uint32_t nx = argus_graph__seg_next(g, h);
@@ -741,16 +760,18 @@ static bool blame_cond_signaller(const struct argus_graph *g, const struct argus
 	/* not ended (or its signal not recorded): the last signaller */
 	pid = argus_graph__seg_thread(g, h)->pid;
 	for (uint32_t t = 0; t < argus_graph__nthreads(g) && !ended; t++) {
-		if (argus_graph__thread(g, t)->pid != pid || argus_graph__thread(g, t)->tid == tid)
+		const struct argus_thread *th = argus_graph__thread(g, t);
+
+		if (th->pid != pid || th->tid == tid)
 			continue;
-		for (uint32_t e = argus_graph__thread(g, t)->first_event; e != ARGUS_NONE;
+		for (uint32_t e = th->first_event; e != ARGUS_NONE;
 		     e = argus_graph__thread_next_event(g, t, e)) {
 			const struct argus_gevent *ev = argus_graph__event(g, e);
 
 			if (ev->type == AE_MUTEX_WAKE && ev->obj == wait->obj && ev->ts <= wto &&
 			    ev->ts >= best_ts) {
 				best_ts = ev->ts;
-				who = argus_graph__thread(g, t)->tid;
+				who = th->tid;
 			}
 		}
 	}
@@ -787,8 +808,9 @@ static bool blame_work(const struct argus_graph *g, const struct argus_diag_opts
 			int ns;
 
 			d->path[0] = (struct argus_step){ .seg = next, .edge = ARGUS_NONE };
-			ns = argus_diag__slice(g, argus_graph__edge(g, e)->src, tid, argus_graph__segment(g, h)->end, o->pick,
-					       o->pick_ctx, d->path + 1, ARGUS_DIAG_MAX_PATH - 1);
+			ns = argus_diag__slice(g, argus_graph__edge(g, e)->src, tid,
+					       argus_graph__segment(g, h)->end, o->pick, o->pick_ctx,
+					       d->path + 1, ARGUS_DIAG_MAX_PATH - 1);
 			if (ns > 0)
 				d->path[1].edge = e;
 			d->npath = ns > 0 ? (uint32_t)ns + 1 : 1;
@@ -830,7 +852,7 @@ static bool blame_holder(const struct argus_graph *g, const struct argus_diag_op
 {
 	const struct argus_segment *s = argus_graph__segment(g, h);
 	const struct argus_object *wo = argus_graph__object(g, s->wait_obj);
-	uint32_t pids[ARGUS_LIVE_MAX_PIDS], n, self = argus_graph__thread(g, s->thread)->pid, pick = 0;
+	uint32_t pids[ARGUS_LIVE_MAX_PIDS], n, self = argus_graph__seg_thread(g, h)->pid, pick = 0;
 	uint8_t src;
 
 	/* a pipe has no peer id: its inode is both ends'; a unix socket's
@@ -911,10 +933,11 @@ static uint32_t poll_chain_first(const struct argus_graph *g, uint32_t h)
 
 	for (int n = 0; n < 4096; n++) {
 		uint32_t prev = argus_graph__seg_prev(g, cur);
+		const struct argus_segment *ps = argus_graph__segment(g, prev);
 		shape_t b = gview_shapes(g)[cur];
 
-		if (prev == ARGUS_NONE || argus_graph__segment(g, prev)->end_reason != ARGUS_END_WAIT ||
-		    !hang_rule_poll_continues(hang_rule_loop_nr(argus_graph__segment(g, prev)->wait_nr) &&
+		if (!ps || ps->end_reason != ARGUS_END_WAIT ||
+		    !hang_rule_poll_continues(hang_rule_loop_nr(ps->wait_nr) &&
 					      SHAPE_EXIT1(b) == SHAPE_EXIT1_TIMEDOUT,
 					      argus_graph__segment(g, cur)->wait_nr, SHAPE_TRIES(b)))
 			return cur;
@@ -929,6 +952,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 		       struct argus_diagnosis *d, uint32_t tid, uint32_t h,
 		       uint64_t lo, uint64_t hi, uint32_t level, uint32_t depth)
 {
+	const struct argus_segment *hseg = argus_graph__segment(g, h);
 	struct argus_similar sim[MAX_SIMILAR];
 	struct argus_step steps[ARGUS_DIAG_MAX_PATH];
 	uint64_t wfrom, wto, tmo;
@@ -950,7 +974,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	 * waiter stopped, whose end the host saw happen (--until-end): the
 	 * thread that did it. */
 	if (level == 0 && next == ARGUS_NONE && o->ended_by_tid &&
-	    o->ended_by_tid != tid && o->ended_by_ns >= argus_graph__segment(g, h)->end) {
+	    o->ended_by_tid != tid && o->ended_by_ns >= hseg->end) {
 		uint32_t ws = argus_graph__segment_at(g, o->ended_by_tid, o->ended_by_ns);
 
 		if (ws != ARGUS_NONE) {
@@ -963,7 +987,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	/* A sleep (nanosleep) waits for no one: the thread chose to wait,
 	 * and the chain ends with it (the `sleep` a script runs, a retry
 	 * loop's pause).  Its timer is not a timeout that broke a cycle. */
-	if (argus_graph__segment(g, h)->wait_nr == SYS_nanosleep || argus_graph__segment(g, h)->wait_nr == SYS_clock_nanosleep)
+	if (hseg->wait_nr == SYS_nanosleep || hseg->wait_nr == SYS_clock_nanosleep)
 		return;
 	/* A mutex whose holder the interposer recorded: that holder. */
 	if (blame_mutex_holder(g, o, d, tid, h, wfrom, wto, level, depth) ||
@@ -989,7 +1013,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	 * wait that merely looks alike, so that comes before relaxing to
 	 * waits on the same kind of object. */
 	/* Waiting for a file lock and nobody has ended it: its holder. */
-	if (next == ARGUS_NONE && (argus_graph__segment(g, h)->wait_nr == SYS_flock || argus_graph__segment(g, h)->wait_nr == SYS_fcntl) &&
+	if (next == ARGUS_NONE && (hseg->wait_nr == SYS_flock || hseg->wait_nr == SYS_fcntl) &&
 	    blame_lock(g, o, d, tid, wfrom, wto, level, depth)) {
 		if (level == 0)
 			d->normal_seg = ARGUS_NONE;
@@ -998,7 +1022,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	/* Waiting for a child and nobody has ended it: the child, live (a
 	 * normal run of the wait would name a child long gone). */
 	if (next == ARGUS_NONE &&
-	    (argus_graph__segment(g, h)->wait_nr == SYS_wait4 || argus_graph__segment(g, h)->wait_nr == SYS_waitid) &&
+	    (hseg->wait_nr == SYS_wait4 || hseg->wait_nr == SYS_waitid) &&
 	    blame_children(g, o, d, tid, h, wfrom, wto, level, depth)) {
 		if (level == 0)
 			d->normal_seg = ARGUS_NONE;
@@ -1034,7 +1058,8 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	bool relaxed = false;
 
 	if (nsim == 0 && (next == ARGUS_NONE || diag_waker_edge(g, next) == ARGUS_NONE)) {
-		nsim = diag_similar(g, hs, argus_graph__segment(g, hs)->start, wto, sim, MAX_SIMILAR, false);
+		nsim = diag_similar(g, hs, argus_graph__segment(g, hs)->start, wto, sim, MAX_SIMILAR,
+				    false);
 		relaxed = nsim > 0;
 	}
 	if (level == 0) {
@@ -1073,14 +1098,18 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 		if (e == ARGUS_NONE && (first = poll_chain_first(g, hs)) != hs)
 			e = last_handoff(g, first);
 
-		if (e != ARGUS_NONE)
-			add_culprit(g, o, d, diag_seg_tid(g, argus_graph__edge(g, e)->dst), argus_graph__edge(g, e)->dst, true,
-				    VIA_ASKED, ARGUS_LIVE_NONE, wfrom, wto, level, depth);
+		if (e != ARGUS_NONE) {
+			uint32_t dst = argus_graph__edge(g, e)->dst;
+
+			add_culprit(g, o, d, diag_seg_tid(g, dst), dst, true, VIA_ASKED,
+				    ARGUS_LIVE_NONE, wfrom, wto, level, depth);
+		}
 		return;
 	}
 	/* steps[0] is the woken segment of the waiting thread, then the slice */
 	steps[0] = (struct argus_step){ .seg = woke, .edge = ARGUS_NONE };
-	int ns = argus_diag__slice(g, x, tid, normal != ARGUS_NONE ? argus_graph__segment(g, normal)->start : 0,
+	int ns = argus_diag__slice(g, x, tid,
+				   normal != ARGUS_NONE ? argus_graph__segment(g, normal)->start : 0,
 				   o->pick, o->pick_ctx, steps + 1, ARGUS_DIAG_MAX_PATH - 1);
 	nsteps = ns > 0 ? (uint32_t)ns + 1 : 1;
 	steps[1].edge = xedge;
@@ -1187,11 +1216,11 @@ int argus_diag__diagnose(const struct argus_graph *g,
 	/* The same loop seen before it has slept three times (attached 2 s
 	 * into apt's 1 s retries on the dpkg lock): one long sleep so far,
 	 * after a refused try in the run that ended in it. */
-	if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE &&
-	    (argus_graph__segment(g, a.wait_seg)->wait_nr == SYS_nanosleep ||
-	     argus_graph__segment(g, a.wait_seg)->wait_nr == SYS_clock_nanosleep) &&
-	    blame_lock(g, o, d, hang->tid,
-		       argus_graph__segment(g, a.wait_seg)->start < hang->start ? argus_graph__segment(g, a.wait_seg)->start : hang->start,
+	const struct argus_segment *ws = argus_graph__segment(g, a.wait_seg);
+
+	if (a.kind == ARGUS_KIND_BLOCKED && ws &&
+	    (ws->wait_nr == SYS_nanosleep || ws->wait_nr == SYS_clock_nanosleep) &&
+	    blame_lock(g, o, d, hang->tid, ws->start < hang->start ? ws->start : hang->start,
 		       hang->end, 0, depth)) {
 		d->hang_seg = a.wait_seg;
 		d->inspected += d->nchain > 0;

@@ -114,6 +114,7 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 	const uint32_t *v;
 	uint32_t n = argus_graph__thread_segments(g, thr, &v);
 	const shape_t *shapes = gview_shapes(g);
+	uint64_t max_ts = argus_graph__stats(g)->max_ts;
 	uint32_t reply_from = 0, exit_from = 0;
 	unsigned run_exit1 = SHAPE_EXIT1_NONE, round = 0, run_tries = 0;
 	bool many = false, run_out = false;
@@ -160,13 +161,14 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 		}
 		uint32_t last = v[i], nseg, next = i + 1;
 
-		if (next < n && argus_graph__wait_may_continue(g, v[next]))  /* (rare: look closer) */
+		/* (rare: look closer) */
+		if (next < n && argus_graph__wait_may_continue(g, v[next]))
 			next = i + argus_graph__wait_through(g, v[i], &last, &nseg);
 		if (next < n) {
 			w->to = argus_graph__segment(g, v[next])->start;
 			w->ongoing = last == v[i] && stopped_next(g, v[next]);
 		} else {
-			w->to = argus_graph__stats(g)->max_ts > w->from ? argus_graph__stats(g)->max_ts : w->from;
+			w->to = max_ts > w->from ? max_ts : w->from;
 			w->ongoing = 1;
 		}
 		run_out = false;
@@ -404,32 +406,33 @@ static int loop_end(const struct argus_graph *g, uint32_t thr, struct lpass *lp)
 	}
 	if (!lp->any)
 		return 0;
-	uint64_t end = argus_graph__stats(g)->max_ts > lp->last ? argus_graph__stats(g)->max_ts : lp->last;
+	uint64_t max_ts = argus_graph__stats(g)->max_ts;
+	uint64_t end = max_ts > lp->last ? max_ts : lp->last;
 	const uint32_t *v;
 	uint32_t n = argus_graph__thread_segments(g, thr, &v);
+	const struct argus_segment *ls = n ? argus_graph__segment(g, v[n - 1]) : NULL;
 
 	/* lp->last is the last syscall event's time; the thread's last
 	 * segment ends at or after its last event of any kind */
-	if (n && argus_graph__segment(g, v[n - 1])->end > end)
-		end = argus_graph__segment(g, v[n - 1])->end;
+	if (ls && ls->end > end)
+		end = ls->end;
 
 	/* Stopped at the end (a debugger attached) while it ran: the hang in
 	 * progress ends where the stop began, not at the end of the trace.
 	 * Stopped inside a wait (the attach interrupted it): it would still
 	 * be waiting, so the hang goes on to the end. */
-	if (n && (argus_graph__segment(g, v[n - 1])->flags & ARGUS_SEG_F_STOPPED) &&
-	    !argus_graph__seg_interrupted(g, v[n - 1]))
-		end = argus_graph__segment(g, v[n - 1])->end;
+	if (ls && (ls->flags & ARGUS_SEG_F_STOPPED) && !argus_graph__seg_interrupted(g, v[n - 1]))
+		end = ls->end;
 	/* Left its event loop and exited by itself (exit_group): the app
 	 * shutting down, not a hang (under ASan the leak check before
 	 * exit_group alone takes seconds).  Killed while away from its loop:
 	 * a hang that ended with the kill, the usual end of a real one.  (A
 	 * loop of sleeps is no event loop: a spin that ends and exits was a
 	 * hang.) */
-	if (n && argus_graph__segment(g, v[n - 1])->end_reason == ARGUS_END_EXIT) {
+	if (ls && ls->end_reason == ARGUS_END_EXIT) {
 		if ((lp->bye && lp->poll_loop) || lp->in_loop)
 			return 0;
-		end = argus_graph__segment(g, v[n - 1])->end;
+		end = ls->end;
 		return end > lp->back ? push_gap(gaps, lp->back, end, false, true) : 0;
 	}
 	if (!lp->in_loop && end > lp->back)
@@ -444,19 +447,20 @@ static int oneshot_gaps(const struct argus_graph *g, uint32_t thr, const struct 
 {
 	const uint32_t *v;
 	uint32_t n = argus_graph__thread_segments(g, thr, &v);
-	uint64_t from, end;
+	const struct argus_segment *ls;
+	uint64_t from, end, max_ts = argus_graph__stats(g)->max_ts;
 	bool ongoing = false;
 	int rc;
 
 	if (!n)
 		return 0;
+	ls = argus_graph__segment(g, v[n - 1]);
 	from = argus_graph__segment(g, v[0])->start;
-	end = argus_graph__segment(g, v[n - 1])->end;
-	if (argus_graph__segment(g, v[n - 1])->end_reason == ARGUS_END_TRACE ||
-	    (argus_graph__segment(g, v[n - 1])->flags & ARGUS_SEG_F_STOPPED)) {
+	end = ls->end;
+	if (ls->end_reason == ARGUS_END_TRACE || (ls->flags & ARGUS_SEG_F_STOPPED)) {
 		ongoing = true;
-		if (!(argus_graph__segment(g, v[n - 1])->flags & ARGUS_SEG_F_STOPPED) && argus_graph__stats(g)->max_ts > end)
-			end = argus_graph__stats(g)->max_ts;
+		if (!(ls->flags & ARGUS_SEG_F_STOPPED) && max_ts > end)
+			end = max_ts;
 	}
 	for (uint32_t i = 0; i < nw; i++) {
 		uint32_t b = i;
@@ -525,7 +529,8 @@ static void fill_hang(const struct argus_graph *g, uint32_t thr, const struct ga
 	if (!activity(g, t->tid, gp->from, gp->to, false, &a)) {
 		h->kind = a.kind;
 		if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE && !gp->loop &&
-		    hang_rule_deliberate(HANG_KIND_BLOCKED, argus_graph__segment(g, a.wait_seg)->wait_nr, a.sleeps))
+		    hang_rule_deliberate(HANG_KIND_BLOCKED, argus_graph__segment(g, a.wait_seg)->wait_nr,
+					 a.sleeps))
 			h->flags |= ARGUS_HANG_F_DELIBERATE;
 	}
 }
@@ -840,8 +845,8 @@ int argus_diag__hangs(const struct argus_graph *g,
 			return -EINVAL;
 		if (o.scope != ARGUS_HANGS_PROCESS)
 			rc = machine_hangs(g, o.idle_rule, thr_ns, o.deliberate, &hangs);
-		for (uint32_t thr = 0; o.scope == ARGUS_HANGS_PROCESS && thr < argus_graph__nthreads(g) && !rc;
-		     thr++) {
+		for (uint32_t thr = 0;
+		     o.scope == ARGUS_HANGS_PROCESS && thr < argus_graph__nthreads(g) && !rc; thr++) {
 			const struct argus_thread *t = argus_graph__thread(g, thr);
 
 			if (t->pid != o.pid)
@@ -904,7 +909,8 @@ int argus_diag__hang_at(const struct argus_graph *g, uint32_t tid, uint64_t ts,
 
 		if (ts > sg->end && sg->end_reason == ARGUS_END_WAIT) {
 			gp.from = sg->end;
-			gp.to = nx != ARGUS_NONE ? argus_graph__segment(g, nx)->start : argus_graph__stats(g)->max_ts;
+			gp.to = nx != ARGUS_NONE ? argus_graph__segment(g, nx)->start
+						 : argus_graph__stats(g)->max_ts;
 			gp.ongoing = nx == ARGUS_NONE;
 		}
 		fill_hang(g, thr, &gp, mark_in(g, gp.from, gp.to), out);
@@ -932,6 +938,7 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 {
 	uint32_t thr = argus_graph__thread_by_tid(g, tid), n;
 	uint64_t win = to > from ? to - from : 1, best_cpu = 0, seg_w = 0;
+	uint64_t max_ts = argus_graph__stats(g)->max_ts;
 	const uint32_t *v;
 
 	memset(a, 0, sizeof(*a));
@@ -955,7 +962,7 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 	for (uint32_t i = lo; i < n; i++) {
 		const struct argus_segment *s = argus_graph__segment(g, v[i]);
 		uint64_t wend = i + 1 < n ? argus_graph__segment(g, v[i + 1])->start :
-			(s->end_reason == ARGUS_END_WAIT ? argus_graph__stats(g)->max_ts : s->end);
+			(s->end_reason == ARGUS_END_WAIT ? max_ts : s->end);
 		uint64_t run = overlap(s->start, s->end, from, to), w, cpu;
 
 		if (s->start > to)
@@ -985,7 +992,7 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 		if (next < n && argus_graph__wait_may_continue(g, v[next]))
 			next = i + argus_graph__wait_through(g, v[i], &last, &nseg);
 		if (next != i + 1)
-			wend = next < n ? argus_graph__segment(g, v[next])->start : argus_graph__stats(g)->max_ts;
+			wend = next < n ? argus_graph__segment(g, v[next])->start : max_ts;
 		w = overlap(s->end, wend, from, to);
 		a->asleep_ns += w;
 		if (s->end >= from && s->end < to) {

@@ -44,7 +44,8 @@ static bool own_timer(const struct argus_graph *g, uint32_t next)
 		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
 
 		if (e->type == ARGUS_EDGE_TIMER && (e->flags & ARGUS_EDGE_F_WOKE) &&
-		    argus_graph__segment(g, e->src)->thread == argus_graph__segment(g, next)->thread)
+		    argus_graph__segment(g, e->src)->thread ==
+			    argus_graph__segment(g, next)->thread)
 			return true;
 	}
 	return false;
@@ -69,10 +70,12 @@ static uint32_t open_wait(const struct argus_graph *g, uint32_t h)
 		if (!own_timer(g, next))
 			return ARGUS_NONE;
 		/* the thread runs (a deadlock check) and waits again */
-		for (s = next; s != ARGUS_NONE && argus_graph__segment(g, s)->end_reason != ARGUS_END_WAIT;
+		for (s = next; s != ARGUS_NONE &&
+			       argus_graph__segment(g, s)->end_reason != ARGUS_END_WAIT;
 		     s = argus_graph__seg_next(g, s))
 			;
-		if (s == ARGUS_NONE || argus_graph__segment(g, s)->wait_nr != argus_graph__segment(g, h)->wait_nr)
+		if (s == ARGUS_NONE ||
+		    argus_graph__segment(g, s)->wait_nr != argus_graph__segment(g, h)->wait_nr)
 			return ARGUS_NONE;
 	}
 	return ARGUS_NONE;
@@ -95,9 +98,12 @@ static uint32_t thread_for(const struct argus_graph *g, const struct argus_diagn
 	thr = argus_graph__thread_by_tid(g, pid);
 	if (thr != ARGUS_NONE && argus_graph__thread(g, thr)->pid == pid)
 		return pid;
-	for (uint32_t i = 0; i < argus_graph__nthreads(g); i++)
-		if (argus_graph__thread(g, i)->pid == pid && !argus_graph__thread(g, i)->kernel)
-			return argus_graph__thread(g, i)->tid;
+	for (uint32_t i = 0; i < argus_graph__nthreads(g); i++) {
+		const struct argus_thread *t = argus_graph__thread(g, i);
+
+		if (t->pid == pid && !t->kernel)
+			return t->tid;
+	}
 	return ARGUS_NONE;
 }
 
@@ -121,8 +127,9 @@ uint32_t diag_holder_rule_pick(const struct argus_graph *g, const struct argus_d
 	    (w = open_wait(g, h)) == ARGUS_NONE)
 		return ARGUS_NONE;
 	self = argus_graph__seg_thread(g, h)->pid;
-	stack = argus_graph__segment(g, w)->wait_stack ? argus_graph__segment(g, w)->wait_stack :
-		w == h ? argus_graph__segment(g, hs)->wait_stack : 0;
+	stack = argus_graph__segment(g, w)->wait_stack;
+	if (!stack && w == h)
+		stack = argus_graph__segment(g, hs)->wait_stack;
 	if (!stack)
 		return ARGUS_NONE;      /* a rule matches a function on the stack */
 	n = o->wait_holders(o->wait_holders_ctx, self, tid, stack, pids, ARGUS_LIVE_MAX_PIDS);
