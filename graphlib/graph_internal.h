@@ -3,6 +3,12 @@
  * graph_internal.h - the graph's storage and the builder's per-thread
  * state, shared by graphlib's graph_*.c files.  Not part of the API.
  *
+ * Who includes it: the graph's own files (graph_*.c) only.  Everything
+ * else -- the diagnosis (diag_*.c), the front ends, the tests -- reads a
+ * graph through argus_graph.h; the diagnosis's hot loops also through
+ * graph_view.h (wait shapes, a prefetching event walk), which this header
+ * includes so that the builder fills what the view reads.
+ *
  * Data layout (all arrays, ids are uint32_t indexes):
  *
  *   g->seg    struct argus_segment   vertices, in creation order
@@ -104,11 +110,10 @@ struct argus_graph {
 	uint32_t *out_off, *out_ids;    /* CSR by source segment */
 	uint32_t *in_off, *in_ids;      /* CSR by destination segment */
 	uint32_t *thr_segs;             /* per-thread slices, time-ordered */
-	struct gvec shape;              /* shape_t SHAPE_* per segment (below) */
+	struct gvec shape;              /* shape_t SHAPE_* per segment (graph_view.h) */
 	bool csr_dirty;
 	struct gbuild *b;               /* only while building */
 };
-
 
 #define SEGS(g) GV((g)->seg, struct argus_segment)
 #define SHAPES(g) GV((g)->shape, shape_t)
