@@ -331,9 +331,9 @@ uint32_t argus_graph__seg_next(const struct argus_graph *g, uint32_t seg);
  * range. */
 const struct argus_thread *argus_graph__seg_thread(const struct argus_graph *g,
 						   uint32_t seg);
-/* The trace's marks (`argus mark`): *ids points at the ids of its AE_MARK
- * events (of no thread, so in no chain), in trace order; returns how
- * many. */
+/* The trace's marks: *ids points at the ids of its AE_MARK events, in
+ * trace order (`argus mark`'s, of no thread, and a program's own, in its
+ * thread's chain); returns how many. */
 uint32_t argus_graph__marks(const struct argus_graph *g, const uint32_t **ids);
 
 /* A debugger's stops inside a wait (docs/diagnosis.md, "A debugger's
