@@ -52,12 +52,16 @@ static uint32_t hot_stack(const struct argus_graph *g, uint32_t tid,
 {
 	uint32_t thr = argus_graph__thread_by_tid(g, tid), best = 0, bestn = 0;
 	uint32_t ids[512], cnt[512], n = 0;
+	const struct argus_gevent *ev;
+	struct gview_walk it;
+	struct gview v;
 
 	if (thr == ARGUS_NONE)
 		return 0;
-	for (uint32_t e = argus_graph__thread(g, thr)->first_event; e != ARGUS_NONE;
-	     e = argus_graph__thread_next_event(g, thr, e)) {
-		const struct argus_gevent *ev = argus_graph__event(g, e);
+	gview_get(g, &v);
+	for (gview_walk_thread(&v, argus_graph__thread(g, thr),
+			       argus_graph__thread(g, thr)->first_event, &it);
+	     (ev = gview_walk_next(&v, &it));) {
 		uint32_t i;
 
 		if (ev->ts > to)
@@ -711,6 +715,7 @@ static bool blame_cond_signaller(const struct argus_graph *g, const struct argus
 	const struct argus_gevent *wait = NULL;
 	const struct argus_object *mo;
 	uint32_t s = h, who = 0, pid;
+	struct gview v;
 	uint64_t best_ts = 0;
 
 	if (hs->end_reason != ARGUS_END_WAIT || hs->wait_nr != SYS_futex)
@@ -759,15 +764,15 @@ static bool blame_cond_signaller(const struct argus_graph *g, const struct argus
 	ended = who != 0;
 	/* not ended (or its signal not recorded): the last signaller */
 	pid = argus_graph__seg_thread(g, h)->pid;
+	gview_get(g, &v);
 	for (uint32_t t = 0; t < argus_graph__nthreads(g) && !ended; t++) {
 		const struct argus_thread *th = argus_graph__thread(g, t);
+		const struct argus_gevent *ev;
+		struct gview_walk it;
 
 		if (th->pid != pid || th->tid == tid)
 			continue;
-		for (uint32_t e = th->first_event; e != ARGUS_NONE;
-		     e = argus_graph__thread_next_event(g, t, e)) {
-			const struct argus_gevent *ev = argus_graph__event(g, e);
-
+		for (gview_walk_thread(&v, th, th->first_event, &it); (ev = gview_walk_next(&v, &it));) {
 			if (ev->type == AE_MUTEX_WAKE && ev->obj == wait->obj && ev->ts <= wto &&
 			    ev->ts >= best_ts) {
 				best_ts = ev->ts;
@@ -930,11 +935,13 @@ static uint32_t last_handoff(const struct argus_graph *g, uint32_t h)
 static uint32_t poll_chain_first(const struct argus_graph *g, uint32_t h)
 {
 	uint32_t cur = h;
+	struct gview v;
 
+	gview_get(g, &v);
 	for (int n = 0; n < 4096; n++) {
 		uint32_t prev = argus_graph__seg_prev(g, cur);
 		const struct argus_segment *ps = argus_graph__segment(g, prev);
-		shape_t b = gview_shapes(g)[cur];
+		shape_t b = v.shape[cur];
 
 		if (!ps || ps->end_reason != ARGUS_END_WAIT ||
 		    !hang_rule_poll_continues(hang_rule_loop_nr(ps->wait_nr) &&

@@ -94,9 +94,9 @@ struct twait {
 
 /* A wait whose next segment is a debugger's (or SIGSTOP's) stop that
  * nobody woke: the app's wait has not ended. */
-static bool stopped_next(const struct argus_graph *g, uint32_t next)
+static bool stopped_next(const struct argus_graph *g, const struct gview *gv, uint32_t next)
 {
-	return (argus_graph__segment(g, next)->flags & ARGUS_SEG_F_STOPPED) &&
+	return (gv->seg[next].flags & ARGUS_SEG_F_STOPPED) &&
 	       diag_waker_edge(g, next) == ARGUS_NONE;
 }
 
@@ -113,16 +113,17 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 {
 	const uint32_t *v;
 	uint32_t n = argus_graph__thread_segments(g, thr, &v);
-	const shape_t *shapes = gview_shapes(g);
 	uint64_t max_ts = argus_graph__stats(g)->max_ts;
+	struct gview gv;
 	uint32_t reply_from = 0, exit_from = 0;
 	unsigned run_exit1 = SHAPE_EXIT1_NONE, round = 0, run_tries = 0;
 	bool many = false, run_out = false;
 
 	memset(p, 0, sizeof(*p));
+	gview_get(g, &gv);
 	for (uint32_t i = 0; i < n; i++) {
-		const struct argus_segment *s = argus_graph__segment(g, v[i]);
-		shape_t b = shapes[v[i]];
+		const struct argus_segment *s = &gv.seg[v[i]];
+		shape_t b = gv.shape[v[i]];
 		struct twait *w = p->waits.p;
 
 		if (b & SHAPE_CONN)
@@ -165,8 +166,8 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 		if (next < n && argus_graph__wait_may_continue(g, v[next]))
 			next = i + argus_graph__wait_through(g, v[i], &last, &nseg);
 		if (next < n) {
-			w->to = argus_graph__segment(g, v[next])->start;
-			w->ongoing = last == v[i] && stopped_next(g, v[next]);
+			w->to = gv.seg[v[next]].start;
+			w->ongoing = last == v[i] && stopped_next(g, &gv, v[next]);
 		} else {
 			w->to = max_ts > w->from ? max_ts : w->from;
 			w->ongoing = 1;
@@ -571,6 +572,7 @@ static int thread_gaps(const struct argus_graph *g, uint32_t thr, unsigned rule,
 	const struct argus_thread *t = argus_graph__thread(g, thr);
 	struct wpass wp;
 	struct lpass lp;
+	struct gview gv;
 	struct gview_walk it;
 	const struct argus_gevent *ev;
 	bool loop;
@@ -580,9 +582,10 @@ static int thread_gaps(const struct argus_graph *g, uint32_t thr, unsigned rule,
 		goto out;
 	loop = waits_end(&wp, rule);
 	loop_begin(&wp, &lp);
+	gview_get(g, &gv);
 	if (loop)
-		for (gview_walk_thread(g, thr, t->first_event, &it);
-		     !rc && (ev = gview_walk_next(g, &it));)
+		for (gview_walk_thread(&gv, t, t->first_event, &it);
+		     !rc && (ev = gview_walk_next(&gv, &it));)
 			rc = loop_feed(&lp, ev);
 	if (!rc)
 		rc = thread_gaps_end(g, thr, &wp, loop, &lp, thr_ns, gaps);
@@ -660,8 +663,10 @@ static int loop_span(const struct argus_graph *g, const uint32_t *v, uint32_t n,
 {
 	const struct twait *w = wp->waits.p;
 	uint32_t from = 0;
+	struct gview gv;
 	int rc = 0;
 
+	gview_get(g, &gv);
 	if (a != ARGUS_NONE) {
 		/* inside a's call, which returns in the next segment: as the
 		 * whole pass would be, but with no visit counted before */
@@ -677,7 +682,7 @@ static int loop_span(const struct argus_graph *g, const uint32_t *v, uint32_t n,
 		struct gview_walk it;
 		const struct argus_gevent *ev;
 
-		for (gview_walk_seg(g, v[i], &it); (ev = gview_walk_next(g, &it));) {
+		for (gview_walk_seg(&gv, v[i], &it); (ev = gview_walk_next(&gv, &it));) {
 			if ((rc = loop_feed(lp, ev)))
 				return rc;
 			if (b != ARGUS_NONE && ev->type == AE_SYS_EXIT && ev->ctx == AE_CTX_TASK &&
@@ -743,16 +748,18 @@ static int loop_spans(const struct argus_graph *g, uint32_t thr, const struct wp
 	uint32_t nw = wp->waits.n, a = ARGUS_NONE;
 	const uint32_t *v;
 	uint32_t n = argus_graph__thread_segments(g, thr, &v);
+	uint64_t first;
 	int rc;
 
 	if (!n)
 		return 0;
+	first = argus_graph__segment(g, v[0])->start;
 	for (uint32_t k = 0; k < nw; k++) {
 		uint64_t since;
 
 		if (!sure_visit(w, nw, k))
 			continue;
-		since = a == ARGUS_NONE ? argus_graph__segment(g, v[0])->start : w[a].to;
+		since = a == ARGUS_NONE ? first : w[a].to;
 		if ((w[k].from >= since + thr_ns || mark_within(marks, since, w[k].from)) &&
 		    (rc = loop_span(g, v, n, wp, lp, a, k)))
 			return rc;
@@ -1017,6 +1024,7 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 	}
 	/* sched_yield does not sleep (the switch is "runnable"): count calls,
 	 * by their exits (the collector records no entry for it) */
+	struct gview gv;
 	struct gview_walk it;
 	const struct argus_gevent *ev;
 
@@ -1024,7 +1032,9 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 	 * less than half the window, and 20 settle it */
 	if (!exact && (a->wait_ns >= win / 2 || a->short_waits >= HANG_YIELD_LOOP_SHORTS))
 		ev0 = ARGUS_NONE;
-	for (gview_walk_thread(g, thr, ev0, &it); (ev = gview_walk_next(g, &it));) {
+	gview_get(g, &gv);
+	for (gview_walk_thread(&gv, argus_graph__thread(g, thr), ev0, &it);
+	     (ev = gview_walk_next(&gv, &it));) {
 		if (ev->ts > to)
 			break;
 		if (ev->ts < from)

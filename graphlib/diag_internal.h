@@ -2,7 +2,8 @@
  * other.  Not part of libargus's API (argus_diag.h): the front ends never
  * see these, and each is declared once, here, not copied into its callers.
  * The diagnosis reads the graph through its API (argus_graph.h) and, in
- * hang finding's hot loops, graph_view.h; never graph_internal.h. */
+ * its hot loops (hang finding, event walks), graph_view.h; never
+ * graph_internal.h. */
 #ifndef ARGUS_DIAG_INTERNAL_H
 #define ARGUS_DIAG_INTERNAL_H
 #include <stdbool.h>

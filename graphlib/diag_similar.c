@@ -21,6 +21,7 @@
 #include "argus_diag.h"
 #include "argus_events.h"
 #include "diag_internal.h"
+#include "graph_view.h"
 #include "gvec.h"
 
 #define MAX_KEYS 256
@@ -60,12 +61,13 @@ static uint32_t seg_keys(const struct argus_graph *g, uint32_t s, uint64_t *k,
 {
 	const struct argus_segment *sg = argus_graph__segment(g, s);
 	uint32_t n = 0, m, tid = diag_seg_tid(g, s);
+	const struct argus_gevent *ev;
+	struct gview_walk it;
 	const uint32_t *ids;
+	struct gview v;
 
-	for (uint32_t e = sg->first_event; e != ARGUS_NONE && n < MAX_KEYS - 8;
-	     e = argus_graph__seg_next_event(g, s, e)) {
-		const struct argus_gevent *ev = argus_graph__event(g, e);
-
+	gview_get(g, &v);
+	for (gview_walk_seg(&v, s, &it); n < MAX_KEYS - 8 && (ev = gview_walk_next(&v, &it));) {
 		if (ev->ctx != AE_CTX_TASK)
 			continue;
 		switch (ev->type) {

@@ -29,6 +29,7 @@
 #include "argus_diag.h"
 #include "argus_events.h"
 #include "diag_internal.h"
+#include "graph_view.h"
 
 #define MAX_CANDIDATES 64
 
@@ -125,18 +126,21 @@ int diag_work_find(const struct argus_graph *g, uint32_t tid, uint32_t h, uint64
 	uint64_t wait_start = argus_graph__segment(g, h)->end, win = wto > wfrom ? wto - wfrom : 0;
 	struct wrec *w = NULL;
 	int64_t *end = NULL;
+	struct gview v;
 	int rc = 0;
 
 	if (t == ARGUS_NONE || !win)
 		return 0;
 	pid = argus_graph__thread(g, t)->pid;
+	gview_get(g, &v);
 	for (uint32_t i = 0; i < argus_graph__nthreads(g); i++) {
-		if (argus_graph__thread(g, i)->pid != pid)
-			continue;
-		for (uint32_t e = argus_graph__thread(g, i)->first_event; e != ARGUS_NONE;
-		     e = argus_graph__thread_next_event(g, i, e)) {
-			const struct argus_gevent *ev = argus_graph__event(g, e);
+		const struct argus_thread *th = argus_graph__thread(g, i);
+		const struct argus_gevent *ev;
+		struct gview_walk it;
 
+		if (th->pid != pid)
+			continue;
+		for (gview_walk_thread(&v, th, th->first_event, &it); (ev = gview_walk_next(&v, &it));) {
 			if (ev->type != AE_WORK_ENQUEUE && ev->type != AE_WORK_BEGIN &&
 			    ev->type != AE_WORK_END)
 				continue;

@@ -6,8 +6,9 @@
  * Who includes it: the graph's own files (graph_*.c) only.  Everything
  * else -- the diagnosis (diag_*.c), the front ends, the tests -- reads a
  * graph through argus_graph.h; the diagnosis's hot loops also through
- * graph_view.h (wait shapes, a prefetching event walk), which this header
- * includes so that the builder fills what the view reads.
+ * graph_view.h (the segment array, wait shapes, event blocks and a
+ * prefetching walk over them, read-only), which this header includes:
+ * the layout it reads is defined there once.
  *
  * Data layout (all arrays, ids are uint32_t indexes):
  *
@@ -74,26 +75,6 @@ static inline void *gbig_malloc(size_t bytes)
 	return p;
 }
 
-/*
- * Event storage.  A thread's events go to blocks of EVBLK slots of its
- * own, so a thread's (and a segment's) events are found without a link
- * per event, and the builder appends to a few hot blocks instead of
- * writing a link into the thread's previous event, wherever that is.
- * 16 slots (384 bytes): the link costs 0.5 byte per event, the unused
- * tail of a thread's last block at most 15 slots.
- */
-#define EVBLK_SHIFT 4
-#define EVBLK (1u << EVBLK_SHIFT)
-
-struct evblk {
-	uint32_t next;          /* event id of the chain's next block's slot
-	                           0 (not a block index), ARGUS_NONE */
-	uint32_t pos;           /* chain position of the block's slot 0 */
-	uint32_t thr;           /* thread index of the chain, ARGUS_NONE for
-	                           events of no thread: lets a pass sweep the
-	                           event array in storage order (diag_hangs.c) */
-};
-
 struct gbuild;
 
 struct argus_graph {
@@ -124,15 +105,15 @@ struct argus_graph {
 #define BLKS(g) GV((g)->blk, struct evblk)
 
 /* Position of event ev in its chain (thread or segment: subtract the
- * first event's) and the chain's next slot after ev. */
+ * first event's) and the chain's next slot after ev (graph_view.h). */
 static inline uint32_t gev_pos(const struct argus_graph *g, uint32_t ev)
 {
-	return BLKS(g)[ev >> EVBLK_SHIFT].pos + (ev & (EVBLK - 1));
+	return evblk_pos(BLKS(g), ev);
 }
 
 static inline uint32_t gev_next(const struct argus_graph *g, uint32_t ev)
 {
-	return (ev + 1) & (EVBLK - 1) ? ev + 1 : BLKS(g)[ev >> EVBLK_SHIFT].next;
+	return evblk_next(BLKS(g), ev);
 }
 
 /* What a thread is to the wake-up filters. */
