@@ -25,10 +25,10 @@
  *     edge (graph_edges.c, debugger_resume);
  *   - for the hangs and the diagnosis, a wait an attach interrupted goes
  *     on through the stop(s) and the restarted call, until the call
- *     returns (argus_graph__wait_through, argus_graph__wait_began): the stop is
- *     neither the wait's end nor its culprit, and a thread still stopped,
- *     or still in the restarted call, at the end of the trace is still in
- *     its wait.
+ *     returns (argus_graph__wait_through, argus_graph__wait_began, the
+ *     API's queries): the stop is neither the wait's end nor its culprit,
+ *     and a thread still stopped, or still in the restarted call, at the
+ *     end of the trace is still in its wait.
  * A call restarted at once, with no stop (a signal with no handler, such
  * as SIGCHLD), goes on the same way.
  * A thread stopped while it ran (a busy hang, Ctrl-C in lldb) is not in a
