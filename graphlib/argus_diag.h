@@ -202,9 +202,6 @@ typedef int (*argus_pick_fn)(void *ctx, const struct argus_graph *g,
  * (by receive time).  Pick functions can fall back to it. */
 int argus_diag__default_pick(const struct argus_graph *g, const uint32_t *ids,
 			     uint32_t n);
-/* The strong in-edge from another thread that woke segment `seg` (the
- * one flagged ARGUS_EDGE_F_WOKE, else the first), or ARGUS_NONE. */
-uint32_t argus_diag__waker_edge(const struct argus_graph *g, uint32_t seg);
 
 /* Walk backward from `seg` (the segment that woke the normal node): the
  * only inter-thread in-edge, else the weak intra-thread one, asking `pick`

@@ -327,6 +327,41 @@ uint32_t argus_graph__segment_at(const struct argus_graph *g, uint32_t tid,
 /* The other segment of the same thread, ARGUS_NONE at either end. */
 uint32_t argus_graph__seg_prev(const struct argus_graph *g, uint32_t seg);
 uint32_t argus_graph__seg_next(const struct argus_graph *g, uint32_t seg);
+/* The thread of segment `seg` (its argus_segment.thread), NULL if out of
+ * range. */
+const struct argus_thread *argus_graph__seg_thread(const struct argus_graph *g,
+						   uint32_t seg);
+/* The trace's marks: *ids points at the ids of its AE_MARK events, in
+ * trace order (`argus mark`'s, of no thread, and a program's own, in its
+ * thread's chain); returns how many. */
+uint32_t argus_graph__marks(const struct argus_graph *g, const uint32_t **ids);
+
+/* A debugger's stops inside a wait (docs/diagnosis.md, "A debugger's
+ * stops").  Attaching wakes every blocked thread only to stop it for its
+ * tracer; the call is restarted once the tracer lets it go.  For the
+ * program that is one wait, through the stop(s) and the restarted call,
+ * until the call returns; a call restarted at once (a signal with no
+ * handler) goes on the same way.  These need the per-thread index. */
+/* 1 when segment `seg` ends in an attach's interrupt: woken from its wait
+ * only to stop for its tracer (__TASK_TRACED), its call not returned (its
+ * first syscall exit is -ERESTART*, or none).  O(1). */
+int argus_graph__seg_interrupted(const struct argus_graph *g, uint32_t seg);
+/* Cheap test on the segment after a wait: 1 when that wait can go on
+ * through `seg` (an attach's interrupt, or a call restarted at once).
+ * Only then is argus_graph__wait_through worth its searches.  O(1). */
+int argus_graph__wait_may_continue(const struct argus_graph *g, uint32_t seg);
+/* Segment `seg` ends in a wait: *last = the last segment whose wait is
+ * part of it (seg when no stop interrupted it), *next = the segment that
+ * runs once the wait has really ended (ARGUS_NONE: still waiting, or
+ * stopped, at the end of the trace).  Returns how many segments of the
+ * thread's list *next is after seg (0 for a bad id: *last = seg, *next =
+ * ARGUS_NONE). */
+uint32_t argus_graph__wait_through(const struct argus_graph *g, uint32_t seg,
+				   uint32_t *last, uint32_t *next);
+/* The reverse: `seg` ends in a restarted call's wait; the segment whose
+ * wait the attach interrupted (seg when none, ARGUS_NONE if out of
+ * range). */
+uint32_t argus_graph__wait_began(const struct argus_graph *g, uint32_t seg);
 
 /* Add an edge from another source (interposer work items, data-flag
  * watchpoints, ...): from the segment of src_tid at src_ts to that of

@@ -24,7 +24,6 @@
 #include <time.h>
 
 #include "argus_diag.h"
-#include "graph_internal.h"
 
 const char *argus_hang_why_str(unsigned why)
 {

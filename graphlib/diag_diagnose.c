@@ -33,20 +33,18 @@
  * the hang segment, the normal node, each slice step where two or more
  * inter-thread edges made a choice, and the culprit.
  */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 
 #include "argus_diag.h"
+#include "argus_events.h"
 #include "diag_internal.h"
-#include "graph_internal.h"
+#include "graph_view.h"
 #include "hang_rule.h"
 
 #define MAX_SIMILAR 64
-
-
-static uint32_t seg_tid(const struct argus_graph *g, uint32_t s)
-{
-	return THRS(g)[SEGS(g)[s].thread].tid;
-}
 
 /* The most frequent sample stack of thread tid in [from, to]. */
 static uint32_t hot_stack(const struct argus_graph *g, uint32_t tid,
@@ -54,12 +52,16 @@ static uint32_t hot_stack(const struct argus_graph *g, uint32_t tid,
 {
 	uint32_t thr = argus_graph__thread_by_tid(g, tid), best = 0, bestn = 0;
 	uint32_t ids[512], cnt[512], n = 0;
+	const struct argus_gevent *ev;
+	struct gview_walk it;
+	struct gview v;
 
 	if (thr == ARGUS_NONE)
 		return 0;
-	for (uint32_t e = THRS(g)[thr].first_event; e != ARGUS_NONE;
-	     e = argus_graph__thread_next_event(g, thr, e)) {
-		const struct argus_gevent *ev = &EVS(g)[e];
+	gview_get(g, &v);
+	for (gview_walk_thread(&v, argus_graph__thread(g, thr),
+			       argus_graph__thread(g, thr)->first_event, &it);
+	     (ev = gview_walk_next(&v, &it));) {
 		uint32_t i;
 
 		if (ev->ts > to)
@@ -90,9 +92,10 @@ static void wait_window(const struct argus_graph *g, uint32_t h, uint64_t *from,
 
 	/* a wait an attach interrupted runs from before the stop to the
 	 * restarted call's end (graph_debugger.c) */
-	*from = SEGS(g)[gdebug_wait_began(g, h)].end;
-	gdebug_wait_through(g, h, &last, next);
-	*to = *next != ARGUS_NONE ? SEGS(g)[*next].start : g->st.max_ts;
+	*from = argus_graph__segment(g, argus_graph__wait_began(g, h))->end;
+	argus_graph__wait_through(g, h, &last, next);
+	*to = *next != ARGUS_NONE ? argus_graph__segment(g, *next)->start
+				  : argus_graph__stats(g)->max_ts;
 }
 
 /* A wait that ended by the waiting thread's own timer: its timeout. */
@@ -105,11 +108,12 @@ static uint64_t own_timeout(const struct argus_graph *g, uint32_t h, uint32_t ne
 		return 0;
 	n = argus_graph__in_edges(g, next, &ids);
 	for (uint32_t i = 0; i < n; i++) {
-		const struct argus_edge *e = &EDGES(g)[ids[i]];
+		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
 
 		if (e->type == ARGUS_EDGE_TIMER && (e->flags & ARGUS_EDGE_F_WOKE) &&
-		    seg_tid(g, e->src) == seg_tid(g, h))
-			return SEGS(g)[next].start - SEGS(g)[h].end;
+		    diag_seg_tid(g, e->src) == diag_seg_tid(g, h))
+			return argus_graph__segment(g, next)->start -
+			       argus_graph__segment(g, h)->end;
 	}
 	return 0;
 }
@@ -117,10 +121,13 @@ static uint64_t own_timeout(const struct argus_graph *g, uint32_t h, uint32_t ne
 /* Did segment s make a syscall of its own (enter or exit)? */
 static bool has_syscall(const struct argus_graph *g, uint32_t s)
 {
-	for (uint32_t e = SEGS(g)[s].first_event; e != ARGUS_NONE;
-	     e = argus_graph__seg_next_event(g, s, e))
-		if (EVS(g)[e].type == AE_SYS_ENTER || EVS(g)[e].type == AE_SYS_EXIT)
+	for (uint32_t e = argus_graph__segment(g, s)->first_event; e != ARGUS_NONE;
+	     e = argus_graph__seg_next_event(g, s, e)) {
+		uint8_t type = argus_graph__event(g, e)->type;
+
+		if (type == AE_SYS_ENTER || type == AE_SYS_EXIT)
 			return true;
+	}
 	return false;
 }
 
@@ -137,7 +144,7 @@ static bool has_syscall(const struct argus_graph *g, uint32_t s)
 static uint32_t wait_origin(const struct argus_graph *g, uint32_t h)
 {
 	for (int guard = 0; guard < 64; guard++) {
-		const struct argus_segment *s = &SEGS(g)[h];
+		const struct argus_segment *s = argus_graph__segment(g, h);
 		uint32_t p = argus_graph__seg_prev(g, h);
 		const struct argus_segment *ps;
 		const struct argus_object *o, *po;
@@ -145,11 +152,11 @@ static uint32_t wait_origin(const struct argus_graph *g, uint32_t h)
 		if (p == ARGUS_NONE || s->start_reason != ARGUS_START_WAKE ||
 		    s->end_reason != ARGUS_END_WAIT || s->wait_nr < 0)
 			break;
-		ps = &SEGS(g)[p];
+		ps = argus_graph__segment(g, p);
 		/* a debugger's stop inside the wait: h is the restarted call,
 		 * the wait began before the stop */
-		if (gdebug_interrupt_seg(g, p)) {
-			uint32_t b = gdebug_wait_began(g, h);
+		if (argus_graph__seg_interrupted(g, p)) {
+			uint32_t b = argus_graph__wait_began(g, h);
 
 			if (b == h)
 				break;
@@ -259,10 +266,10 @@ static void add_culprit(const struct argus_graph *g, const struct argus_diag_opt
 	 * hang (graph_debugger.c): only when the user diagnoses the tool,
 	 * or when a debugger the user did not attach holds the thread in a
 	 * ptrace stop (VIA_TRACER: live_stopped left the user's own out) */
-	if (THRS(g)[thr].tool && via != VIA_TRACER) {
+	if (argus_graph__thread(g, thr)->tool && via != VIA_TRACER) {
 		uint32_t ht = argus_graph__thread_by_tid(g, d->hang.tid);
 
-		if (ht == ARGUS_NONE || !THRS(g)[ht].tool)
+		if (ht == ARGUS_NONE || !argus_graph__thread(g, ht)->tool)
 			return;
 	}
 	if (argus_diag__activity(g, c, wfrom, wto, &a))
@@ -270,7 +277,7 @@ static void add_culprit(const struct argus_graph *g, const struct argus_diag_opt
 	k = &d->chain[d->nchain++];
 	memset(k, 0, sizeof(*k));
 	k->tid = c;
-	k->pid = THRS(g)[thr].pid;
+	k->pid = argus_graph__thread(g, thr)->pid;
 	k->kind = a.kind;
 	k->normal_seg = normal_seg;
 	k->late = late;
@@ -286,8 +293,8 @@ static void add_culprit(const struct argus_graph *g, const struct argus_diag_opt
 		k->seg = argus_graph__segment_at(g, c, wfrom);
 	if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE) {
 		k->wait_ns = a.wait_ns;
-		k->wait_nr = SEGS(g)[a.wait_seg].wait_nr;
-		k->stack = SEGS(g)[a.wait_seg].wait_stack;
+		k->wait_nr = argus_graph__segment(g, a.wait_seg)->wait_nr;
+		k->stack = argus_graph__segment(g, a.wait_seg)->wait_stack;
 	} else {
 		k->wait_nr = -1;
 		k->stack = hot_stack(g, c, wfrom, wto);
@@ -327,14 +334,18 @@ static bool blame_continuer(const struct argus_graph *g, const struct argus_diag
 	uint32_t s = argus_graph__segment_at(g, c, wfrom), best = ARGUS_NONE;
 	uint64_t most = 0;
 
-	for (; s != ARGUS_NONE && SEGS(g)[s].start <= wto; s = argus_graph__seg_next(g, s)) {
+	for (; s != ARGUS_NONE && argus_graph__segment(g, s)->start <= wto;
+	     s = argus_graph__seg_next(g, s)) {
+		const struct argus_segment *ss = argus_graph__segment(g, s);
 		uint32_t n = argus_graph__seg_next(g, s);
 		uint64_t a, b;
 
-		if (!(SEGS(g)[s].flags & ARGUS_SEG_F_STOPPED) || n == ARGUS_NONE)
+		if (!(ss->flags & ARGUS_SEG_F_STOPPED) || n == ARGUS_NONE)
 			continue;
-		a = SEGS(g)[s].end > wfrom ? SEGS(g)[s].end : wfrom;
-		b = SEGS(g)[n].start < wto ? SEGS(g)[n].start : wto;
+		a = ss->end > wfrom ? ss->end : wfrom;
+		b = argus_graph__segment(g, n)->start;
+		if (b > wto)
+			b = wto;
 		if (b > a && b - a > most) {
 			most = b - a;
 			best = n;
@@ -346,12 +357,12 @@ static bool blame_continuer(const struct argus_graph *g, const struct argus_diag
 	uint32_t nin = argus_graph__in_edges(g, best, &in);
 
 	for (uint32_t i = 0; i < nin; i++) {
-		const struct argus_edge *e = &EDGES(g)[in[i]];
+		const struct argus_edge *e = argus_graph__edge(g, in[i]);
 
-		if (e->type == ARGUS_EDGE_SIGNAL && seg_tid(g, e->src) != c) {
+		if (e->type == ARGUS_EDGE_SIGNAL && diag_seg_tid(g, e->src) != c) {
 			/* c's entry, just added: the stop is most of its window */
 			d->chain[d->nchain - 1].stopped_ns = most;
-			add_culprit(g, o, d, seg_tid(g, e->src), e->src, true, VIA_PATH,
+			add_culprit(g, o, d, diag_seg_tid(g, e->src), e->src, true, VIA_PATH,
 				    ARGUS_LIVE_NONE, wfrom, wto, level + 1, depth);
 			return true;
 		}
@@ -365,11 +376,14 @@ static uint32_t thread_of_pid(const struct argus_graph *g, uint32_t pid)
 {
 	uint32_t thr = argus_graph__thread_by_tid(g, pid);
 
-	if (thr != ARGUS_NONE && THRS(g)[thr].pid == pid)
+	if (thr != ARGUS_NONE && argus_graph__thread(g, thr)->pid == pid)
 		return pid;
-	for (uint32_t i = 0; i < argus_graph__nthreads(g); i++)
-		if (THRS(g)[i].pid == pid && !THRS(g)[i].kernel)
-			return THRS(g)[i].tid;
+	for (uint32_t i = 0; i < argus_graph__nthreads(g); i++) {
+		const struct argus_thread *t = argus_graph__thread(g, i);
+
+		if (t->pid == pid && !t->kernel)
+			return t->tid;
+	}
 	return ARGUS_NONE;
 }
 
@@ -495,8 +509,8 @@ static bool blame_mutex(const struct argus_graph *g, const struct argus_diag_opt
 			struct argus_diagnosis *d, uint32_t tid, uint32_t h, uint64_t wfrom,
 			uint64_t wto, uint32_t level, uint32_t depth)
 {
-	const struct argus_segment *s = &SEGS(g)[h];
-	uint32_t owner = 0, pid = THRS(g)[s->thread].pid;
+	const struct argus_segment *s = argus_graph__segment(g, h);
+	uint32_t owner = 0, pid = argus_graph__seg_thread(g, h)->pid;
 	struct argus_live_query q = { .sz = sizeof(q), .ask = ARGUS_ASK_LOCK_OWNER, .pid = pid,
 				      .tid = tid, .arg = (int64_t)s->wait_arg };
 	struct argus_live_answer a;
@@ -534,9 +548,9 @@ static bool blame_children(const struct argus_graph *g, const struct argus_diag_
 			   struct argus_diagnosis *d, uint32_t tid, uint32_t h, uint64_t wfrom,
 			   uint64_t wto, uint32_t level, uint32_t depth)
 {
-	const struct argus_segment *hs = &SEGS(g)[h];
+	const struct argus_segment *hs = argus_graph__segment(g, h);
 	struct argus_live_query q = { .sz = sizeof(q), .ask = ARGUS_ASK_CHILDREN,
-				      .pid = THRS(g)[hs->thread].pid, .tid = tid,
+				      .pid = argus_graph__seg_thread(g, h)->pid, .tid = tid,
 				      .arg = ARGUS_ASK_ANY_CHILD };
 	struct argus_live_answer a;
 	uint32_t s = h, pick = ARGUS_NONE;
@@ -545,9 +559,9 @@ static bool blame_children(const struct argus_graph *g, const struct argus_diag_
 	if (!o->live)
 		return false;
 	for (int back = 0; back < 8 && s != ARGUS_NONE && !found; back++) {
-		for (uint32_t e = SEGS(g)[s].first_event; e != ARGUS_NONE;
+		for (uint32_t e = argus_graph__segment(g, s)->first_event; e != ARGUS_NONE;
 		     e = argus_graph__seg_next_event(g, s, e)) {
-			const struct argus_gevent *ev = &EVS(g)[e];
+			const struct argus_gevent *ev = argus_graph__event(g, e);
 
 			if (ev->type != AE_SYS_ENTER || !argus_sys_is_child_wait(ev->nr))
 				continue;
@@ -558,8 +572,9 @@ static bool blame_children(const struct argus_graph *g, const struct argus_diag_
 		}
 		s = argus_graph__seg_prev(g, s);
 		/* the same wait goes on only through segments that ended in it */
-		if (s != ARGUS_NONE && (SEGS(g)[s].end_reason != ARGUS_END_WAIT ||
-					SEGS(g)[s].wait_nr != hs->wait_nr))
+		const struct argus_segment *ps = argus_graph__segment(g, s);
+
+		if (ps && (ps->end_reason != ARGUS_END_WAIT || ps->wait_nr != hs->wait_nr))
 			break;
 	}
 	if (ask_live(o, &q, &a) || !a.n)
@@ -620,26 +635,30 @@ static bool blame_mutex_holder(const struct argus_graph *g, const struct argus_d
 			       struct argus_diagnosis *d, uint32_t tid, uint32_t h,
 			       uint64_t wfrom, uint64_t wto, uint32_t level, uint32_t depth)
 {
+	const struct argus_segment *hs = argus_graph__segment(g, h);
 	const struct argus_gevent *wait = NULL;
 	const struct argus_object *mo;
 	uint32_t s = h, holder;
 
-	if (SEGS(g)[h].end_reason != ARGUS_END_WAIT || SEGS(g)[h].wait_nr != SYS_futex)
+	if (hs->end_reason != ARGUS_END_WAIT || hs->wait_nr != SYS_futex)
 		return false;
 	for (int back = 0; back < MUTEX_WAIT_BACK && s != ARGUS_NONE && !wait;
 	     back++, s = argus_graph__seg_prev(g, s)) {
 		const struct argus_gevent *last = NULL;
 
-		for (uint32_t e = SEGS(g)[s].first_event; e != ARGUS_NONE;
-		     e = argus_graph__seg_next_event(g, s, e))
-			if (EVS(g)[e].type == AE_MUTEX_WAIT || EVS(g)[e].type == AE_MUTEX_ACQUIRED)
-				last = &EVS(g)[e];
+		for (uint32_t e = argus_graph__segment(g, s)->first_event; e != ARGUS_NONE;
+		     e = argus_graph__seg_next_event(g, s, e)) {
+			const struct argus_gevent *ev = argus_graph__event(g, e);
+
+			if (ev->type == AE_MUTEX_WAIT || ev->type == AE_MUTEX_ACQUIRED)
+				last = ev;
+		}
 		if (last && last->type == AE_MUTEX_ACQUIRED)
 			return false;
 		wait = last;
 	}
 	if (!wait || !(mo = argus_graph__object(g, wait->obj)) ||
-	    !sync_futex_of(mo, SEGS(g)[h].wait_arg))
+	    !sync_futex_of(mo, hs->wait_arg))
 		return false;
 	holder = (uint32_t)wait->val;
 	if (!holder || holder == tid || argus_graph__thread_by_tid(g, holder) == ARGUS_NONE)
@@ -655,7 +674,7 @@ static bool blame_mutex_holder(const struct argus_graph *g, const struct argus_d
 			uint32_t n = argus_graph__in_edges(g, nx, &ids);
 
 			for (uint32_t j = 0; j < n; j++) {
-				const struct argus_edge *e = &EDGES(g)[ids[j]];
+				const struct argus_edge *e = argus_graph__edge(g, ids[j]);
 
 				if (e->type != ARGUS_EDGE_HOLDER || e->obj != mo->obj)
 					continue;
@@ -692,27 +711,32 @@ static bool blame_cond_signaller(const struct argus_graph *g, const struct argus
 				 struct argus_diagnosis *d, uint32_t tid, uint32_t h,
 				 uint64_t wfrom, uint64_t wto, uint32_t level, uint32_t depth)
 {
+	const struct argus_segment *hs = argus_graph__segment(g, h);
 	const struct argus_gevent *wait = NULL;
 	const struct argus_object *mo;
 	uint32_t s = h, who = 0, pid;
+	struct gview v;
 	uint64_t best_ts = 0;
 
-	if (SEGS(g)[h].end_reason != ARGUS_END_WAIT || SEGS(g)[h].wait_nr != SYS_futex)
+	if (hs->end_reason != ARGUS_END_WAIT || hs->wait_nr != SYS_futex)
 		return false;
 	for (int back = 0; back < MUTEX_WAIT_BACK && s != ARGUS_NONE && !wait;
 	     back++, s = argus_graph__seg_prev(g, s)) {
 		const struct argus_gevent *last = NULL;
 
-		for (uint32_t e = SEGS(g)[s].first_event; e != ARGUS_NONE;
-		     e = argus_graph__seg_next_event(g, s, e))
-			if (EVS(g)[e].type == AE_MUTEX_WAIT || EVS(g)[e].type == AE_MUTEX_ACQUIRED)
-				last = &EVS(g)[e];
+		for (uint32_t e = argus_graph__segment(g, s)->first_event; e != ARGUS_NONE;
+		     e = argus_graph__seg_next_event(g, s, e)) {
+			const struct argus_gevent *ev = argus_graph__event(g, e);
+
+			if (ev->type == AE_MUTEX_WAIT || ev->type == AE_MUTEX_ACQUIRED)
+				last = ev;
+		}
 		if (last && last->type == AE_MUTEX_ACQUIRED)
 			return false;
 		wait = last;
 	}
 	if (!wait || !(mo = argus_graph__object(g, wait->obj)) || mo->kind != AE_OBJ_COND ||
-	    !sync_futex_of(mo, SEGS(g)[h].wait_arg))
+	    !sync_futex_of(mo, hs->wait_arg))
 		return false;
 	/* ended: the holder edge of the signal into the returning segment */
 	uint32_t nx = argus_graph__seg_next(g, h);
@@ -724,11 +748,11 @@ static bool blame_cond_signaller(const struct argus_graph *g, const struct argus
 		uint32_t n = argus_graph__in_edges(g, nx, &ids);
 
 		for (uint32_t j = 0; j < n; j++) {
-			const struct argus_edge *e = &EDGES(g)[ids[j]];
+			const struct argus_edge *e = argus_graph__edge(g, ids[j]);
 
 			if (e->type != ARGUS_EDGE_HOLDER || e->obj != mo->obj)
 				continue;
-			who = seg_tid(g, e->src);
+			who = diag_seg_tid(g, e->src);
 			if (level == 0 && !d->npath) {
 				d->path[0] = (struct argus_step){ .seg = nx, .edge = ARGUS_NONE };
 				d->path[1] = (struct argus_step){ .seg = e->src, .edge = ids[j] };
@@ -739,18 +763,20 @@ static bool blame_cond_signaller(const struct argus_graph *g, const struct argus
 	}
 	ended = who != 0;
 	/* not ended (or its signal not recorded): the last signaller */
-	pid = THRS(g)[SEGS(g)[h].thread].pid;
-	for (uint32_t t = 0; t < g->thr.n && !ended; t++) {
-		if (THRS(g)[t].pid != pid || THRS(g)[t].tid == tid)
-			continue;
-		for (uint32_t e = THRS(g)[t].first_event; e != ARGUS_NONE;
-		     e = argus_graph__thread_next_event(g, t, e)) {
-			const struct argus_gevent *ev = &EVS(g)[e];
+	pid = argus_graph__seg_thread(g, h)->pid;
+	gview_get(g, &v);
+	for (uint32_t t = 0; t < argus_graph__nthreads(g) && !ended; t++) {
+		const struct argus_thread *th = argus_graph__thread(g, t);
+		const struct argus_gevent *ev;
+		struct gview_walk it;
 
+		if (th->pid != pid || th->tid == tid)
+			continue;
+		for (gview_walk_thread(&v, th, th->first_event, &it); (ev = gview_walk_next(&v, &it));) {
 			if (ev->type == AE_MUTEX_WAKE && ev->obj == wait->obj && ev->ts <= wto &&
 			    ev->ts >= best_ts) {
 				best_ts = ev->ts;
-				who = THRS(g)[t].tid;
+				who = th->tid;
 			}
 		}
 	}
@@ -783,12 +809,13 @@ static bool blame_work(const struct argus_graph *g, const struct argus_diag_opts
 		uint32_t next, e;
 
 		wait_window(g, h, &f, &t, &next);
-		if (next != ARGUS_NONE && (e = argus_diag__waker_edge(g, next)) != ARGUS_NONE) {
+		if (next != ARGUS_NONE && (e = diag_waker_edge(g, next)) != ARGUS_NONE) {
 			int ns;
 
 			d->path[0] = (struct argus_step){ .seg = next, .edge = ARGUS_NONE };
-			ns = argus_diag__slice(g, EDGES(g)[e].src, tid, SEGS(g)[h].end, o->pick,
-					       o->pick_ctx, d->path + 1, ARGUS_DIAG_MAX_PATH - 1);
+			ns = argus_diag__slice(g, argus_graph__edge(g, e)->src, tid,
+					       argus_graph__segment(g, h)->end, o->pick, o->pick_ctx,
+					       d->path + 1, ARGUS_DIAG_MAX_PATH - 1);
 			if (ns > 0)
 				d->path[1].edge = e;
 			d->npath = ns > 0 ? (uint32_t)ns + 1 : 1;
@@ -828,9 +855,9 @@ static bool blame_holder(const struct argus_graph *g, const struct argus_diag_op
 			 struct argus_diagnosis *d, uint32_t tid, uint32_t h,
 			 uint64_t wfrom, uint64_t wto, uint32_t level, uint32_t depth)
 {
-	const struct argus_segment *s = &SEGS(g)[h];
+	const struct argus_segment *s = argus_graph__segment(g, h);
 	const struct argus_object *wo = argus_graph__object(g, s->wait_obj);
-	uint32_t pids[ARGUS_LIVE_MAX_PIDS], n, self = THRS(g)[s->thread].pid, pick = 0;
+	uint32_t pids[ARGUS_LIVE_MAX_PIDS], n, self = argus_graph__seg_thread(g, h)->pid, pick = 0;
 	uint8_t src;
 
 	/* a pipe has no peer id: its inode is both ends'; a unix socket's
@@ -873,12 +900,12 @@ static uint32_t last_handoff(const struct argus_graph *g, uint32_t h)
 	uint64_t last_send = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		const struct argus_edge *e = &EDGES(g)[ids[i]];
+		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
 
 		if (!argus_edge_type_strong(e->type) || e->type == ARGUS_EDGE_TIMER ||
-		    SEGS(g)[e->dst].thread == SEGS(g)[h].thread)
+		    argus_graph__segment(g, e->dst)->thread == argus_graph__segment(g, h)->thread)
 			continue;
-		if (best == ARGUS_NONE || e->src_ts >= EDGES(g)[best].src_ts)
+		if (best == ARGUS_NONE || e->src_ts >= argus_graph__edge(g, best)->src_ts)
 			best = ids[i];
 	}
 	/* A send after that edge that reached nobody yet (no message edge:
@@ -886,14 +913,14 @@ static uint32_t last_handoff(const struct argus_graph *g, uint32_t h)
 	 * cannot name: guessing the earlier edge would be wrong (the
 	 * renderer's spurious wake-up of ime_worker, then its call to the
 	 * browser). */
-	for (uint32_t e = SEGS(g)[h].first_event; e != ARGUS_NONE;
+	for (uint32_t e = argus_graph__segment(g, h)->first_event; e != ARGUS_NONE;
 	     e = argus_graph__seg_next_event(g, h, e)) {
-		const struct argus_gevent *ev = &EVS(g)[e];
+		const struct argus_gevent *ev = argus_graph__event(g, e);
 
 		if (ev->type == AE_SYS_EXIT && ev->val > 0 && ev->obj && argus_sys_is_send(ev->nr))
 			last_send = ev->ts;
 	}
-	if (best != ARGUS_NONE && last_send > EDGES(g)[best].src_ts)
+	if (best != ARGUS_NONE && last_send > argus_graph__edge(g, best)->src_ts)
 		return ARGUS_NONE;
 	return best;
 }
@@ -906,15 +933,18 @@ static uint32_t last_handoff(const struct argus_graph *g, uint32_t h)
 static uint32_t poll_chain_first(const struct argus_graph *g, uint32_t h)
 {
 	uint32_t cur = h;
+	struct gview v;
 
+	gview_get(g, &v);
 	for (int n = 0; n < 4096; n++) {
 		uint32_t prev = argus_graph__seg_prev(g, cur);
-		shape_t b = SHAPES(g)[cur];
+		const struct argus_segment *ps = argus_graph__segment(g, prev);
+		shape_t b = v.shape[cur];
 
-		if (prev == ARGUS_NONE || SEGS(g)[prev].end_reason != ARGUS_END_WAIT ||
-		    !hang_rule_poll_continues(hang_rule_loop_nr(SEGS(g)[prev].wait_nr) &&
+		if (!ps || ps->end_reason != ARGUS_END_WAIT ||
+		    !hang_rule_poll_continues(hang_rule_loop_nr(ps->wait_nr) &&
 					      SHAPE_EXIT1(b) == SHAPE_EXIT1_TIMEDOUT,
-					      SEGS(g)[cur].wait_nr, SHAPE_TRIES(b)))
+					      argus_graph__segment(g, cur)->wait_nr, SHAPE_TRIES(b)))
 			return cur;
 		cur = prev;
 	}
@@ -927,6 +957,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 		       struct argus_diagnosis *d, uint32_t tid, uint32_t h,
 		       uint64_t lo, uint64_t hi, uint32_t level, uint32_t depth)
 {
+	const struct argus_segment *hseg = argus_graph__segment(g, h);
 	struct argus_similar sim[MAX_SIMILAR];
 	struct argus_step steps[ARGUS_DIAG_MAX_PATH];
 	uint64_t wfrom, wto, tmo;
@@ -937,8 +968,8 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	/* A wait the debugger broke (attaching signals every blocked thread;
 	 * its wake-up is filtered, then the thread sits in a ptrace stop) has
 	 * not ended as far as the app is concerned: no one has woken it. */
-	if (next != ARGUS_NONE && (SEGS(g)[next].flags & ARGUS_SEG_F_STOPPED) &&
-	    argus_diag__waker_edge(g, next) == ARGUS_NONE)
+	if (next != ARGUS_NONE && (argus_graph__segment(g, next)->flags & ARGUS_SEG_F_STOPPED) &&
+	    diag_waker_edge(g, next) == ARGUS_NONE)
 		next = ARGUS_NONE;
 	if (wfrom < lo)
 		wfrom = lo;
@@ -948,7 +979,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	 * waiter stopped, whose end the host saw happen (--until-end): the
 	 * thread that did it. */
 	if (level == 0 && next == ARGUS_NONE && o->ended_by_tid &&
-	    o->ended_by_tid != tid && o->ended_by_ns >= SEGS(g)[h].end) {
+	    o->ended_by_tid != tid && o->ended_by_ns >= hseg->end) {
 		uint32_t ws = argus_graph__segment_at(g, o->ended_by_tid, o->ended_by_ns);
 
 		/* judged up to what it did: what it waited for after it had
@@ -964,7 +995,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	/* A sleep (nanosleep) waits for no one: the thread chose to wait,
 	 * and the chain ends with it (the `sleep` a script runs, a retry
 	 * loop's pause).  Its timer is not a timeout that broke a cycle. */
-	if (argus_sys_is_sleep(SEGS(g)[h].wait_nr))
+	if (argus_sys_is_sleep(hseg->wait_nr))
 		return;
 	/* A mutex whose holder the interposer recorded: that holder. */
 	if (blame_mutex_holder(g, o, d, tid, h, wfrom, wto, level, depth) ||
@@ -990,7 +1021,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	 * wait that merely looks alike, so that comes before relaxing to
 	 * waits on the same kind of object. */
 	/* Waiting for a file lock and nobody has ended it: its holder. */
-	if (next == ARGUS_NONE && argus_sys_is_file_lock(SEGS(g)[h].wait_nr) &&
+	if (next == ARGUS_NONE && argus_sys_is_file_lock(hseg->wait_nr) &&
 	    blame_lock(g, o, d, tid, wfrom, wto, level, depth)) {
 		if (level == 0)
 			d->normal_seg = ARGUS_NONE;
@@ -999,7 +1030,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	/* Waiting for a child and nobody has ended it: the child, live (a
 	 * normal run of the wait would name a child long gone). */
 	if (next == ARGUS_NONE &&
-	    argus_sys_is_child_wait(SEGS(g)[h].wait_nr) &&
+	    argus_sys_is_child_wait(hseg->wait_nr) &&
 	    blame_children(g, o, d, tid, h, wfrom, wto, level, depth)) {
 		if (level == 0)
 			d->normal_seg = ARGUS_NONE;
@@ -1021,7 +1052,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 			return;
 		}
 	}
-	nsim = diag_similar(g, hs, SEGS(g)[hs].start, wto, sim, MAX_SIMILAR, true);
+	nsim = diag_similar(g, hs, argus_graph__segment(g, hs)->start, wto, sim, MAX_SIMILAR, true);
 	/* Not a usual wait and nobody has ended it yet: who holds the other
 	 * end of it (live systems only) says more than waits on the same
 	 * kind of object. */
@@ -1034,8 +1065,9 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	}
 	bool relaxed = false;
 
-	if (nsim == 0 && (next == ARGUS_NONE || argus_diag__waker_edge(g, next) == ARGUS_NONE)) {
-		nsim = diag_similar(g, hs, SEGS(g)[hs].start, wto, sim, MAX_SIMILAR, false);
+	if (nsim == 0 && (next == ARGUS_NONE || diag_waker_edge(g, next) == ARGUS_NONE)) {
+		nsim = diag_similar(g, hs, argus_graph__segment(g, hs)->start, wto, sim, MAX_SIMILAR,
+				    false);
 		relaxed = nsim > 0;
 	}
 	if (level == 0) {
@@ -1047,21 +1079,21 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	for (int i = 0; i < nsim && x == ARGUS_NONE; i++) {
 		uint32_t nn = argus_graph__seg_next(g, sim[i].seg), e;
 
-		if (nn == ARGUS_NONE || (e = argus_diag__waker_edge(g, nn)) == ARGUS_NONE)
+		if (nn == ARGUS_NONE || (e = diag_waker_edge(g, nn)) == ARGUS_NONE)
 			continue;
 		normal = sim[i].seg;
 		woke = nn;
 		xedge = e;
-		x = EDGES(g)[e].src;
+		x = argus_graph__edge(g, e)->src;
 	}
 	if (x == ARGUS_NONE && next != ARGUS_NONE) {
 		/* no normal run: whoever finally woke it (late) */
-		uint32_t e = argus_diag__waker_edge(g, next);
+		uint32_t e = diag_waker_edge(g, next);
 
 		if (e != ARGUS_NONE) {
 			woke = next;
 			xedge = e;
-			x = EDGES(g)[e].src;
+			x = argus_graph__edge(g, e)->src;
 		}
 	}
 	if (level == 0)
@@ -1074,14 +1106,18 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 		if (e == ARGUS_NONE && (first = poll_chain_first(g, hs)) != hs)
 			e = last_handoff(g, first);
 
-		if (e != ARGUS_NONE)
-			add_culprit(g, o, d, seg_tid(g, EDGES(g)[e].dst), EDGES(g)[e].dst, true,
-				    VIA_ASKED, ARGUS_LIVE_NONE, wfrom, wto, level, depth);
+		if (e != ARGUS_NONE) {
+			uint32_t dst = argus_graph__edge(g, e)->dst;
+
+			add_culprit(g, o, d, diag_seg_tid(g, dst), dst, true, VIA_ASKED,
+				    ARGUS_LIVE_NONE, wfrom, wto, level, depth);
+		}
 		return;
 	}
 	/* steps[0] is the woken segment of the waiting thread, then the slice */
 	steps[0] = (struct argus_step){ .seg = woke, .edge = ARGUS_NONE };
-	int ns = argus_diag__slice(g, x, tid, normal != ARGUS_NONE ? SEGS(g)[normal].start : 0,
+	int ns = argus_diag__slice(g, x, tid,
+				   normal != ARGUS_NONE ? argus_graph__segment(g, normal)->start : 0,
 				   o->pick, o->pick_ctx, steps + 1, ARGUS_DIAG_MAX_PATH - 1);
 	nsteps = ns > 0 ? (uint32_t)ns + 1 : 1;
 	steps[1].edge = xedge;
@@ -1101,7 +1137,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 	}
 	/* the first thread of the path other than the waiting one */
 	for (uint32_t i = 0; i < nsteps; i++) {
-		uint32_t c = seg_tid(g, steps[i].seg);
+		uint32_t c = diag_seg_tid(g, steps[i].seg);
 
 		if (c == tid)
 			continue;
@@ -1188,10 +1224,11 @@ int argus_diag__diagnose(const struct argus_graph *g,
 	/* The same loop seen before it has slept three times (attached 2 s
 	 * into apt's 1 s retries on the dpkg lock): one long sleep so far,
 	 * after a refused try in the run that ended in it. */
-	if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE &&
-	    argus_sys_is_sleep(SEGS(g)[a.wait_seg].wait_nr) &&
-	    blame_lock(g, o, d, hang->tid,
-		       SEGS(g)[a.wait_seg].start < hang->start ? SEGS(g)[a.wait_seg].start : hang->start,
+	const struct argus_segment *ws = argus_graph__segment(g, a.wait_seg);
+
+	if (a.kind == ARGUS_KIND_BLOCKED && ws &&
+	    argus_sys_is_sleep(ws->wait_nr) &&
+	    blame_lock(g, o, d, hang->tid, ws->start < hang->start ? ws->start : hang->start,
 		       hang->end, 0, depth)) {
 		d->hang_seg = a.wait_seg;
 		d->inspected += d->nchain > 0;
@@ -1230,7 +1267,7 @@ int argus_diag__diagnose(const struct argus_graph *g,
 		k->wait_nr = -1;
 		k->stack = hot_stack(g, hang->tid, hang->start, hang->end);
 		if (!k->stack && d->hang_seg != ARGUS_NONE)
-			k->stack = SEGS(g)[d->hang_seg].wait_stack;
+			k->stack = argus_graph__segment(g, d->hang_seg)->wait_stack;
 		return 0;
 	}
 	d->hang_seg = a.wait_seg;

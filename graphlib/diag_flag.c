@@ -37,17 +37,15 @@
  * normal run's edge, the hang's own edge is followed: its writer wrote
  * late, and whoever woke it late is the culprit.
  */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "argus_diag.h"
 #include "diag_internal.h"
-#include "graph_internal.h"
 
 #define HANG_END_SLACK_NS 10000000ull   /* the leave may be traced just after
                                            the hang's end (its next wait) */
-
-static uint32_t seg_tid(const struct argus_graph *g, uint32_t s)
-{
-	return THRS(g)[SEGS(g)[s].thread].tid;
-}
 
 /* The normal run's dataflag edge into thread tid (see the top). */
 static uint32_t normal_flag_edge(const struct argus_graph *g, uint32_t tid, uint64_t from,
@@ -56,18 +54,18 @@ static uint32_t normal_flag_edge(const struct argus_graph *g, uint32_t tid, uint
 	uint32_t before = ARGUS_NONE, after = ARGUS_NONE;
 
 	for (uint32_t i = 0; i < argus_graph__nedges(g); i++) {
-		const struct argus_edge *e = &EDGES(g)[i];
+		const struct argus_edge *e = argus_graph__edge(g, i);
 
-		if (e->type != ARGUS_EDGE_DATAFLAG || seg_tid(g, e->dst) != tid ||
-		    seg_tid(g, e->src) == tid)
+		if (e->type != ARGUS_EDGE_DATAFLAG || diag_seg_tid(g, e->dst) != tid ||
+		    diag_seg_tid(g, e->src) == tid)
 			continue;
 		if (e->dst_ts < from) {
-			if (before == ARGUS_NONE || e->dst_ts > EDGES(g)[before].dst_ts)
+			if (before == ARGUS_NONE || e->dst_ts > argus_graph__edge(g, before)->dst_ts)
 				before = i;
 		} else if (e->dst_ts > to + HANG_END_SLACK_NS) {
 			/* (a leave just after the hang's end is the hang's own:
 			 * diag_flag_hang_edge) */
-			if (after == ARGUS_NONE || e->dst_ts < EDGES(g)[after].dst_ts)
+			if (after == ARGUS_NONE || e->dst_ts < argus_graph__edge(g, after)->dst_ts)
 				after = i;
 		}
 	}
@@ -82,7 +80,7 @@ static void set_culprit(const struct argus_graph *g, struct argus_culprit *k, ui
 {
 	memset(k, 0, sizeof(*k));
 	k->tid = tid;
-	k->pid = THRS(g)[argus_graph__thread_by_tid(g, tid)].pid;
+	k->pid = argus_graph__thread(g, argus_graph__thread_by_tid(g, tid))->pid;
 	k->kind = a->kind;
 	k->seg = a->kind == ARGUS_KIND_BLOCKED && a->wait_seg != ARGUS_NONE ? a->wait_seg
 		 : a->busy_seg != ARGUS_NONE ? a->busy_seg : argus_graph__segment_at(g, tid, from);
@@ -92,8 +90,8 @@ static void set_culprit(const struct argus_graph *g, struct argus_culprit *k, ui
 	k->wait_nr = -1;
 	if (a->kind == ARGUS_KIND_BLOCKED && a->wait_seg != ARGUS_NONE) {
 		k->wait_ns = a->wait_ns;
-		k->wait_nr = SEGS(g)[a->wait_seg].wait_nr;
-		k->stack = SEGS(g)[a->wait_seg].wait_stack;
+		k->wait_nr = argus_graph__segment(g, a->wait_seg)->wait_nr;
+		k->stack = argus_graph__segment(g, a->wait_seg)->wait_stack;
 	}
 }
 
@@ -147,19 +145,19 @@ uint32_t diag_flag_hang_edge(const struct argus_graph *g, const struct argus_han
 {
 	uint32_t s = argus_graph__segment_at(g, h->tid, h->start), best = ARGUS_NONE;
 
-	for (; s != ARGUS_NONE && SEGS(g)[s].start <= h->end + HANG_END_SLACK_NS;
+	for (; s != ARGUS_NONE && argus_graph__segment(g, s)->start <= h->end + HANG_END_SLACK_NS;
 	     s = argus_graph__seg_next(g, s)) {
 		const uint32_t *ids;
 		uint32_t n = argus_graph__in_edges(g, s, &ids);
 
 		for (uint32_t i = 0; i < n; i++) {
-			const struct argus_edge *e = &EDGES(g)[ids[i]];
-			if (e->type != ARGUS_EDGE_DATAFLAG || seg_tid(g, e->src) == h->tid ||
+			const struct argus_edge *e = argus_graph__edge(g, ids[i]);
+			if (e->type != ARGUS_EDGE_DATAFLAG || diag_seg_tid(g, e->src) == h->tid ||
 			    e->src_ts < h->start || e->src_ts > h->end ||
 			    e->dst_ts > h->end + HANG_END_SLACK_NS ||
 			    h->end - e->src_ts >= e->src_ts - h->start)
 				continue;
-			if (best == ARGUS_NONE || e->dst_ts > EDGES(g)[best].dst_ts)
+			if (best == ARGUS_NONE || e->dst_ts > argus_graph__edge(g, best)->dst_ts)
 				best = ids[i];
 		}
 	}
@@ -183,8 +181,8 @@ bool diag_flag_follow(const struct argus_graph *g, const struct argus_diag_opts 
 		d->flag_hint = 1;
 		return false;
 	}
-	n = &EDGES(g)[ne];
-	w = seg_tid(g, n->src);
+	n = argus_graph__edge(g, ne);
+	w = diag_seg_tid(g, n->src);
 	wthr = argus_graph__thread_by_tid(g, w);
 	if (wthr == ARGUS_NONE || argus_diag__activity(g, w, d->hang.start, d->hang.end, &wa))
 		return false;
@@ -199,9 +197,9 @@ bool diag_flag_follow(const struct argus_graph *g, const struct argus_diag_opts 
 	d->path[np++] = (struct argus_step){ .seg = n->src, .edge = ne, .choices = 1 };
 
 	/* who woke the writer before it wrote, in that normal run */
-	we = argus_diag__waker_edge(g, n->src);
-	x = we != ARGUS_NONE ? EDGES(g)[we].src : ARGUS_NONE;
-	c = x != ARGUS_NONE ? seg_tid(g, x) : 0;
+	we = diag_waker_edge(g, n->src);
+	x = we != ARGUS_NONE ? argus_graph__edge(g, we)->src : ARGUS_NONE;
+	c = x != ARGUS_NONE ? diag_seg_tid(g, x) : 0;
 	if (wa.kind == ARGUS_KIND_BLOCKED && x != ARGUS_NONE && c != w && c != d->hang.tid &&
 	    argus_graph__thread_by_tid(g, c) != ARGUS_NONE &&
 	    !argus_diag__activity(g, c, d->hang.start, d->hang.end, &ca)) {

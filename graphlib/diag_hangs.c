@@ -34,11 +34,16 @@
  * flagged deliberate: machine-wide lists leave them out by default (a
  * shell waits for every command it runs).
  */
-#include <sys/syscall.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
 
 #include "argus_diag.h"
-#include "graph_internal.h"
+#include "argus_events.h"
+#include "diag_internal.h"
+#include "graph_view.h"
+#include "gvec.h"
 #include "hang_rule.h"
 
 #define DEFAULT_THRESHOLD_NS 2000000000ull
@@ -61,7 +66,7 @@ const char *argus_hang_kind_str(unsigned kind)
 
 /* One blocking wait of a thread: from its switch-out to the switch-in
  * after the wake-up.  Its shape comes from the segments' SHAPE_* bytes
- * (graph_internal.h), filled while the graph was built: no event is read. */
+ * (graph_view.h), filled while the graph was built: no event is read. */
 struct twait {
 	uint64_t from, to;      /* ns; to = the end of the trace when ongoing */
 	uint32_t seg;           /* the segment the wait ends */
@@ -90,10 +95,10 @@ struct twait {
 
 /* A wait whose next segment is a debugger's (or SIGSTOP's) stop that
  * nobody woke: the app's wait has not ended. */
-static bool stopped_next(const struct argus_graph *g, uint32_t next)
+static bool stopped_next(const struct argus_graph *g, const struct gview *gv, uint32_t next)
 {
-	return (SEGS(g)[next].flags & ARGUS_SEG_F_STOPPED) &&
-	       argus_diag__waker_edge(g, next) == ARGUS_NONE;
+	return (gv->seg[next].flags & ARGUS_SEG_F_STOPPED) &&
+	       diag_waker_edge(g, next) == ARGUS_NONE;
 }
 
 /* The waits of one thread. */
@@ -109,14 +114,17 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 {
 	const uint32_t *v;
 	uint32_t n = argus_graph__thread_segments(g, thr, &v);
+	uint64_t max_ts = argus_graph__stats(g)->max_ts;
+	struct gview gv;
 	uint32_t reply_from = 0, exit_from = 0;
 	unsigned run_exit1 = SHAPE_EXIT1_NONE, round = 0, run_tries = 0;
 	bool many = false, run_out = false;
 
 	memset(p, 0, sizeof(*p));
+	gview_get(g, &gv);
 	for (uint32_t i = 0; i < n; i++) {
-		const struct argus_segment *s = &SEGS(g)[v[i]];
-		shape_t b = SHAPES(g)[v[i]];
+		const struct argus_segment *s = &gv.seg[v[i]];
+		shape_t b = gv.shape[v[i]];
 		struct twait *w = p->waits.p;
 
 		if (b & SHAPE_CONN)
@@ -156,13 +164,14 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 		}
 		uint32_t last = v[i], nseg, next = i + 1;
 
-		if (next < n && gdebug_may_continue(g, v[next]))  /* (rare: look closer) */
-			next = i + gdebug_wait_through(g, v[i], &last, &nseg);
+		/* (rare: look closer) */
+		if (next < n && argus_graph__wait_may_continue(g, v[next]))
+			next = i + argus_graph__wait_through(g, v[i], &last, &nseg);
 		if (next < n) {
-			w->to = SEGS(g)[v[next]].start;
-			w->ongoing = last == v[i] && stopped_next(g, v[next]);
+			w->to = gv.seg[v[next]].start;
+			w->ongoing = last == v[i] && stopped_next(g, &gv, v[next]);
 		} else {
-			w->to = g->st.max_ts > w->from ? g->st.max_ts : w->from;
+			w->to = max_ts > w->from ? max_ts : w->from;
 			w->ongoing = 1;
 		}
 		run_out = false;
@@ -393,32 +402,33 @@ static int loop_end(const struct argus_graph *g, uint32_t thr, struct lpass *lp)
 	}
 	if (!lp->any)
 		return 0;
-	uint64_t end = g->st.max_ts > lp->last ? g->st.max_ts : lp->last;
+	uint64_t max_ts = argus_graph__stats(g)->max_ts;
+	uint64_t end = max_ts > lp->last ? max_ts : lp->last;
 	const uint32_t *v;
 	uint32_t n = argus_graph__thread_segments(g, thr, &v);
+	const struct argus_segment *ls = n ? argus_graph__segment(g, v[n - 1]) : NULL;
 
 	/* lp->last is the last syscall event's time; the thread's last
 	 * segment ends at or after its last event of any kind */
-	if (n && SEGS(g)[v[n - 1]].end > end)
-		end = SEGS(g)[v[n - 1]].end;
+	if (ls && ls->end > end)
+		end = ls->end;
 
 	/* Stopped at the end (a debugger attached) while it ran: the hang in
 	 * progress ends where the stop began, not at the end of the trace.
 	 * Stopped inside a wait (the attach interrupted it): it would still
 	 * be waiting, so the hang goes on to the end. */
-	if (n && (SEGS(g)[v[n - 1]].flags & ARGUS_SEG_F_STOPPED) &&
-	    !gdebug_interrupt_seg(g, v[n - 1]))
-		end = SEGS(g)[v[n - 1]].end;
+	if (ls && (ls->flags & ARGUS_SEG_F_STOPPED) && !argus_graph__seg_interrupted(g, v[n - 1]))
+		end = ls->end;
 	/* Left its event loop and exited by itself (exit_group): the app
 	 * shutting down, not a hang (under ASan the leak check before
 	 * exit_group alone takes seconds).  Killed while away from its loop:
 	 * a hang that ended with the kill, the usual end of a real one.  (A
 	 * loop of sleeps is no event loop: a spin that ends and exits was a
 	 * hang.) */
-	if (n && SEGS(g)[v[n - 1]].end_reason == ARGUS_END_EXIT) {
+	if (ls && ls->end_reason == ARGUS_END_EXIT) {
 		if ((lp->bye && lp->poll_loop) || lp->in_loop)
 			return 0;
-		end = SEGS(g)[v[n - 1]].end;
+		end = ls->end;
 		return end > lp->back ? push_gap(gaps, lp->back, end, false, true) : 0;
 	}
 	if (!lp->in_loop && end > lp->back)
@@ -433,19 +443,20 @@ static int oneshot_gaps(const struct argus_graph *g, uint32_t thr, const struct 
 {
 	const uint32_t *v;
 	uint32_t n = argus_graph__thread_segments(g, thr, &v);
-	uint64_t from, end;
+	const struct argus_segment *ls;
+	uint64_t from, end, max_ts = argus_graph__stats(g)->max_ts;
 	bool ongoing = false;
 	int rc;
 
 	if (!n)
 		return 0;
-	from = SEGS(g)[v[0]].start;
-	end = SEGS(g)[v[n - 1]].end;
-	if (SEGS(g)[v[n - 1]].end_reason == ARGUS_END_TRACE ||
-	    (SEGS(g)[v[n - 1]].flags & ARGUS_SEG_F_STOPPED)) {
+	ls = argus_graph__segment(g, v[n - 1]);
+	from = argus_graph__segment(g, v[0])->start;
+	end = ls->end;
+	if (ls->end_reason == ARGUS_END_TRACE || (ls->flags & ARGUS_SEG_F_STOPPED)) {
 		ongoing = true;
-		if (!(SEGS(g)[v[n - 1]].flags & ARGUS_SEG_F_STOPPED) && g->st.max_ts > end)
-			end = g->st.max_ts;
+		if (!(ls->flags & ARGUS_SEG_F_STOPPED) && max_ts > end)
+			end = max_ts;
 	}
 	for (uint32_t i = 0; i < nw; i++) {
 		uint32_t b = i;
@@ -478,9 +489,12 @@ static int oneshot_gaps(const struct argus_graph *g, uint32_t thr, const struct 
 
 static uint32_t mark_in(const struct argus_graph *g, uint64_t from, uint64_t to)
 {
+	const uint32_t *ids;
+	uint32_t n = argus_graph__marks(g, &ids);
+
 	/* marks come from `argus mark`, with no thread: match by time */
-	for (uint32_t k = 0; k < g->marks.n; k++) {
-		const struct argus_gevent *me = &EVS(g)[GV(g->marks, uint32_t)[k]];
+	for (uint32_t k = 0; k < n; k++) {
+		const struct argus_gevent *me = argus_graph__event(g, ids[k]);
 
 		if (me->ts >= from && me->ts <= to)
 			return me->str ? me->str : ARGUS_NONE;
@@ -495,7 +509,7 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 static void fill_hang(const struct argus_graph *g, uint32_t thr, const struct gap *gp,
 		      uint32_t mark, struct argus_hang *h)
 {
-	const struct argus_thread *t = &THRS(g)[thr];
+	const struct argus_thread *t = argus_graph__thread(g, thr);
 	struct argus_activity a;
 
 	memset(h, 0, sizeof(*h));
@@ -511,7 +525,8 @@ static void fill_hang(const struct argus_graph *g, uint32_t thr, const struct ga
 	if (!activity(g, t->tid, gp->from, gp->to, false, &a)) {
 		h->kind = a.kind;
 		if (a.kind == ARGUS_KIND_BLOCKED && a.wait_seg != ARGUS_NONE && !gp->loop &&
-		    hang_rule_deliberate(HANG_KIND_BLOCKED, SEGS(g)[a.wait_seg].wait_nr, a.sleeps))
+		    hang_rule_deliberate(HANG_KIND_BLOCKED, argus_graph__segment(g, a.wait_seg)->wait_nr,
+					 a.sleeps))
 			h->flags |= ARGUS_HANG_F_DELIBERATE;
 	}
 }
@@ -538,7 +553,7 @@ static int thread_gaps_end(const struct argus_graph *g, uint32_t thr, struct wpa
 		const uint32_t *v;
 
 		if (argus_graph__thread_segments(g, thr, &v) &&
-		    SEGS(g)[v[0]].start_reason == ARGUS_START_TRACE)
+		    argus_graph__segment(g, v[0])->start_reason == ARGUS_START_TRACE)
 			GV(*gaps, struct gap)[0].dormant = 1;
 	}
 	return rc;
@@ -549,10 +564,12 @@ static int thread_gaps_end(const struct argus_graph *g, uint32_t thr, struct wpa
 static int thread_gaps(const struct argus_graph *g, uint32_t thr, unsigned rule,
 		       uint64_t thr_ns, struct gvec *gaps)
 {
-	const struct argus_thread *t = &THRS(g)[thr];
+	const struct argus_thread *t = argus_graph__thread(g, thr);
 	struct wpass wp;
 	struct lpass lp;
-	struct gev_walk it;
+	struct gview gv;
+	struct gview_walk it;
+	const struct argus_gevent *ev;
 	bool loop;
 	int rc;
 
@@ -560,10 +577,11 @@ static int thread_gaps(const struct argus_graph *g, uint32_t thr, unsigned rule,
 		goto out;
 	loop = waits_end(&wp, rule);
 	loop_begin(&wp, &lp);
+	gview_get(g, &gv);
 	if (loop)
-		for (gev_walk_start(g, t->first_event, t->nevents, &it);
-		     it.ev != ARGUS_NONE && !rc; gev_walk_next(g, &it))
-			rc = loop_feed(&lp, &EVS(g)[it.ev]);
+		for (gview_walk_thread(&gv, t, t->first_event, &it);
+		     !rc && (ev = gview_walk_next(&gv, &it));)
+			rc = loop_feed(&lp, ev);
 	if (!rc)
 		rc = thread_gaps_end(g, thr, &wp, loop, &lp, thr_ns, gaps);
 	gvec_free(&lp.gaps);
@@ -640,8 +658,10 @@ static int loop_span(const struct argus_graph *g, const uint32_t *v, uint32_t n,
 {
 	const struct twait *w = wp->waits.p;
 	uint32_t from = 0;
+	struct gview gv;
 	int rc = 0;
 
+	gview_get(g, &gv);
 	if (a != ARGUS_NONE) {
 		/* inside a's call, which returns in the next segment: as the
 		 * whole pass would be, but with no visit counted before */
@@ -654,13 +674,10 @@ static int loop_span(const struct argus_graph *g, const uint32_t *v, uint32_t n,
 		from = w[a].si + 1;
 	}
 	for (uint32_t i = from; i < n; i++) {
-		const struct argus_segment *s = &SEGS(g)[v[i]];
-		struct gev_walk it;
+		struct gview_walk it;
+		const struct argus_gevent *ev;
 
-		for (gev_walk_start(g, s->first_event, s->nevents, &it); it.ev != ARGUS_NONE;
-		     gev_walk_next(g, &it)) {
-			const struct argus_gevent *ev = &EVS(g)[it.ev];
-
+		for (gview_walk_seg(&gv, v[i], &it); (ev = gview_walk_next(&gv, &it));) {
 			if ((rc = loop_feed(lp, ev)))
 				return rc;
 			if (b != ARGUS_NONE && ev->type == AE_SYS_EXIT && ev->ctx == AE_CTX_TASK &&
@@ -687,14 +704,16 @@ static int cmp_u64(const void *a, const void *b)
 
 static int mark_times_get(const struct argus_graph *g, struct mark_times *m)
 {
-	m->n = g->marks.n;
+	const uint32_t *ids;
+
+	m->n = argus_graph__marks(g, &ids);
 	m->ts = NULL;
 	if (!m->n)
 		return 0;
 	if (!(m->ts = malloc((size_t)m->n * sizeof(*m->ts))))
 		return -ENOMEM;
 	for (uint32_t k = 0; k < m->n; k++)
-		m->ts[k] = EVS(g)[GV(g->marks, uint32_t)[k]].ts;
+		m->ts[k] = argus_graph__event(g, ids[k])->ts;
 	qsort(m->ts, m->n, sizeof(*m->ts), cmp_u64);
 	return 0;
 }
@@ -724,16 +743,18 @@ static int loop_spans(const struct argus_graph *g, uint32_t thr, const struct wp
 	uint32_t nw = wp->waits.n, a = ARGUS_NONE;
 	const uint32_t *v;
 	uint32_t n = argus_graph__thread_segments(g, thr, &v);
+	uint64_t first;
 	int rc;
 
 	if (!n)
 		return 0;
+	first = argus_graph__segment(g, v[0])->start;
 	for (uint32_t k = 0; k < nw; k++) {
 		uint64_t since;
 
 		if (!sure_visit(w, nw, k))
 			continue;
-		since = a == ARGUS_NONE ? SEGS(g)[v[0]].start : w[a].to;
+		since = a == ARGUS_NONE ? first : w[a].to;
 		if ((w[k].from >= since + thr_ns || mark_within(marks, since, w[k].from)) &&
 		    (rc = loop_span(g, v, n, wp, lp, a, k)))
 			return rc;
@@ -755,8 +776,8 @@ static int machine_hangs(const struct argus_graph *g, unsigned rule, uint64_t th
 	struct mark_times marks;
 	int rc = mark_times_get(g, &marks);
 
-	for (uint32_t thr = 0; thr < g->thr.n && !rc; thr++) {
-		const struct argus_thread *t = &THRS(g)[thr];
+	for (uint32_t thr = 0; thr < argus_graph__nthreads(g) && !rc; thr++) {
+		const struct argus_thread *t = argus_graph__thread(g, thr);
 		struct gvec gaps = { 0 };
 		struct wpass wp;
 		struct lpass lp;
@@ -816,7 +837,7 @@ int argus_diag__hangs(const struct argus_graph *g,
 
 		if (!o.pid)
 			return -EINVAL;
-		if (thr == ARGUS_NONE || THRS(g)[thr].pid != o.pid)
+		if (thr == ARGUS_NONE || argus_graph__thread(g, thr)->pid != o.pid)
 			return -ENOENT;
 		rc = thread_hangs(g, thr, o.idle_rule, thr_ns, true, false, &hangs);
 	} else {
@@ -826,9 +847,9 @@ int argus_diag__hangs(const struct argus_graph *g,
 			return -EINVAL;
 		if (o.scope != ARGUS_HANGS_PROCESS)
 			rc = machine_hangs(g, o.idle_rule, thr_ns, o.deliberate, &hangs);
-		for (uint32_t thr = 0; o.scope == ARGUS_HANGS_PROCESS && thr < g->thr.n && !rc;
-		     thr++) {
-			const struct argus_thread *t = &THRS(g)[thr];
+		for (uint32_t thr = 0;
+		     o.scope == ARGUS_HANGS_PROCESS && thr < argus_graph__nthreads(g) && !rc; thr++) {
+			const struct argus_thread *t = argus_graph__thread(g, thr);
 
 			if (t->pid != o.pid)
 				continue;
@@ -884,13 +905,14 @@ int argus_diag__hang_at(const struct argus_graph *g, uint32_t tid, uint64_t ts,
 	uint32_t s = argus_graph__segment_at(g, tid, ts);
 
 	if (s != ARGUS_NONE) {
-		const struct argus_segment *sg = &SEGS(g)[s];
+		const struct argus_segment *sg = argus_graph__segment(g, s);
 		uint32_t nx = argus_graph__seg_next(g, s);
 		struct gap gp = { .from = sg->start, .to = sg->end };
 
 		if (ts > sg->end && sg->end_reason == ARGUS_END_WAIT) {
 			gp.from = sg->end;
-			gp.to = nx != ARGUS_NONE ? SEGS(g)[nx].start : g->st.max_ts;
+			gp.to = nx != ARGUS_NONE ? argus_graph__segment(g, nx)->start
+						 : argus_graph__stats(g)->max_ts;
 			gp.ongoing = nx == ARGUS_NONE;
 		}
 		fill_hang(g, thr, &gp, mark_in(g, gp.from, gp.to), out);
@@ -918,6 +940,7 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 {
 	uint32_t thr = argus_graph__thread_by_tid(g, tid), n;
 	uint64_t win = to > from ? to - from : 1, best_cpu = 0, seg_w = 0;
+	uint64_t max_ts = argus_graph__stats(g)->max_ts;
 	const uint32_t *v;
 
 	memset(a, 0, sizeof(*a));
@@ -926,22 +949,22 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 		return -ENOENT;
 	n = argus_graph__thread_segments(g, thr, &v);
 	/* the first segment that can overlap the window: binary search */
-	uint32_t lo = 0, hi = n, timed = 0, ev0 = THRS(g)[thr].first_event;
+	uint32_t lo = 0, hi = n, timed = 0, ev0 = argus_graph__thread(g, thr)->first_event;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (mid + 1 < n && SEGS(g)[v[mid + 1]].start <= from)
+		if (mid + 1 < n && argus_graph__segment(g, v[mid + 1])->start <= from)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < n && SEGS(g)[v[lo]].first_event != ARGUS_NONE)
-		ev0 = SEGS(g)[v[lo]].first_event;
+	if (lo < n && argus_graph__segment(g, v[lo])->first_event != ARGUS_NONE)
+		ev0 = argus_graph__segment(g, v[lo])->first_event;
 	for (uint32_t i = lo; i < n; i++) {
-		const struct argus_segment *s = &SEGS(g)[v[i]];
-		uint64_t wend = i + 1 < n ? SEGS(g)[v[i + 1]].start :
-			(s->end_reason == ARGUS_END_WAIT ? g->st.max_ts : s->end);
+		const struct argus_segment *s = argus_graph__segment(g, v[i]);
+		uint64_t wend = i + 1 < n ? argus_graph__segment(g, v[i + 1])->start :
+			(s->end_reason == ARGUS_END_WAIT ? max_ts : s->end);
 		uint64_t run = overlap(s->start, s->end, from, to), w, cpu;
 
 		if (s->start > to)
@@ -968,10 +991,10 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 		 * segment (whose wake-up, if any, is the real one) */
 		uint32_t last = v[i], nseg, next = i + 1;
 
-		if (next < n && gdebug_may_continue(g, v[next]))
-			next = i + gdebug_wait_through(g, v[i], &last, &nseg);
+		if (next < n && argus_graph__wait_may_continue(g, v[next]))
+			next = i + argus_graph__wait_through(g, v[i], &last, &nseg);
 		if (next != i + 1)
-			wend = next < n ? SEGS(g)[v[next]].start : g->st.max_ts;
+			wend = next < n ? argus_graph__segment(g, v[next])->start : max_ts;
 		w = overlap(s->end, wend, from, to);
 		a->asleep_ns += w;
 		if (s->end >= from && s->end < to) {
@@ -996,19 +1019,17 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 	}
 	/* sched_yield does not sleep (the switch is "runnable"): count calls,
 	 * by their exits (the collector records no entry for it) */
-	struct gev_walk it;
-	const struct argus_thread *t = &THRS(g)[thr];
-	uint32_t skip = ev0 != ARGUS_NONE && t->first_event != ARGUS_NONE ?
-		gev_pos(g, ev0) - gev_pos(g, t->first_event) : 0;
+	struct gview gv;
+	struct gview_walk it;
+	const struct argus_gevent *ev;
 
 	/* the yields can only make it a yield loop when the waits cover
 	 * less than half the window, and 20 settle it */
 	if (!exact && (a->wait_ns >= win / 2 || a->short_waits >= HANG_YIELD_LOOP_SHORTS))
 		ev0 = ARGUS_NONE;
-	for (gev_walk_start(g, ev0, ev0 == ARGUS_NONE ? 0 : t->nevents - skip, &it);
-	     it.ev != ARGUS_NONE; gev_walk_next(g, &it)) {
-		const struct argus_gevent *ev = &EVS(g)[it.ev];
-
+	gview_get(g, &gv);
+	for (gview_walk_thread(&gv, argus_graph__thread(g, thr), ev0, &it);
+	     (ev = gview_walk_next(&gv, &it));) {
 		if (ev->ts > to)
 			break;
 		if (ev->ts < from)

@@ -19,7 +19,6 @@
  */
 #include "argus_diag.h"
 #include "diag_internal.h"
-#include "graph_internal.h"
 
 /* The segment after the wait that ends segment s, as the diagnosis sees
  * it: through a debugger's stops (graph_debugger.c), and none while the
@@ -28,9 +27,9 @@ static uint32_t after_wait(const struct argus_graph *g, uint32_t s)
 {
 	uint32_t last, next;
 
-	gdebug_wait_through(g, s, &last, &next);
-	if (next != ARGUS_NONE && (SEGS(g)[next].flags & ARGUS_SEG_F_STOPPED) &&
-	    argus_diag__waker_edge(g, next) == ARGUS_NONE)
+	argus_graph__wait_through(g, s, &last, &next);
+	if (next != ARGUS_NONE && (argus_graph__segment(g, next)->flags & ARGUS_SEG_F_STOPPED) &&
+	    diag_waker_edge(g, next) == ARGUS_NONE)
 		next = ARGUS_NONE;
 	return next;
 }
@@ -42,10 +41,11 @@ static bool own_timer(const struct argus_graph *g, uint32_t next)
 	uint32_t n = argus_graph__in_edges(g, next, &ids);
 
 	for (uint32_t i = 0; i < n; i++) {
-		const struct argus_edge *e = &EDGES(g)[ids[i]];
+		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
 
 		if (e->type == ARGUS_EDGE_TIMER && (e->flags & ARGUS_EDGE_F_WOKE) &&
-		    SEGS(g)[e->src].thread == SEGS(g)[next].thread)
+		    argus_graph__segment(g, e->src)->thread ==
+			    argus_graph__segment(g, next)->thread)
 			return true;
 	}
 	return false;
@@ -70,10 +70,12 @@ static uint32_t open_wait(const struct argus_graph *g, uint32_t h)
 		if (!own_timer(g, next))
 			return ARGUS_NONE;
 		/* the thread runs (a deadlock check) and waits again */
-		for (s = next; s != ARGUS_NONE && SEGS(g)[s].end_reason != ARGUS_END_WAIT;
+		for (s = next; s != ARGUS_NONE &&
+			       argus_graph__segment(g, s)->end_reason != ARGUS_END_WAIT;
 		     s = argus_graph__seg_next(g, s))
 			;
-		if (s == ARGUS_NONE || SEGS(g)[s].wait_nr != SEGS(g)[h].wait_nr)
+		if (s == ARGUS_NONE ||
+		    argus_graph__segment(g, s)->wait_nr != argus_graph__segment(g, h)->wait_nr)
 			return ARGUS_NONE;
 	}
 	return ARGUS_NONE;
@@ -94,11 +96,14 @@ static uint32_t thread_for(const struct argus_graph *g, const struct argus_diagn
 		if (d->chain[j].pid == pid)
 			return d->chain[j].tid;
 	thr = argus_graph__thread_by_tid(g, pid);
-	if (thr != ARGUS_NONE && THRS(g)[thr].pid == pid)
+	if (thr != ARGUS_NONE && argus_graph__thread(g, thr)->pid == pid)
 		return pid;
-	for (uint32_t i = 0; i < argus_graph__nthreads(g); i++)
-		if (THRS(g)[i].pid == pid && !THRS(g)[i].kernel)
-			return THRS(g)[i].tid;
+	for (uint32_t i = 0; i < argus_graph__nthreads(g); i++) {
+		const struct argus_thread *t = argus_graph__thread(g, i);
+
+		if (t->pid == pid && !t->kernel)
+			return t->tid;
+	}
 	return ARGUS_NONE;
 }
 
@@ -118,12 +123,13 @@ uint32_t diag_holder_rule_pick(const struct argus_graph *g, const struct argus_d
 
 	uint32_t w;
 
-	if (!o->wait_holders || SEGS(g)[h].end_reason != ARGUS_END_WAIT ||
+	if (!o->wait_holders || argus_graph__segment(g, h)->end_reason != ARGUS_END_WAIT ||
 	    (w = open_wait(g, h)) == ARGUS_NONE)
 		return ARGUS_NONE;
-	self = THRS(g)[SEGS(g)[h].thread].pid;
-	stack = SEGS(g)[w].wait_stack ? SEGS(g)[w].wait_stack :
-		w == h ? SEGS(g)[hs].wait_stack : 0;
+	self = argus_graph__seg_thread(g, h)->pid;
+	stack = argus_graph__segment(g, w)->wait_stack;
+	if (!stack && w == h)
+		stack = argus_graph__segment(g, hs)->wait_stack;
 	if (!stack)
 		return ARGUS_NONE;      /* a rule matches a function on the stack */
 	n = o->wait_holders(o->wait_holders_ctx, self, tid, stack, pids, ARGUS_LIVE_MAX_PIDS);

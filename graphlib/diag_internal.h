@@ -1,12 +1,25 @@
 /* diag_internal.h - what the diagnosis's files (diag_*.c) call of each
  * other.  Not part of libargus's API (argus_diag.h): the front ends never
- * see these, and each is declared once, here, not copied into its callers. */
+ * see these, and each is declared once, here, not copied into its callers.
+ * The diagnosis reads the graph through its API (argus_graph.h) and, in
+ * its hot loops (hang finding, event walks), graph_view.h; never
+ * graph_internal.h. */
 #ifndef ARGUS_DIAG_INTERNAL_H
 #define ARGUS_DIAG_INTERNAL_H
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "argus_diag.h"
+
+/* The tid of segment s's thread (s a valid id). */
+static inline uint32_t diag_seg_tid(const struct argus_graph *g, uint32_t s)
+{
+	return argus_graph__seg_thread(g, s)->tid;
+}
+
+/* diag_similar.c: the strong in-edge from another thread that woke segment
+ * seg (the one flagged ARGUS_EDGE_F_WOKE, else the first), or ARGUS_NONE. */
+uint32_t diag_waker_edge(const struct argus_graph *g, uint32_t seg);
 
 /* diag_similar.c: the segments of seg's thread similar to seg, outside
  * [ex_from, ex_to], best first (exact: the same object, else the same

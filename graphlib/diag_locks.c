@@ -7,10 +7,10 @@
  * (the request; for fcntl's lock cmds the BPF side copied l_type, l_whence,
  * l_start and l_len into args[3..5], argus_events.h AE_LOCK_TAG) and a
  * sys_exit (the result, and the file's AE_OBJ_FILE object).  The graph
- * keeps the request packed in the sys_enter event's val (graph_build.c
- * calls glock_enter_val(); layout at argus_lock__pack in argus_diag.h), so
- * an attempt is a sys_enter of flock/fcntl with val != 0 followed, in its
- * thread's chain, by the sys_exit of the same call.
+ * keeps the request packed in the sys_enter event's val (graph_locks.c;
+ * layout at argus_lock__pack in argus_diag.h), so an attempt is a
+ * sys_enter of flock/fcntl with val != 0 followed, in its thread's chain,
+ * by the sys_exit of the same call.
  *
  * Who holds a lock at ts (lock_state): every successful attempt on the
  * file up to ts, of every thread, in time order, replayed over a small
@@ -29,10 +29,13 @@
  * come from a diagnosis, not from the build), and nothing for the build
  * but one test of the syscall number per sys_enter.
  */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 
 #include "argus_diag.h"
-#include "graph_internal.h"
+#include "argus_events.h"
 #include "syscall_class.h"
 
 /* the flock(2) op bits and fcntl lock types (uapi values) */
@@ -149,13 +152,6 @@ int argus_lock__unpack(uint64_t val, struct argus_lock_req *r)
 	r->start = (val >> 8) & 0xffffffffull;
 	r->len = val >> 40;
 	return 0;
-}
-
-uint64_t glock_enter_val(int64_t nr, const uint64_t *args)
-{
-	struct argus_lock_req r;
-
-	return argus_lock__decode(nr, args, &r) ? 0 : argus_lock__pack(&r);
 }
 
 /* ---- a thread's attempts ------------------------------------------------ */

@@ -14,9 +14,15 @@
  * another thread (nothing to slice from), or it waited as long as the
  * reference (it is a hang too), or the sets are not equal.
  */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "argus_diag.h"
+#include "argus_events.h"
 #include "diag_internal.h"
-#include "graph_internal.h"
+#include "graph_view.h"
+#include "gvec.h"
 
 #define MAX_KEYS 256
 
@@ -31,13 +37,9 @@ static uint32_t tid_pid(const struct argus_graph *g, uint32_t tid)
 {
 	uint32_t t = argus_graph__thread_by_tid(g, tid);
 
-	return t == ARGUS_NONE ? 0 : THRS(g)[t].pid;
+	return t == ARGUS_NONE ? 0 : argus_graph__thread(g, t)->pid;
 }
 
-static uint32_t seg_tid(const struct argus_graph *g, uint32_t s)
-{
-	return THRS(g)[SEGS(g)[s].thread].tid;
-}
 
 /* Identity of the object a segment waited on: the fd's object, else the
  * syscall's key argument (a futex address), folded to 32 bits. */
@@ -57,14 +59,15 @@ static uint32_t wait_ident(const struct argus_graph *g, const struct argus_segme
 static uint32_t seg_keys(const struct argus_graph *g, uint32_t s, uint64_t *k,
 			 bool exact)
 {
-	const struct argus_segment *sg = &SEGS(g)[s];
-	uint32_t n = 0, m, tid = seg_tid(g, s);
+	const struct argus_segment *sg = argus_graph__segment(g, s);
+	uint32_t n = 0, m, tid = diag_seg_tid(g, s);
+	const struct argus_gevent *ev;
+	struct gview_walk it;
 	const uint32_t *ids;
+	struct gview v;
 
-	for (uint32_t e = sg->first_event; e != ARGUS_NONE && n < MAX_KEYS - 8;
-	     e = argus_graph__seg_next_event(g, s, e)) {
-		const struct argus_gevent *ev = &EVS(g)[e];
-
+	gview_get(g, &v);
+	for (gview_walk_seg(&v, s, &it); n < MAX_KEYS - 8 && (ev = gview_walk_next(&v, &it));) {
 		if (ev->ctx != AE_CTX_TASK)
 			continue;
 		switch (ev->type) {
@@ -88,22 +91,22 @@ static uint32_t seg_keys(const struct argus_graph *g, uint32_t s, uint64_t *k,
 	if (sg->end_reason == ARGUS_END_WAIT)
 		k[n++] = 5ull << 56 | (exact ? (uint64_t)wait_ident(g, sg) << 24 : 0) |
 			 (uint64_t)(uint16_t)sg->wait_nr << 8 |
-			 (uint8_t)(sg->wait_obj ? OBJS(g)[sg->wait_obj].kind : 0);
+			 (uint8_t)(sg->wait_obj ? argus_graph__object(g, sg->wait_obj)->kind : 0);
 	m = argus_graph__out_edges(g, s, &ids);
 	for (uint32_t i = 0; i < m && n < MAX_KEYS - 1; i++) {
-		const struct argus_edge *e = &EDGES(g)[ids[i]];
+		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
 
-		if (argus_edge_type_strong(e->type) && seg_tid(g, e->dst) != tid)
+		if (argus_edge_type_strong(e->type) && diag_seg_tid(g, e->dst) != tid)
 			k[n++] = 6ull << 56 | (uint64_t)e->type << 32 |
-				 THRS(g)[SEGS(g)[e->dst].thread].pid;
+				 argus_graph__seg_thread(g, e->dst)->pid;
 	}
 	m = argus_graph__in_edges(g, s, &ids);
 	for (uint32_t i = 0; i < m && n < MAX_KEYS - 1; i++) {
-		const struct argus_edge *e = &EDGES(g)[ids[i]];
+		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
 
-		if (argus_edge_type_strong(e->type) && seg_tid(g, e->src) != tid)
+		if (argus_edge_type_strong(e->type) && diag_seg_tid(g, e->src) != tid)
 			k[n++] = 7ull << 56 | (uint64_t)e->type << 32 |
-				 THRS(g)[SEGS(g)[e->src].thread].pid;
+				 argus_graph__seg_thread(g, e->src)->pid;
 	}
 	qsort(k, n, sizeof(*k), cmp_u64);
 	m = 0;
@@ -126,15 +129,15 @@ static bool subset(const uint64_t *a, uint32_t na, const uint64_t *b, uint32_t n
 	return true;
 }
 
-uint32_t argus_diag__waker_edge(const struct argus_graph *g, uint32_t s)
+uint32_t diag_waker_edge(const struct argus_graph *g, uint32_t s)
 {
 	const uint32_t *ids;
 	uint32_t n = argus_graph__in_edges(g, s, &ids), best = ARGUS_NONE;
 
 	for (uint32_t i = 0; i < n; i++) {
-		const struct argus_edge *e = &EDGES(g)[ids[i]];
+		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
 
-		if (!argus_edge_type_strong(e->type) || seg_tid(g, e->src) == seg_tid(g, s))
+		if (!argus_edge_type_strong(e->type) || diag_seg_tid(g, e->src) == diag_seg_tid(g, s))
 			continue;
 		if (e->flags & ARGUS_EDGE_F_WOKE)
 			return ids[i];
@@ -160,13 +163,13 @@ int diag_similar(const struct argus_graph *g, uint32_t seg, uint64_t ex_from,
 	uint32_t nref, n, cnt;
 	const uint32_t *v;
 
-	if (!g || seg >= g->seg.n)
+	if (!g || seg >= argus_graph__nsegments(g))
 		return -EINVAL;
-	r = &SEGS(g)[seg];
+	r = argus_graph__segment(g, seg);
 	nref = seg_keys(g, seg, ref, exact);
 	n = argus_graph__thread_segments(g, r->thread, &v);
 	for (uint32_t i = 0; i < n; i++) {
-		const struct argus_segment *s = &SEGS(g)[v[i]];
+		const struct argus_segment *s = argus_graph__segment(g, v[i]);
 		uint32_t nk, next;
 		struct argus_similar *x;
 		uint8_t contains;
@@ -187,7 +190,7 @@ int diag_similar(const struct argus_graph *g, uint32_t seg, uint64_t ex_from,
 		score = (double)(s->start > r->start ? s->start - r->start
 						     : r->start - s->start) / 1e9;
 		next = i + 1 < n ? v[i + 1] : ARGUS_NONE;
-		if (next == ARGUS_NONE || argus_diag__waker_edge(g, next) == ARGUS_NONE)
+		if (next == ARGUS_NONE || diag_waker_edge(g, next) == ARGUS_NONE)
 			score += 100;
 		if (r->wait_ns && s->wait_ns * 2 >= r->wait_ns)
 			score += 50;
@@ -236,9 +239,9 @@ int argus_diag__default_pick(const struct argus_graph *g, const uint32_t *ids,
 	int best = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		if (EDGES(g)[ids[i]].flags & ARGUS_EDGE_F_WOKE)
+		if (argus_graph__edge(g, ids[i])->flags & ARGUS_EDGE_F_WOKE)
 			return (int)i;
-		if (EDGES(g)[ids[i]].dst_ts > EDGES(g)[ids[best]].dst_ts)
+		if (argus_graph__edge(g, ids[i])->dst_ts > argus_graph__edge(g, ids[best])->dst_ts)
 			best = (int)i;
 	}
 	return best;
@@ -250,7 +253,7 @@ int argus_diag__slice(const struct argus_graph *g, uint32_t seg,
 {
 	uint32_t n = 0, cur = seg, via = ARGUS_NONE;
 
-	if (!g || seg >= g->seg.n)
+	if (!g || seg >= argus_graph__nsegments(g))
 		return -EINVAL;
 	while (n < max) {
 		uint32_t inter[64], ni = 0, intra = ARGUS_NONE, m, next_edge;
@@ -266,14 +269,14 @@ int argus_diag__slice(const struct argus_graph *g, uint32_t seg,
 		out[n].edge = via;
 		out[n].choices = 0;
 		n++;
-		if (seg_tid(g, cur) == stop_tid && n > 1)
+		if (diag_seg_tid(g, cur) == stop_tid && n > 1)
 			break;
 		m = argus_graph__in_edges(g, cur, &ids);
 		for (uint32_t i = 0; i < m; i++) {
-			const struct argus_edge *e = &EDGES(g)[ids[i]];
+			const struct argus_edge *e = argus_graph__edge(g, ids[i]);
 
 			if (e->type == ARGUS_EDGE_INTRA ||
-			    seg_tid(g, e->src) == seg_tid(g, cur)) {
+			    diag_seg_tid(g, e->src) == diag_seg_tid(g, cur)) {
 				if (e->type == ARGUS_EDGE_INTRA)
 					intra = ids[i];
 			} else if (ni < 64) {
@@ -296,8 +299,8 @@ int argus_diag__slice(const struct argus_graph *g, uint32_t seg,
 			break;
 		}
 		via = next_edge;
-		cur = EDGES(g)[next_edge].src;
-		if (SEGS(g)[cur].end < floor_ts)
+		cur = argus_graph__edge(g, next_edge)->src;
+		if (argus_graph__segment(g, cur)->end < floor_ts)
 			break;
 	}
 	return (int)n;

@@ -22,9 +22,14 @@
  * facts are in the trace (the interposer's records), not guessed from
  * similar runs, so the rule comes before the similarity search.
  */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "argus_diag.h"
+#include "argus_events.h"
 #include "diag_internal.h"
-#include "graph_internal.h"
+#include "graph_view.h"
 
 #define MAX_CANDIDATES 64
 
@@ -118,21 +123,24 @@ int diag_work_find(const struct argus_graph *g, uint32_t tid, uint32_t h, uint64
 		   uint64_t wto, uint32_t *culprit, struct argus_culprit *k)
 {
 	uint32_t t = argus_graph__thread_by_tid(g, tid), pid, n = 0, cap = 0, tried = 0;
-	uint64_t wait_start = SEGS(g)[h].end, win = wto > wfrom ? wto - wfrom : 0;
+	uint64_t wait_start = argus_graph__segment(g, h)->end, win = wto > wfrom ? wto - wfrom : 0;
 	struct wrec *w = NULL;
 	int64_t *end = NULL;
+	struct gview v;
 	int rc = 0;
 
 	if (t == ARGUS_NONE || !win)
 		return 0;
-	pid = THRS(g)[t].pid;
-	for (uint32_t i = 0; i < g->thr.n; i++) {
-		if (THRS(g)[i].pid != pid)
-			continue;
-		for (uint32_t e = THRS(g)[i].first_event; e != ARGUS_NONE;
-		     e = argus_graph__thread_next_event(g, i, e)) {
-			const struct argus_gevent *ev = &EVS(g)[e];
+	pid = argus_graph__thread(g, t)->pid;
+	gview_get(g, &v);
+	for (uint32_t i = 0; i < argus_graph__nthreads(g); i++) {
+		const struct argus_thread *th = argus_graph__thread(g, i);
+		const struct argus_gevent *ev;
+		struct gview_walk it;
 
+		if (th->pid != pid)
+			continue;
+		for (gview_walk_thread(&v, th, th->first_event, &it); (ev = gview_walk_next(&v, &it));) {
 			if (ev->type != AE_WORK_ENQUEUE && ev->type != AE_WORK_BEGIN &&
 			    ev->type != AE_WORK_END)
 				continue;
@@ -202,7 +210,7 @@ int diag_work_find(const struct argus_graph *g, uint32_t tid, uint32_t h, uint64
 			k->ahead = argus_graph__object(g, w[yb].obj)->obj;
 			k->ahead_fn = w[yb].fn;
 			k->ahead_kind = w[yb].kind;
-			k->ahead_tid = THRS(g)[ythr].tid;
+			k->ahead_tid = argus_graph__thread(g, ythr)->tid;
 			k->ahead_ns = yend - w[yb].ts;
 			k->ahead_done = ydone;
 			k->rule = ARGUS_RULE_QUEUED_BEHIND;
@@ -211,7 +219,7 @@ int diag_work_find(const struct argus_graph *g, uint32_t tid, uint32_t h, uint64
 		} else if (b >= 0 &&
 			   overlap(w[b].ts, e >= 0 ? w[e].ts : wto, wfrom, wto) * 2 >= win) {
 			k->rule = ARGUS_RULE_WORK_ITEM;
-			*culprit = THRS(g)[w[b].thr].tid;
+			*culprit = argus_graph__thread(g, w[b].thr)->tid;
 			rc = 1;
 		}
 		break;          /* the latest unfinished item is the one */

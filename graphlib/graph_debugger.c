@@ -25,10 +25,10 @@
  *     edge (graph_edges.c, debugger_resume);
  *   - for the hangs and the diagnosis, a wait an attach interrupted goes
  *     on through the stop(s) and the restarted call, until the call
- *     returns (gdebug_wait_through, gdebug_wait_began): the stop is
- *     neither the wait's end nor its culprit, and a thread still stopped,
- *     or still in the restarted call, at the end of the trace is still in
- *     its wait.
+ *     returns (argus_graph__wait_through, argus_graph__wait_began, the
+ *     API's queries): the stop is neither the wait's end nor its culprit,
+ *     and a thread still stopped, or still in the restarted call, at the
+ *     end of the trace is still in its wait.
  * A call restarted at once, with no stop (a signal with no handler, such
  * as SIGCHLD), goes on the same way.
  * A thread stopped while it ran (a busy hang, Ctrl-C in lldb) is not in a
@@ -78,7 +78,9 @@ void gedges_drop_dead(struct argus_graph *g)
 	g->csr_dirty = true;
 }
 
-bool gdebug_interrupt_seg(const struct argus_graph *g, uint32_t seg)
+/* Segment seg (a valid id) ends in an attach's interrupt
+ * (argus_graph__seg_interrupted). */
+static bool interrupt_seg(const struct argus_graph *g, uint32_t seg)
 {
 	const struct argus_segment *s = &SEGS(g)[seg];
 	unsigned e = SHAPE_EXIT1(SHAPES(g)[seg]);
@@ -111,25 +113,36 @@ static bool restart_seg(const struct argus_graph *g, uint32_t seg)
 	return true;
 }
 
-bool gdebug_may_continue(const struct argus_graph *g, uint32_t seg)
+int argus_graph__seg_interrupted(const struct argus_graph *g, uint32_t seg)
 {
-	return gdebug_interrupt_seg(g, seg) ||
+	return g && seg < g->seg.n && interrupt_seg(g, seg);
+}
+
+int argus_graph__wait_may_continue(const struct argus_graph *g, uint32_t seg)
+{
+	if (!g || seg >= g->seg.n)
+		return 0;
+	return interrupt_seg(g, seg) ||
 	       (SHAPE_EXIT1(SHAPES(g)[seg]) == SHAPE_EXIT1_RESTART &&
 		SEGS(g)[seg].end_reason == ARGUS_END_WAIT);
 }
 
-uint32_t gdebug_wait_through(const struct argus_graph *g, uint32_t seg, uint32_t *last,
-			     uint32_t *next)
+uint32_t argus_graph__wait_through(const struct argus_graph *g, uint32_t seg, uint32_t *last,
+				   uint32_t *next)
 {
-	uint32_t steps = 1, k = argus_graph__seg_next(g, seg);
+	uint32_t steps = 1, k;
 
 	*last = seg;
-	while (k != ARGUS_NONE && !gdebug_interrupt_seg(g, k) && restart_seg(g, k)) {
+	*next = ARGUS_NONE;
+	if (!g || seg >= g->seg.n)
+		return 0;
+	k = argus_graph__seg_next(g, seg);
+	while (k != ARGUS_NONE && !interrupt_seg(g, k) && restart_seg(g, k)) {
 		*last = k;              /* restarted at once, blocked again */
 		k = argus_graph__seg_next(g, k);
 		steps++;
 	}
-	while (k != ARGUS_NONE && gdebug_interrupt_seg(g, k)) {
+	while (k != ARGUS_NONE && interrupt_seg(g, k)) {
 		/* stopped after k; r runs when the tracer lets it go (another
 		 * stop at once is the same stop: a debugger's interrupt and
 		 * continue while it looks around) */
@@ -137,7 +150,7 @@ uint32_t gdebug_wait_through(const struct argus_graph *g, uint32_t seg, uint32_t
 		const struct argus_segment *rs;
 		unsigned e;
 
-		while (r != ARGUS_NONE && gdebug_interrupt_seg(g, r)) {
+		while (r != ARGUS_NONE && interrupt_seg(g, r)) {
 			r = argus_graph__seg_next(g, r);
 			rsteps++;
 		}
@@ -167,7 +180,7 @@ uint32_t gdebug_wait_through(const struct argus_graph *g, uint32_t seg, uint32_t
 		*last = r;                      /* the restarted call blocked again */
 		k = argus_graph__seg_next(g, r);
 		steps = rsteps + 1;
-		while (k != ARGUS_NONE && !gdebug_interrupt_seg(g, k) && restart_seg(g, k)) {
+		while (k != ARGUS_NONE && !interrupt_seg(g, k) && restart_seg(g, k)) {
 			*last = k;
 			k = argus_graph__seg_next(g, k);
 			steps++;
@@ -177,14 +190,16 @@ uint32_t gdebug_wait_through(const struct argus_graph *g, uint32_t seg, uint32_t
 	return steps;
 }
 
-uint32_t gdebug_wait_began(const struct argus_graph *g, uint32_t seg)
+uint32_t argus_graph__wait_began(const struct argus_graph *g, uint32_t seg)
 {
+	if (!g || seg >= g->seg.n)
+		return ARGUS_NONE;
 	for (int guard = 0; guard < 64; guard++) {
 		uint32_t p = argus_graph__seg_prev(g, seg);
 
-		if (p == ARGUS_NONE || !gdebug_interrupt_seg(g, p))
+		if (p == ARGUS_NONE || !interrupt_seg(g, p))
 			break;
-		while (p != ARGUS_NONE && gdebug_interrupt_seg(g, p))
+		while (p != ARGUS_NONE && interrupt_seg(g, p))
 			p = argus_graph__seg_prev(g, p);
 		/* the restarted call: the same syscall, or restart_syscall
 		 * (a call with a timeout: poll, nanosleep, futex) */

@@ -3,6 +3,13 @@
  * graph_internal.h - the graph's storage and the builder's per-thread
  * state, shared by graphlib's graph_*.c files.  Not part of the API.
  *
+ * Who includes it: the graph's own files (graph_*.c) only.  Everything
+ * else -- the diagnosis (diag_*.c), the front ends, the tests -- reads a
+ * graph through argus_graph.h; the diagnosis's hot loops also through
+ * graph_view.h (the segment array, wait shapes, event blocks and a
+ * prefetching walk over them, read-only), which this header includes:
+ * the layout it reads is defined there once.
+ *
  * Data layout (all arrays, ids are uint32_t indexes):
  *
  *   g->seg    struct argus_segment   vertices, in creation order
@@ -45,11 +52,9 @@
 
 #include "argus_events.h"
 #include "argus_graph.h"
+#include "graph_view.h"
+#include "gvec.h"
 #include "hidx.h"
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23          /* Linux 5.14 */
-#endif
 
 /*
  * malloc for big arrays that are written in full right away: their pages
@@ -70,115 +75,6 @@ static inline void *gbig_malloc(size_t bytes)
 	return p;
 }
 
-/* Growable array of fixed-size elements; p may be NULL while cap == 0. */
-struct gvec {
-	void *p;
-	uint32_t n, cap;
-	uint32_t pop;           /* elements [0, pop) are known faulted in */
-};
-
-#define GVEC_POP_STEP (2u << 20)        /* bytes prefaulted at a time */
-
-/* The next GVEC_POP_STEP bytes of the array (within its capacity) faulted
- * in with one madvise, not a page fault per 4 KiB as pushes reach them. */
-static __attribute__((noinline, unused)) void gvec_prefault(struct gvec *v, size_t esz)
-{
-	const uintptr_t pg = 4096;
-	uintptr_t base = (uintptr_t)v->p;
-	uint64_t from = (uint64_t)v->pop * esz, to = from + GVEC_POP_STEP;
-	uintptr_t a, e;
-
-	if (to > (uint64_t)v->cap * esz)
-		to = (uint64_t)v->cap * esz;
-	a = (base + from) & ~(pg - 1);
-	e = (base + to) & ~(pg - 1);
-	if (e > a)
-		madvise((void *)a, e - a, MADV_POPULATE_WRITE);
-	v->pop = (uint32_t)(to / esz);
-}
-
-/* Room for k more elements; returns the first one's address (all k
- * zeroed) or NULL. */
-static inline void *gvec_push_n(struct gvec *v, size_t esz, uint32_t k)
-{
-	void *p;
-
-	if (k > v->cap - v->n) {
-		uint64_t cap = v->cap ? (uint64_t)v->cap * 2 : 256;
-
-		while (cap < (uint64_t)v->n + k)
-			cap *= 2;
-		if (cap >= ARGUS_NONE)
-			cap = ARGUS_NONE - 1;
-		if (cap < (uint64_t)v->n + k)
-			return NULL;
-		p = realloc(v->p, cap * esz);
-		if (!p)
-			return NULL;
-		v->p = p;
-		v->cap = (uint32_t)cap;
-		if ((uint64_t)cap * esz < GVEC_POP_STEP)
-			v->pop = v->cap;        /* small: leave it to faults */
-	}
-	while (v->n + k > v->pop)
-		gvec_prefault(v, esz);
-	p = (char *)v->p + (size_t)v->n * esz;
-	v->n += k;
-	return memset(p, 0, (size_t)k * esz);
-}
-
-/* Room for one more element; returns its address (zeroed) or NULL. */
-static inline void *gvec_push(struct gvec *v, size_t esz)
-{
-	return gvec_push_n(v, esz, 1);
-}
-
-/* Capacity down to the length (best effort: keeps the old block on
- * failure). */
-static inline void gvec_shrink(struct gvec *v, size_t esz)
-{
-	void *p;
-
-	if (v->cap == v->n || !v->n)
-		return;
-	p = realloc(v->p, (size_t)v->n * esz);
-	if (p) {
-		v->p = p;
-		v->cap = v->n;
-		if (v->pop > v->cap)
-			v->pop = v->cap;
-	}
-}
-
-static inline void gvec_free(struct gvec *v)
-{
-	free(v->p);
-	v->p = NULL;
-	v->n = v->cap = v->pop = 0;
-}
-
-#define GV(v, type) ((type *)(v).p)
-
-/*
- * Event storage.  A thread's events go to blocks of EVBLK slots of its
- * own, so a thread's (and a segment's) events are found without a link
- * per event, and the builder appends to a few hot blocks instead of
- * writing a link into the thread's previous event, wherever that is.
- * 16 slots (384 bytes): the link costs 0.5 byte per event, the unused
- * tail of a thread's last block at most 15 slots.
- */
-#define EVBLK_SHIFT 4
-#define EVBLK (1u << EVBLK_SHIFT)
-
-struct evblk {
-	uint32_t next;          /* event id of the chain's next block's slot
-	                           0 (not a block index), ARGUS_NONE */
-	uint32_t pos;           /* chain position of the block's slot 0 */
-	uint32_t thr;           /* thread index of the chain, ARGUS_NONE for
-	                           events of no thread: lets a pass sweep the
-	                           event array in storage order (diag_hangs.c) */
-};
-
 struct gbuild;
 
 struct argus_graph {
@@ -195,45 +91,10 @@ struct argus_graph {
 	uint32_t *out_off, *out_ids;    /* CSR by source segment */
 	uint32_t *in_off, *in_ids;      /* CSR by destination segment */
 	uint32_t *thr_segs;             /* per-thread slices, time-ordered */
-	struct gvec shape;              /* shape_t SHAPE_* per segment (below) */
+	struct gvec shape;              /* shape_t SHAPE_* per segment (graph_view.h) */
 	bool csr_dirty;
 	struct gbuild *b;               /* only while building */
 };
-
-/*
- * A segment's wait shape: what hang finding (diag_hangs.c) needs to know
- * of a thread's syscalls, summed up per segment while the events are
- * built (hot in the cache), so that it reads segments instead of sweeping
- * 20 M events.  One shape_t per segment, parallel to g->seg.  A connection
- * op is a read/recv (input, > 0 bytes), a write/send (output, > 0 bytes)
- * or a connect (output) on a pipe or a socket.
- *
- * Invariant: a segment cut by the batching split (graph_split.c) keeps
- * the byte of the whole segment on its first part (the original id, the
- * earliest), and its later parts get 0.  No wait falls between the parts
- * and every use reads a thread's segments in time order, accumulating
- * between waits, so the sum over the parts is all that counts.
- */
-#define SHAPE_POLL        0x01  /* a poll/ppoll entry */
-#define SHAPE_POLL_MANY   0x02  /* the last such entry watched >= 2 fds */
-#define SHAPE_OUT         0x04  /* an output on a connection */
-#define SHAPE_CONN        0x08  /* a connection op (input or output) */
-#define SHAPE_CONN1_REPLY 0x10  /* the first one was an input on the
-                                   connection the thread last wrote to (any
-                                   pipe after a write to a pipe), and the
-                                   thread had written before: a reply */
-#define SHAPE_EXIT1_SHIFT 5     /* its first syscall exit: */
-#define SHAPE_EXIT1_MASK  0x60
-#define SHAPE_EXIT1_NONE     0  /*   none */
-#define SHAPE_EXIT1_PLAIN    1  /*   a return */
-#define SHAPE_EXIT1_RESTART  2  /*   -ERESTART*: the call goes on */
-#define SHAPE_EXIT1_TIMEDOUT 3  /*   futex -ETIMEDOUT */
-#define SHAPE_EXIT1(b) (((b) & SHAPE_EXIT1_MASK) >> SHAPE_EXIT1_SHIFT)
-#define SHAPE_TRY_SHIFT 7       /* its syscalls' tries (syscalls/hang_rule.h): */
-#define SHAPE_TRY_WORKED  0x080 /*   one worked */
-#define SHAPE_TRY_FAILED  0x100 /*   one failed (refused, timed out, nothing came) */
-#define SHAPE_TRIES(b) (((b) >> SHAPE_TRY_SHIFT) & 3u)
-typedef uint16_t shape_t;
 
 #define SEGS(g) GV((g)->seg, struct argus_segment)
 #define SHAPES(g) GV((g)->shape, shape_t)
@@ -244,58 +105,15 @@ typedef uint16_t shape_t;
 #define BLKS(g) GV((g)->blk, struct evblk)
 
 /* Position of event ev in its chain (thread or segment: subtract the
- * first event's) and the chain's next slot after ev. */
+ * first event's) and the chain's next slot after ev (graph_view.h). */
 static inline uint32_t gev_pos(const struct argus_graph *g, uint32_t ev)
 {
-	return BLKS(g)[ev >> EVBLK_SHIFT].pos + (ev & (EVBLK - 1));
+	return evblk_pos(BLKS(g), ev);
 }
 
 static inline uint32_t gev_next(const struct argus_graph *g, uint32_t ev)
 {
-	return (ev + 1) & (EVBLK - 1) ? ev + 1 : BLKS(g)[ev >> EVBLK_SHIFT].next;
-}
-
-/* A walk over one thread's events for the library's own whole-thread
- * passes (hang finding walks every thread of a 20 M-event trace).  A
- * thread's blocks are 384 bytes scattered among every other thread's, so
- * each block is a cache miss the hardware prefetcher cannot guess: on
- * entering a block, prefetch the chain's next one, whose id is known. */
-struct gev_walk {
-	uint32_t ev;            /* current event id, ARGUS_NONE at the end */
-	uint32_t left;          /* events still to visit after ev */
-};
-
-static inline void gev_prefetch_block(const struct argus_graph *g, uint32_t ev)
-{
-	uint32_t nb = BLKS(g)[ev >> EVBLK_SHIFT].next;
-
-	if (nb != ARGUS_NONE) {
-		const char *p = (const char *)&EVS(g)[nb];
-
-		for (unsigned i = 0; i < EVBLK * sizeof(struct argus_gevent); i += 64)
-			__builtin_prefetch(p + i);
-	}
-}
-
-static inline void gev_walk_start(const struct argus_graph *g, uint32_t first,
-				  uint32_t n, struct gev_walk *w)
-{
-	w->ev = n ? first : ARGUS_NONE;
-	w->left = n ? n - 1 : 0;
-	if (w->ev != ARGUS_NONE)
-		gev_prefetch_block(g, w->ev);
-}
-
-static inline void gev_walk_next(const struct argus_graph *g, struct gev_walk *w)
-{
-	if (!w->left) {
-		w->ev = ARGUS_NONE;
-		return;
-	}
-	w->left--;
-	w->ev = gev_next(g, w->ev);
-	if (!(w->ev & (EVBLK - 1)))
-		gev_prefetch_block(g, w->ev);
+	return evblk_next(BLKS(g), ev);
 }
 
 /* What a thread is to the wake-up filters. */
@@ -457,25 +275,9 @@ void gdebug_interrupted(struct argus_graph *g, uint32_t thr);
  * before the batching split and the CSR: nothing holds an edge id past
  * the events' pass. */
 void gedges_drop_dead(struct argus_graph *g);
-/* Segment seg ends in an attach's interrupt: woken from its wait only to
- * stop for its tracer (__TASK_TRACED), its call not returned (its first
- * syscall exit is -ERESTART*, or none). */
-bool gdebug_interrupt_seg(const struct argus_graph *g, uint32_t seg);
-/* Segment seg ends in a wait (needs the per-thread index).  When an
- * attach interrupted that wait, the wait goes on through the stop(s) and
- * the restarted call: *last = the last segment whose wait is part of it
- * (seg when none), *next = the segment that runs once the wait has really
- * ended (ARGUS_NONE: still waiting, or stopped, at the end of the trace).
- * Returns how many segments of the thread's list *next is after seg. */
-uint32_t gdebug_wait_through(const struct argus_graph *g, uint32_t seg, uint32_t *last,
-			     uint32_t *next);
-/* Cheap test on the segment after a wait: can the wait go on through it
- * (an attach's interrupt, or a call restarted at once)?  Only then is
- * gdebug_wait_through worth its searches. */
-bool gdebug_may_continue(const struct argus_graph *g, uint32_t seg);
-/* The reverse: seg ends in a restarted call's wait; the segment whose wait
- * the attach interrupted (seg when none). */
-uint32_t gdebug_wait_began(const struct argus_graph *g, uint32_t seg);
+/* The queries on waits a debugger's stops interrupted are the API's:
+ * argus_graph__seg_interrupted, __wait_may_continue, __wait_through,
+ * __wait_began (argus_graph.h). */
 
 /* graph_split.c: the batching split (P3/P6). */
 int gsplit_batching(struct argus_graph *g);
@@ -514,7 +316,7 @@ int gflag_note_reader(struct argus_graph *g, uint32_t ev, uint32_t tid);
  * fds are not counted). */
 bool gflag_spin_nr(long nr);
 
-/* diag_locks.c: what the sys_enter event of flock/fcntl keeps in its val,
+/* graph_locks.c: what the sys_enter event of flock/fcntl keeps in its val,
  * the packed lock request (argus_lock__pack), 0 when it is none. */
 uint64_t glock_enter_val(int64_t nr, const uint64_t *args);
 

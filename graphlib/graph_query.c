@@ -227,6 +227,20 @@ uint32_t argus_graph__seg_next(const struct argus_graph *g, uint32_t seg)
 	return i == ARGUS_NONE || i + 1 >= n ? ARGUS_NONE : v[i + 1];
 }
 
+const struct argus_thread *argus_graph__seg_thread(const struct argus_graph *g,
+						   uint32_t seg)
+{
+	return g && seg < g->seg.n ? &THRS(g)[SEGS(g)[seg].thread] : NULL;
+}
+
+uint32_t argus_graph__marks(const struct argus_graph *g, const uint32_t **ids)
+{
+	if (!g || !g->marks.n)
+		return 0;
+	*ids = GV(g->marks, uint32_t);
+	return g->marks.n;
+}
+
 int64_t argus_graph__add_edge(struct argus_graph *g, enum argus_edge_type type,
 			      uint32_t src_tid, uint64_t src_ts,
 			      uint32_t dst_tid, uint64_t dst_ts, uint64_t obj)

@@ -637,6 +637,57 @@ static void TEST_two_attach_detach_cycles_in_one_wait_are_one_hang(void)
 	check_one_hang(TWICE, REAL_RUN, 0);
 }
 
+/* The same wait through the graph's API, as a front end sees it: the
+ * segment the attach woke is an interrupt, the wait that began at 208.405
+ * goes on through it and the restarted flock (its last segment) to the
+ * holder's wake-up, and the restarted call's wait began at 208.405. */
+static void TEST_graph_api_follows_an_interrupted_wait_to_its_real_end(void)
+{
+	uint32_t w, intr, restarted, last = 0, next = 0;
+
+	flock_story(ENDED);
+	if (!scenario_build(NULL))
+		goto out;
+	w = seg(VICTIM, 0);
+	intr = seg(VICTIM, 1);
+	restarted = seg(VICTIM, 2);
+	CHECK_EQ(S(w)->end, WAIT_START);
+	CHECK_EQ(S(intr)->start, ATTACH + 12 * US);
+	CHECK_EQ(S(restarted)->start, DETACH + 10 * US);
+	CHECK(argus_graph__seg_interrupted(graph, intr));
+	CHECK(!argus_graph__seg_interrupted(graph, w));
+	CHECK(!argus_graph__seg_interrupted(graph, restarted));
+	CHECK(argus_graph__wait_may_continue(graph, intr));
+	CHECK_EQ(argus_graph__wait_through(graph, w, &last, &next), 3);
+	CHECK_EQ(last, restarted);
+	CHECK_EQ(next, seg_from(VICTIM, REAL_RUN));
+	CHECK_EQ(argus_graph__wait_began(graph, restarted), w);
+	CHECK_EQ(argus_graph__wait_began(graph, w), w);
+	/* bad ids answer "none", as the rest of the API */
+	CHECK(!argus_graph__seg_interrupted(graph, NONE));
+	CHECK(!argus_graph__wait_may_continue(graph, NONE));
+	CHECK_EQ(argus_graph__wait_through(graph, NONE, &last, &next), 0);
+	CHECK_EQ(next, NONE);
+	CHECK_EQ(argus_graph__wait_began(graph, NONE), NONE);
+out:
+	scenario_end();
+}
+
+/* Still stopped when the trace ends: the wait has not ended (no next). */
+static void TEST_graph_api_wait_stopped_at_the_end_has_no_next_segment(void)
+{
+	uint32_t last = 0, next = 0;
+
+	flock_story(STOPPED_AT_END);
+	if (!scenario_build(NULL))
+		goto out;
+	argus_graph__wait_through(graph, seg(VICTIM, 0), &last, &next);
+	CHECK_EQ(last, seg(VICTIM, 0));
+	CHECK_EQ(next, NONE);
+out:
+	scenario_end();
+}
+
 /* ---- R1, R2: the interrupt and the resume are no edges ------------------ */
 
 /* The segment the SIGSTOP began (211.807012 .. the stop at 211.807025; its
@@ -1224,6 +1275,8 @@ int main(void)
 	RUN(TEST_stop_that_outlasts_the_trace_is_an_ongoing_hang_to_the_trace_end);
 	RUN(TEST_trace_ending_in_the_restarted_call_is_an_ongoing_hang_to_the_trace_end);
 	RUN(TEST_two_attach_detach_cycles_in_one_wait_are_one_hang);
+	RUN(TEST_graph_api_follows_an_interrupted_wait_to_its_real_end);
+	RUN(TEST_graph_api_wait_stopped_at_the_end_has_no_next_segment);
 	RUN(TEST_segment_woken_by_the_attach_is_woken_by_the_debugger_with_no_edge);
 	RUN(TEST_segment_after_the_ptrace_stop_is_woken_by_the_debuggers_resume);
 	RUN(TEST_any_tracers_interrupt_and_resume_are_counted_as_debugger_stops);

@@ -1937,6 +1937,47 @@ static uint64_t fnv1a(const char *s)
  *      (300 µs); mark "request 8" (400 µs); blocks in epoll_wait (600 µs)
  *   P  mark "enqueue 42" (100 µs); blocks (500 µs)
  */
+/* argus_graph__marks lists every mark, a program's own (in its thread's
+ * chain) and `argus mark`'s (of no thread), in trace order; and
+ * argus_graph__seg_thread is a segment's thread, NULL for a bad id. */
+static void TEST_marks_are_listed_in_trace_order_with_or_without_a_thread(void)
+{
+	static const char *const text[] = { "mine", "argus mark", "mine again" };
+	const uint32_t *ids = NULL;
+	const struct argus_thread *t;
+	uint32_t n;
+
+	begin();
+	task(600, 600, 1, "app");
+	run(AT(0), 0, 600);
+	mark(AT(100), 0, 600, text[0]);
+	tg_ok(argus_tracegen__mark(tg, AT(200), 1, 0, 0, text[1]), "mark", AT(200));
+	mark(AT(300), 0, 600, text[2]);
+	enter(AT(490), 0, 600, SYS_futex, 0x7000, FUTEX_WAIT_OP);
+	block(AT(500), 0, 600, SYS_futex, 0x7000, AE_OBJ_NONE, 0, 0);
+	if (!finish(NULL))
+		goto out;
+	n = argus_graph__marks(graph, &ids);
+	CHECK_EQ(n, 3);
+	for (uint32_t i = 0; i < n && i < 3; i++) {
+		const struct argus_gevent *ev = argus_graph__event(graph, ids[i]);
+		const char *str = ev ? argus_trace__string(trace, ev->str) : NULL;
+
+		CHECK(ev != NULL);
+		CHECK_EQ(ev ? ev->type : 0, AE_MARK);
+		CHECK_EQ(ev ? ev->ts : 0, AT(100 * (i + 1)));
+		CHECK(str && !strcmp(str, text[i]));
+	}
+	CHECK_EQ(argus_graph__marks(NULL, &ids), 0);
+	t = argus_graph__seg_thread(graph, seg(600, 0));
+	CHECK(t != NULL);
+	CHECK_EQ(t ? t->tid : 0, 600);
+	CHECK(argus_graph__seg_thread(graph, argus_graph__nsegments(graph)) == NULL);
+	CHECK(argus_graph__seg_thread(NULL, 0) == NULL);
+out:
+	end();
+}
+
 static void TEST_schema_mark_boundary_cuts_and_custom_edge_links(void)
 {
 	struct argus_schema *sc = schema(
@@ -2469,6 +2510,7 @@ int main(void)
 	RUN(TEST_wakeup_of_a_thread_that_never_sleeps_again_is_target_running);
 	RUN(TEST_preemption_is_not_a_boundary);
 	RUN(TEST_schema_mark_boundary_cuts_and_custom_edge_links);
+	RUN(TEST_marks_are_listed_in_trace_order_with_or_without_a_thread);
 	RUN(TEST_schema_edge_that_is_also_the_wakeup_is_counted);
 	RUN(TEST_schema_boundary_after_a_syscall_return);
 	RUN(TEST_schema_waker_filter_turns_the_edge_into_an_attribution);
