@@ -631,17 +631,22 @@ static bool sync_futex_of(const struct argus_object *mo, uint64_t uaddr)
 	return false;
 }
 
-static bool blame_mutex_holder(const struct argus_graph *g, const struct argus_diag_opts *o,
-			       struct argus_diagnosis *d, uint32_t tid, uint32_t h,
-			       uint64_t wfrom, uint64_t wto, uint32_t level, uint32_t depth)
+/*
+ * The interposer's record of the call a futex wait of segment h sleeps
+ * in (AE_MUTEX_WAIT, up to MUTEX_WAIT_BACK segments back: a wait can be
+ * cut by signals), and *mo its object, when the futex is that object's
+ * (sync_futex_of); NULL when h is no futex wait, or the call it is in
+ * acquired its lock already, or the futex is not the object's.
+ */
+static const struct argus_gevent *sync_wait_of(const struct argus_graph *g, uint32_t h,
+					       const struct argus_object **mo)
 {
 	const struct argus_segment *hs = argus_graph__segment(g, h);
 	const struct argus_gevent *wait = NULL;
-	const struct argus_object *mo;
-	uint32_t s = h, holder;
+	uint32_t s = h;
 
 	if (hs->end_reason != ARGUS_END_WAIT || hs->wait_nr != SYS_futex)
-		return false;
+		return NULL;
 	for (int back = 0; back < MUTEX_WAIT_BACK && s != ARGUS_NONE && !wait;
 	     back++, s = argus_graph__seg_prev(g, s)) {
 		const struct argus_gevent *last = NULL;
@@ -654,11 +659,24 @@ static bool blame_mutex_holder(const struct argus_graph *g, const struct argus_d
 				last = ev;
 		}
 		if (last && last->type == AE_MUTEX_ACQUIRED)
-			return false;
+			return NULL;
 		wait = last;
 	}
-	if (!wait || !(mo = argus_graph__object(g, wait->obj)) ||
-	    !sync_futex_of(mo, hs->wait_arg))
+	if (!wait || !(*mo = argus_graph__object(g, wait->obj)) ||
+	    !sync_futex_of(*mo, hs->wait_arg))
+		return NULL;
+	return wait;
+}
+
+static bool blame_mutex_holder(const struct argus_graph *g, const struct argus_diag_opts *o,
+			       struct argus_diagnosis *d, uint32_t tid, uint32_t h,
+			       uint64_t wfrom, uint64_t wto, uint32_t level, uint32_t depth)
+{
+	const struct argus_object *mo = NULL;
+	const struct argus_gevent *wait = sync_wait_of(g, h, &mo);
+	uint32_t holder;
+
+	if (!wait)
 		return false;
 	holder = (uint32_t)wait->val;
 	if (!holder || holder == tid || argus_graph__thread_by_tid(g, holder) == ARGUS_NONE)
@@ -711,32 +729,13 @@ static bool blame_cond_signaller(const struct argus_graph *g, const struct argus
 				 struct argus_diagnosis *d, uint32_t tid, uint32_t h,
 				 uint64_t wfrom, uint64_t wto, uint32_t level, uint32_t depth)
 {
-	const struct argus_segment *hs = argus_graph__segment(g, h);
-	const struct argus_gevent *wait = NULL;
-	const struct argus_object *mo;
-	uint32_t s = h, who = 0, pid;
+	const struct argus_object *mo = NULL;
+	const struct argus_gevent *wait = sync_wait_of(g, h, &mo);
+	uint32_t who = 0, pid;
 	struct gview v;
 	uint64_t best_ts = 0;
 
-	if (hs->end_reason != ARGUS_END_WAIT || hs->wait_nr != SYS_futex)
-		return false;
-	for (int back = 0; back < MUTEX_WAIT_BACK && s != ARGUS_NONE && !wait;
-	     back++, s = argus_graph__seg_prev(g, s)) {
-		const struct argus_gevent *last = NULL;
-
-		for (uint32_t e = argus_graph__segment(g, s)->first_event; e != ARGUS_NONE;
-		     e = argus_graph__seg_next_event(g, s, e)) {
-			const struct argus_gevent *ev = argus_graph__event(g, e);
-
-			if (ev->type == AE_MUTEX_WAIT || ev->type == AE_MUTEX_ACQUIRED)
-				last = ev;
-		}
-		if (last && last->type == AE_MUTEX_ACQUIRED)
-			return false;
-		wait = last;
-	}
-	if (!wait || !(mo = argus_graph__object(g, wait->obj)) || mo->kind != AE_OBJ_COND ||
-	    !sync_futex_of(mo, hs->wait_arg))
+	if (!wait || mo->kind != AE_OBJ_COND)
 		return false;
 	/* ended: the holder edge of the signal into the returning segment */
 	uint32_t nx = argus_graph__seg_next(g, h);

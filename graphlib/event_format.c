@@ -67,6 +67,21 @@ struct field {
 #define F(t, j, s, k) { t, j, s, k }
 
 /* The one table of the fields each event type shows. */
+
+/* field groups several types share (an hrtimer's identity, a work item,
+ * a kernel work item) */
+#define F_HRTIMER                                                   \
+	F("timer", "timer", ARGUS_F_HT_TIMER, FK_HEX),              \
+	F("fn", "fn", ARGUS_F_HT_FUNCTION, FK_HEX),                 \
+	F("owner", "owner", ARGUS_F_HT_OWNER_TID, FK_DEC)
+#define F_WORK_ITEM                                                 \
+	F("item", "item", ARGUS_F_WI_ITEM, FK_HEX),                 \
+	F("kind", "kind", ARGUS_F_WI_KIND, FK_WORK_KIND),           \
+	F("fn", "fn", ARGUS_F_WI_FN, FK_WORK_FN)
+#define F_WORKQUEUE                                                 \
+	F("work", "work", ARGUS_F_WQ_WORK, FK_HEX),                 \
+	F("fn", "fn", ARGUS_F_WQ_FUNCTION, FK_HEX)
+
 static const struct field fields[AE_TYPE_MAX][MAXF] = {
 	[AE_SWITCH] = {
 		F("prev_state", "prev_state", ARGUS_F_SW_PREV_STATE, FK_HEX),
@@ -113,52 +128,38 @@ static const struct field fields[AE_TYPE_MAX][MAXF] = {
 		F("obj", "obj", ARGUS_F_SX_OBJ_KIND, FK_OBJ),
 	},
 	[AE_HRT_START] = {
-		F("timer", "timer", ARGUS_F_HT_TIMER, FK_HEX),
-		F("fn", "fn", ARGUS_F_HT_FUNCTION, FK_HEX),
-		F("owner", "owner", ARGUS_F_HT_OWNER_TID, FK_DEC),
+		F_HRTIMER,
 		F("expires", "expires", ARGUS_F_HT_EXPIRES, FK_DEC),
 		F("mode", "mode", ARGUS_F_HT_MODE, FK_DEC),
 	},
 	[AE_HRT_EXPIRE] = {
-		F("timer", "timer", ARGUS_F_HT_TIMER, FK_HEX),
-		F("fn", "fn", ARGUS_F_HT_FUNCTION, FK_HEX),
-		F("owner", "owner", ARGUS_F_HT_OWNER_TID, FK_DEC),
+		F_HRTIMER,
 	},
 	[AE_HRT_CANCEL] = {
-		F("timer", "timer", ARGUS_F_HT_TIMER, FK_HEX),
-		F("fn", "fn", ARGUS_F_HT_FUNCTION, FK_HEX),
-		F("owner", "owner", ARGUS_F_HT_OWNER_TID, FK_DEC),
+		F_HRTIMER,
 	},
 	[AE_IRQ_ENTRY] = { F("vec", "vec", ARGUS_F_IRQ_VECTOR, FK_DEC) },
 	[AE_IRQ_EXIT] = { F("vec", "vec", ARGUS_F_IRQ_VECTOR, FK_DEC) },
 	[AE_SOFTIRQ_ENTRY] = { F("vec", "vec", ARGUS_F_IRQ_VECTOR, FK_DEC) },
 	[AE_SOFTIRQ_EXIT] = { F("vec", "vec", ARGUS_F_IRQ_VECTOR, FK_DEC) },
 	[AE_WQ_START] = {
-		F("work", "work", ARGUS_F_WQ_WORK, FK_HEX),
-		F("fn", "fn", ARGUS_F_WQ_FUNCTION, FK_HEX),
+		F_WORKQUEUE,
 	},
 	[AE_WQ_END] = {
-		F("work", "work", ARGUS_F_WQ_WORK, FK_HEX),
-		F("fn", "fn", ARGUS_F_WQ_FUNCTION, FK_HEX),
+		F_WORKQUEUE,
 	},
 	[AE_LOST] = { F("count", "count", ARGUS_F_LOST_COUNT, FK_DEC) },
 	[AE_MUTEX_WAIT] = { F("", "", 0, FK_SYNC) },
 	[AE_MUTEX_ACQUIRED] = { F("", "", 0, FK_SYNC) },
 	[AE_MUTEX_WAKE] = { F("", "", 0, FK_SYNC) },
 	[AE_WORK_ENQUEUE] = {
-		F("item", "item", ARGUS_F_WI_ITEM, FK_HEX),
-		F("kind", "kind", ARGUS_F_WI_KIND, FK_WORK_KIND),
-		F("fn", "fn", ARGUS_F_WI_FN, FK_WORK_FN),
+		F_WORK_ITEM,
 	},
 	[AE_WORK_BEGIN] = {
-		F("item", "item", ARGUS_F_WI_ITEM, FK_HEX),
-		F("kind", "kind", ARGUS_F_WI_KIND, FK_WORK_KIND),
-		F("fn", "fn", ARGUS_F_WI_FN, FK_WORK_FN),
+		F_WORK_ITEM,
 	},
 	[AE_WORK_END] = {
-		F("item", "item", ARGUS_F_WI_ITEM, FK_HEX),
-		F("kind", "kind", ARGUS_F_WI_KIND, FK_WORK_KIND),
-		F("fn", "fn", ARGUS_F_WI_FN, FK_WORK_FN),
+		F_WORK_ITEM,
 	},
 	[AE_WORK_BOUNDARY] = { F("tag", "tag", ARGUS_F_WI_ITEM, FK_HEX) },
 	[AE_LIVE_HIT] = {

@@ -250,6 +250,24 @@ void argus_chunk_builder__free(struct argus_chunk_builder *b)
 /* ---------------------------------------------------------------------
  * Interning.
  */
+/* Room for one more element in arr (n used of *cap, of size bytes each;
+ * doubled when full, 256 at first): the array, *cap updated; NULL (arr
+ * and *cap untouched) when out of memory, or when n is the last id (ids
+ * are 1-based, 0 is none). */
+static void *room_for_one(void *arr, uint32_t n, uint32_t *cap, size_t size)
+{
+	uint32_t c = *cap ? *cap * 2 : 256;
+	void *p;
+
+	if (n == UINT32_MAX - 1)
+		return NULL;
+	if (n < *cap)
+		return arr;
+	if ((p = realloc(arr, (size_t)c * size)))
+		*cap = c;
+	return p;
+}
+
 struct str_key {
 	const char *s;
 	size_t len;
@@ -279,17 +297,11 @@ uint32_t argus_chunk_builder__string(struct argus_chunk_builder *b,
 	id = argus_hidx_find(&b->str_idx, h, str_eq, b, &key);
 	if (id)
 		return id;
-	if (b->nstrings == UINT32_MAX - 1)
-		return 0;
-	if (b->nstrings == b->str_cap) {
-		uint32_t cap = b->str_cap ? b->str_cap * 2 : 256;
-		struct str_ref *n = realloc(b->str, (size_t)cap * sizeof(*n));
+	struct str_ref *room = room_for_one(b->str, b->nstrings, &b->str_cap, sizeof(*room));
 
-		if (!n)
-			return 0;
-		b->str = n;
-		b->str_cap = cap;
-	}
+	if (!room)
+		return 0;
+	b->str = room;
 	old_len = b->strings.len;
 	if (argus_buf_varint(&b->strings, len) ||
 	    argus_buf_put(&b->strings, s, len)) {
@@ -337,17 +349,11 @@ uint32_t argus_chunk_builder__stack(struct argus_chunk_builder *b,
 	id = argus_hidx_find(&b->stk_idx, h, stack_eq, b, &key);
 	if (id)
 		return id;
-	if (b->nstacks == UINT32_MAX - 1)
-		return 0;
-	if (b->nstacks == b->stk_cap) {
-		uint32_t cap = b->stk_cap ? b->stk_cap * 2 : 256;
-		struct stack_ref *n = realloc(b->stk, (size_t)cap * sizeof(*n));
+	struct stack_ref *room = room_for_one(b->stk, b->nstacks, &b->stk_cap, sizeof(*room));
 
-		if (!n)
-			return 0;
-		b->stk = n;
-		b->stk_cap = cap;
-	}
+	if (!room)
+		return 0;
+	b->stk = room;
 	if (b->nips + nr > b->ips_cap) {
 		size_t cap = b->ips_cap ? b->ips_cap : 1024;
 		uint64_t *n;
