@@ -699,12 +699,10 @@ int diag_run_choose(struct graph_open_ctx *c, struct diag_front_opts *o, const s
 		rc = argus_diag__choose_hang(c->g, h, n, &ask, &best, &why);
 		if (!rc)
 			snprintf(run->picked, sizeof(run->picked), "the %s hang of thread %u (the main"
-				 " thread has none)", why == ARGUS_CHOSE_ONGOING ? "ongoing" : "longest",
-				 h[best].tid);
+				 " thread has none)", argus_hang_why_str(why), h[best].tid);
 	} else if (!rc && why != ARGUS_CHOSE_AT && why != ARGUS_CHOSE_MARK) {
 		snprintf(run->picked, sizeof(run->picked), "the %s hang of the %s",
-			 why == ARGUS_CHOSE_ONGOING ? "ongoing" : "longest",
-			 o->tid ? "thread" : "main thread");
+			 argus_hang_why_str(why), o->tid ? "thread" : "main thread");
 	}
 	if (rc) {
 		rc = msg_error(cmd, "%s: no hang of %s %u%s (threshold %.0f ms); see argus hangs",

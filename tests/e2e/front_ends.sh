@@ -7,7 +7,8 @@
 #   - collector/hang_keep.c runs no program (no exec*): the keeper calls the
 #     session argusd hands it;
 #   - one function chooses the hang (argus_diag__choose_hang), and no
-#     front end has a choose_hang of its own.
+#     front end has a choose_hang of its own;
+#   - only graphlib/graph_*.c include graph_internal.h.
 # Needs no root and no BPF: it reads files.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
@@ -36,6 +37,13 @@ grep -nE '\bexec(l|lp|le|v|vp|vpe|ve|veat)\(|posix_spawn' "$SRC/collector/hang_k
 
 grep -rnE '^[a-z].*\bargus_diag__choose_hang\(' "$SRC"/graphlib/*.c >"$T/def"
 [ "$(wc -l <"$T/def")" -eq 1 ] || fail "argus_diag__choose_hang is not defined exactly once" "$T/def"
-grep -rn 'choose_hang' "$SRC"/lldb-plugin "$SRC"/cli "$SRC"/tracer | grep -v 'argus_diag__choose_hang' >"$T/own" &&
+grep -rn 'choose_hang' "$SRC"/lldb-plugin "$SRC"/cli "$SRC"/collector "$SRC"/analysis |
+	grep -v 'argus_diag__choose_hang' >"$T/own" &&
 	fail "a front end has a choice of the hang of its own" "$T/own"
-pass "front ends: the plugin includes and links no CLI code, the keeper runs no program, one function chooses the hang"
+
+# the graph's storage is read by its own files only (graph_internal.h):
+# the diagnosis and everyone else go through argus_graph.h / graph_view.h
+grep -rln '#include "graph_internal.h"' "$SRC" --include='*.c' --include='*.h' --include='*.cpp' |
+	grep -v -E "^$SRC/graphlib/graph_[a-z_]+\.(c|h)\$" | grep -v -E "^$SRC/build" >"$T/storage" &&
+	fail "files outside graphlib/graph_*.c read the graph's storage" "$T/storage"
+pass "front ends: the plugin includes and links no CLI code, the keeper runs no program, one function chooses the hang, only the graph reads its storage"
