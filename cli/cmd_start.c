@@ -16,22 +16,39 @@
 #include "mark_socket.h"
 #include "units.h"
 
-/* argusd's flags, which start checks and hands on: args[0..n) */
+/* argusd's flags, which start checks and hands on: args[0..n).  The
+ * strings made here ("--x", an absolute hang dir) are kept in pool, in
+ * the same allocation as args, so one free() releases everything on
+ * every way out (and the exec'd child needs nothing freed). */
 struct pass {
 	char **args;
 	int n;
+	char *pool;
+	size_t pool_len, pool_used;
 };
+
+/* a, b and c joined, kept in p's pool; NULL when it is full */
+static char *pass_keep(struct pass *p, const char *a, const char *b, const char *c)
+{
+	size_t len = strlen(a) + strlen(b) + strlen(c) + 1;
+	char *s = p->pool + p->pool_used;
+
+	if (len > p->pool_len - p->pool_used)
+		return NULL;
+	snprintf(s, len, "%s%s%s", a, b, c);
+	p->pool_used += len;
+	return s;
+}
 
 /* --x or --x VALUE, as given, for argusd */
 static int pass_cb(const char *cmd, const struct argus_opt *opt, const char *arg)
 {
 	struct pass *p = opt->value;
-	char *flag;
+	char *flag = pass_keep(p, "--", opt->long_name, "");
 
 	(void)cmd;
-	if (!(flag = malloc(strlen(opt->long_name) + 3)))   /* lives until exec or exit */
-		return msg_error("start", "out of memory");
-	sprintf(flag, "--%s", opt->long_name);
+	if (!flag)
+		return msg_error("start", "too many options");
 	p->args[p->n++] = flag;
 	if (arg)
 		p->args[p->n++] = (char *)arg;
@@ -61,14 +78,11 @@ static int watch_cb(const char *cmd, const struct argus_opt *opt, const char *ar
 static int hang_dir_cb(const char *cmd, const struct argus_opt *opt, const char *arg)
 {
 	char cwd[4096], *abs;
-	size_t len;
 
 	if (arg[0] == '/' || !getcwd(cwd, sizeof(cwd)))
 		return pass_cb(cmd, opt, arg);
-	len = strlen(cwd) + strlen(arg) + 2;
-	if (!(abs = malloc(len)))                 /* lives until exec or exit */
-		return msg_error("start", "out of memory");
-	snprintf(abs, len, "%s/%s", cwd, arg);
+	if (!(abs = pass_keep(opt->value, cwd, "/", arg)))
+		return msg_error("start", "too many options");
 	return pass_cb(cmd, opt, abs);
 }
 
@@ -121,12 +135,18 @@ int cmd_start(int argc, char **argv)
 
 	ctl_bin_dir(self, sizeof(self));
 	snprintf(argusd, sizeof(argusd), "%s/argusd", self);
-	/* argusd, every argument (--x=V is two), --ready-fd FD and NULL */
-	args = calloc(2 * (size_t)argc + 4, sizeof(*args));
+	/* argusd, every argument (--x=V is two), --ready-fd FD and NULL; then
+	 * the pool: a "--x" per word (option names are shorter than 64) and
+	 * one absolute hang dir */
+	size_t nargs = 2 * (size_t)argc + 4, pool = 64 * (size_t)argc + 4096 + 2;
+
+	for (int i = 0; i < argc; i++)
+		pool += strlen(argv[i]);
+	args = calloc(1, nargs * sizeof(*args) + pool);
 	if (!args)
 		return msg_error("start", "out of memory");
 	args[n++] = argusd;
-	struct pass pass = { args, n };
+	struct pass pass = { args, n, (char *)(args + nargs), pool, 0 };
 	const struct argus_opt opts[] = {
 		{ OPT_(ARGUS_OPT_CALLBACK, 0, "size", &pass, "SIZE", "the ring's size (default 2G, at least 1M)"),
 		  .flags = ARGUS_OPT_ONCE, .cb = size_cb },
