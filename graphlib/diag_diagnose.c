@@ -668,6 +668,39 @@ static const struct argus_gevent *sync_wait_of(const struct argus_graph *g, uint
 	return wait;
 }
 
+/* The holder edge on object obj into one of the MUTEX_WAIT_BACK
+ * segments after h (graph_mutex.c: the unlock, or the signal, that let
+ * the wait of h return), ARGUS_NONE if none; *into its segment. */
+static uint32_t holder_edge_after(const struct argus_graph *g, uint32_t h, uint64_t obj,
+				  uint32_t *into)
+{
+	uint32_t nx = argus_graph__seg_next(g, h);
+
+	for (int i = 0; i < MUTEX_WAIT_BACK && nx != ARGUS_NONE; i++, nx = argus_graph__seg_next(g, nx)) {
+		const uint32_t *ids;
+		uint32_t n = argus_graph__in_edges(g, nx, &ids);
+
+		for (uint32_t j = 0; j < n; j++) {
+			const struct argus_edge *e = argus_graph__edge(g, ids[j]);
+
+			if (e->type == ARGUS_EDGE_HOLDER && e->obj == obj) {
+				*into = nx;
+				return ids[j];
+			}
+		}
+	}
+	return ARGUS_NONE;
+}
+
+/* The diagnosis' path: seg, then the source of edge e into it. */
+static void path_via(const struct argus_graph *g, struct argus_diagnosis *d, uint32_t seg,
+		     uint32_t e)
+{
+	d->path[0] = (struct argus_step){ .seg = seg, .edge = ARGUS_NONE };
+	d->path[1] = (struct argus_step){ .seg = argus_graph__edge(g, e)->src, .edge = e };
+	d->npath = 2;
+}
+
 static bool blame_mutex_holder(const struct argus_graph *g, const struct argus_diag_opts *o,
 			       struct argus_diagnosis *d, uint32_t tid, uint32_t h,
 			       uint64_t wfrom, uint64_t wto, uint32_t level, uint32_t depth)
@@ -683,25 +716,11 @@ static bool blame_mutex_holder(const struct argus_graph *g, const struct argus_d
 		return false;
 	/* the wait ended: the path is the holder edge into the segment that
 	 * acquired the mutex (graph_mutex.c), when the unlock is traced */
-	if (level == 0) {
-		uint32_t nx = argus_graph__seg_next(g, h);
+	if (level == 0 && !d->npath) {
+		uint32_t into, e = holder_edge_after(g, h, mo->obj, &into);
 
-		for (int i = 0; i < MUTEX_WAIT_BACK && nx != ARGUS_NONE && !d->npath;
-		     i++, nx = argus_graph__seg_next(g, nx)) {
-			const uint32_t *ids;
-			uint32_t n = argus_graph__in_edges(g, nx, &ids);
-
-			for (uint32_t j = 0; j < n; j++) {
-				const struct argus_edge *e = argus_graph__edge(g, ids[j]);
-
-				if (e->type != ARGUS_EDGE_HOLDER || e->obj != mo->obj)
-					continue;
-				d->path[0] = (struct argus_step){ .seg = nx, .edge = ARGUS_NONE };
-				d->path[1] = (struct argus_step){ .seg = e->src, .edge = ids[j] };
-				d->npath = 2;
-				break;
-			}
-		}
+		if (e != ARGUS_NONE)
+			path_via(g, d, into, e);
 	}
 	add_culprit(g, o, d, holder, ARGUS_NONE, false, VIA_MUTEX_HOLDER, ARGUS_LIVE_NONE, wfrom, wto,
 		    level, depth);
@@ -738,27 +757,13 @@ static bool blame_cond_signaller(const struct argus_graph *g, const struct argus
 	if (!wait || mo->kind != AE_OBJ_COND)
 		return false;
 	/* ended: the holder edge of the signal into the returning segment */
-	uint32_t nx = argus_graph__seg_next(g, h);
+	uint32_t into, e = holder_edge_after(g, h, mo->obj, &into);
 	bool ended;
 
-	for (int i = 0; i < MUTEX_WAIT_BACK && nx != ARGUS_NONE && !who;
-	     i++, nx = argus_graph__seg_next(g, nx)) {
-		const uint32_t *ids;
-		uint32_t n = argus_graph__in_edges(g, nx, &ids);
-
-		for (uint32_t j = 0; j < n; j++) {
-			const struct argus_edge *e = argus_graph__edge(g, ids[j]);
-
-			if (e->type != ARGUS_EDGE_HOLDER || e->obj != mo->obj)
-				continue;
-			who = diag_seg_tid(g, e->src);
-			if (level == 0 && !d->npath) {
-				d->path[0] = (struct argus_step){ .seg = nx, .edge = ARGUS_NONE };
-				d->path[1] = (struct argus_step){ .seg = e->src, .edge = ids[j] };
-				d->npath = 2;
-			}
-			break;
-		}
+	if (e != ARGUS_NONE) {
+		who = diag_seg_tid(g, argus_graph__edge(g, e)->src);
+		if (level == 0 && !d->npath)
+			path_via(g, d, into, e);
 	}
 	ended = who != 0;
 	/* not ended (or its signal not recorded): the last signaller */
