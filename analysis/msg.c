@@ -31,7 +31,8 @@ static void vreport(const char *cmd, const char *fmt, va_list ap)
 {
 	FILE *f = msg_err();
 
-	fprintf(f, "argus %s: ", cmd);
+	/* "argusd" is the daemon itself (collector/argusd_opts.c) */
+	fprintf(f, strcmp(cmd, "argusd") ? "argus %s: " : "%s: ", cmd);
 	vfprintf(f, fmt, ap);
 	fputc('\n', f);
 }

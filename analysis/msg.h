@@ -5,7 +5,8 @@
  * (the lldb plugin through argus_session.h) collects the lines instead
  * (msg_set_err), so nothing is printed behind its back.  After a usage
  * error comes the synopsis of the command whose options were parsed last
- * (parse_opts.h registers it): none before any parse. */
+ * (parse_opts.h registers it): none before any parse.  The command
+ * "argusd" is the daemon, whose lines read "argusd: what". */
 #ifndef ARGUS_MSG_H
 #define ARGUS_MSG_H
 #include <stdio.h>

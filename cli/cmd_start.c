@@ -11,100 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "argusd_opts.h"
 #include "cli.h"
 #include "control.h"
 #include "mark_socket.h"
-#include "units.h"
-
-/* argusd's flags, which start checks and hands on: args[0..n).  The
- * strings made here ("--x", an absolute hang dir) are kept in pool, in
- * the same allocation as args, so one free() releases everything on
- * every way out (and the exec'd child needs nothing freed). */
-struct pass {
-	char **args;
-	int n;
-	char *pool;
-	size_t pool_len, pool_used;
-};
-
-/* a, b and c joined, kept in p's pool; NULL when it is full */
-static char *pass_keep(struct pass *p, const char *a, const char *b, const char *c)
-{
-	size_t len = strlen(a) + strlen(b) + strlen(c) + 1;
-	char *s = p->pool + p->pool_used;
-
-	if (len > p->pool_len - p->pool_used)
-		return NULL;
-	snprintf(s, len, "%s%s%s", a, b, c);
-	p->pool_used += len;
-	return s;
-}
-
-/* --x or --x VALUE, as given, for argusd */
-static int pass_cb(const char *cmd, const struct argus_opt *opt, const char *arg)
-{
-	struct pass *p = opt->value;
-	char *flag = pass_keep(p, "--", opt->long_name, "");
-
-	(void)cmd;
-	if (!flag)
-		return msg_error("start", "too many options");
-	p->args[p->n++] = flag;
-	if (arg)
-		p->args[p->n++] = (char *)arg;
-	return 0;
-}
-
-static int size_cb(const char *cmd, const struct argus_opt *opt, const char *arg)
-{
-	uint64_t size;
-
-	if (argus_parse_size(arg, &size) || size < (1u << 20))
-		return msg_usage_error(cmd, "--size wants a size of at least 1M, like 512M or 2G, got '%s'",
-				       msg_tstr(arg));
-	return pass_cb(cmd, opt, arg);
-}
-
-static int watch_cb(const char *cmd, const struct argus_opt *opt, const char *arg)
-{
-	if (!arg[0] || strchr(arg, '/'))
-		return msg_usage_error(cmd, "--watch wants a pid or a process name, got '%s'",
-				       msg_tstr(arg));
-	return pass_cb(cmd, opt, arg);
-}
-
-/* argusd does not chdir, but a relative hang dir is clearer resolved
- * here, where the user typed it */
-static int hang_dir_cb(const char *cmd, const struct argus_opt *opt, const char *arg)
-{
-	char cwd[4096], *abs;
-
-	if (arg[0] == '/' || !getcwd(cwd, sizeof(cwd)))
-		return pass_cb(cmd, opt, arg);
-	if (!(abs = pass_keep(opt->value, cwd, "/", arg)))
-		return msg_error("start", "too many options");
-	return pass_cb(cmd, opt, abs);
-}
-
-static const struct argus_usage usage = {
-	.cmd = "start",
-	.synopsis =
-	"argus start [--size SIZE] [--dir DIR] [--sample-hz HZ] [--no-irq] [--all-entries] [--no-unwind]\n"
-	"            [--wait-stacks] [--watch PID|COMM]... [--watch-uid UIDS] [--no-watch-interactive]\n"
-	"            [--hang-threshold MS] [--hang-dir D] [--hang-before S] [--hang-grace S]\n"
-	"            [--hang-keep N] [--hang-max-mb MB] [--mark-group NAME|none]\n",
-	.about =
-	"  Starts argusd, which records system-wide into a bounded ring file\n"
-	"  DIR/ring.argus (default /var/lib/argus, 2G). Needs root.  Each flag\n"
-	"  once (--watch may repeat); argusd --help says more of each.\n",
-};
-
-/* every flag once but --watch, each handed on to argusd */
-#define PASS(name, argh, help) \
-	{ OPT_(ARGUS_OPT_CALLBACK, 0, name, &pass, argh, help), .flags = ARGUS_OPT_ONCE, .cb = pass_cb }
-#define PASS_BARE(name, help) \
-	{ OPT_(ARGUS_OPT_CALLBACK, 0, name, &pass, NULL, help), \
-	  .flags = ARGUS_OPT_ONCE | ARGUS_OPT_NOARG, .cb = pass_cb }
 
 /* The line on who may mark, from the daemon's status lines ("" none). */
 static void mark_group_line(const char *resp, char *line, size_t len)
@@ -129,71 +39,31 @@ static void mark_group_line(const char *resp, char *line, size_t len)
 int cmd_start(int argc, char **argv)
 {
 	char self[4096], argusd[4200], resp[4096], msg[600] = "", mark_line[600];
+	struct argusd_config cfg;
 	char **args;
-	int n = 0, pfd[2];
+	int n = 0, pfd[2], rc;
+	bool help;
 	pid_t pid;
 
 	ctl_bin_dir(self, sizeof(self));
 	snprintf(argusd, sizeof(argusd), "%s/argusd", self);
-	/* argusd, every argument (--x=V is two), --ready-fd FD and NULL; then
-	 * the pool: a "--x" per word (option names are shorter than 64) and
-	 * one absolute hang dir */
-	size_t nargs = 2 * (size_t)argc + 4, pool = 64 * (size_t)argc + 4096 + 2;
-
-	for (int i = 0; i < argc; i++)
-		pool += strlen(argv[i]);
-	args = calloc(1, nargs * sizeof(*args) + pool);
-	if (!args)
-		return msg_error("start", "out of memory");
-	args[n++] = argusd;
-	struct pass pass = { args, n, (char *)(args + nargs), pool, 0 };
-	const struct argus_opt opts[] = {
-		{ OPT_(ARGUS_OPT_CALLBACK, 0, "size", &pass, "SIZE", "the ring's size (default 2G, at least 1M)"),
-		  .flags = ARGUS_OPT_ONCE, .cb = size_cb },
-		PASS("dir", "DIR", "where the ring goes (default /var/lib/argus)"),
-		PASS("sample-hz", "HZ", "on-CPU stack samples per second (default 49)"),
-		PASS_BARE("no-irq", "do not record irq/softirq/workqueue events"),
-		PASS_BARE("all-entries",
-			  "also record the entries (sys_enter) of read/write/send/recv\n"
-			  "calls; by default only their exits, which carry everything\n"
-			  "the graph uses"),
-		PASS_BARE("no-unwind", "keep frame-pointer stacks only (no DWARF unwinding)"),
-		PASS_BARE("wait-stacks", "DWARF-unwindable stacks where threads block, too"),
-		OPT_CALLBACK(0, "watch", &pass, "PID|COMM",
-			     "watch that process, or every process of that name, for\n"
-			     "hangs (repeatable); display servers' clients are watched too\n"
-			     "unless --no-watch-interactive.  A hang (no return for MS,\n"
-			     "default 2000) is kept by itself in D (default DIR/hangs):\n"
-			     "the ring from S (10s) before it, with its diagnosis; at most\n"
-			     "N (20) snapshots per uid and MB (512) MiB in all.  `argus\n"
-			     "hangs --saved` lists them", watch_cb),
-		PASS("watch-uid", "UIDS",
-		     "--watch COMM watches only the processes of these users\n"
-		     "(uids or user names, comma-separated, or all; default 0,\n"
-		     "root's only: any user can give a process any name).\n"
-		     "--watch PID is not limited"),
-		PASS_BARE("no-watch-interactive", "do not watch display servers' clients"),
-		PASS("hang-threshold", "MS", "a watched thread that has not come back for MS is\n"
-		     "hung (default 2000)"),
-		{ OPT_(ARGUS_OPT_CALLBACK, 0, "hang-dir", &pass, "D", "where hang snapshots go (DIR/hangs)"),
-		  .flags = ARGUS_OPT_ONCE, .cb = hang_dir_cb },
-		PASS("hang-before", "S", "ring kept ahead of a hang's start (default 10s)"),
-		PASS("hang-grace", "S", "an ongoing hang is saved at threshold + S (default 3s)"),
-		PASS("hang-keep", "N", "snapshots kept per uid, oldest removed first (default 20)"),
-		PASS("hang-max-mb", "MB", "their total size at most (default 512; the uid holding\n"
-		     "the most loses its oldest first)"),
-		PASS("mark-group", "NAME|none", "members of group NAME may send `argus mark` (default\n"
-		     "" ARGUS_DEFAULT_MARK_GROUP "; none: marks are root-only)"),
-		OPT_END(),
-	};
-	int rest = argus_opts_parse(&usage, opts, argc, argv, 0);
-
-	n = pass.n;
-	if (rest != 0) {
+	/* argusd, the words as given (the parse below reorders none of a line
+	 * it accepts, but checks a copy anyway), --ready-fd 3 and NULL */
+	args = calloc((size_t)argc + 4, sizeof(*args));
+	if (!args || argusd_config_init(&cfg, argc)) {
 		free(args);
-		if (rest < 0)
-			return argus_opts_exit(rest);
-		return msg_usage_error("start", "unexpected argument '%s'", msg_tstr(argv[0]));
+		return msg_error("start", "out of memory");
+	}
+	args[n++] = argusd;
+	for (int i = 1; i < argc; i++)
+		args[n++] = argv[i];
+	/* argusd's own table: what it would refuse is refused here, in the
+	 * user's terminal, before anything starts */
+	rc = argusd_config_parse(&cfg, true, argc, argv, &help);
+	argusd_config_free(&cfg);
+	if (rc || help) {
+		free(args);
+		return rc;
 	}
 	if (geteuid() != 0) {
 		free(args);

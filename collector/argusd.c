@@ -18,7 +18,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
@@ -33,6 +32,7 @@
 #include <unistd.h>
 
 #include "argus_session.h"
+#include "argusd_opts.h"
 #include "collector.h"
 #include "control.h"
 #include "display_clients.h"
@@ -40,6 +40,7 @@
 #include "hang_watch.h"
 #include "hw_watch.h"
 #include "mark_socket.h"
+#include "msg.h"
 #include "interpose_ring.h"
 #include "safe_file.h"
 #include "trace_format.h"
@@ -50,14 +51,12 @@
 #define INTERACTIVE_SCAN_NS (5ull * 1000 * 1000 * 1000)
 
 /* The live hang watch (docs/collector.md, "Always-on hang reports"). */
-/* at most this many uids in --watch-uid */
-#define WATCH_UIDS_MAX 64
 
 struct watch {
 	struct argus_hang_watch *w;       /* NULL: nothing watched */
 	/* whose processes --watch COMM watches (anyone can take a name):
 	 * these real uids, or any when any_uid */
-	uint32_t uids[WATCH_UIDS_MAX];
+	uint32_t uids[ARGUSD_WATCH_UIDS_MAX];
 	size_t nuids;
 	bool any_uid;
 	struct argus_hang_keeper *keeper;
@@ -72,48 +71,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: argusd [--dir DIR] [--size SIZE] [--sample-hz HZ] [--no-irq] [--all-entries]\n"
-		"              [--no-unwind] [--wait-stacks] [--watch PID|COMM]... [--watch-uid UIDS]\n"
-		"              [--no-watch-interactive]\n"
-		"              [--hang-threshold MS] [--hang-dir D] [--hang-before S] [--hang-grace S]\n"
-		"              [--hang-keep N] [--hang-max-mb MB] [--mark-group NAME|none]\n"
-		"              [--ready-fd FD]\n"
-		"  --dir DIR       where the ring file lives (default %s)\n"
-		"  --size SIZE     ring size, e.g. 512M, 2G (default 2G)\n"
-		"  --sample-hz HZ  CPU sampler rate (default 49)\n"
-		"  --no-irq        do not record irq/softirq/workqueue events\n"
-		"  --all-entries   also record sys_enter of read/write/send/recv calls\n"
-		"                  (by default only their exits, which carry fd, object, result)\n"
-		"  --no-unwind     frame-pointer stacks only, no DWARF unwinding of samples\n"
-		"  --wait-stacks   DWARF-unwindable stacks where threads block too (a 1 KiB\n"
-		"                  stack copy per blocking switch; more collector CPU)\n"
-		"  --watch PID|COMM  watch that process (or thread), or every process of\n"
-		"                  that name, for hangs (repeatable)\n"
-		"  --watch-uid UIDS  --watch COMM watches only processes of these users:\n"
-		"                  uids or user names, comma-separated, or all (default 0:\n"
-		"                  root's only; any user can name a process anything)\n"
-		"  --no-watch-interactive  do not watch the display servers' clients\n"
-		"  --hang-threshold MS  a watched thread that has not come back for MS is\n"
-		"                  hung (default 2000)\n"
-		"  --hang-dir D    where hang snapshots are kept (default DIR/hangs)\n"
-		"  --hang-before S ring kept ahead of a hang's start (default 10s)\n"
-		"  --hang-grace S  an ongoing hang is saved at threshold + S (default 3s)\n"
-		"  --hang-keep N   snapshots kept per uid, oldest removed first (default 20)\n"
-		"  --hang-max-mb MB  their total size at most (default 512; the uid holding\n"
-		"                  the most loses its oldest first)\n"
-		"  --mark-group NAME  members of group NAME may send `argus mark` (only\n"
-		"                  that) through <run dir>-mark/mark.sock (default %s;\n"
-		"                  none: marks are root-only)\n"
-		"  --ready-fd FD   write \"ready\" or the error to FD, then close it\n"
-		"Normally started with `argus start`, or by systemd (argus.service, options\n"
-		"from /etc/default/argus; docs/install.md).  Runs in the foreground.\n",
-		ARGUS_DEFAULT_RING_DIR,
-		ARGUS_DEFAULT_MARK_GROUP);
 }
 
 /* Lines may carry a comm, which any process sets: control bytes become
@@ -174,50 +131,6 @@ static bool comm_uid_ok(void *ctx, uint32_t pid, uint32_t *uid)
 		return false;
 	*uid = (uint32_t)strtoul(p + 5, NULL, 10);
 	return uid_watched(ctx, *uid);
-}
-
-/* --watch-uid 0,1000,alice or all; 0 or -EINVAL (its message in err). */
-static int parse_watch_uids(struct watch *wt, const char *arg, char *err, size_t errlen)
-{
-	char buf[1024], *save = NULL;
-
-	if (!strcmp(arg, "all")) {
-		wt->any_uid = true;
-		return 0;
-	}
-	if (strlen(arg) >= sizeof(buf) || !arg[0])
-		goto bad;
-	memcpy(buf, arg, strlen(arg) + 1);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		unsigned long v;
-		struct passwd *pw;
-
-		errno = 0;
-		v = strtoul(tok, &end, 10);
-		if (tok[0] >= '0' && tok[0] <= '9' && !*end && !errno && v < UINT32_MAX) {
-			/* a number */
-		} else if ((pw = getpwnam(tok))) {
-			v = pw->pw_uid;
-		} else {
-			snprintf(err, errlen, "bad --watch-uid '%s': no user '%s' (give uids or user"
-				 " names, comma-separated, or all)", arg, tok);
-			return -EINVAL;
-		}
-		if (wt->nuids >= WATCH_UIDS_MAX) {
-			snprintf(err, errlen, "bad --watch-uid '%s': at most %d uids", arg,
-				 WATCH_UIDS_MAX);
-			return -EINVAL;
-		}
-		if (!uid_watched(wt, (uint32_t)v))
-			wt->uids[wt->nuids++] = (uint32_t)v;
-	}
-	if (wt->nuids)
-		return 0;
-bad:
-	snprintf(err, errlen, "bad --watch-uid '%s': give uids or user names, comma-separated,"
-		 " or all", arg);
-	return -EINVAL;
 }
 
 /* Processes already running under a watched name (later ones are seen
@@ -596,150 +509,82 @@ static int keep_analyze(void *ctx, int argc, char **argv)
 	return rc;
 }
 
+/* static: what it holds (the --watch list) stays reachable on every way
+ * out of main, which need not free it */
+static struct argusd_config cfg;
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "dir", required_argument, NULL, 'd' },
-		{ "size", required_argument, NULL, 's' },
-		{ "sample-hz", required_argument, NULL, 'z' },
-		{ "no-irq", no_argument, NULL, 'i' },
-		{ "all-entries", no_argument, NULL, 'e' },
-		{ "no-unwind", no_argument, NULL, 'u' },
-		{ "wait-stacks", no_argument, NULL, 'w' },
-		{ "ready-fd", required_argument, NULL, 'r' },
-		{ "watch", required_argument, NULL, 'W' },
-		{ "watch-uid", required_argument, NULL, 'U' },
-		{ "no-watch-interactive", no_argument, NULL, 'I' },
-		{ "hang-threshold", required_argument, NULL, 'T' },
-		{ "hang-dir", required_argument, NULL, 'D' },
-		{ "hang-before", required_argument, NULL, 'B' },
-		{ "hang-grace", required_argument, NULL, 'G' },
-		{ "hang-keep", required_argument, NULL, 'K' },
-		{ "hang-max-mb", required_argument, NULL, 'M' },
-		{ "mark-group", required_argument, NULL, 'g' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	struct argus_collector_opts opts = { .sz = sizeof(opts), .zlevel = -1 };
 	struct argus_hang_keeper_opts ko = { .sz = sizeof(ko), .log = log_line };
-	const char *dir = ARGUS_DEFAULT_RING_DIR;
-	uint64_t size = 2ull << 30, threshold_ns = 2000000000ull;
 	char path[4096], sock[256], pidfile[256], err[512], line[600];
-	char hang_dir[4200];
-	const char **watches = NULL;
-	const char *mark_group = ARGUS_DEFAULT_MARK_GROUP;
-	size_t nwatches = 0;
-	bool interactive = true;
+	char hang_dir[4200], abs_hang_dir[4200];
+	const char *dir, *mark_group;
+	bool interactive, help;
 	struct watch wt = { 0 };
 	struct daemon dm = { 0 };
 	struct argus_collector *c;
-	int ready_fd = -1, lfd, opt, rc = 0;
-	char *end, bad[600] = "";
+	int ready_fd, lfd, rc = 0;
+	char *end;
 	unsigned long v;
-/* the first bad flag's message (the others are not worth a line) */
-#define BAD(...) do { if (!bad[0]) { snprintf(bad, sizeof(bad) - 1, "argusd: " __VA_ARGS__); \
-			strcat(bad, "\n"); } } while (0)
 
-	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'd': dir = optarg; break;
-		case 's':
-			if (argus_parse_size(optarg, &size) || size < (1u << 20)) {
-				BAD("bad --size '%s': use e.g. 512M or 2G (at least 1M)", optarg);
-				break;
-			}
-			break;
-		case 'z': opts.probe.sample_hz = (uint32_t)atoi(optarg); break;
-		case 'i': opts.probe.no_irq = true; break;
-		case 'e': opts.probe.all_entries = true; break;
-		case 'u': opts.no_unwind = true; break;
-		case 'w': opts.probe.block_copy = ARGUS_WAIT_STACK_COPY; break;
-		case 'r': ready_fd = atoi(optarg); break;
-		case 'W': {
-			const char **p = NULL;
-			if (!optarg[0] || strchr(optarg, '/') ||
-			    !(p = realloc(watches, (nwatches + 1) * sizeof(*p)))) {
-				BAD("bad --watch '%s': give a pid or a process name", optarg);
-				break;
-			}
-			watches = p;
-			watches[nwatches++] = optarg;
-			break;
+	if (argusd_config_init(&cfg, argc)) {
+		fputs("argusd: out of memory\n", stderr);
+		return 1;
+	}
+	{
+		/* a bad flag's line goes to stderr and, once --ready-fd is
+		 * known, to `argus start` (which parsed the same table first,
+		 * so that is for argusd run by other hands) */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&text, &len);
+
+		msg_set_err(mem);
+		rc = argusd_config_parse(&cfg, false, argc, argv, &help);
+		msg_set_err(NULL);
+		if (mem)
+			fclose(mem);
+		if (text)
+			fputs(text, stderr);
+		if (rc && text) {
+			text[strcspn(text, "\n")] = 0;
+			snprintf(line, sizeof(line), "%s\n", text);
+			report_ready(cfg.ready_fd, line);
 		}
-		case 'U':
-			if (wt.nuids || wt.any_uid) {
-				BAD("--watch-uid given twice: give one list");
-				break;
-			}
-			if (parse_watch_uids(&wt, optarg, err, sizeof(err)))
-				BAD("%s", err);
-			break;
-		case 'I': interactive = false; break;
-		case 'T':
-			/* MS, or a duration with its unit (2s) */
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (!errno && *end == 0 && v > 0 && v <= 3600000)
-				threshold_ns = v * 1000000ull;
-			else if (argus_parse_duration(optarg, &threshold_ns) || threshold_ns < 1000000 ||
-				 threshold_ns > 3600000000000ull) {
-				BAD("bad --hang-threshold '%s': milliseconds, 1 to 3600000", optarg);
-				break;
-			}
-			break;
-		case 'D': ko.dir = optarg; break;
-		case 'B':
-		case 'G': {
-			uint64_t ns;
-			if (argus_parse_duration(optarg, &ns) || (opt == 'G' && !ns) ||
-			    ns > 3600000000000ull) {
-				BAD("bad --hang-%s '%s': use e.g. 10s, 1500ms",
-					opt == 'B' ? "before" : "grace", optarg);
-				break;
-			}
-			if (opt == 'B')
-				ko.before_ns = ns ? ns : 1; /* 0 would mean the default */
-			else
-				ko.grace_ns = ns;
-			break;
-		}
-		case 'K':
-		case 'M':
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || *end || !v || v > (opt == 'K' ? 100000ul : 1048576ul)) {
-				BAD("bad --hang-%s '%s': a number, 1 to %s",
-					opt == 'K' ? "keep" : "max-mb", optarg,
-					opt == 'K' ? "100000" : "1048576");
-				break;
-			}
-			if (opt == 'K')
-				ko.keep = (uint32_t)v;
-			else
-				ko.max_bytes = (uint64_t)v << 20;
-			break;
-		case 'g':
-			/* a group name as useradd takes it; never a path */
-			if (!optarg[0] || strlen(optarg) > 64 || strspn(optarg,
-			    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-$")
-			    != strlen(optarg) || optarg[0] == '-') {
-				BAD("bad --mark-group '%s': a group name, or none", optarg);
-				break;
-			}
-			mark_group = optarg;
-			break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); BAD("bad command line (see the usage above)"); break;
+		free(text);
+		if (rc || help) {
+			argusd_config_free(&cfg);
+			return rc;
 		}
 	}
-	if (optind < argc && !bad[0])
-		snprintf(bad, sizeof(bad), "argusd: unexpected argument '%s'\n", argv[optind]);
-	if (bad[0]) {
-		/* after the whole command line, so --ready-fd is known: `argus
-		 * start` shows the line instead of "exited without a word" */
-		fputs(bad, stderr);
-		report_ready(ready_fd, bad);
-		return 2;
+	dir = cfg.dir;
+	mark_group = cfg.mark_group;
+	interactive = !cfg.no_interactive;
+	ready_fd = cfg.ready_fd;
+	opts.probe.sample_hz = cfg.sample_hz;
+	opts.probe.no_irq = cfg.no_irq;
+	opts.probe.all_entries = cfg.all_entries;
+	opts.no_unwind = cfg.no_unwind;
+	if (cfg.wait_stacks)
+		opts.probe.block_copy = ARGUS_WAIT_STACK_COPY;
+	memcpy(wt.uids, cfg.uids, sizeof(wt.uids));
+	wt.nuids = cfg.nuids;
+	wt.any_uid = cfg.any_uid;
+	ko.before_ns = cfg.hang_before_ns;
+	ko.grace_ns = cfg.hang_grace_ns;
+	ko.keep = cfg.hang_keep;
+	ko.max_bytes = cfg.hang_max_bytes;
+	/* a relative hang dir is the starter's: argusd never chdirs, and
+	 * `argus start` execs it in the directory the user typed it in */
+	ko.dir = cfg.hang_dir;
+	if (ko.dir && ko.dir[0] != '/') {
+		char cwd[4096];
+
+		if (getcwd(cwd, sizeof(cwd))) {
+			snprintf(abs_hang_dir, sizeof(abs_hang_dir), "%s/%s", cwd, ko.dir);
+			ko.dir = abs_hang_dir;
+		}
 	}
 	if (geteuid() != 0) {
 		snprintf(line, sizeof(line), "argusd: need root to load BPF programs: run `argus start` as root\n");
@@ -790,7 +635,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	opts.path = path;
-	opts.ring_size = size;
+	opts.ring_size = cfg.size;
 	opts.probe.sz = sizeof(opts.probe);
 	opts.probe.self_tgid = (uint32_t)getpid();
 	/* the watch's tap; wt.w is set before the first drain */
@@ -810,22 +655,22 @@ int main(int argc, char **argv)
 					 argus_probe__watch_map_fd(argus_collector__probe(c)));
 	/* the live hang watch: after the BPF programs are attached, so a
 	 * process found in /proc now is seen by the records from here on */
-	if (nwatches || interactive) {
-		struct argus_hang_watch_opts wo = { .sz = sizeof(wo), .threshold_ns = threshold_ns,
+	if (cfg.nwatch || interactive) {
+		struct argus_hang_watch_opts wo = { .sz = sizeof(wo), .threshold_ns = cfg.threshold_ns,
 						    .comm_ok = comm_uid_ok, .comm_ok_ctx = &wt };
 
 		/* by name: root's processes only, unless --watch-uid */
 		if (!wt.nuids && !wt.any_uid)
 			wt.uids[wt.nuids++] = 0;
 
-		wt.threshold_ns = threshold_ns;
+		wt.threshold_ns = cfg.threshold_ns;
 		wt.w = argus_hang_watch__new(&wo);
 		if (!wt.w) {
 			snprintf(err, sizeof(err), "out of memory");
 			goto watch_fail;
 		}
-		for (size_t i = 0; i < nwatches; i++) {
-			const char *a = watches[i];
+		for (size_t i = 0; i < cfg.nwatch; i++) {
+			const char *a = cfg.watch[i];
 			errno = 0;
 			v = strtoul(a, &end, 10);
 			if (!*end && !errno && v && v <= UINT32_MAX) {
@@ -843,7 +688,7 @@ int main(int argc, char **argv)
 		snprintf(hang_dir, sizeof(hang_dir), "%s/hangs", dir);
 		if (!ko.dir)
 			ko.dir = hang_dir;
-		ko.threshold_ns = threshold_ns;
+		ko.threshold_ns = cfg.threshold_ns;
 		/* each snapshot's diagnosis: the analysis session, as every
 		 * front end runs it (keep_analyze.c) */
 		ko.analyze = keep_analyze;
@@ -960,7 +805,7 @@ watch_fail:
 	argus_display_scan__free(wt.display);
 	argus_hw_watch__free(hw_watches);
 	argus_mark_server__free(dm.marks);
-	free(watches);
+	argusd_config_free(&cfg);
 	close(lfd);
 	unlink(sock);
 	unlink(pidfile);

@@ -10,12 +10,17 @@
 #   name, docs/interposer.md; nothing can be listed), socket 0600, ring
 #   0600, saved file 0600;
 #   a non-root peer (uid 65534) is refused with a permission message;
+#   a relative --hang-dir is the starter's directory's (argusd never
+#   chdirs; it resolves the path itself since start hands the words on);
 #   stop works and removes the socket.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 
 RING_DIR=$T/ring
-start_collector --dir "$RING_DIR" --size 64M
+mkdir "$T/cwd"
+pushd "$T/cwd" >/dev/null
+start_collector --dir "$RING_DIR" --size 64M --hang-dir rel-hangs
+popd >/dev/null
 SOCK=$ARGUS_RUN_DIR/argusd.sock
 [ -S "$SOCK" ] || fail "no control socket $SOCK after start"
 pid=$(collector_pid)
@@ -29,6 +34,8 @@ for k in '^events' '^lost' '^ring'; do
 	grep -qE "$k" "$T/status.out" || fail "argus status has no line matching $k" "$T/status.out"
 done
 log "status:"; sed 's/^/    /' "$T/status.out"
+grep -qE "^ *hangs .* in $T/cwd/rel-hangs\$" "$T/status.out" ||
+	fail "--hang-dir rel-hangs, given in $T/cwd, is not $T/cwd/rel-hangs" "$T/status.out"
 # right after start the BPF load (~0.2 s of CPU) must not count as the
 # collector's running cost
 cpu=$(awk '$1 == "collector" && /% CPU/ { sub("%", "", $2); print $2; exit }' "$T/status.out")
