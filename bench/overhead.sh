@@ -6,7 +6,13 @@
 #
 # Workloads: `perf bench sched pipe -l 100000` pinned to CPU 0 (unpinned,
 # tracing makes it *faster* here by keeping the vCPUs out of idle, BRIEF §5)
-# and `perf bench sched messaging -g 4 -l 300` (hackbench).
+# and `perf bench sched messaging -g 4 -l 300` (hackbench), timed; and a
+# switch-heavy load run for a fixed time (bench/switch_load.c: threads
+# passing a token with fixed work per hop, calibrated to ~100 K switches/s
+# bare, as Brendan Gregg's MySQL load at 102 K/s), whose cost is the
+# throughput lost, in %: perf's published 6-9% and in-kernel eBPF
+# aggregation's 6% on that load are the comparison.  ARGUS_BENCH_SWITCH_SECS
+# (60) and ARGUS_BENCH_SWITCH_ROUNDS (3) size it; 0 rounds skips it.
 # Tracers: argus record; perf record -a with sched_switch, sched_waking and
 # raw_syscalls; trace-cmd record with the same events (through
 # bench/tracecmd_shim.c, see bench/lib.sh: tracecmd_record); and the "BPF
@@ -29,12 +35,16 @@ pipe_cmd=(taskset -c 0 perf bench sched pipe -l 100000)
 msg_cmd=(perf bench sched messaging -g 4 -l 300)
 
 total_time() { sed -n 's/.*Total time: *\([0-9.]*\).*/\1/p' | tail -1; }
+# what a run measures: the timed workloads' seconds, or switch_load's hops/s
+value_of=total_time
+value() { "$value_of"; }
+hops_of() { tee "$tmp/last_out" | sed -n 's/^hops_per_s=\([0-9.]*\) .*/\1/p' | tail -1; }
 
-run_bare() { "$@" 2>&1 | total_time; }
-run_floor() { "$build/bin/floor_probe" -- "$@" 2>&1 | total_time; }
+run_bare() { "$@" 2>&1 | value; }
+run_floor() { "$build/bin/floor_probe" -- "$@" 2>&1 | value; }
 run_argus() {
   "$argus_bin" record "${argus_flags[@]}" -o "$tmp/a.argus" -- "$@" >"$tmp/out" 2>"$tmp/err"
-  total_time <"$tmp/out"
+  value <"$tmp/out"
   # builds before 2026-11-22 print no "collector CPU": "?" then
   sed -n -e 's/^argus record: \([0-9]*\) events, .* (\([0-9.]*\) bytes\/event), \([0-9]*\) lost.*collector CPU \([0-9.]*\) s.*/\1 \2 \3 \4/p;t' \
     -e 's/^argus record: \([0-9]*\) events, .* (\([0-9.]*\) bytes\/event), \([0-9]*\) lost.*/\1 \2 \3 ?/p' "$tmp/err" >>"$tmp/argus_stats"
@@ -42,14 +52,14 @@ run_argus() {
 run_perf() {
   perf record -q -a -e sched:sched_switch -e sched:sched_waking \
     -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit -o "$tmp/p.data" -- "$@" >"$tmp/out" 2>"$tmp/err"
-  total_time <"$tmp/out"
+  value <"$tmp/out"
   perf report -i "$tmp/p.data" --stats 2>/dev/null >"$tmp/pstats"
   echo "$(awk '/SAMPLE events:/ {print $3; exit}' "$tmp/pstats") $(perf_lost "$tmp/pstats")" >>"$tmp/perf_stats"
 }
 run_tracecmd() {
   if ! command -v trace-cmd >/dev/null; then echo "n/a"; return; fi
   tracecmd_record "$tmp/t.dat" "$@" >"$tmp/out" 2>"$tmp/terr"
-  local t; t=$(total_time <"$tmp/out")
+  local t; t=$(value <"$tmp/out")
   if [ -z "$t" ]; then echo "fail"; return; fi
   echo "$t"
   tracecmd_stats "$tmp/t.dat" >>"$tmp/tc_stats"
@@ -100,3 +110,41 @@ echo "| workload | bare | BPF floor (empty programs) | argus record | perf recor
 echo "|---|---|---|---|---|---|"
 report "perf bench sched pipe -l 100000 (taskset -c 0)" "${pipe_cmd[@]}"
 report "perf bench sched messaging -g 4 -l 300" "${msg_cmd[@]}"
+
+# The switch-heavy load: the same work per hop for every tracer, so a
+# tracer's cost is the hops it lost in the same seconds, against the bare
+# run of its round.
+switch_rounds=${ARGUS_BENCH_SWITCH_ROUNDS:-3}
+switch_secs=${ARGUS_BENCH_SWITCH_SECS:-60}
+if [ "$switch_rounds" -gt 0 ]; then
+  wait_quiet "${ARGUS_BENCH_QUIET_S:-10}" || true
+  iters=$("$build/bin/switch_load" --calibrate 100000 2>"$tmp/cal")
+  echo
+  echo "# switch-heavy load, $switch_rounds rounds of ${switch_secs} s: $(cat "$tmp/cal")"
+  echo "| workload | bare hops/s (switches/s) | BPF floor: throughput lost | argus record | perf record -a |"
+  echo "|---|---|---|---|---|"
+  value_of=hops_of
+  rm -f "$tmp"/vals.* "$tmp/argus_stats" "$tmp/perf_stats" "$tmp/switches"
+  sw_cmd=("$build/bin/switch_load" --iters "$iters" --secs "$switch_secs")
+  for _ in $(seq "$switch_rounds"); do
+    for t in bare floor argus perf; do
+      wait_quiet "${ARGUS_BENCH_QUIET_S:-10}" || true
+      v=$("run_$t" "${sw_cmd[@]}")
+      echo "${v:-fail}" >>"$tmp/vals.$t"
+      [ "$t" = bare ] && sed -n 's/.*switches_per_s=\([0-9]*\).*/\1/p' "$tmp/last_out" >>"$tmp/switches"
+    done
+  done
+  # loss TRACER: "MEDIAN% (MIN-MAX)" of 1 - traced/bare, per round
+  loss() {
+    paste "$tmp/vals.bare" "$tmp/vals.$1" | awk '$1 ~ /^[0-9.]+$/ && $2 ~ /^[0-9.]+$/ && $1 > 0 {print 100 * (1 - $2 / $1)}' |
+      median_range | awk '{printf "%.1f%% (%.1f to %.1f)", $1, $2, $3} END {if (!NR) print "n/a"}'
+  }
+  aev=$(awk '{print $1}' "$tmp/argus_stats" | median); abpe=$(awk '{print $2}' "$tmp/argus_stats" | median)
+  alost=$(awk '{s += $3} END {print s + 0}' "$tmp/argus_stats"); acpu=$(awk '$4 != "?" {print $4}' "$tmp/argus_stats" | median)
+  pev=$(awk '{print $1}' "$tmp/perf_stats" | median); plost=$(awk '{s += $2} END {print s + 0}' "$tmp/perf_stats")
+  printf '| switch_load, %s iterations/hop, %s s | %s | %s | %s | %s |\n' "$iters" "$switch_secs" \
+    "$(grep -E '^[0-9.]+$' "$tmp/vals.bare" | median) ($(median <"$tmp/switches"))" "$(loss floor)" "$(loss argus)" "$(loss perf)"
+  printf '|   events kept (median), lost (all runs) | | records nothing | argus %s events, %s B/event, %s lost, collector CPU %s s | perf %s events, %s lost |\n' \
+    "${aev:-?}" "${abpe:-?}" "${alost:-?}" "${acpu:-?}" "${pev:-?}" "${plost:-?}"
+  echo "|   all runs (hops/s) | $(tr '\n' ' ' <"$tmp/vals.bare") | $(tr '\n' ' ' <"$tmp/vals.floor") | $(tr '\n' ' ' <"$tmp/vals.argus") | $(tr '\n' ' ' <"$tmp/vals.perf") |"
+fi
