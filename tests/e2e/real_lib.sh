@@ -21,7 +21,7 @@
 #   2. `argus record` of the harness, then real_check_diagnose (plain
 #      `argus diagnose FILE --pid VICTIM --json`, no time) and
 #      real_check_hangs (`argus hangs FILE --json`, no --pid: the victim's
-#      hang among the 5 longest);
+#      hang listed, longest first; its rank depends on what else waited);
 #   3. the keeper phase (issue 26: argusd started with --watch on the
 #      victim's name keeps a snapshot by itself, and its stored diagnosis
 #      names the culprit): `real_keeper HOLD COMM` starts a collector of
@@ -183,12 +183,18 @@ elif what == "hangs":
     durs = [x.get("duration_ns", 0) for x in hs]
     check(durs == sorted(durs, reverse=True), "the listing is longest first")
     check(all("kind" in x for x in hs), "every hang has a kind")
-    top = hs[:5]
+    # listed, wherever its length puts it: other programs' longer waits
+    # rank above it on a busy machine (helper shells, a build, the
+    # sandbox's own threads), and they are hangs by the same rule
     s, e = int(g["IN_WAIT_NS"]), int(g["DONE_NS"])
-    mine = [x for x in top if x.get("pid") == victim
+    rank = [i for i, x in enumerate(hs) if x.get("pid") == victim
             and x.get("start_ns", 1 << 63) < e and x.get("end_ns", 0) > s]
-    check(bool(mine), f"the victim {victim}'s hang (around {s}..{e}) is among the 5 longest of "
-          f"{len(hs)}: {[(x.get('comm'), x.get('pid'), x.get('duration_ns', 0) // 1000000) for x in top]}")
+    check(bool(rank), f"the victim {victim}'s hang (around {s}..{e}) is listed among the "
+          f"{len(hs)}: {[(x.get('comm'), x.get('pid'), x.get('duration_ns', 0) // 1000000) for x in hs[:8]]}")
+    if rank:
+        print(f"  the victim's hang ranks {rank[0] + 1} of {len(hs)}; above it: "
+              f"{[(x.get('comm'), x.get('pid'), x.get('duration_ns', 0) // 1000000) for x in hs[:rank[0]]]}",
+              file=sys.stderr)
 elif what == "agree":
     # the offline list (jfile) and the live rule's (argv[4]) over one
     # recording: every hang of one overlaps a hang of the same thread in
@@ -323,7 +329,7 @@ real_check_hangs() {
 		return
 	fi
 	/usr/bin/python3 "$T/check.py" hangs "$T/h.json" "$g" ||
-		soft "argus hangs without --pid does not list the victim's hang among the longest"
+		soft "argus hangs without --pid does not list the victim's hang, longest first"
 	# one hang model, two runs (issue 26): argusd's live watch replayed
 	# over the same recording lists the same hangs, thread for thread
 	"$ARGUS" hangs "$trace" --live-rule --json >"$T/hl.json" 2>"$T/hl.err"
