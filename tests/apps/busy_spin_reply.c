@@ -113,21 +113,6 @@ CASE_FN void apply_mix(int seq, int key)
 	wait_for_reply(job, seq + 1);
 }
 
-static unsigned long heap_start(void)
-{
-	char line[512];
-	unsigned long s = 0, e;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	if (!f)
-		die_sys("/proc/self/maps");
-	while (fgets(line, sizeof line, f))
-		if (strstr(line, "[heap]") && sscanf(line, "%lx-%lx", &s, &e) == 2)
-			break;
-	fclose(f);
-	return s;
-}
-
 int main(int argc, char **argv)
 {
 	struct feeder f = FEEDER(KEYS, 'H', AFTER_HANG_MS);

@@ -401,4 +401,23 @@ static inline int stats_report(const struct ui_stats *s, unsigned long long min_
 	return 0;
 }
 
+/* The start of this process's [heap] mapping (0 when it has none): the
+ * spin apps check that a flag they allocated early (main arena, before
+ * any thread) lies in it, where the e2e scripts expect argus flag to
+ * place it. */
+static inline unsigned long heap_start(void)
+{
+	char line[512];
+	unsigned long s = 0, e;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		die_sys("/proc/self/maps");
+	while (fgets(line, sizeof line, f))
+		if (strstr(line, "[heap]") && sscanf(line, "%lx-%lx", &s, &e) == 2)
+			break;
+	fclose(f);
+	return s;
+}
+
 #endif

@@ -34,21 +34,6 @@ CASE_FN void spin_until_done(struct job *j)
 		__builtin_ia32_pause();
 }
 
-static unsigned long heap_start(void)
-{
-	char line[512];
-	unsigned long s = 0, e;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	if (!f)
-		die_sys("/proc/self/maps");
-	while (fgets(line, sizeof line, f))
-		if (strstr(line, "[heap]") && sscanf(line, "%lx-%lx", &s, &e) == 2)
-			break;
-	fclose(f);
-	return s;
-}
-
 int main(int argc, char **argv)
 {
 	struct job *j;

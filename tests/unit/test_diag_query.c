@@ -47,12 +47,7 @@
 #endif
 
 #define UI 100                  /* "app": its main thread is the UI */
-#define WORKER 102              /* "app-worker", a thread of the UI's process */
-#define FEEDER 201              /* "feeder": another process */
-#define F_DONE 0x7f0000003000ull
-#define PIPE_INO 0x80283ull
 #define T_POLL 0xffff888000010000ull
-#define T_FEED 0xffff888000030000ull
 
 static const uint64_t STACK_HOT[] = { 0x401234, 0x401100, 0x400f00 };
 /* the worker's read: read_request+0x10 <- worker_loop+0x28 <- start+0x5
@@ -122,19 +117,13 @@ static void sample(uint64_t ts, uint16_t cpu, uint32_t tid, const uint64_t *ips,
 	tg_ok(argus_tracegen__sample(tg, ts, cpu, tid, pid_of(tid), ips, n), "sample", ts);
 }
 
-/* tid blocks in syscall nr with its user stack ips. */
-static void block_stack(uint64_t ts, uint16_t cpu, uint32_t tid, int32_t nr, uint64_t arg,
-			uint32_t kind, uint64_t obj, const uint64_t *ips, uint32_t n)
-{
-	tg_ok(argus_tracegen__sw_stack(tg, ts, cpu, tid, pid_of(tid), ARGUS_TG_INTERRUPTIBLE, nr, arg,
-				       kind, obj, 0, 0, 0, ips, n), "sw_stack", ts);
-}
-
-static void ui_poll_return(uint64_t at)
+/* UI leaves poll at `at` µs, returning ret: the poll timer (armed at the
+ * previous poll) expires at at-10, the UI is on CPU at at-5. */
+static void ui_poll_return(uint64_t at, int64_t ret)
 {
 	expire(AT(at - 10), 0, T_POLL, UI);
 	run(AT(at - 5), 0, UI);
-	leave(AT(at), 0, UI, SYS_poll, 0, 0x7ffc0000, AE_OBJ_NONE, 0, 0);
+	leave(AT(at), 0, UI, SYS_poll, ret, 0x7ffc0000, AE_OBJ_NONE, 0, 0);
 }
 
 static void ui_poll_call(uint64_t at)
@@ -144,59 +133,13 @@ static void ui_poll_call(uint64_t at)
 	block(AT(at + 10), 0, UI, SYS_poll, 100 * MS, AE_OBJ_NONE, 0, 0);
 }
 
-/* One round at b µs, the feeder computing `busy` µs first (test_diagnosis.c's
- * pipe_round, the worker's read blocking with WORKER_STACK). */
-static void pipe_round(uint64_t b, uint64_t busy)
-{
-	uint64_t f = b + busy;
+#include "scenario_pipe.h"
 
-	ui_poll_return(b + 10);
-	enter(AT(b + 40), 0, UI, SYS_futex, F_DONE, FUTEX_WAIT_OP);
-	block(AT(b + 50), 0, UI, SYS_futex, F_DONE, AE_OBJ_NONE, 0, 0);
-	expire(AT(b + 80), 2, T_FEED, FEEDER);
-	run(AT(b + 85), 2, FEEDER);
-	leave(AT(b + 88), 2, FEEDER, SYS_nanosleep, 0, 0, AE_OBJ_NONE, 0, 0);
-	for (uint64_t t = 100000; t < busy; t += 100000)
-		sample(AT(b + 85 + t), 2, FEEDER, STACK_HOT, 3);
-	enter(AT(f + 90), 2, FEEDER, SYS_write, 4, 0);
-	wake(AT(f + 95), 2, FEEDER, WORKER);
-	leave(AT(f + 100), 2, FEEDER, SYS_write, 8, 4, AE_OBJ_PIPE, PIPE_INO, 0);
-	enter(AT(f + 110), 2, FEEDER, SYS_nanosleep, 0, 0);
-	arm(AT(f + 115), 2, FEEDER, T_FEED, AT(f + 100080));
-	block(AT(f + 120), 2, FEEDER, SYS_nanosleep, 100 * MS, AE_OBJ_NONE, 0, 0);
-	run(AT(f + 200), 1, WORKER);
-	leave(AT(f + 210), 1, WORKER, SYS_read, 8, 3, AE_OBJ_PIPE, PIPE_INO, 0);
-	enter(AT(f + 300), 1, WORKER, SYS_futex, F_DONE, FUTEX_WAKE_OP);
-	wake(AT(f + 310), 1, WORKER, UI);
-	leave(AT(f + 320), 1, WORKER, SYS_futex, 1, F_DONE, AE_OBJ_NONE, 0, 0);
-	enter(AT(f + 400), 1, WORKER, SYS_read, 3, 0);
-	block_stack(AT(f + 410), 1, WORKER, SYS_read, 3, AE_OBJ_PIPE, PIPE_INO, WORKER_STACK, 3);
-	run(AT(f + 500), 0, UI);
-	leave(AT(f + 510), 0, UI, SYS_futex, 0, F_DONE, AE_OBJ_NONE, 0, 0);
-	ui_poll_call(f + 600);
-}
-
-/* Four normal rounds at 100..400 ms; at 500 ms the feeder computes 2.5 s.
- * The UI is away from poll 500.01 ms .. 3000.6 ms: one hang, not ongoing
- * (the UI is back in poll at the end), of an event loop. */
+/* The pipe scenario (scenario_pipe.h: one hang, not ongoing, of an event
+ * loop), the worker's reads blocking with WORKER_STACK. */
 static bool pipe_scenario(void)
 {
-	begin();
-	task(UI, UI, "app");
-	task(WORKER, UI, "app-worker");
-	task(FEEDER, FEEDER, "feeder");
-	run(AT(0), 0, UI);
-	run(AT(1), 1, WORKER);
-	enter(AT(2), 1, WORKER, SYS_read, 3, 0);
-	block_stack(AT(3), 1, WORKER, SYS_read, 3, AE_OBJ_PIPE, PIPE_INO, WORKER_STACK, 3);
-	run(AT(4), 2, FEEDER);
-	enter(AT(5), 2, FEEDER, SYS_nanosleep, 0, 0);
-	arm(AT(6), 2, FEEDER, T_FEED, AT(100080));
-	block(AT(7), 2, FEEDER, SYS_nanosleep, 100 * MS, AE_OBJ_NONE, 0, 0);
-	ui_poll_call(100);
-	for (int k = 0; k < 4; k++)
-		pipe_round(100000 * (k + 1), 0);
-	pipe_round(500000, 2500000);
+	pipe_scenario_write(WORKER_STACK, 3);
 	return scenario_reopen();
 }
 
@@ -210,7 +153,7 @@ static bool busy_scenario(void)
 	task(UI, UI, "app");
 	run(AT(0), 0, UI);
 	ui_poll_call(100);
-	ui_poll_return(100000);
+	ui_poll_return(100000, 0);
 	for (int i = 1; i <= 25; i++)
 		sample(AT(100000 + 100000 * i), 0, UI, STACK_BUSY, 3);
 	return scenario_reopen();

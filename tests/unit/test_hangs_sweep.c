@@ -19,33 +19,14 @@
 #include "argus_diag.h"
 #include "argus_graph.h"
 #include "check.h"
+#include "run_gen.h"
 
 static const char *gen_path;
 
+/* argus-gen -o out extra..., its report thrown away. */
 static int run_gen(const char *out, const char *const *extra)
 {
-	const char *argv[32];
-	int n = 0, status;
-	pid_t pid;
-
-	argv[n++] = gen_path;
-	argv[n++] = "-o";
-	argv[n++] = out;
-	while (*extra && n < 30)
-		argv[n++] = *extra++;
-	argv[n] = NULL;
-	pid = fork();
-	if (pid == 0) {
-		int fd = open("/dev/null", O_WRONLY);
-
-		if (fd >= 0)
-			dup2(fd, 1);
-		execv(gen_path, (char *const *)argv);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) < 0)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return run_gen_to(gen_path, out, extra, "/dev/null");
 }
 
 static int cmp_hang(const void *a, const void *b)

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "many_maps.h"
 #include "proc_status.h"
 #include "proc_maps.h"
 #include "symbolize.h"
@@ -580,9 +581,7 @@ static void test_unwinder_session_with_more_files_than_the_cache(void)
 	const struct argus_proc_map *self = NULL;
 	char dir[] = "/tmp/argus-test-many-XXXXXX", (*paths)[64] = NULL;
 	uint64_t a[MAX_FRAMES], b[MAX_FRAMES];
-	static char img[1 << 22];
-	ssize_t len = -1;
-	int na, nb, fd, made = 0;
+	int na, nb, made = 0;
 
 	CHECK(fixture());
 	CHECK(u != NULL);
@@ -595,36 +594,13 @@ static void test_unwinder_session_with_more_files_than_the_cache(void)
 	for (size_t i = 0; i < fx.nmaps; i++)
 		if (!strcmp(fx.maps[i].path, BUSY_NOFP_PATH))
 			self = &fx.maps[i];
-	fd = open(BUSY_NOFP_PATH, O_RDONLY);
-	if (fd >= 0) {
-		len = read(fd, img, sizeof(img));
-		close(fd);
-	}
 	m = calloc(fx.nmaps + MANY_FILES, sizeof(*m));
 	paths = calloc(MANY_FILES, sizeof(*paths));
-	CHECK(u && self && len > 0 && len < (ssize_t)sizeof(img) && m && paths);
-	if (!u || !self || len <= 0 || len >= (ssize_t)sizeof(img) || !m || !paths)
+	CHECK(u && self && m && paths);
+	if (!u || !self || !m || !paths)
 		goto out;
 	memcpy(m, fx.maps, fx.nmaps * sizeof(*m));
-	for (; made < MANY_FILES; made++) {
-		struct argus_proc_map *c = &m[fx.nmaps + made];
-		struct stat st;
-
-		snprintf(paths[made], sizeof(paths[made]), "%s/%d", dir, made);
-		fd = open(paths[made], O_WRONLY | O_CREAT | O_EXCL, 0600);
-		if (fd < 0 || write(fd, img, (size_t)len) != len || fstat(fd, &st)) {
-			if (fd >= 0)
-				close(fd);
-			break;
-		}
-		close(fd);
-		*c = *self;
-		c->start = 0x100000000000ull + (uint64_t)made * 0x1000000ull;
-		c->end = c->start + (self->end - self->start);
-		c->dev = st.st_dev;
-		c->inode = st.st_ino;
-		c->path = paths[made];
-	}
+	made = many_maps_copy(self, dir, MANY_FILES, m + fx.nmaps, paths);
 	CHECK_EQ(made, MANY_FILES);
 	nb = argus_unwinder__unwind(u, 0, m, fx.nmaps + made, fx.rec.ip,
 				    fx.rec.sp, fx.rec.bp, fx.copy, fx.rec.len,

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "run_gen.h"
 #include "tracegen.h"
 
 static char dir[64];
@@ -526,38 +527,10 @@ struct gen_result {
 	uint64_t pipe_bytes, unix_bytes, futex_wakes, timer_wakes;
 };
 
-/* Run argus-gen -o out extra...; its stdout goes to stdout_path if given. */
-static int run_gen_to(const char *out, const char *const *extra, const char *stdout_path)
-{
-	const char *argv[32];
-	int n = 0, status;
-	pid_t pid;
-
-	argv[n++] = gen_path;
-	argv[n++] = "-o";
-	argv[n++] = out;
-	while (*extra && n < 30)
-		argv[n++] = *extra++;
-	argv[n] = NULL;
-	pid = fork();
-	if (pid == 0) {
-		int fd = stdout_path ? open(stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0600) : 1;
-
-		if (fd < 0 || dup2(fd, 1) < 0)
-			_exit(126);
-		if (fd != 1)
-			close(fd);
-		execv(gen_path, (char *const *)argv);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) < 0)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
+/* argus-gen -o out extra..., its report on our stdout. */
 static int run_gen(const char *out, const char *const *extra)
 {
-	return run_gen_to(out, extra, NULL);
+	return run_gen_to(gen_path, out, extra, NULL);
 }
 
 /* make ts[0..tid] exist */
@@ -950,7 +923,7 @@ static void test_argus_gen_ui_hang_matches_its_ground_truth(void)
 		uint64_t ui, db, vac, lock, back = 0, gap_from = 0, gap_to = 0, lock_from = 0;
 		uint32_t returns = 0, gaps = 0, lock_waits = 0;
 
-		CHECK_EQ(run_gen_to(path, runs[i], gt), 0);
+		CHECK_EQ(run_gen_to(gen_path, path, runs[i], gt), 0);
 		check_gen_trace(path, &r);
 		CHECK_EQ(r.events, want_n[i]);
 		CHECK_EQ(r.errors, 0);

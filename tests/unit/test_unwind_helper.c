@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "many_maps.h"
 #include "proc_status.h"
 #include "proc_maps.h"
 #include "unwind.h"
@@ -178,45 +179,18 @@ static void test_layout_with_more_files_than_one_message(struct argus_unwind_cli
 	const struct argus_proc_map *self = NULL;
 	struct argus_proc_map *m;
 	char dir[] = "/tmp/argus-test-helper-XXXXXX", (*paths)[64];
-	static char img[1 << 22];
 	uint64_t ips[MAX_FRAMES];
-	ssize_t len = -1;
-	int fd, made = 0, n;
+	int made = 0, n;
 
 	for (size_t i = 0; i < fx.nmaps; i++)
 		if (!strcmp(fx.maps[i].path, BUSY_NOFP_PATH))
 			self = &fx.maps[i];
-	fd = open(BUSY_NOFP_PATH, O_RDONLY);
-	if (fd >= 0) {
-		len = read(fd, img, sizeof(img));
-		close(fd);
-	}
 	m = calloc(fx.nmaps + MANY_FILES, sizeof(*m));
 	paths = calloc(MANY_FILES, sizeof(*paths));
-	CHECK(self && len > 0 && len < (ssize_t)sizeof(img) && m && paths);
-	if (!self || len <= 0 || len >= (ssize_t)sizeof(img) || !m || !paths ||
-	    !mkdtemp(dir))
+	CHECK(self && m && paths);
+	if (!self || !m || !paths || !mkdtemp(dir))
 		goto out;
-	for (; made < MANY_FILES; made++) {
-		struct argus_proc_map *x = &m[made];
-		struct stat sb;
-
-		snprintf(paths[made], sizeof(paths[made]), "%s/%d", dir, made);
-		fd = open(paths[made], O_WRONLY | O_CREAT | O_EXCL, 0600);
-		if (fd < 0 || write(fd, img, (size_t)len) != len || fstat(fd, &sb)) {
-			if (fd >= 0)
-				close(fd);
-			break;
-		}
-		close(fd);
-		*x = *self;
-		/* below every real mapping, in address order */
-		x->start = 0x100000000000ull + (uint64_t)made * 0x1000000ull;
-		x->end = x->start + (self->end - self->start);
-		x->dev = sb.st_dev;
-		x->inode = sb.st_ino;
-		x->path = paths[made];
-	}
+	made = many_maps_copy(self, dir, MANY_FILES, m, paths);
 	CHECK_EQ(made, MANY_FILES);
 	memcpy(m + made, fx.maps, fx.nmaps * sizeof(*m));
 	argus_unwind_client__stats(c, &st0);
