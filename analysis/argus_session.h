@@ -114,7 +114,9 @@ int argus_session__hangs(struct argus_session *q, int argc, char **argv,
 
 /* argus diagnose with these words: *out is the report (free with
  * argus_diag_report__free).  Returns as __hangs; -EIO also when there is
- * no hang to diagnose.  With --until-end[=S], FILE must be a snapshot of
+ * no hang to diagnose, -ENODATA (the CLI's exit 3) when the thread has
+ * none but slept from before the trace began, its wait older than the
+ * trace: a longer snapshot may hold the hang.  With --until-end[=S], FILE must be a snapshot of
  * the running collector just taken (argus save): the call waits for the
  * hang going on in it to end (until_end.h; up to S seconds, Ctrl-C
  * and the host's until_end_set_tick stop it sooner), replaces FILE with a
@@ -166,7 +168,7 @@ void argus_session__set_progress(struct argus_session *q, bool on);
 /* The words of `argus diagnose`, `argus hangs` or `argus report` (argv[0]
  * the command, then FILE and its flags) run on q, printed as argus prints
  * them: the output on stdout, the messages on stderr.  Returns argus's
- * exit code (0, 1, 2).  The CLI's commands, and argusd's hang keeper (in
+ * exit code (0, 1, 2; 3 for -ENODATA).  The CLI's commands, and argusd's hang keeper (in
  * a child process, its output into files). */
 int argus_session__run(struct argus_session *q, int argc, char **argv);
 

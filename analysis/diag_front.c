@@ -10,6 +10,7 @@
 #include "argus_events.h"
 #include "msg.h"
 #include "diag_front.h"
+#include "diag_run.h"
 #include "mark_who.h"
 #include "symbolize.h"
 #include "until_end.h"
@@ -38,6 +39,16 @@ int diag_front_hangs(struct graph_open_ctx *c, const char *cmd, struct diag_fron
 		return hangs_replay(c, cmd, o, scope, h, n);
 	rc = argus_diag__hangs(c->g, &ho, h, n);
 
+	/* a snapshot of this running system, of a process alive now but not
+	 * in it: it slept through all of it (lldb attached to a hang older
+	 * than the snapshot, and the user looked around for a while) */
+	if (rc == -ENOENT && o->live && !o->tid && diag_front_pid_alive(o->pid)) {
+		msg_error(cmd, "%s: process %u is alive but did nothing in the trace: it slept"
+			  " through all of it, so its wait is older than the trace, which cannot"
+			  " tell whether it is a hang and whose; a longer trace may (argus save"
+			  " --last 10m, if the collector's ring holds that much)", o->g.path, o->pid);
+		return DIAG_RUN_BEFORE_TRACE;
+	}
 	if (rc == -ENOENT && scope == ARGUS_HANGS_PROCESS)
 		return msg_error(cmd, "%s: no process %u in the trace (see argus dump --stats,"
 				 " argus graph --pid)", o->g.path, o->pid);

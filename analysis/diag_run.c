@@ -639,6 +639,33 @@ static int list_hangs(struct graph_open_ctx *c, const char *cmd, struct diag_fro
 	return rc;
 }
 
+/* Thread tid slept from before the trace began until a wake-up at least
+ * thr_ns into it: its first segment began with that wake-up.  Whether that
+ * wait was a hang, and whose, is in what came before the trace.  Most often
+ * the wake-up is the user's debugger: lldb attached to a hang older than
+ * the snapshot it took (docs/lldb.md); that one counts however soon.  *asleep_ns: how long it slept in
+ * the trace; *woken_by: enum argus_woken_by. */
+static bool asleep_before_trace(const struct argus_graph *g, uint32_t tid, uint64_t thr_ns,
+				uint64_t *asleep_ns, unsigned *woken_by)
+{
+	uint32_t thr = argus_graph__thread_by_tid(g, tid);
+	uint64_t min_ts = argus_graph__stats(g)->min_ts;
+	const struct argus_segment *s;
+	const uint32_t *v;
+
+	if (thr == ARGUS_NONE || !argus_graph__thread_segments(g, thr, &v))
+		return false;
+	s = argus_graph__segment(g, v[0]);
+	/* a debugger's wake-up cut the wait short, whatever its age: the
+	 * debugger's stop that follows is no end of a hang */
+	if (s->start_reason != ARGUS_START_WAKE ||
+	    (s->woken_by != ARGUS_WOKEN_DEBUGGER && s->start < min_ts + thr_ns))
+		return false;
+	*asleep_ns = s->start - min_ts;
+	*woken_by = s->woken_by;
+	return true;
+}
+
 int diag_run_choose(struct graph_open_ctx *c, struct diag_front_opts *o, const struct argus_hang *pre,
 		    uint32_t npre, struct diag_run *run, struct argus_hang *chosen)
 {
@@ -703,6 +730,22 @@ int diag_run_choose(struct graph_open_ctx *c, struct diag_front_opts *o, const s
 	} else if (!rc && why != ARGUS_CHOSE_AT && why != ARGUS_CHOSE_MARK) {
 		snprintf(run->picked, sizeof(run->picked), "the %s hang of the %s",
 			 argus_hang_why_str(why), o->tid ? "thread" : "main thread");
+	}
+	uint64_t asleep_ns;
+	unsigned woken_by;
+
+	if (rc == -ENOENT && !o->mark && !o->have_at &&
+	    asleep_before_trace(c->g, o->tid ? o->tid : o->pid, o->threshold_ns, &asleep_ns,
+				&woken_by)) {
+		msg_error(cmd, "%s: thread %u slept from before the trace began until %s woke it,"
+			  " %.1f s into the trace: its wait is older than the trace, which cannot tell"
+			  " whether it is a hang and whose; a longer trace may (argus save --last 10m,"
+			  " if the collector's ring holds that much)", o->g.path,
+			  o->tid ? o->tid : o->pid,
+			  woken_by == ARGUS_WOKEN_DEBUGGER ? "a debugger" : "a wake-up",
+			  (double)asleep_ns / 1e9);
+		rc = DIAG_RUN_BEFORE_TRACE;
+		goto out;
 	}
 	if (rc) {
 		rc = msg_error(cmd, "%s: no hang of %s %u%s (threshold %.0f ms); see argus hangs",

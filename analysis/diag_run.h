@@ -80,6 +80,10 @@ void diag_run_free(struct diag_run *run);
  * exit code.  diag_run_free(run) after. */
 int diag_run_choose(struct graph_open_ctx *c, struct diag_front_opts *o, const struct argus_hang *pre,
 		    uint32_t npre, struct diag_run *run, struct argus_hang *chosen);
+/* The exit code (of diag_run, diag_run_choose and `argus diagnose`) when
+ * the thread has no hang in the trace but slept from before it began:
+ * a longer trace may hold its hang (the lldb plugin then takes one). */
+#define DIAG_RUN_BEFORE_TRACE 3
 /* The report's verdict line, in words, without "verdict   " ("circular
  * wait between ...").  For `argus report`, which draws what diag_run kept. */
 void diag_run_verdict(struct graph_open_ctx *c, const struct argus_diagnosis *d, char *buf,

@@ -93,10 +93,11 @@ static int call_end(struct argus_session *q, struct call *k, int rc)
 	return rc;
 }
 
-/* The CLI's exit code as -errno: 2 is a usage error. */
+/* The CLI's exit code as -errno: 2 is a usage error, 3 a thread asleep
+ * from before the trace (DIAG_RUN_BEFORE_TRACE). */
 static int from_exit(int rc)
 {
-	return rc == 2 ? -EINVAL : rc ? -EIO : 0;
+	return rc == 2 ? -EINVAL : rc == DIAG_RUN_BEFORE_TRACE ? -ENODATA : rc ? -EIO : 0;
 }
 
 /* diag_front_parse's answer as -errno: -EINVAL for a usage error, and for
@@ -572,5 +573,5 @@ int argus_session__run(struct argus_session *q, int argc, char **argv)
 	argus_diag_report__free(rep);
 	argus_hang_list__free(l);
 	free(summary);
-	return rc == -EINVAL ? 2 : rc ? 1 : 0;
+	return rc == -EINVAL ? 2 : rc == -ENODATA ? DIAG_RUN_BEFORE_TRACE : rc ? 1 : 0;
 }

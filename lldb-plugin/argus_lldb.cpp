@@ -76,6 +76,17 @@ __attribute__((visibility("default"))) bool PluginInitialize(lldb::SBDebugger de
 namespace {
 
 const char kDefaultLast[] = "2m";   // the snapshot hangs/diagnose take
+// ARGUS_LLDB_LAST replaces it (a duration): the e2e test of a hang older
+// than the snapshot (lldb_old_hang.sh) shortens it rather than wait 2m
+std::string default_last()
+{
+	const char *e = getenv("ARGUS_LLDB_LAST");
+	uint64_t ns = 0;
+	return e && !argus_parse_duration(e, &ns) && ns ? e : kDefaultLast;
+}
+// and the one diagnose takes again when the thread slept through all of
+// the first (a hang older than 2m: argus_session__diagnose's -ENODATA)
+const char kWideLast[] = "10m";
 const unsigned kLiveFrames = 8;     // lldb frames shown per thread
 const char kWantVersion[] = "lldb version 16.";
 
@@ -749,7 +760,7 @@ bool cmd_save(const Subcommand &sc, lldb::SBDebugger, Args args, lldb::SBCommand
 {
 	if (wants_help(args))
 		return help_of(sc, result);
-	std::string last = kDefaultLast, out, err;
+	std::string last = default_last(), out, err;
 	take_opt(args, "--last", last);
 	if (!take_opt(args, "-o", out)) {
 		out = g_session.trace(err);
@@ -787,14 +798,16 @@ struct DiagPrep {
 	std::string trace;
 	Args cli;                  // "hangs"|"diagnose" TRACE --pid PID args...
 	bool attached = false;     // pid is the attached process's
+	bool default_last = false; // the snapshot is ours, of default_last()
 	lldb::SBProcess proc;
 };
 
 bool prep_diag(const Subcommand &sc, lldb::SBDebugger d, Args &args, DiagPrep &p,
 	       lldb::SBCommandReturnObject &result)
 {
-	std::string last = kDefaultLast, err;
+	std::string last = default_last(), err;
 	bool no_save = take_flag(args, "--no-save");
+	p.default_last = !no_save && !has(args, "--last");
 	if (has(args, "--last") && !take_opt(args, "--last", last))
 		return fail(result, std::string("argus ") + sc.name + ": --last needs a DURATION\nusage: " + sc.syntax);
 	p.proc = attached_process(d);
@@ -891,7 +904,23 @@ bool run_diagnose(const Subcommand &sc, lldb::SBDebugger d, Query &q, const Diag
 	argus_diag_report *rep = nullptr;
 	g_symbols.frames = 0;
 	int rc = argus_session__diagnose(q.get(), av.argc(), av.argv(), &rep);
-	CliResult r = rc ? q.failure(rc) : CliResult();
+	Query wide;   // the second snapshot's session (q keeps the first's graph)
+	Query *qq = &q;
+	if (rc == -ENODATA && p.default_last && wide.get()) {
+		// the thread slept through the whole snapshot: attached to a
+		// hang older than it.  Once, a longer one (the ring permitting)
+		std::string text, err, why = rtrim(q.failure(rc).err);
+		if (!snapshot(kWideLast, p.trace, text, err))
+			return fail(result, err);
+		if (text_output) {
+			result.Printf("%s\n", why.c_str());
+			result.PutCString(text.c_str(), (int)text.size());
+		}
+		g_session.snapshot_at = now_s();
+		qq = &wide;
+		rc = argus_session__diagnose(wide.get(), av.argc(), av.argv(), &rep);
+	}
+	CliResult r = rc ? qq->failure(rc) : CliResult();
 	if (!rc) {
 		r.rc = 0;
 		r.out = rep->text;
