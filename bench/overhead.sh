@@ -2,7 +2,7 @@
 # Tracing overhead, as slowdown ratios against a bare run in the same script
 # (this VM is shared and noisy, so only same-run ratios mean anything).
 #
-#   sudo bench/overhead.sh [BUILD_DIR] [ROUNDS]
+#   sudo bench/overhead.sh [BUILD_DIR] [ROUNDS]     (ROUNDS 0: the switch load only)
 #
 # Workloads: `perf bench sched pipe -l 100000` pinned to CPU 0 (unpinned,
 # tracing makes it *faster* here by keeping the vCPUs out of idle, BRIEF §5)
@@ -105,11 +105,14 @@ report() { # label cmd...
   echo "|   all runs (s) | $(tr '\n' ' ' <"$tmp/vals.bare") | $(tr '\n' ' ' <"$tmp/vals.floor") | $(tr '\n' ' ' <"$tmp/vals.argus") | $(tr '\n' ' ' <"$tmp/vals.perf") | $(tr '\n' ' ' <"$tmp/vals.tracecmd") |"
 }
 
-echo "# overhead, $reps rounds: median time (median per-round ratio to bare, its range); command: ${ARGUS_BENCH_ARGUS_FLAGS:+ARGUS_BENCH_ARGUS_FLAGS=\"$ARGUS_BENCH_ARGUS_FLAGS\" }sudo bench/overhead.sh $build $reps"
-echo "| workload | bare | BPF floor (empty programs) | argus record | perf record -a | trace-cmd record |"
-echo "|---|---|---|---|---|---|"
-report "perf bench sched pipe -l 100000 (taskset -c 0)" "${pipe_cmd[@]}"
-report "perf bench sched messaging -g 4 -l 300" "${msg_cmd[@]}"
+# ROUNDS 0: only the switch-heavy load below
+if [ "$reps" -gt 0 ]; then
+  echo "# overhead, $reps rounds: median time (median per-round ratio to bare, its range); command: ${ARGUS_BENCH_ARGUS_FLAGS:+ARGUS_BENCH_ARGUS_FLAGS=\"$ARGUS_BENCH_ARGUS_FLAGS\" }sudo bench/overhead.sh $build $reps"
+  echo "| workload | bare | BPF floor (empty programs) | argus record | perf record -a | trace-cmd record |"
+  echo "|---|---|---|---|---|---|"
+  report "perf bench sched pipe -l 100000 (taskset -c 0)" "${pipe_cmd[@]}"
+  report "perf bench sched messaging -g 4 -l 300" "${msg_cmd[@]}"
+fi
 
 # The switch-heavy load: the same work per hop for every tracer, so a
 # tracer's cost is the hops it lost in the same seconds, against the bare
