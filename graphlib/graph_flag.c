@@ -236,6 +236,8 @@ int gflag_edges(struct argus_graph *g)
 	struct gvec cv = { 0 }, wv = { 0 };
 	int added = 0;
 
+	if (!g->b->nflag_writes)
+		return 0;       /* no writes: no walk over every event */
 	if (g->flag_readers.n)
 		qsort(g->flag_readers.p, g->flag_readers.n, sizeof(struct gflag_reader), reader_cmp);
 	for (uint32_t t = 0; t < g->thr.n; t++) {

@@ -190,6 +190,14 @@ struct gbuild {
 	uint64_t total_events;  /* from the chunk headers, for progress */
 	uint32_t idle_last;     /* last event of no thread, ARGUS_NONE */
 	uint32_t last_evid;     /* id of the event stored last */
+	/* Events of the kinds the passes after the events' pass look for
+	 * (graph_flag.c, graph_mutex.c, graph_work.c), counted as they are
+	 * stored: each pass walks every thread's events, and most traces
+	 * have none of these records, so a pass with none to find is
+	 * skipped. */
+	uint32_t nflag_writes;  /* AE_HWWATCH */
+	uint32_t nmutex_wakes;  /* AE_MUTEX_WAKE */
+	uint32_t nwork_items;   /* AE_WORK_ENQUEUE and AE_WORK_BEGIN */
 	/* Direct-mapped cache in front of tid_idx: every event looks up its
 	 * thread, most of them one of a few hot ones.  tcache_tid[i] == 0
 	 * means empty (tid 0, the idle task, never gets a thread entry). */
