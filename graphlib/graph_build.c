@@ -244,6 +244,7 @@ static int on_switch(struct argus_graph *g, const struct argus_event *ev,
 				seg->flags |= ARGUS_SEG_F_STOPPED;
 			if (state & TASK_TRACED_STATE) {
 				seg->flags |= ARGUS_SEG_F_TRACED;
+				s->last_traced = 1;
 				gdebug_interrupted(g, thr);
 			}
 			gseg_close(g, thr, ev->ts, ARGUS_END_WAIT);

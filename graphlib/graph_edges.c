@@ -220,10 +220,9 @@ static bool schema_filtered(struct argus_graph *g, const struct tstate *w,
  * wait queue it slept on let go of it when the attach interrupted it.
  * (The attach's own wake-up is only known for one once the woken thread
  * stops: gdebug_interrupted, at that switch-out.) */
-static bool debugger_resume(const struct argus_graph *g, const struct tstate *t)
+static bool debugger_resume(const struct tstate *t)
 {
-	return t->cur == ARGUS_NONE && t->last_seg != ARGUS_NONE &&
-	       (SEGS(g)[t->last_seg].flags & ARGUS_SEG_F_TRACED);
+	return t->cur == ARGUS_NONE && t->last_seg != ARGUS_NONE && t->last_traced;
 }
 
 /* Decide what a sched_waking means and park it on the target. */
@@ -267,7 +266,7 @@ void gwake_classify(struct argus_graph *g, const struct argus_event *ev)
 			pend = 16 + ARGUS_WOKEN_HARDIRQ;
 			filt = ARGUS_FILT_HARDIRQ;
 		}
-	} else if (debugger_resume(g, t)) {
+	} else if (debugger_resume(t)) {
 		pend = 16 + ARGUS_WOKEN_DEBUGGER;
 		filt = ARGUS_FILT_DEBUGGER;
 	} else if (!w || w->cls == TC_KERNEL) {

@@ -145,6 +145,9 @@ struct tstate {
 	uint8_t exited;         /* sched_process_exit seen */
 	uint8_t cls;            /* enum thread_class */
 	uint8_t forked;         /* created by a fork seen in the trace */
+	uint8_t last_traced;    /* last_seg ended in a ptrace stop
+	                           (ARGUS_SEG_F_TRACED): kept here so that a
+	                           wake-up's check does not read the segment */
 	/* The wake-up to apply at the next switch-in. */
 	uint8_t pend;           /* 0 none; 1 edge; else ARGUS_WOKEN_* + 16 */
 	uint8_t pend_type;      /* enum argus_edge_type when pend == 1 */
