@@ -42,8 +42,9 @@
  * Cost: the writes sorted by time; per write, a look back to the previous
  * write of the same flag, the threads of the same process, and per such
  * thread a walk of its events from the segment at tw to L (bounded by
- * LEAVE_MAX_NS).  Writes are few (a watched flag); a trace without
- * AE_HWWATCH events costs one pass over the thread table.
+ * LEAVE_MAX_NS).  Writes are few (a watched flag), but finding them is a
+ * walk over every thread's events; a trace without AE_HWWATCH events
+ * (the builder counts them, gbuild.nflag_writes) costs nothing.
  */
 #include "graph_internal.h"
 #include "syscall_class.h"
