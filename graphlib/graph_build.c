@@ -244,6 +244,7 @@ static int on_switch(struct argus_graph *g, const struct argus_event *ev,
 				seg->flags |= ARGUS_SEG_F_STOPPED;
 			if (state & TASK_TRACED_STATE) {
 				seg->flags |= ARGUS_SEG_F_TRACED;
+				s->last_traced = 1;
 				gdebug_interrupted(g, thr);
 			}
 			gseg_close(g, thr, ev->ts, ARGUS_END_WAIT);
@@ -395,6 +396,7 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 		attach(g, ev, e, &rc);
 		return rc;
 	case AE_HWWATCH:        /* a write to a watched flag (graph_flag.c) */
+		g->b->nflag_writes++;
 		e->val = (int64_t)ev->f[ARGUS_F_HW_VALUE];
 		e->nr = (int16_t)ev->f[ARGUS_F_HW_LEN];
 		e->obj = gobj_intern(g, AE_OBJ_FLAG, ev->f[ARGUS_F_HW_ADDR], ev->pid);
@@ -423,6 +425,7 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 	case AE_MUTEX_ACQUIRED:
 	case AE_MUTEX_WAKE:
 		e->val = (int64_t)ev->f[ARGUS_F_MX_OTHER];
+		g->b->nmutex_wakes += ev->type == AE_MUTEX_WAKE;
 		/* rwlocks are locks with holders like mutexes; semaphores and
 		 * condvars are objects of their own (docs/interposer.md) */
 		e->obj = gobj_intern(g, ev->f[ARGUS_F_MX_KIND] == AE_SYNC_SEM ? AE_OBJ_SEM :
@@ -436,6 +439,7 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 	case AE_WORK_BEGIN:
 	case AE_WORK_END:
 		e->val = (int64_t)ev->f[ARGUS_F_WI_FN];
+		g->b->nwork_items += ev->type != AE_WORK_END;
 		e->nr = (int16_t)ev->f[ARGUS_F_WI_KIND];
 		e->obj = gobj_intern(g, AE_OBJ_WORK, ev->f[ARGUS_F_WI_ITEM], ev->pid);
 		if (!e->obj)

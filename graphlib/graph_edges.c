@@ -41,6 +41,7 @@ struct mstream {
 	uint32_t head, tail;    /* item list, ARGUS_NONE when empty */
 	uint32_t nitems;
 	uint32_t debt, ndebts;  /* receives still owed a send (pay_debts()) */
+	uint32_t debt_tail;     /* the debt list's last item, ARGUS_NONE */
 };
 
 /* A send not read yet, or (on a stream's debt list) a receive that read
@@ -219,10 +220,9 @@ static bool schema_filtered(struct argus_graph *g, const struct tstate *w,
  * wait queue it slept on let go of it when the attach interrupted it.
  * (The attach's own wake-up is only known for one once the woken thread
  * stops: gdebug_interrupted, at that switch-out.) */
-static bool debugger_resume(const struct argus_graph *g, const struct tstate *t)
+static bool debugger_resume(const struct tstate *t)
 {
-	return t->cur == ARGUS_NONE && t->last_seg != ARGUS_NONE &&
-	       (SEGS(g)[t->last_seg].flags & ARGUS_SEG_F_TRACED);
+	return t->cur == ARGUS_NONE && t->last_seg != ARGUS_NONE && t->last_traced;
 }
 
 /* Decide what a sched_waking means and park it on the target. */
@@ -266,7 +266,7 @@ void gwake_classify(struct argus_graph *g, const struct argus_event *ev)
 			pend = 16 + ARGUS_WOKEN_HARDIRQ;
 			filt = ARGUS_FILT_HARDIRQ;
 		}
-	} else if (debugger_resume(g, t)) {
+	} else if (debugger_resume(t)) {
 		pend = 16 + ARGUS_WOKEN_DEBUGGER;
 		filt = ARGUS_FILT_DEBUGGER;
 	} else if (!w || w->cls == TC_KERNEL) {
@@ -425,7 +425,7 @@ static struct mstream *stream_get(struct argus_graph *g, uint32_t kind,
 	if (!s || argus_hidx_insert(&g->b->stream_idx, h, g->b->streams.n))
 		return NULL;
 	*s = key;
-	s->head = s->tail = s->debt = ARGUS_NONE;
+	s->head = s->tail = s->debt = s->debt_tail = ARGUS_NONE;
 	return s;
 }
 
@@ -555,6 +555,7 @@ static void debt_drop(struct argus_graph *g, struct mstream *s)
 		g->b->free_item = i;
 		g->st.unmatched_recv++;
 	}
+	s->debt_tail = ARGUS_NONE;
 	s->ndebts = 0;
 }
 
@@ -562,7 +563,7 @@ static int debt_push(struct argus_graph *g, struct mstream *s, uint32_t seg,
 		     uint64_t ts, int64_t owed)
 {
 	struct tstate *x = TSTATE(g, SEGS(g)[seg].thread);
-	uint32_t i, *tail;
+	uint32_t i;
 
 	if (s->ndebts >= 64)
 		debt_drop(g, s);        /* nobody sends: keep it bounded */
@@ -578,9 +579,13 @@ static int debt_push(struct argus_graph *g, struct mstream *s, uint32_t seg,
 		.ts = ts, .left = owed, .seg = seg, .next = ARGUS_NONE,
 		.wake = x->cur == seg ? x->wake_edge : ARGUS_NONE,
 	};
-	for (tail = &s->debt; *tail != ARGUS_NONE; tail = &ITEMS(g)[*tail].next)
-		;
-	*tail = i;
+	/* appended at the kept tail: walking the list to its end was a
+	 * chain of cache misses per debt (up to 64) */
+	if (s->debt_tail != ARGUS_NONE)
+		ITEMS(g)[s->debt_tail].next = i;
+	else
+		s->debt = i;
+	s->debt_tail = i;
 	s->ndebts++;
 	return 0;
 }
@@ -606,6 +611,8 @@ static int pay_debts(struct argus_graph *g, struct mstream *s, uint32_t seg,
 			took = d.left;
 			*n -= whole ? 1 : d.left;
 			s->debt = d.next;
+			if (s->debt == ARGUS_NONE)
+				s->debt_tail = ARGUS_NONE;
 			ITEMS(g)[i].next = g->b->free_item;
 			g->b->free_item = i;
 			s->ndebts--;

@@ -42,8 +42,9 @@
  * Cost: the writes sorted by time; per write, a look back to the previous
  * write of the same flag, the threads of the same process, and per such
  * thread a walk of its events from the segment at tw to L (bounded by
- * LEAVE_MAX_NS).  Writes are few (a watched flag); a trace without
- * AE_HWWATCH events costs one pass over the thread table.
+ * LEAVE_MAX_NS).  Writes are few (a watched flag), but finding them is a
+ * walk over every thread's events; a trace without AE_HWWATCH events
+ * (the builder counts them, gbuild.nflag_writes) costs nothing.
  */
 #include "graph_internal.h"
 #include "syscall_class.h"
@@ -236,6 +237,8 @@ int gflag_edges(struct argus_graph *g)
 	struct gvec cv = { 0 }, wv = { 0 };
 	int added = 0;
 
+	if (!g->b->nflag_writes)
+		return 0;       /* no writes: no walk over every event */
 	if (g->flag_readers.n)
 		qsort(g->flag_readers.p, g->flag_readers.n, sizeof(struct gflag_reader), reader_cmp);
 	for (uint32_t t = 0; t < g->thr.n; t++) {

@@ -145,6 +145,9 @@ struct tstate {
 	uint8_t exited;         /* sched_process_exit seen */
 	uint8_t cls;            /* enum thread_class */
 	uint8_t forked;         /* created by a fork seen in the trace */
+	uint8_t last_traced;    /* last_seg ended in a ptrace stop
+	                           (ARGUS_SEG_F_TRACED): kept here so that a
+	                           wake-up's check does not read the segment */
 	/* The wake-up to apply at the next switch-in. */
 	uint8_t pend;           /* 0 none; 1 edge; else ARGUS_WOKEN_* + 16 */
 	uint8_t pend_type;      /* enum argus_edge_type when pend == 1 */
@@ -190,6 +193,14 @@ struct gbuild {
 	uint64_t total_events;  /* from the chunk headers, for progress */
 	uint32_t idle_last;     /* last event of no thread, ARGUS_NONE */
 	uint32_t last_evid;     /* id of the event stored last */
+	/* Events of the kinds the passes after the events' pass look for
+	 * (graph_flag.c, graph_mutex.c, graph_work.c), counted as they are
+	 * stored: each pass walks every thread's events, and most traces
+	 * have none of these records, so a pass with none to find is
+	 * skipped. */
+	uint32_t nflag_writes;  /* AE_HWWATCH */
+	uint32_t nmutex_wakes;  /* AE_MUTEX_WAKE */
+	uint32_t nwork_items;   /* AE_WORK_ENQUEUE and AE_WORK_BEGIN */
 	/* Direct-mapped cache in front of tid_idx: every event looks up its
 	 * thread, most of them one of a few hot ones.  tcache_tid[i] == 0
 	 * means empty (tid 0, the idle task, never gets a thread entry). */

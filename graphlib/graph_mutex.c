@@ -46,6 +46,8 @@ int gmutex_edges(struct argus_graph *g)
 	struct gvec wv = { 0 };
 	int added = 0;
 
+	if (!g->b->nmutex_wakes)
+		return 0;       /* no unlock with waiters: no walk over every event */
 	for (uint32_t t = 0; t < g->thr.n; t++)
 		for (uint32_t e = THRS(g)[t].first_event; e != ARGUS_NONE;
 		     e = argus_graph__thread_next_event(g, t, e)) {

@@ -189,6 +189,7 @@ uint32_t gseg_open(struct argus_graph *g, uint32_t thr, uint64_t ts,
 		seg->flags |= ARGUS_SEG_F_KERNEL;
 	s->wake_edge = s->msg_edge = ARGUS_NONE;
 	s->cur = s->last_seg = g->seg.n - 1;
+	s->last_traced = 0;
 	return s->cur;
 }
 

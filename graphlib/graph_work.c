@@ -116,6 +116,8 @@ int gwork_edges(struct argus_graph *g)
 	struct wev *w;
 	int added = 0;
 
+	if (!g->b->nwork_items)
+		return 0;       /* no enqueue or begin: no walk over every event */
 	for (uint32_t t = 0; t < g->thr.n; t++)
 		for (uint32_t e = THRS(g)[t].first_event; e != ARGUS_NONE;
 		     e = argus_graph__thread_next_event(g, t, e)) {
