@@ -415,13 +415,42 @@ static int cb_step(void *ctx, struct argus_step_stop *stop)
 	return 0;
 }
 
-/* The child pid, after settle_us of running, seized and stopped by this
- * test (the callback backends step it with ptrace); false, after a failed
- * check and the child killed, when that cannot be done. */
+/* fork() for seize_child: the child writes a byte to ready[1] once it is
+ * past fork and about to enter its loop */
+static int ready[2] = { -1, -1 };
+
+static pid_t fork_ready(void)
+{
+	if (ready[0] < 0 && pipe(ready))
+		return -1;
+	return fork();
+}
+
+static void child_ready(void)
+{
+	if (write(ready[1], "r", 1) != 1)
+		_exit(1);
+}
+
+/* The child pid, in its loop, then settle_us later seized and stopped by
+ * this test (the callback backends step it with ptrace); false, after a
+ * failed check and the child killed, when that cannot be done.  Its
+ * readiness byte first: a fixed sleep alone, on a loaded machine, could
+ * stop the child still inside fork()'s return, and the steps meant for
+ * its loop would be libc's. */
 static bool seize_child(pid_t pid, unsigned settle_us)
 {
+	char c;
 	int st;
 
+	if (pid < 0 || read(ready[0], &c, 1) != 1) {
+		CHECK(!"the child is ready");
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		return false;
+	}
 	usleep(settle_us);
 	if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) || ptrace(PTRACE_INTERRUPT, pid, NULL, NULL) ||
 	    waitpid(pid, &st, __WALL) != pid) {
@@ -435,15 +464,17 @@ static bool seize_child(pid_t pid, unsigned settle_us)
 
 static void test_callback_backend_steps_a_child(void)
 {
-	pid_t pid = fork();
+	pid_t pid = fork_ready();
 	struct argus_step_backend b = { .sz = sizeof(b), .ctx = &pid, .get_regs = cb_regs,
 					.read_mem = cb_read, .step = cb_step };
 	struct argus_stepper *s;
 	struct argus_step_rec *rec;
 	bool named = false;
 
-	if (pid == 0)
+	if (pid == 0) {
+		child_ready();
 		child_spin();
+	}
 	if (!seize_child(pid, 20000))
 		return;
 	s = argus_step__open_backend(&b, (uint32_t)pid, NULL);
@@ -537,13 +568,15 @@ __attribute__((noinline)) static void child_varied(void)
 
 static void test_known_results_match_the_registers(void)
 {
-	pid_t pid = fork();
+	pid_t pid = fork_ready();
 	struct argus_step_backend b = { .sz = sizeof(b), .ctx = &pid, .get_regs = kn_regs,
 					.read_mem = cb_read, .step = kn_step };
 	struct argus_stepper *s;
 
-	if (pid == 0)
+	if (pid == 0) {
+		child_ready();
 		child_varied();
+	}
 	if (!seize_child(pid, 30000))
 		return;
 	s = argus_step__open_backend(&b, (uint32_t)pid, NULL);
