@@ -24,10 +24,11 @@
 #
 # A/B in one run: `bench/bpf_cost.sh BASE ROUNDS OTHER...` runs every
 # build's `argus record` in each round after the floor (in turn, the order
-# reversed every other round), and ends with one comparison table: per
-# build, the hot programs' ns/run and the BPF ns/event above the floor of
-# the same rounds.  A change of ~10 ns/run is visible this way; the wall
-# time of bench/ab.sh spreads 10-20% here.  ARGUS_BENCH_WORKLOADS picks
+# rotated every round), and ends with one comparison table: per build, the
+# hot programs' ns/run and the BPF ns/event above the floor of the same
+# rounds.  On a busy machine a program's ns/run still moves by up to ~15
+# between builds that do not change it: trust a difference that repeats
+# over runs (the wall time of bench/ab.sh spreads 10-20% here).  ARGUS_BENCH_WORKLOADS picks
 # the workloads (default "pipe messaging").
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -70,11 +71,13 @@ one() {
   esac
 }
 
-order=$(seq 0 $((${#builds[@]} - 1)))
+nb=${#builds[@]}
 for r in $(seq "$reps"); do
   for wl in "${workloads[@]}"; do
-    if [ $((r % 2)) -eq 0 ]; then ords=$(echo "$order" | tac); else ords=$order; fi
-    for tr in floor $(printf 'argus%s ' $ords); do
+    # rotated each round, so that every build runs in every position
+    order=()
+    for i in $(seq 0 $((nb - 1))); do order+=("argus$(((i + r - 1) % nb))"); done
+    for tr in floor "${order[@]}"; do
       wait_quiet "${ARGUS_BENCH_QUIET_S:-10}" || true
       one "$tr" "$wl" "$r"
     done
