@@ -147,7 +147,8 @@ int main(int argc, char **argv)
 	double secs = 0, rate = 0;
 	struct result r;
 
-	for (int i = 1; i < argc; i++) {
+	/* FLAG VALUE pairs */
+	for (int i = 1; i < argc; i += 2) {
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -170,7 +171,6 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
-		i++;
 	}
 	if (!pairs || pairs > MAX_PAIRS || (rate <= 0 && (!iters || secs <= 0))) {
 		usage(stderr);
