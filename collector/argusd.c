@@ -55,10 +55,8 @@
 struct watch {
 	struct argus_hang_watch *w;       /* NULL: nothing watched */
 	/* whose processes --watch COMM watches (anyone can take a name):
-	 * these real uids, or any when any_uid */
-	uint32_t uids[ARGUSD_WATCH_UIDS_MAX];
-	size_t nuids;
-	bool any_uid;
+	 * the config's --watch-uid, root's only by default */
+	const struct argusd_config *cfg;
 	struct argus_hang_keeper *keeper;
 	struct argus_display_scan *display; /* NULL: --no-watch-interactive */
 	uint64_t next_scan_ns;
@@ -104,12 +102,7 @@ static int watch_number(struct watch *wt, uint32_t id, char *err, size_t errlen)
 
 static bool uid_watched(const struct watch *wt, uint32_t uid)
 {
-	if (wt->any_uid)
-		return true;
-	for (size_t i = 0; i < wt->nuids; i++)
-		if (wt->uids[i] == uid)
-			return true;
-	return false;
+	return argusd_config_uid_watched(wt->cfg, uid);
 }
 
 /* The watch's comm_ok: may a process that took a watched name be watched
@@ -249,10 +242,10 @@ static void print_watch_status(const struct watch *wt, FILE *out)
 	fprintf(out, "watch=on\n");
 	fprintf(out, "watch_interactive=%d\n", wt->display != NULL);
 	fprintf(out, "watch_uids=");
-	if (wt->any_uid)
+	if (wt->cfg->any_uid)
 		fprintf(out, "all");
-	for (size_t i = 0; !wt->any_uid && i < wt->nuids; i++)
-		fprintf(out, "%s%u", i ? "," : "", wt->uids[i]);
+	for (size_t i = 0; !wt->cfg->any_uid && i < wt->cfg->nuids; i++)
+		fprintf(out, "%s%u", i ? "," : "", wt->cfg->uids[i]);
 	fprintf(out, "\n");
 	fprintf(out, "watching=%u\n", argus_hang_watch__count(wt->w));
 	fprintf(out, "hang_threshold_ms=%llu\n", (unsigned long long)(wt->threshold_ns / 1000000));
@@ -568,9 +561,7 @@ int main(int argc, char **argv)
 	opts.no_unwind = cfg.no_unwind;
 	if (cfg.wait_stacks)
 		opts.probe.block_copy = ARGUS_WAIT_STACK_COPY;
-	memcpy(wt.uids, cfg.uids, sizeof(wt.uids));
-	wt.nuids = cfg.nuids;
-	wt.any_uid = cfg.any_uid;
+	wt.cfg = &cfg;
 	ko.before_ns = cfg.hang_before_ns;
 	ko.grace_ns = cfg.hang_grace_ns;
 	ko.keep = cfg.hang_keep;
@@ -660,8 +651,8 @@ int main(int argc, char **argv)
 						    .comm_ok = comm_uid_ok, .comm_ok_ctx = &wt };
 
 		/* by name: root's processes only, unless --watch-uid */
-		if (!wt.nuids && !wt.any_uid)
-			wt.uids[wt.nuids++] = 0;
+		if (!cfg.nuids && !cfg.any_uid)
+			cfg.uids[cfg.nuids++] = 0;
 
 		wt.threshold_ns = cfg.threshold_ns;
 		wt.w = argus_hang_watch__new(&wo);
