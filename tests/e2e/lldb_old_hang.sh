@@ -30,7 +30,9 @@ start_collector --dir "$T/ring" --size 256M
 L=$T/lock
 : >"$L"
 ino=$(stat -c %i "$L")
-flock "$L" sleep 120 &
+# (no output fds: the holder's sleep, if ever left behind, must not
+# keep ctest's pipe open)
+flock "$L" sleep 120 >/dev/null 2>&1 </dev/null &
 H=$!
 E2E_PIDS+=("$H")
 holds() { grep -E "^[0-9]+: FLOCK +ADVISORY +WRITE +[0-9]+ [0-9a-f]+:[0-9a-f]+:$ino " /proc/locks; }
@@ -38,7 +40,8 @@ for _ in $(seq 200); do holds >/dev/null && break; sleep 0.05; done
 holds >/dev/null || fail "the holder never took the lock"
 HOLDER=$(holds | awk '{print $5}')
 CHILD=$(awk '{print $1}' "/proc/$HOLDER/task/$HOLDER/children")
-flock "$L" true &
+E2E_PIDS+=("$CHILD")
+flock "$L" true >/dev/null 2>&1 </dev/null &
 V=$!
 E2E_PIDS+=("$V")
 for _ in $(seq 200); do
@@ -92,5 +95,6 @@ expect_clean_error "process $V is alive but did nothing in the trace" "$ARGUS" d
 	fail "argus diagnose on the 10 min snapshot failed" "$T/cli.err"
 check_culprit_json "$T/cli.json" "$HOLDER" "$CHILD" "CLI, 10 min snapshot"
 
-kill "$H" "$V" 2>/dev/null
+# the sleep first: flock(1) killed would leave it holding the lock
+kill "$CHILD" "$H" "$V" 2>/dev/null
 pass "a hang older than the snapshot: lldb takes a longer one and blames the /proc/locks holder; the CLI exits 3 with why"
