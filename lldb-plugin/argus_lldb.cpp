@@ -51,6 +51,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -904,9 +905,11 @@ bool run_diagnose(const Subcommand &sc, lldb::SBDebugger d, Query &q, const Diag
 	argus_diag_report *rep = nullptr;
 	g_symbols.frames = 0;
 	int rc = argus_session__diagnose(q.get(), av.argc(), av.argv(), &rep);
-	Query wide;   // the second snapshot's session (q keeps the first's graph)
+	// the second snapshot's session, made only when needed (q keeps the
+	// first snapshot's graph, cached by the same path)
+	std::optional<Query> wide;
 	Query *qq = &q;
-	if (rc == -ENODATA && p.default_last && wide.get()) {
+	if (rc == -ENODATA && p.default_last) {
 		// the thread slept through the whole snapshot: attached to a
 		// hang older than it.  Once, a longer one (the ring permitting)
 		std::string text, err, why = rtrim(q.failure(rc).err);
@@ -917,8 +920,8 @@ bool run_diagnose(const Subcommand &sc, lldb::SBDebugger d, Query &q, const Diag
 			result.PutCString(text.c_str(), (int)text.size());
 		}
 		g_session.snapshot_at = now_s();
-		qq = &wide;
-		rc = argus_session__diagnose(wide.get(), av.argc(), av.argv(), &rep);
+		qq = &wide.emplace();
+		rc = qq->get() ? argus_session__diagnose(qq->get(), av.argc(), av.argv(), &rep) : -ENOMEM;
 	}
 	CliResult r = rc ? qq->failure(rc) : CliResult();
 	if (!rc) {
