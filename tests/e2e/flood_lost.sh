@@ -24,7 +24,7 @@ rec_events=$(printf '%s\n' "$line" | sed -nE 's/^argus record: ([0-9]+) events.*
 dump_to "$TRACE" "$T/flood.stats" --stats
 stats=$(grep '^# lost events:' "$T/flood.stats")
 [ -n "$stats" ] || fail "argus dump --stats prints no '# lost events:' line" "$T/flood.stats"
-printf '%s\n' "$stats" | grep -qE 'cpu0=[0-9]+' || fail "no per-CPU lost counts: $stats"
+printf '%s\n' "$stats" | has -E 'cpu0=[0-9]+' || fail "no per-CPU lost counts: $stats"
 total=$(printf '%s\n' "$stats" | sed -nE 's/.*total=([0-9]+).*/\1/p')
 [ -n "$total" ] || fail "no total in: $stats"
 sum=$(printf '%s\n' "$stats" | grep -oE 'cpu[0-9]+=[0-9]+' | cut -d= -f2 | awk '{s+=$1} END {print s+0}')

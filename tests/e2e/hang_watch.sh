@@ -217,6 +217,6 @@ grep -qE '^hangs +seen 3, kept 3, removed 1, failed 0' "$T/status.out" ||
 	fail "argus status does not say seen 3, kept 3, removed 1" "$T/status.out"
 log "$(grep -E '^(hangs|watching)' "$T/status.out" | tr -s ' ' | tr '\n' ';')"
 "$ARGUS" hangs --saved >"$T/saved3.txt" || fail "argus hangs --saved failed"
-head -n 2 "$T/saved3.txt" | tail -n 1 | grep -qE " flock +$W2/$W2 " ||
+head -n 2 "$T/saved3.txt" | tail -n 1 | has -E " flock +$W2/$W2 " ||
 	fail "hangs --saved does not list the newest (flock $W2) first" "$T/saved3.txt"
 pass "flock $W1 and $W2 and a poll() request kept by themselves, the idle poller not; oldest removed at --hang-keep 2"

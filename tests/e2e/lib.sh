@@ -37,6 +37,14 @@ E2E_RUNDIRS=()    # ARGUS_RUN_DIRs whose collector must be stopped on exit
 
 log() { printf '[%s] %s\n' "$E2E_NAME" "$*"; }
 
+# has [GREP-OPTIONS] PATTERN: whether standard input has a matching line,
+# as `grep -q` says, but reading all of it.  Under pipefail `ldd X | grep
+# -q Y` fails now and then although Y is there: grep -q exits at the first
+# match, and a writer that still had lines to write dies of SIGPIPE (141),
+# which pipefail makes the pipeline's status (e2e_real_omp_flag failed so,
+# its ldd output holding libgomp).
+has() { local n; n=$(grep -c "$@"); [ "${n:-0}" -gt 0 ]; }
+
 # fail MESSAGE [EVIDENCE-FILE [MAX-LINES]]: print and exit 1.
 fail() {
 	E2E_FAILED=1
@@ -103,7 +111,7 @@ e2e_cleanup() {
 
 # is_argusd PID: the process exists and is an argusd.
 is_argusd() {
-	[ -n "$1" ] && [ -r "/proc/$1/cmdline" ] && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q argusd
+	[ -n "$1" ] && [ -r "/proc/$1/cmdline" ] && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | has argusd
 }
 
 # e2e_init BUILD_DIR: sets BUILD, ARGUS, APPS, T, ARGUS_RUN_DIR.
@@ -272,6 +280,6 @@ expect_clean_error() {
 	[ $ERR_RC -lt 124 ] || fail "\`$*\` exited $ERR_RC (crash, signal or timeout)" "$f.err"
 	[ -n "$ERR_LINE" ] || fail "\`$*\` failed (exit $ERR_RC) without saying why on stderr" "$f.err"
 	case $ERR_LINE in argus*) ;; *) fail "\`$*\`: the error line does not name the command: $ERR_LINE" "$f.err" ;; esac
-	printf '%s\n' "$ERR_LINE" | grep -qiE -- "$re" ||
+	printf '%s\n' "$ERR_LINE" | has -iE -- "$re" ||
 		fail "\`$*\`: the error line does not match /$re/: $ERR_LINE" "$f.err"
 }

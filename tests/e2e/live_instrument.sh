@@ -38,7 +38,7 @@ log "hung: pid $LPID: $before"
 VADDR=0x$(nm "$APP" | awk '$3 == "live_item" { print $1 }')
 ORIG=$(live_file_bytes "$APP" "$VADDR" 8)
 
-if nm -D --defined-only "$LIB" | grep -q ' argus_work_begin$'; then
+if nm -D --defined-only "$LIB" | has ' argus_work_begin$'; then
 	HOOK=1
 	"$ARGUS" instrument --pid "$LPID" --func live_item --as begin >"$T/i.out" 2>"$T/i.err" ||
 		fail "argus instrument --func live_item --as begin failed" "$T/i.err"

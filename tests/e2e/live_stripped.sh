@@ -20,7 +20,7 @@ live_start crc /usr/bin/python3 "$SRC/live_crc.py"
 live_wait_line '^READY=1'
 ZLIB=$(awk '$6 ~ /\/libz\.so/ { print $6; exit }' /proc/"$LPID"/maps)
 [ -n "$ZLIB" ] || fail "python3 has no libz.so mapped" /proc/"$LPID"/maps
-readelf -S -W "$ZLIB" | grep -q '\.symtab' && fail "$ZLIB has a .symtab: not a stripped library"
+readelf -S -W "$ZLIB" | has '\.symtab' && fail "$ZLIB has a .symtab: not a stripped library"
 VADDR=0x$(readelf -W --dyn-syms "$ZLIB" | awk '$8 == "crc32" { print $2; exit }')
 BASE=0x$(awk -v f="$ZLIB" '$6 == f && $3 == "00000000" { split($1, a, "-"); print a[1]; exit }' /proc/"$LPID"/maps)
 ADDR=$(printf '%#x' $((BASE + VADDR)))

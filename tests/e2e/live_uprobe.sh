@@ -36,7 +36,7 @@ ORIG=$(live_file_bytes "$APP" "$VADDR" 8)
 	fail "argus instrument --via uprobe failed" "$T/u.err"
 log "$(cat "$T/u.out")"
 export ADDR=$(sed -n 's/.* at \(0x[0-9a-f]*\) .*/\1/p' "$T/u.out")
-ls /sys/fs/bpf/argus-live/ | grep -q "^$LPID-${ADDR#0x}-" || fail "no pinned probe for $LPID at $ADDR"
+ls /sys/fs/bpf/argus-live/ | has "^$LPID-${ADDR#0x}-" || fail "no pinned probe for $LPID at $ADDR"
 "$ARGUS" instrument --pid "$LPID" --list >"$T/list" 2>&1
 grep -q "^$ADDR as begin via uprobe" "$T/list" || fail "--list does not show the uprobe" "$T/list"
 # the kernel's own breakpoint: an int3 at the entry, the rest untouched
@@ -48,7 +48,7 @@ live_wait_line '^DONE n=6 sum=61$'
 sleep 0.3
 "$ARGUS" instrument --pid "$LPID" --func live_item --remove --via uprobe >"$T/r.out" 2>"$T/r.err" ||
 	fail "--remove --via uprobe failed" "$T/r.err"
-ls /sys/fs/bpf/argus-live/ 2>/dev/null | grep -q "^$LPID-" && fail "the probe is still pinned after --remove"
+ls /sys/fs/bpf/argus-live/ 2>/dev/null | has "^$LPID-" && fail "the probe is still pinned after --remove"
 # the kernel frees the link (and takes its int3 out) a moment after the
 # last pin goes: from a deferred work item
 for _ in $(seq 40); do [ "$(live_mem "$ADDR" 8)" = "$ORIG" ] && break; sleep 0.05; done
@@ -91,7 +91,7 @@ PY
 
 # no collector: a clear error, nothing pinned
 expect_clean_error 'no collector in .*argus start' env ARGUS_RUN_DIR="$T/none" "$ARGUS" instrument --pid "$LPID" --func live_item --as end --via uprobe
-ls /sys/fs/bpf/argus-live/ 2>/dev/null | grep -q "^$LPID-" && fail "a refused --via uprobe left a pin"
+ls /sys/fs/bpf/argus-live/ 2>/dev/null | has "^$LPID-" && fail "a refused --via uprobe left a pin"
 live_send quit
 live_wait_line '^EXIT ok'
 live_finish 0

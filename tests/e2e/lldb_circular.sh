@@ -112,7 +112,7 @@ d = json.loads(m.group(1))
 sys.exit(0 if d["culprit"]["tid"] == int(sys.argv[2]) and
          re.search(r'<g class="row" data-tid="%s" data-pid="\d+" data-role="[^"]*culprit' % sys.argv[2], page) else 1)
 PY
-grep -E '^verdict' "$LLDB_OUT" | grep -q timeout &&
+grep -E '^verdict' "$LLDB_OUT" | has timeout &&
 	fail "early: the verdict claims a timeout that had not fired yet" "$LLDB_OUT" 80
 EARLY_CHAIN=$CHAIN_FOUND
 

@@ -97,7 +97,7 @@ json_after "argus step --count 200 --json" "$T/step.json"
 json_after "argus step --until 'left wait_for_display_flag' --record $T/until.stp --json" "$T/until.json"
 json_after "argus step-diff $T/until.stp $T/until.stp --json" "$T/diff.json"
 log "flag: $(cut -c1-300 "$T/flag.json")"
-awk '/^\(lldb\) process status/ { f = 1; next } f { print; exit }' "$LLDB_OUT" | grep -q "^Process $APP_PID stopped" ||
+awk '/^\(lldb\) process status/ { f = 1; next } f { print; exit }' "$LLDB_OUT" | has "^Process $APP_PID stopped" ||
 	fail "the process is not stopped after argus flag" "$LLDB_OUT" 60
 wait_app
 

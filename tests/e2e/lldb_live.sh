@@ -93,7 +93,7 @@ expect_in "$O" "^state after: running" "the process is not running after diagnos
 
 # 3. the DOT export and the pick dialog
 [ -s "$T/app.dot" ] || fail "argus export --format dot wrote nothing" "$O"
-head -n 1 "$T/app.dot" | grep -q '^digraph argus {' || fail "the DOT file does not start a digraph" "$T/app.dot"
+head -n 1 "$T/app.dot" | has '^digraph argus {' || fail "the DOT file does not start a digraph" "$T/app.dot"
 grep -qE "label=\"#[0-9]+ textedit $UI/$APP_PID" "$T/app.dot" || fail "the DOT file has no segment of the UI thread" "$T/app.dot"
 grep -oE ' [0-9]+/[0-9]+\\nstart' "$T/app.dot" | sed 's/.*\///; s/\\nstart//' | sort -u >"$T/dot.pids"
 [ "$(cat "$T/dot.pids")" = "$APP_PID" ] || fail "the DOT file has segments of other processes than --pid $APP_PID" "$T/dot.pids"

@@ -67,13 +67,13 @@ MEM=$PUBDIR/mem
 mkdir "$MEM" && chown "$MUID" "$MEM" && chmod 755 "$MEM"
 as_member() { setpriv --reuid="$MUID" --regid=65534 --init-groups "$@"; }
 as_member2() { setpriv --reuid="$MUID2" --regid=65534 --init-groups "$@"; }
-as_member id -G | grep -qw "$(getent group "$G" | cut -d: -f3)" ||
+as_member id -G | has -w "$(getent group "$G" | cut -d: -f3)" ||
 	fail "setpriv --init-groups did not give the member its group"
 
 # 1. a group that does not exist: root-only marks, said in one line
 mkdir -p "$PUBDIR/ring"
 start_collector --dir "$PUBDIR/ring" --size 64M --no-watch-interactive --mark-group "nx$$"
-grep -c "no group 'nx$$': marks are root-only" "$T/start.out" | grep -qx 1 ||
+grep -c "no group 'nx$$': marks are root-only" "$T/start.out" | has -x 1 ||
 	fail "argus start with a missing --mark-group did not say marks are root-only" "$T/start.out"
 [ -e "$MARKSOCK" ] && fail "a mark socket exists although the group does not"
 "$ARGUS" stop >/dev/null 2>&1 || fail "argus stop failed"
@@ -183,7 +183,7 @@ wait "$BUSY_PID" || fail "case_busy failed" "$T/busy.err"
 
 # argusd survived all that, and still records
 still_recording "the member's refused requests"
-status_key group_marks | grep -qx 2 || fail "argusd counts $(status_key group_marks) group marks, want 2" "$STATUS"
+status_key group_marks | has -x 2 || fail "argusd counts $(status_key group_marks) group marks, want 2" "$STATUS"
 
 # 5. the trace: the member's mark with its uid and pid, nothing forged
 sleep 0.3

@@ -45,7 +45,7 @@ e2e_init "$@"
 . "$(dirname "$0")/real_lib.sh"
 APP=$APPS/glib_timed_pop
 [ -x "$APP" ] || fail "no $APP (the build needs GLib's headers: libglib2.0-dev)"
-ldd "$APP" | grep -q 'libglib-2\.0\.so' || fail "$APP does not use libglib-2.0"
+ldd "$APP" | has 'libglib-2\.0\.so' || fail "$APP does not use libglib-2.0"
 COMM=$(basename "$APP" | cut -c 1-15)
 
 {

@@ -488,7 +488,7 @@ PY
 			# hang) stands only for a snapshot of a hang still going on:
 			# one that holds the hang's end must have the whole CHAIN
 			local kg=$g
-			if printf '%s\n' "$out" | grep -q '^  ENDED:' && grep -q '^KEEPER_CHAIN=' "$g"; then
+			if printf '%s\n' "$out" | has '^  ENDED:' && grep -q '^KEEPER_CHAIN=' "$g"; then
 				kg=$T/$name.ended.gt
 				grep -v '^KEEPER_CHAIN=' "$g" >"$kg"
 				log "keeper phase: the snapshot holds the hang's end: the chain must start with CHAIN, not KEEPER_CHAIN"

@@ -20,7 +20,7 @@
 e2e_init "$@"
 APP=$APPS/omp_barrier
 [ -x "$APP" ] || fail "no $APP (the build needs OpenMP: gcc's libgomp)"
-ldd "$APP" | grep -q 'libgomp\.so' || fail "$APP does not use libgomp" 
+ldd "$APP" | has 'libgomp\.so' || fail "$APP does not use libgomp" 
 OUT=$T/app.out
 
 start_collector --dir "$T/ring" --size 256M --no-watch-interactive

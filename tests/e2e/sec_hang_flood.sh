@@ -55,7 +55,7 @@ status_within_1s
 log "default: nobody's 8 victimapps not watched, no hang seen"
 $HANG 1 2000 1 >/dev/null || fail "root's hanger failed"
 wait_root_kept 1
-ls "$HD"/*.argus | wc -l | grep -qx 1 || fail "more than root's snapshot was kept" "$T/hd.ls"
+ls "$HD"/*.argus | wc -l | has -x 1 || fail "more than root's snapshot was kept" "$T/hd.ls"
 log "default: root's victimapp hang kept, \"uid\":0"
 "$ARGUS" stop >/dev/null 2>&1 || fail "argus stop failed"
 rm -rf "$HD"

@@ -117,7 +117,7 @@ attack() {
 	libc_clean 2>"$T/$name.clean" || fail "$name: root's uprobe landed in libc" "$T/$name.clean"
 	frob_ok || fail "$name: memfrob is wrong in a root process: the probe is in libc"
 	if [ $rc = 0 ]; then
-		ls /sys/fs/bpf/argus-live/ | grep -q "^$pid-${haddr#0x}-" ||
+		ls /sys/fs/bpf/argus-live/ | has "^$pid-${haddr#0x}-" ||
 			fail "$name: instrument succeeded, but no probe of $pid at $haddr is pinned"
 		now=$(/usr/bin/python3 -c "f = open('/proc/$pid/mem', 'rb'); f.seek($haddr); print(f.read(9).hex())")
 		[ "$now" = cc90909090909090c3 ] ||
@@ -125,7 +125,7 @@ attack() {
 		log "$name: the probe is on the libevil.so the process maps (handler: $now); libc is clean"
 		"$ARGUS" instrument --pid "$pid" --func libevil:handler --remove --via uprobe \
 			>"$T/$name.r.out" 2>"$T/$name.r.err" || fail "$name: --remove failed" "$T/$name.r.err"
-		ls /sys/fs/bpf/argus-live/ 2>/dev/null | grep -q "^$pid-" && fail "$name: still pinned after --remove"
+		ls /sys/fs/bpf/argus-live/ 2>/dev/null | has "^$pid-" && fail "$name: still pinned after --remove"
 		for _ in $(seq 40); do
 			now=$(/usr/bin/python3 -c "f = open('/proc/$pid/mem', 'rb'); f.seek($haddr); print(f.read(9).hex())")
 			[ "$now" = 9090909090909090c3 ] && break
@@ -134,7 +134,7 @@ attack() {
 		[ "$now" = 9090909090909090c3 ] || fail "$name: 2 s after --remove handler is $now"
 	else
 		grep -q '^argus instrument: ' "$T/$name.i.err" || fail "$name: refused without a clear error" "$T/$name.i.err"
-		ls /sys/fs/bpf/argus-live/ 2>/dev/null | grep -q "^$pid-" && fail "$name: refused, but a probe is pinned"
+		ls /sys/fs/bpf/argus-live/ 2>/dev/null | has "^$pid-" && fail "$name: refused, but a probe is pinned"
 	fi
 	kill "$pid" 2>/dev/null
 }

@@ -43,7 +43,7 @@ wait "$P" || fail "flag_writer failed" "$T/app.err"
 NEW=$(kv NEW_TID "$T/app.out")
 [ "$NEW" != "$P" ] || fail "the new thread has the main thread's tid"
 # the exit is seen by argusd within a drain or two
-for _ in $(seq 1 50); do "$ARGUS" watch --list 2>&1 | grep -q "no watches armed" && break; sleep 0.1; done
+for _ in $(seq 1 50); do "$ARGUS" watch --list 2>&1 | has "no watches armed" && break; sleep 0.1; done
 "$ARGUS" watch --list >"$T/list2" 2>&1
 grep -q "no watches armed" "$T/list2" || fail "the watch outlived its process" "$T/list2"
 "$ARGUS" status >"$T/status" 2>&1 || fail "argus status failed" "$T/status"
