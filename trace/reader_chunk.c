@@ -3,7 +3,8 @@
  * reader_chunk.c - one chunk loaded for iteration (docs/trace-format.md,
  * "Reading"):
  *   1. its header and, in a ring, payload crc checked again (a live ring
- *      may have moved on since open), then the payload inflated;
+ *      may have moved on since open), then the payload inflated (or
+ *      taken from the prefetch thread, which then starts on the next);
  *   2. the payload split into sections, and every section validated;
  *   3. its strings and stacks interned, then its events decoded, merged on
  *      (ts, cpu), into t->evbuf (reader_merge.c);
@@ -27,7 +28,8 @@ struct sections {
  * changed under us: overwritten while we read a live ring), -EBADMSG =
  * corrupt (reason in t->why), other < 0 = system error.
  */
-int reader_load_chunk(struct argus_trace *t, struct chunk *c)
+int reader_load_chunk(struct argus_trace *t, struct chunk *c,
+		      const struct chunk *next)
 {
 	const uint8_t *payload = t->base + c->off + ARGUS_CHUNK_HEADER_SIZE;
 	struct argus_chunk_header h;
@@ -47,10 +49,11 @@ int reader_load_chunk(struct argus_trace *t, struct chunk *c)
 	rc = reader_inflate_chunk(t, c);
 	if (rc)
 		return rc;
+	reader_prefetch_start(t, next);
 
 	/* sections */
-	s.p = t->raw;
-	s.end = t->raw + h.raw_len;
+	s.p = t->in.raw;
+	s.end = t->in.raw + h.raw_len;
 	t->ncur = 0;
 	while (s.p < s.end) {
 		uint64_t tag, len;
@@ -60,7 +63,7 @@ int reader_load_chunk(struct argus_trace *t, struct chunk *c)
 
 		if (get(&s, &tag) || get(&s, &len) || get_bytes(&s, len, &body.p))
 			return reader_why(t, "bad section header at payload byte %zu",
-					  (size_t)(s.p - t->raw));
+					  (size_t)(s.p - t->in.raw));
 		body.end = body.p + len;
 		switch (tag) {
 		case ARGUS_SEC_SCHEMA: dst = &sec.schema; has = &sec.has_schema; break;

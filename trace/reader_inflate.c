@@ -2,7 +2,9 @@
 /*
  * reader_inflate.c - a chunk's payload, inflated.
  *
- *   reader_inflate_chunk()  the whole payload into t->raw, for decoding.
+ *   reader_inflate()        the whole payload into a buffer, for decoding
+ *                           (reader_inflate_chunk(): into t->in, or taken
+ *                           from the prefetch thread, reader_prefetch.c).
  *                           With libdeflate (ARGUS_HAVE_LIBDEFLATE) the same
  *                           zlib streams inflate about twice as fast as with
  *                           zlib's inflate(), which stays as the fallback:
@@ -14,6 +16,8 @@
  * Neither produces more than raw_len bytes.  The zsrc's varints are
  * decoded by varint_get(), the decoder of every other payload varint.
  */
+#include <stdio.h>
+
 #include "reader_internal.h"
 
 #ifdef ARGUS_HAVE_LIBDEFLATE
@@ -146,22 +150,22 @@ uint64_t reader_zsrc_consumed(const struct zsrc *s)
 /* ---------------------------------------------------------------------
  * Whole-payload inflate.
  */
-int reader_inflate_chunk(struct argus_trace *t, const struct chunk *c)
+int reader_inflate(struct inflate_buf *b, const uint8_t *payload,
+		   const struct argus_chunk_header *h, char *why, size_t whylen)
 {
-	const uint8_t *payload = t->base + c->off + ARGUS_CHUNK_HEADER_SIZE;
-	uint32_t raw_len = c->h.raw_len;
+	uint32_t raw_len = h->raw_len;
 
-	if (raw_len > t->raw_cap || !t->raw) {
-		uint8_t *p = realloc(t->raw, raw_len ? raw_len : 1);
+	if (raw_len > b->cap || !b->raw) {
+		uint8_t *p = realloc(b->raw, raw_len ? raw_len : 1);
 
 		if (!p)
 			return -ENOMEM;
-		t->raw = p;
-		t->raw_cap = raw_len;
+		b->raw = p;
+		b->cap = raw_len;
 	}
-	if (!(c->h.flags & ARGUS_CHUNK_ZLIB)) {
+	if (!(h->flags & ARGUS_CHUNK_ZLIB)) {
 		if (raw_len)
-			memcpy(t->raw, payload, raw_len);
+			memcpy(b->raw, payload, raw_len);
 		return 0;
 	}
 #ifdef ARGUS_HAVE_LIBDEFLATE
@@ -173,13 +177,13 @@ int reader_inflate_chunk(struct argus_trace *t, const struct chunk *c)
 		size_t in_used = 0, out_len = 0;
 		enum libdeflate_result r;
 
-		if (!t->inflater && !(t->inflater = libdeflate_alloc_decompressor()))
+		if (!b->inflater && !(b->inflater = libdeflate_alloc_decompressor()))
 			return -ENOMEM;
-		r = libdeflate_zlib_decompress_ex(t->inflater, payload, c->h.payload_len,
-						  t->raw, raw_len, &in_used, &out_len);
+		r = libdeflate_zlib_decompress_ex(b->inflater, payload, h->payload_len,
+						  b->raw, raw_len, &in_used, &out_len);
 		if (r != LIBDEFLATE_SUCCESS || out_len != raw_len ||
-		    in_used != c->h.payload_len)
-			return reader_why(t, "payload does not inflate to %u bytes", raw_len);
+		    in_used != h->payload_len)
+			goto bad;
 		return 0;
 	}
 #else
@@ -191,26 +195,42 @@ int reader_inflate_chunk(struct argus_trace *t, const struct chunk *c)
 		if (inflateInit(&z) != Z_OK)
 			return -ENOMEM;
 		z.next_in = (Bytef *)payload;
-		z.avail_in = c->h.payload_len;
-		z.next_out = t->raw;
+		z.avail_in = h->payload_len;
+		z.next_out = b->raw;
 		z.avail_out = raw_len;
 		rc = inflate(&z, Z_FINISH);
 		if (rc != Z_STREAM_END || z.avail_out || z.avail_in) {
 			inflateEnd(&z);
 			if (rc == Z_MEM_ERROR)
 				return -ENOMEM;
-			return reader_why(t, "payload does not inflate to %u bytes", raw_len);
+			goto bad;
 		}
 		inflateEnd(&z);
 		return 0;
 	}
 #endif
+bad:
+	snprintf(why, whylen, "payload does not inflate to %u bytes", raw_len);
+	return -EBADMSG;
 }
 
-void reader_inflater_free(struct argus_trace *t)
+int reader_inflate_chunk(struct argus_trace *t, const struct chunk *c)
+{
+	int rc;
+
+	if (reader_prefetch_take(t, c, &rc))
+		return rc;
+	return reader_inflate(&t->in, t->base + c->off + ARGUS_CHUNK_HEADER_SIZE,
+			      &c->h, t->why, sizeof(t->why));
+}
+
+void reader_inflate_buf_free(struct inflate_buf *b)
 {
 #ifdef ARGUS_HAVE_LIBDEFLATE
-	libdeflate_free_decompressor(t->inflater);
+	libdeflate_free_decompressor(b->inflater);
 #endif
-	t->inflater = NULL;
+	b->inflater = NULL;
+	free(b->raw);
+	b->raw = NULL;
+	b->cap = 0;
 }

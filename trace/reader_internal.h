@@ -10,6 +10,8 @@
  *   reader_scan.c      open: file header, the chunk scan, per-CPU totals
  *   reader_classify.c  open: GOOD / OVERWRITTEN / INCOMPLETE / corrupt
  *   reader_inflate.c   a chunk's payload inflated: whole, or streamed
+ *   reader_prefetch.c  the next chunk's payload inflated on a second
+ *                      thread while this one is decoded
  *   reader_chunk.c     one chunk loaded: sections validated, then decoded
  *   reader_sections.c  the parser of each section (SCHEMA, STRINGS, ...)
  *   reader_merge.c     a chunk's per-CPU streams decoded in (ts, cpu) order
@@ -29,7 +31,31 @@
 
 #include "trace_internal.h"
 
+#include <pthread.h>
+
 struct libdeflate_decompressor;
+
+/* A chunk's payload inflated (reader_inflate.c): the buffer and
+ * libdeflate's state (NULL without libdeflate, or until first used). */
+struct inflate_buf {
+	uint8_t *raw;
+	size_t cap;
+	struct libdeflate_decompressor *inflater;
+};
+
+/* The next chunk's payload, inflated on a second thread while this one is
+ * decoded (reader_prefetch.c).  Only the worker touches buf, c and rc
+ * between its start and pthread_join(); the join orders the rest. */
+struct prefetch {
+	pthread_t th;
+	bool running;                   /* th started, not joined */
+	bool off;                       /* argus_trace__prefetch(t, false) */
+	const struct chunk *c;          /* the chunk th inflates */
+	const uint8_t *payload;
+	struct inflate_buf buf;
+	int rc;                         /* reader_inflate()'s */
+	char why[160];
+};
 
 /* ---------------------------------------------------------------------
  * Arena (reader_arena.c): bump allocation in blocks that never move, so
@@ -138,8 +164,8 @@ struct argus_trace {
 
 	/* the chunk being iterated */
 	uint32_t next_chunk;            /* index of the next one to load */
-	uint8_t *raw;
-	size_t raw_cap;
+	struct inflate_buf in;          /* its payload, inflated */
+	struct prefetch pf;             /* the next one's, ahead */
 	struct schema_ent *sch;
 	uint32_t nsch, sch_cap;
 	uint16_t sch_small[256];        /* type -> index + 1, for type < 256 */
@@ -159,8 +185,6 @@ struct argus_trace {
 	uint32_t evbuf_cap;
 	uint32_t nev, pos;              /* events in evbuf, next to hand out */
 	uint32_t *heap, heap_cap;       /* cursor indexes, min-heap (scratch) */
-	/* libdeflate's, made on the first chunk (NULL without libdeflate) */
-	struct libdeflate_decompressor *inflater;
 	uint64_t last_ts;
 	bool have_last;
 	char why[160];                  /* reason of the last decode failure */
@@ -283,16 +307,35 @@ bool reader_zsrc_eof(const struct zsrc *s);
 int reader_zsrc_varint(struct zsrc *s, uint64_t *v);
 int reader_zsrc_skip(struct zsrc *s, uint64_t n);
 uint64_t reader_zsrc_consumed(const struct zsrc *s);
-/* The whole payload of c into t->raw (raw_len bytes): 0, -ENOMEM, or
- * -EBADMSG with the reason in t->why. */
+/* The whole payload of a chunk with header h into b->raw (raw_len
+ * bytes): 0, -ENOMEM, or -EBADMSG with the reason in why.  Touches
+ * nothing but b and why: the prefetch thread calls it too. */
+int reader_inflate(struct inflate_buf *b, const uint8_t *payload,
+		   const struct argus_chunk_header *h, char *why, size_t whylen);
+/* The whole payload of c into t->in.raw: the prefetched one if the
+ * thread inflated c, else inflated now.  Returns as reader_inflate(),
+ * with the reason in t->why. */
 int reader_inflate_chunk(struct argus_trace *t, const struct chunk *c);
-void reader_inflater_free(struct argus_trace *t);
+void reader_inflate_buf_free(struct inflate_buf *b);
+
+/* reader_prefetch.c */
+/* Start inflating chunk c on the second thread (nothing if one is still
+ * running, if c is too small to be worth a thread, or prefetch is off). */
+void reader_prefetch_start(struct argus_trace *t, const struct chunk *c);
+/* Wait for the thread.  If it inflated c: its buffer becomes t->in (the
+ * old one goes to the thread's next run), *rc is its result (the reason
+ * in t->why) and true is returned.  Else its work is dropped: false. */
+bool reader_prefetch_take(struct argus_trace *t, const struct chunk *c, int *rc);
+/* Wait for the thread and drop its work (rewind, close). */
+void reader_prefetch_stop(struct argus_trace *t);
 
 /* reader_chunk.c: inflate and validate chunk c, intern its strings and
- * stacks, merge its tasks and maps, decode its events into evbuf.  0 =
- * ready, 1 = skip it (it changed under us), -EBADMSG = corrupt (reason in
+ * stacks, merge its tasks and maps, decode its events into evbuf; once
+ * c's payload is inflated, chunk next (if not NULL) starts inflating on
+ * the prefetch thread.  0 = ready, 1 = skip it (it changed under us), -EBADMSG = corrupt (reason in
  * t->why), other < 0 = system error. */
-int reader_load_chunk(struct argus_trace *t, struct chunk *c);
+int reader_load_chunk(struct argus_trace *t, struct chunk *c,
+		      const struct chunk *next);
 
 /* reader_sections.c: each validates its section; with intern/merge set,
  * it also fills the chunk's id maps or the global tables. */

@@ -34,6 +34,7 @@
 #ifndef ARGUS_TRACE_FORMAT_H
 #define ARGUS_TRACE_FORMAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -318,6 +319,8 @@ struct argus_trace_stats {
 	char corrupt_why[200];       /* and what was wrong with it */
 	uint64_t events;             /* events returned so far */
 	uint64_t out_of_order;       /* events older than the previous one */
+	uint64_t inflated_ahead;     /* chunks of those whose payload the
+	                                prefetch thread had inflated */
 	uint64_t min_ts, max_ts;     /* over all decodable chunks */
 	uint32_t ncpus;
 	struct argus_cpu_stats cpu[256];
@@ -344,6 +347,10 @@ int argus_trace__next_batch(struct argus_trace *t,
 			    const struct argus_event **evs,
 			    struct argus_error *err);
 int argus_trace__rewind(struct argus_trace *t);
+/* Whether __next and __next_batch inflate the next chunk on a second
+ * thread while the caller works on this one (on by default; off on one
+ * CPU).  The events are the same either way; off is for measuring. */
+void argus_trace__prefetch(struct argus_trace *t, bool on);
 /* Lookups are valid for ids returned by __next() so far. */
 const char *argus_trace__string(const struct argus_trace *t, uint32_t id);
 int argus_trace__stack(const struct argus_trace *t, uint32_t id,

@@ -12,7 +12,8 @@
  * (reader_chunk.c), which validates every section of it, then decodes
  * every event of its per-CPU streams, merged on (ts, cpu), once and
  * straight into `evbuf`, before the first one is returned (so a chunk is
- * returned whole or not at all).  __next() copies events out of evbuf;
+ * returned whole or not at all).  Meanwhile the next chunk's payload is
+ * inflated on a second thread (reader_prefetch.c).  __next() copies events out of evbuf;
  * __next_batch() hands out the rest of the chunk in place.  Chunks go in
  * seq order; an event older than the one returned before it (chunks may
  * overlap in time) is still returned and counted in stats.out_of_order.
@@ -149,6 +150,15 @@ struct argus_trace *argus_trace__open(const char *path,
  * Iteration.
  */
 
+/* The chunk the iteration loads after chunk i - 1: inflated ahead. */
+static const struct chunk *next_good(const struct argus_trace *t, uint32_t i)
+{
+	for (; i < t->nchunks; i++)
+		if (t->chunks[i].state == CH_GOOD)
+			return &t->chunks[i];
+	return NULL;
+}
+
 /* Make sure evbuf has events to hand out: 1 = yes, 0 = end of trace,
  * < 0 = error (in *err). */
 static int fill(struct argus_trace *t, struct argus_error *err)
@@ -163,7 +173,7 @@ static int fill(struct argus_trace *t, struct argus_error *err)
 		c = &t->chunks[t->next_chunk++];
 		if (c->state != CH_GOOD)
 			continue;
-		rc = reader_load_chunk(t, c);
+		rc = reader_load_chunk(t, c, next_good(t, t->next_chunk));
 		if (rc == 0)
 			continue;
 		if (rc == 1 || (rc == -EBADMSG && t->ring && reader_chunk_changed(t, c))) {
@@ -239,12 +249,14 @@ int argus_trace__rewind(struct argus_trace *t)
 {
 	if (!t)
 		return -EINVAL;
+	reader_prefetch_stop(t);
 	t->next_chunk = 0;
 	t->nev = t->pos = 0;
 	t->have_last = false;
 	t->last_ts = 0;
 	t->stats.events = 0;
 	t->stats.out_of_order = 0;
+	t->stats.inflated_ahead = 0;
 	return 0;
 }
 
@@ -300,7 +312,7 @@ int argus_trace__chunk_check(struct argus_trace *t, size_t i)
 		return 1;
 	/* reader_load_chunk decodes into evbuf: what an iteration was handing out
 	 * is gone (hence "not during an iteration") */
-	rc = reader_load_chunk(t, c);
+	rc = reader_load_chunk(t, c, NULL);
 	t->nev = t->pos = 0;
 	if (rc == 1 || (rc == -EBADMSG && t->ring && reader_chunk_changed(t, c)))
 		return 1;
@@ -315,11 +327,11 @@ void argus_trace__close(struct argus_trace *t)
 {
 	if (!t)
 		return;
+	reader_prefetch_stop(t);       /* it reads the mapping */
 	if (t->mapped)
 		munmap((void *)t->base, t->len);
 	free(t->path);
 	free(t->chunks);
-	free(t->raw);
 	free(t->sch);
 	free(t->cpus);
 	free(t->lstr);
@@ -328,7 +340,8 @@ void argus_trace__close(struct argus_trace *t)
 	free(t->cur);
 	free(t->evbuf);
 	free(t->heap);
-	reader_inflater_free(t);
+	reader_inflate_buf_free(&t->in);
+	reader_inflate_buf_free(&t->pf.buf);
 	reader_tables_free(t);
 	free(t);
 }
