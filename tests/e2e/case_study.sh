@@ -4,8 +4,9 @@
 #   case_study.sh BUILD_DIR APP [loaded]   (APP: circular busy flag_spin
 #                                          broker batching lost_conn)
 #
-# With "loaded", two busy loops per CPU run beside the app for the whole
-# recording: other programs, as on a user's machine.  A thread that spins
+# With "loaded", eight busy loops per CPU run beside the app for the whole
+# recording: other programs, as on a user's machine (with two per CPU the
+# old build still passed: its spinning thread was sampled).  A thread that spins
 # on sched_yield() then runs only for its syscalls and the sampler never
 # catches it; its stack must come from its yields (issue 23's session 19:
 # run 1 of the clean-clone suite failed so under another job's load).
@@ -28,7 +29,7 @@ command -v python3 >/dev/null || fail "python3 is needed to check the JSON"
 [ -x "$APPS/case_$APP" ] || fail "no app $APPS/case_$APP (build first)"
 E2E_NAME=case_$APP${LOADED:+_$LOADED}
 if [ "$LOADED" = loaded ]; then
-	for _ in $(seq $((2 * $(nproc)))); do
+	for _ in $(seq $((8 * $(nproc)))); do
 		sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 &
 		E2E_PIDS+=($!)
 	done
