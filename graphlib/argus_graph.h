@@ -217,7 +217,10 @@ struct argus_gevent {
 		uint32_t obj;   /* sys_exit, switch, mutex_*: object id
 	                           (argus_graph__object), 0 none */
 		uint32_t stack; /* sample: trace stack id (a blocking
-	                           switch's stack is its segment's wait_stack) */
+	                           switch's stack is its segment's wait_stack);
+	                           a switch out of sched_yield (nr a yield, no
+	                           object): the yield's stack, 0 none
+	                           (gview_event_stack(), graph_view.h) */
 		uint32_t str;   /* mark: trace string id of the text */
 	};
 	int16_t nr;             /* syscall nr (sys_*, switch; -1 none), irq

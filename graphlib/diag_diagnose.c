@@ -46,7 +46,8 @@
 
 #define MAX_SIMILAR 64
 
-/* The most frequent sample stack of thread tid in [from, to]. */
+/* The most frequent stack of thread tid in [from, to]: its samples' and
+ * its yields' (gview_event_stack()). */
 static uint32_t hot_stack(const struct argus_graph *g, uint32_t tid,
 			  uint64_t from, uint64_t to)
 {
@@ -66,14 +67,16 @@ static uint32_t hot_stack(const struct argus_graph *g, uint32_t tid,
 
 		if (ev->ts > to)
 			break;
-		if (ev->ts < from || ev->type != AE_SAMPLE || !ev->stack)
+		uint32_t stk = ev->ts < from ? 0 : gview_event_stack(ev);
+
+		if (!stk)
 			continue;
-		for (i = 0; i < n && ids[i] != ev->stack; i++)
+		for (i = 0; i < n && ids[i] != stk; i++)
 			;
 		if (i == n) {
 			if (n == 512)
 				continue;
-			ids[n] = ev->stack;
+			ids[n] = stk;
 			cnt[n++] = 0;
 		}
 		if (++cnt[i] > bestn) {

@@ -311,6 +311,11 @@ static int on_event(struct argus_graph *g, const struct argus_event *ev)
 			e->obj = gobj_intern(g, (uint32_t)ev->f[ARGUS_F_SW_OBJ_KIND],
 					     ev->f[ARGUS_F_SW_OBJ],
 					     ev->f[ARGUS_F_SW_PEER]);
+		else if (!ev->f[ARGUS_F_SW_PREV_STATE] && ev->stack &&
+			 argus_sys_is(e->nr, ARGUS_SC_YIELD))
+			/* a yield's switch-out has no object: its stack,
+			 * where the spin loop is (argus_graph.h) */
+			e->stack = ev->stack;
 		return on_switch(g, ev, e);
 	case AE_WAKING:
 		e->val = (int64_t)ev->f[ARGUS_F_WK_TARGET_TID];

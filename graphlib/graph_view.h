@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "argus_graph.h"
+#include "syscall_class.h"
 
 /*
  * A segment's wait shape: what hang finding (diag_hangs.c) needs to know
@@ -180,6 +181,18 @@ static inline const struct argus_gevent *gview_walk_next(const struct gview *v,
 			gview_prefetch_next_block(v, w->ev);
 	}
 	return &v->ev[ev];
+}
+
+/* The user stack event ev carries (a trace stack id), 0 none: a sample's,
+ * or a yield's (the switch out of sched_yield(), graph_build.c: a thread
+ * that spins on yields while other programs run is never sampled). */
+static inline uint32_t gview_event_stack(const struct argus_gevent *ev)
+{
+	if (ev->type == AE_SAMPLE)
+		return ev->stack;
+	if (ev->type == AE_SWITCH && argus_sys_is(ev->nr, ARGUS_SC_YIELD))
+		return ev->stack;
+	return 0;
 }
 
 #endif /* ARGUS_GRAPH_VIEW_H */

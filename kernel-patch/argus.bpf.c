@@ -127,7 +127,16 @@ struct cpu_state {
 	__u32 inited;
 	__u32 nrec;      /* records submitted on this CPU (wraps) */
 	__u64 last_wake; /* when this CPU last forced a drainer wake-up, ns */
+	__u64 last_yield_copy; /* when a yield here last got a stack copy, ns */
 };
+
+/* A yield's stack gets the samples' copy (for DWARF unwinding: the spin
+ * loop's code often has no frame pointers, and the walk then stops in
+ * libc's syscall wrapper) at most once per YIELD_COPY_NS per CPU: a
+ * program that yields 100 K times a second under contention must not fill
+ * the ring with stack copies.  100 per second per CPU is twice the
+ * sampler's rate, and a spinning thread's hang gets enough of them. */
+#define YIELD_COPY_NS 10000000ull
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -748,10 +757,17 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev_raw,
 	__s64 nr = -1;
 	__u64 arg = 0, ax, orig_ax;
 	__u32 cls = 0;
-	__u32 size;
+	__u32 size, copy;
 	__u8 *buf;
+	/* A voluntary switch of a runnable task: sched_yield() when another
+	 * task is runnable (or a wait a pending signal cut short).  A thread
+	 * that spins on yields while other programs run is on a CPU only for
+	 * its syscalls, so the sampler never catches it: the stack of its
+	 * yields is the only one its hang gets (graph: the yield switch's
+	 * gevent carries it; diag_diagnose.c hot_stack()). */
+	bool yield = !preempt && !prev_state;
 
-	if (!state || !user_task(prev)) {
+	if ((!state && !yield) || !user_task(prev)) {
 		/* preempted, or a kernel thread: no syscall, no stack */
 		e = RESERVE_PT(AE_SWITCH, struct ae_switch, AE_CTX_TASK, pt);
 		if (!e)
@@ -808,17 +824,39 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev_raw,
 		if (cls & ARGUS_SC_POLLFD)
 			poll_one_obj(r, &e->obj, t);
 	}
+	if (!state && !(cls & ARGUS_SC_YIELD)) {
+		nr = -1;        /* not a yield: recorded as a preemption is */
+		arg = 0;
+		zero_obj(&e->obj);
+	}
 	e->sys_nr = nr;
 	e->sys_arg = arg;
 
 	/* no stack for ourselves, nor for a task's final switch (TASK_DEAD):
-	 * its mm is gone and its user stack with it */
-	if (e->h.pid == self_tgid || (state & TASK_DEAD)) {
+	 * its mm is gone and its user stack with it; nor for a runnable
+	 * switch that is not a yield */
+	if (e->h.pid == self_tgid || (state & TASK_DEAD) || (nr == -1 && !state)) {
 		e->h.size = sizeof(*e);
 		output(buf, sizeof(*e));
 		return 0;
 	}
-	size = add_ustack(buf, sizeof(*e), r->ip, r->sp, r->bp, block_copy);
+	copy = block_copy;
+	if (!state) {           /* a yield (the others returned above) */
+		__u32 zero = 0;
+		struct cpu_state *cs = bpf_map_lookup_elem(&cpustate, &zero);
+
+		/* over the rate, no stack at all: a frame-pointer walk
+		 * alone often stops in the wrapper, and its one frame would
+		 * outnumber the whole stacks in diag's hot_stack() */
+		if (!cs || e->h.ts - cs->last_yield_copy < YIELD_COPY_NS) {
+			e->h.size = sizeof(*e);
+			output(buf, sizeof(*e));
+			return 0;
+		}
+		cs->last_yield_copy = e->h.ts;
+		copy = sample_copy;
+	}
+	size = add_ustack(buf, sizeof(*e), r->ip, r->sp, r->bp, copy);
 	e->h.size = size;
 	output_flags(buf, size, young_wake(e->h.ts, t));
 	return 0;

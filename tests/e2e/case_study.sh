@@ -1,8 +1,15 @@
 #!/bin/bash
 # e2e: one case study of BRIEF §7 end to end (issue 4).
 #
-#   case_study.sh BUILD_DIR APP      (APP: circular busy flag_spin broker
-#                                          batching lost_conn)
+#   case_study.sh BUILD_DIR APP [loaded]   (APP: circular busy flag_spin
+#                                          broker batching lost_conn)
+#
+# With "loaded", eight busy loops per CPU run beside the app for the whole
+# recording: other programs, as on a user's machine (with two per CPU the
+# old build still passed: its spinning thread was sampled).  A thread that spins
+# on sched_yield() then runs only for its syscalls and the sampler never
+# catches it; its stack must come from its yields (issue 23's session 19:
+# run 1 of the clean-clone suite failed so under another job's load).
 #
 # 1. argus record -o T -- tests/apps/case_APP   (the app has normal
 #    iterations, then one hang, and prints its own ground truth);
@@ -16,10 +23,20 @@
 #    - circular: a cycle is reported and the timeout is TIMEOUT_MS (±5%).
 . "$(dirname "$0")/lib.sh"
 e2e_init "$1"
-APP=${2:?usage: case_study.sh BUILD_DIR APP}
+APP=${2:?usage: case_study.sh BUILD_DIR APP [loaded]}
+LOADED=${3:-}
 command -v python3 >/dev/null || fail "python3 is needed to check the JSON"
 [ -x "$APPS/case_$APP" ] || fail "no app $APPS/case_$APP (build first)"
-E2E_NAME=case_$APP
+E2E_NAME=case_$APP${LOADED:+_$LOADED}
+if [ "$LOADED" = loaded ]; then
+	for _ in $(seq $((8 * $(nproc)))); do
+		sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 &
+		E2E_PIDS+=($!)
+	done
+	log "load: ${#E2E_PIDS[@]} busy loops beside the app"
+elif [ -n "$LOADED" ]; then
+	fail "usage: case_study.sh BUILD_DIR APP [loaded]"
+fi
 
 record "$APP" -- "$APPS/case_$APP"
 UI=$(kv UI_PID)

@@ -677,6 +677,47 @@ out:
 	end();
 }
 
+/*
+ * UI spins on sched_yield() while HOG wants the CPU too: each yield
+ * switches to HOG (prev_state 0, in sched_yield, the yield's stack) and
+ * HOG is preempted back to UI 80 ms later.  UI is on a CPU only for its
+ * syscalls, so the sampler never caught it: no sample at all.  The
+ * culprit's stack is then the yields' (the BPF program gives a yield's
+ * switch-out a stack: kernel-patch/argus.bpf.c on_switch), the most
+ * frequent of them: 20 of one, 5 of another.
+ */
+static void TEST_a_yield_loop_never_sampled_gets_its_yields_stack(void)
+{
+	struct argus_activity a;
+	struct argus_diagnosis d;
+
+	classify_begin();
+	for (int i = 0; i < 25; i++) {
+		uint64_t t = HANG_FROM + 1000 + 90000 * i;
+		bool hot = i % 5 != 4;
+
+		enter(AT(t), 0, UI, SYS_sched_yield, 0, 0);
+		tg_ok(argus_tracegen__sw_stack(tg, AT(t + 1), 0, UI, pid_of(UI), 0,
+					       SYS_sched_yield, 0, AE_OBJ_NONE, 0, 0,
+					       HOG, pid_of(HOG), hot ? STACK_HOT : STACK_COLD,
+					       hot ? 3 : 2), "yield switch", AT(t + 1));
+		tg_ok(argus_tracegen__preempt(tg, AT(t + 80000), 0, HOG, pid_of(HOG),
+					      UI, pid_of(UI)), "preempt", AT(t + 80000));
+		leave(AT(t + 80001), 0, UI, SYS_sched_yield, 0, 0, AE_OBJ_NONE, 0, 0);
+	}
+	classify_end();
+	if (!classify(&a, &d))
+		goto out;
+	CHECK_EQ(a.samples, 0);
+	CHECK_EQ(a.kind, ARGUS_KIND_YIELD);
+	CHECK_EQ(d.nchain, 1);
+	CHECK_EQ(d.chain[0].tid, UI);
+	CHECK_EQ(d.chain[0].kind, ARGUS_KIND_YIELD);
+	CHECK(stack_is(d.chain[0].stack, STACK_HOT, 3));    /* 20 of 25 */
+out:
+	end();
+}
+
 /* ---- a blocked UI thread: the culprit and its pipe's writer (§3-5) ---- */
 
 #include "scenario_pipe.h"
@@ -1487,6 +1528,7 @@ int main(void)
 	RUN(TEST_busy_while_mostly_preempted_is_busy_not_blocked);
 	RUN(TEST_one_long_wait_is_blocked_on_that_wait);
 	RUN(TEST_twenty_sched_yields_and_no_long_wait_are_a_yield_loop);
+	RUN(TEST_a_yield_loop_never_sampled_gets_its_yields_stack);
 	RUN(TEST_blocked_ui_blames_the_thread_that_normally_wakes_it_then_the_pipes_writer);
 	RUN(TEST_spurious_wakeup_segment_continues_the_wait_it_interrupts);
 	RUN(TEST_rewoken_segment_that_made_a_syscall_is_a_new_wait);
