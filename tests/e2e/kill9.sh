@@ -68,7 +68,7 @@ if len(o) < 3:
 print(o[len(o) // 2])
 ' "$T/torn.argus") ||
 	fail "could not find three chunks in the ring"
-printf '\xff' | dd of="$T/torn.argus" bs=1 seek=$((torn + 64 + 100)) conv=notrunc status=none
+flip_byte "$T/torn.argus" $((torn + 64 + 100))
 "$ARGUS" dump "$T/torn.argus" >"$T/torn.dump" 2>"$T/torn.err" ||
 	fail "dump of a ring with one torn chunk failed" "$T/torn.err"
 grep -q "1 corrupt chunks skipped (first at offset $(printf '0x%x' "$torn"), chunk seq [0-9]*: payload checksum mismatch)" "$T/torn.dump" ||

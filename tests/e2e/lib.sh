@@ -37,6 +37,17 @@ E2E_RUNDIRS=()    # ARGUS_RUN_DIRs whose collector must be stopped on exit
 
 log() { printf '[%s] %s\n' "$E2E_NAME" "$*"; }
 
+# flip_byte FILE OFFSET: invert every bit of the byte at OFFSET, so the
+# file always changes.  Writing a fixed value did not when the byte already
+# had it: step_bad_input's header byte 17 is the second byte of the app's
+# pid, 0x07 for pid 1990, and its "corrupt" header read back clean.
+flip_byte() {
+	local b
+	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+	[ -n "$b" ] || fail "flip_byte: no byte $2 in $1"
+	printf "\\x$(printf %02x $((b ^ 255)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
 # has [GREP-OPTIONS] PATTERN: whether standard input has a matching line,
 # as `grep -q` says, but reading all of it.  Under pipefail `ldd X | grep
 # -q Y` fails now and then although Y is there: grep -q exits at the first

@@ -46,11 +46,11 @@ echo "hello, not a recording at all, but long enough for a header to be read fro
 head -c $((size - 100)) "$T/good.stp" >"$T/trunc.stp"
 head -c 40 "$T/good.stp" >"$T/short.stp"
 cp "$T/good.stp" "$T/corrupt.stp"
-printf '\xff' | dd of="$T/corrupt.stp" bs=1 seek=$((size - 7)) conv=notrunc 2>/dev/null
+flip_byte "$T/corrupt.stp" $((size - 7))
 cp "$T/good.stp" "$T/v2.stp"
 printf '\x02' | dd of="$T/v2.stp" bs=1 seek=8 conv=notrunc 2>/dev/null
 cp "$T/good.stp" "$T/hdr.stp"
-printf '\x07' | dd of="$T/hdr.stp" bs=1 seek=17 conv=notrunc 2>/dev/null
+flip_byte "$T/hdr.stp" 17
 cat "$T/good.stp" - <<<"trailing" >"$T/trail.stp"
 
 G=$T/good.stp
