@@ -759,15 +759,14 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev_raw,
 	__u32 cls = 0;
 	__u32 size, copy;
 	__u8 *buf;
-	/* A voluntary switch of a runnable task: sched_yield() when another
-	 * task is runnable (or a wait a pending signal cut short).  A thread
-	 * that spins on yields while other programs run is on a CPU only for
-	 * its syscalls, so the sampler never catches it: the stack of its
-	 * yields is the only one its hang gets (graph: the yield switch's
-	 * gevent carries it; diag_diagnose.c hot_stack()). */
-	bool yield = !preempt && !prev_state;
-
-	if ((!state && !yield) || !user_task(prev)) {
+	/* Past this test, state 0 is a voluntary switch of a runnable task:
+	 * sched_yield() when another task is runnable (or a wait a pending
+	 * signal cut short).  A thread that spins on yields while other
+	 * programs run is on a CPU only for its syscalls, so the sampler never
+	 * catches it: the stack of its yields is the only one its hang gets
+	 * (graph: the yield switch's gevent carries it; diag_diagnose.c
+	 * hot_stack()). */
+	if (preempt || !user_task(prev)) {
 		/* preempted, or a kernel thread: no syscall, no stack */
 		e = RESERVE_PT(AE_SWITCH, struct ae_switch, AE_CTX_TASK, pt);
 		if (!e)

@@ -2,9 +2,9 @@
 /*
  * reader_chunk.c - one chunk loaded for iteration (docs/trace-format.md,
  * "Reading"):
- *   1. its header and, in a ring, payload crc checked again (a live ring
- *      may have moved on since open), then the payload inflated (or
- *      taken from the prefetch thread, which then starts on the next);
+ *   1. the payload inflated (or taken from the prefetch thread, which
+ *      then starts on the next), then its header and, in a ring, payload
+ *      crc checked again (a live ring may have moved on since open);
  *   2. the payload split into sections, and every section validated;
  *   3. its strings and stacks interned, then its events decoded, merged on
  *      (ts, cpu), into t->evbuf (reader_merge.c);
@@ -39,16 +39,18 @@ int reader_load_chunk(struct argus_trace *t, struct chunk *c,
 	int rc;
 
 	t->nev = t->pos = 0;
+	rc = reader_inflate_chunk(t, c);
+	if (rc)
+		return rc;      /* -EBADMSG: the caller asks whether it changed */
 	/* A live ring may have moved on since open: header and payload crc
-	 * again.  A snapshot is written once, and open checked every
+	 * again, after the inflate (which the prefetch thread may have done
+	 * a while ago), so a chunk overwritten before or during it is
+	 * skipped.  A snapshot is written once, and open checked every
 	 * payload's crc already. */
 	memcpy(&h, t->base + c->off, sizeof(h));
 	if (memcmp(&h, &c->h, sizeof(h)) ||
 	    (t->ring && !argus_crc_ok(h.payload_crc, payload, h.payload_len)))
 		return 1;
-	rc = reader_inflate_chunk(t, c);
-	if (rc)
-		return rc;
 	reader_prefetch_start(t, next);
 
 	/* sections */

@@ -19,9 +19,9 @@
  *     load, a rewind or a close joins the worker and drops its work, and
  *     the payload is inflated again on the caller's thread.
  * A live ring may overwrite the chunk while it is inflated ahead: the
- * load checks the header and crc after the take as it always did
- * (reader_chunk.c), and the inflated copy is private, so the outcome is
- * the one of inflating it then.
+ * load checks the header and, in a ring, the payload crc after it has
+ * taken the payload (reader_chunk.c), so a chunk overwritten before or
+ * during its inflate is skipped as it always was.
  *
  * The worker blocks every signal: SIGINT and SIGCHLD stay with the
  * caller's thread.  On one CPU, or for a chunk too small to pay for a
