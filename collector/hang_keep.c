@@ -15,6 +15,11 @@
  *      temporary file -- no argus binary is run;
  *   3. when diagnosed, the session's report on it too: NAME.html, the
  *      same diagnosis as a self-contained page;
+ *   3a. if the waiter of a blocked hang still going when reported has run
+ *      since (its context switches, waiter_moved()), before or after
+ *      that diagnosis, what the diagnosis asked /proc may be of after the
+ *      hang: the ring is cut again, up to then, into NAME.argus.tmp
+ *      renamed over NAME.argus, and 2-3 are done once more on it;
  *   4. writes NAME.json.tmp and renames it to NAME.json;
  *   5. exits 0, or 1 with one line on its status pipe (and no snapshot).
  * The parent reaps it by pid between drains, logs the line and prunes.
@@ -52,6 +57,12 @@
 #define CHILD_REJECTED 3
 /* a diagnosis that takes longer than this is abandoned (the snapshot stays) */
 #define DIAGNOSE_TIMEOUT_S 300
+/* the waiter's context switches are not known (waiter_moved()) */
+#define NO_SWITCHES UINT64_MAX
+/* how long a cut taken again waits for the collector's ring to hold what
+ * has happened up to now: the collector closes a chunk every second (its
+ * chunk_ms) while anything runs */
+#define RECUT_WAIT_MS 3000
 /*
  * Under ASan (the sanitizer and fuzz builds) the runtime has reserved
  * terabytes of shadow address space: RLIMIT_AS would fail every mmap, so
@@ -71,6 +82,9 @@
 struct pend {
 	struct argus_live_hang h;
 	uint64_t due_ns;
+	/* the waiter's context switches when the hang was reported, a
+	 * blocked one still going; NO_SWITCHES otherwise (waiter_moved()) */
+	uint64_t switches;
 };
 
 struct argus_hang_keeper {
@@ -85,6 +99,7 @@ struct argus_hang_keeper {
 	int status_fd;          /* its status pipe */
 	char name[200];         /* its base name, no extension */
 	struct argus_live_hang child_hang;
+	uint64_t child_switches;
 	struct argus_hang_keeper_status st;
 };
 
@@ -273,7 +288,7 @@ int argus_hang_dir__list(const char *dir, struct argus_hang_file **files, size_t
 static void remove_set(int dirfd, const char *base)
 {
 	static const char *const ext[] = { ".argus", ".json", ".html", ".json.tmp", ".diag.tmp",
-					   ".err.tmp" };
+					   ".err.tmp", ".argus.tmp" };
 	char path[300];
 
 	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
@@ -433,6 +448,44 @@ void argus_hang_keeper__status(const struct argus_hang_keeper *k,
 	st->pending = (uint32_t)k->npend;
 }
 
+static uint64_t mono_now(void)
+{
+	struct timespec m;
+
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	return (uint64_t)m.tv_sec * 1000000000ull + (uint64_t)m.tv_nsec;
+}
+
+/*
+ * How many times thread tid of process pid has been switched out so far
+ * (/proc/PID/task/TID/status: voluntary + nonvoluntary), NO_SWITCHES when
+ * it is gone.  A thread blocked in one wait is not switched at all: while
+ * the sum stays the same, it has not run since, so it is still in the
+ * wait it was found in.
+ */
+static uint64_t thread_switches(uint32_t pid, uint32_t tid)
+{
+	char path[64], line[128];
+	uint64_t sum = 0;
+	int seen = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/status", pid, tid);
+	if (!(f = fopen(path, "re")))
+		return NO_SWITCHES;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v;
+
+		if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1) {
+			sum += v;
+			seen++;
+		}
+	}
+	fclose(f);
+	return seen == 2 ? sum : NO_SWITCHES;
+}
+
 /* ---- the watcher's reports ---- */
 
 void argus_hang_keeper__on_hang(void *ctx, enum argus_hang_change what,
@@ -467,6 +520,11 @@ void argus_hang_keeper__on_hang(void *ctx, enum argus_hang_change what,
 		}
 		k->pend[k->npend].h = *h;
 		k->pend[k->npend].due_ns = h->start_ns + k->o.threshold_ns + k->o.grace_ns;
+		/* a blocked waiter, still waiting: what the diagnosis asks the
+		 * running system later holds for this hang only while the
+		 * waiter has not moved (waiter_moved()) */
+		k->pend[k->npend].switches = h->kind == ARGUS_LIVE_BLOCKED && !h->end_ns ?
+			thread_switches(h->pid, h->tid) : NO_SWITCHES;
 		k->npend++;
 		say(k, "hang: %s %u/%u %s%s%s%s for %.1f s (live rule%s); snapshot to follow",
 		    h->comm, h->pid, h->tid, kind_str(h->kind), sys ? " in " : "", sys ? sys : "",
@@ -665,7 +723,7 @@ static void strip_prefix(char *msg, const char *snap)
 }
 
 static void write_meta(struct argus_hang_keeper *k, FILE *f, const char *snap_name,
-		       uint64_t from_ns, const char *diag, const char *diag_err,
+		       uint64_t from_ns, uint64_t recut_ns, const char *diag, const char *diag_err,
 		       uint64_t diag_at, bool have_report)
 {
 	const struct argus_live_hang *h = &k->child_hang;
@@ -710,6 +768,10 @@ static void write_meta(struct argus_hang_keeper *k, FILE *f, const char *snap_na
 	fprintf(f, ",\"threshold_ms\":%.0f,\"began\":\"%s\",\"began_real_ns\":%llu}",
 		(double)k->o.threshold_ns / 1e6, when, (unsigned long long)real);
 	fprintf(f, ",\"saved_from_ns\":%llu", (unsigned long long)from_ns);
+	/* the waiter moved before the diagnosis was done: the snapshot was
+	 * cut again up to then, and that is what was diagnosed */
+	if (recut_ns)
+		fprintf(f, ",\"recut_ns\":%llu", (unsigned long long)recut_ns);
 	if (diag_at)
 		fprintf(f, ",\"diagnosis_at_ns\":%llu", (unsigned long long)diag_at);
 	fprintf(f, ",\"diagnosis\":%s", diag ? diag : "null");
@@ -788,14 +850,144 @@ static int model_verdict(struct argus_hang_keeper *k, const char *full, const ch
 	return v;
 }
 
+/* What the child makes of one cut of the ring: the diagnosis JSON (diag
+ * points into raw), or the error; the --at it took; whether the page
+ * NAME.html was drawn. */
+struct cut_diag {
+	char *raw, *diag, *err;
+	uint64_t at;
+	bool report;
+};
+
+static void cut_diag_free(struct cut_diag *cd)
+{
+	free(cd->raw);
+	free(cd->err);
+	*cd = (struct cut_diag){ 0 };
+}
+
+/* Diagnoses the snapshot at full (and, when the full model finds no hang
+ * of its own there, again at the middle of the live one), then draws its
+ * page when diagnosed. */
+static void diagnose_cut(struct argus_hang_keeper *k, const char *full, const char *out,
+			 const char *errf, struct cut_diag *cd)
+{
+	int rc = run_session(k, "diagnose", full, out, errf, 0, "--json", NULL);
+
+	*cd = (struct cut_diag){ 0 };
+	cd->raw = slurp(k->dirfd, out, 16u << 20);
+	cd->diag = rc == 0 ? json_object(cd->raw) : NULL;
+	if (!cd->diag) {
+		/* the full model found no hang of its own there: ask for
+		 * whatever the thread did in the middle of the live one */
+		const struct argus_live_hang *h = &k->child_hang;
+		uint64_t end = h->end_ns ? h->end_ns : h->start_ns + k->o.threshold_ns;
+
+		cd->err = slurp(k->dirfd, errf, 4096);
+		first_line(cd->err, 300);
+		strip_prefix(cd->err, full);
+		if (!cd->err || !cd->err[0]) {
+			free(cd->err);
+			cd->err = strdup(rc < 0 ? "the diagnosis did not run" :
+					 "the diagnosis printed no JSON");
+		}
+		cd->at = h->start_ns + (end - h->start_ns) / 2;
+		free(cd->raw);
+		rc = run_session(k, "diagnose", full, out, errf, cd->at, "--json", NULL);
+		cd->raw = slurp(k->dirfd, out, 16u << 20);
+		cd->diag = rc == 0 ? json_object(cd->raw) : NULL;
+		if (!cd->diag)
+			cd->at = 0;
+	}
+	/* the same diagnosis as a page (argus report), beside it; the
+	 * report creates NAME.html itself, 0600, refusing anything
+	 * already there */
+	if (cd->diag) {
+		char html[300], hpath[4400];
+
+		snprintf(html, sizeof(html), "%s.html", k->name);
+		snprintf(hpath, sizeof(hpath), "%s/%s", k->dir, html);
+		unlinkat(k->dirfd, html, 0);
+		if (run_session(k, "report", full, out, errf, cd->at, "-o", hpath) == 0)
+			cd->report = true;
+		else
+			unlinkat(k->dirfd, html, 0);
+	}
+	unlinkat(k->dirfd, out, 0);
+	unlinkat(k->dirfd, errf, 0);
+}
+
+/*
+ * Has the waiter of a blocked hang, still going when it was reported, run
+ * since?  The diagnosis of a snapshot of this running system asks the
+ * system too (/proc: who holds the other end of the socket, the schema's
+ * holder rule): those answers describe the hang only while it goes on.
+ * One that ended before they were taken (argusd was busy with another
+ * save, the machine was loaded) would describe whatever came after it --
+ * PostgreSQL's lock already granted, the client gone -- and the stored
+ * diagnosis would lose its chain.
+ */
+static bool waiter_moved(const struct argus_hang_keeper *k)
+{
+	if (k->child_switches == NO_SWITCHES || k->child_hang.end_ns)
+		return false;
+	return thread_switches(k->child_hang.pid, k->child_hang.tid) != k->child_switches;
+}
+
+/* The last moment the ring at path holds (its newest chunk's max_ts), 0 if
+ * it cannot be read. */
+static uint64_t ring_reaches(const char *path)
+{
+	struct argus_error err = { 0 };
+	struct argus_trace *t = argus_trace__open(path, &err);
+	uint64_t max = 0;
+
+	if (!t)
+		return 0;
+	for (size_t i = 0; i < argus_trace__nchunks(t); i++) {
+		struct argus_chunk_info ci;
+
+		if (!argus_trace__chunk(t, i, &ci) && ci.max_ts > max)
+			max = ci.max_ts;
+	}
+	argus_trace__close(t);
+	return max;
+}
+
+/*
+ * Cuts the ring again into the snapshot, now that the waiter moved: once
+ * the ring holds what happened up to now (at most RECUT_WAIT_MS), the
+ * chunks from from_ns go to NAME.argus.tmp, which then replaces
+ * NAME.argus whole.  Returns the moment cut at, 0 when it could not be
+ * done (the first cut stays).
+ */
+static uint64_t recut(struct argus_hang_keeper *k, const char *ring, uint64_t from_ns,
+		      const char *full)
+{
+	struct argus_error err = { 0 };
+	char tmp[256], tpath[4400];
+	uint64_t now = mono_now();
+
+	for (int ms = 0; ms < RECUT_WAIT_MS && ring_reaches(ring) < now; ms += 50)
+		usleep(50000);
+	snprintf(tmp, sizeof(tmp), "%s.argus.tmp", k->name);
+	snprintf(tpath, sizeof(tpath), "%s/%s", k->dir, tmp);
+	unlinkat(k->dirfd, tmp, 0);
+	if (argus_trace__save(ring, tpath, from_ns, NULL, &err) ||
+	    renameat(k->dirfd, tmp, k->dirfd, strrchr(full, '/') + 1)) {
+		unlinkat(k->dirfd, tmp, 0);
+		return 0;
+	}
+	return now;
+}
+
 static void child_main(struct argus_hang_keeper *k, int snapfd, int sfd,
 		       const char *ring, uint64_t from_ns)
 {
 	char snap_name[256], full[4400], tmp[256], out[256], errf[256], json[256];
 	struct argus_error err = { 0 };
-	char *diag = NULL, *diag_raw = NULL, *derr = NULL;
-	uint64_t diag_at = 0;
-	bool have_report = false;
+	struct cut_diag cd = { 0 };
+	uint64_t recut_ns = 0;
 	int rc;
 
 	if (setpriority(PRIO_PROCESS, 0, 19)) {
@@ -822,47 +1014,21 @@ static void child_main(struct argus_hang_keeper *k, int snapfd, int sfd,
 		_exit(CHILD_REJECTED);
 	}
 	if (k->o.analyze) {
-		rc = run_session(k, "diagnose", full, out, errf, 0, "--json", NULL);
-		diag_raw = slurp(k->dirfd, out, 16u << 20);
-		diag = rc == 0 ? json_object(diag_raw) : NULL;
-		if (!diag) {
-			/* the full model found no hang of its own there: ask for
-			 * whatever the thread did in the middle of the live one */
-			const struct argus_live_hang *h = &k->child_hang;
-			uint64_t end = h->end_ns ? h->end_ns : h->start_ns + k->o.threshold_ns;
-
-			derr = slurp(k->dirfd, errf, 4096);
-			first_line(derr, 300);
-			strip_prefix(derr, full);
-			if (!derr || !derr[0]) {
-				free(derr);
-				derr = strdup(rc < 0 ? "the diagnosis did not run" : "the diagnosis printed no JSON");
-			}
-			diag_at = h->start_ns + (end - h->start_ns) / 2;
-			free(diag_raw);
-			rc = run_session(k, "diagnose", full, out, errf, diag_at, "--json", NULL);
-			diag_raw = slurp(k->dirfd, out, 16u << 20);
-			diag = rc == 0 ? json_object(diag_raw) : NULL;
-			if (!diag)
-				diag_at = 0;
+		/* The waiter ran before the diagnosis was done: what it asks
+		 * the running system may be of after the hang.  The ring holds
+		 * the hang's end by now: cut it again and diagnose that, the
+		 * whole hang, as a recording would be (waiter_moved()).  Asked
+		 * before the diagnosis (the save waited behind another one)
+		 * and after it (the hang ended while it ran). */
+		if (waiter_moved(k))
+			recut_ns = recut(k, ring, from_ns, full);
+		diagnose_cut(k, full, out, errf, &cd);
+		if (!recut_ns && waiter_moved(k) && (recut_ns = recut(k, ring, from_ns, full))) {
+			cut_diag_free(&cd);
+			diagnose_cut(k, full, out, errf, &cd);
 		}
-		/* the same diagnosis as a page (argus report), beside it; the
-		 * report creates NAME.html itself, 0600, refusing anything
-		 * already there */
-		if (diag) {
-			char html[300], hpath[4400];
-
-			snprintf(html, sizeof(html), "%s.html", k->name);
-			snprintf(hpath, sizeof(hpath), "%s/%s", k->dir, html);
-			if (run_session(k, "report", full, out, errf, diag_at, "-o", hpath) == 0)
-				have_report = true;
-			else
-				unlinkat(k->dirfd, html, 0);
-		}
-		unlinkat(k->dirfd, out, 0);
-		unlinkat(k->dirfd, errf, 0);
 	} else {
-		derr = strdup("argusd keeps snapshots without a diagnosis");
+		cd.err = strdup("argusd keeps snapshots without a diagnosis");
 	}
 
 	snprintf(tmp, sizeof(tmp), "%s.json.tmp", k->name);
@@ -871,15 +1037,17 @@ static void child_main(struct argus_hang_keeper *k, int snapfd, int sfd,
 	FILE *f = jfd >= 0 ? fdopen(jfd, "w") : NULL;
 	if (!f)
 		child_fail(sfd, k, "cannot write %s/%s: %s", k->dir, tmp, strerror(errno));
-	write_meta(k, f, snap_name, from_ns, diag, diag ? NULL : derr, diag_at, have_report);
+	write_meta(k, f, snap_name, from_ns, recut_ns, cd.diag, cd.diag ? NULL : cd.err, cd.at,
+		   cd.report);
 	if (fflush(f) || fsync(fileno(f)) || fclose(f))
 		child_fail(sfd, k, "cannot write %s/%s: %s", k->dir, tmp, strerror(errno));
 	if (renameat(k->dirfd, tmp, k->dirfd, json))
 		child_fail(sfd, k, "cannot rename %s/%s: %s", k->dir, tmp, strerror(errno));
-	dprintf(sfd, "%s%s%s%s", diag ? "diagnosed" : "not diagnosed: ",
-		diag ? "" : (derr ? derr : "?"), diag_at ? " (at the hang's middle)" : "",
-		have_report ? "; report " : "");
-	if (have_report)
+	dprintf(sfd, "%s%s%s%s%s", recut_ns ? "cut again, the waiter having run before its diagnosis was done; " : "",
+		cd.diag ? "diagnosed" : "not diagnosed: ",
+		cd.diag ? "" : (cd.err ? cd.err : "?"), cd.at ? " (at the hang's middle)" : "",
+		cd.report ? "; report " : "");
+	if (cd.report)
 		dprintf(sfd, "%s.html", k->name);
 	_exit(0);
 }
@@ -940,6 +1108,7 @@ static int start_save(struct argus_hang_keeper *k, size_t idx, const char *ring)
 		return e;
 	}
 	k->child_hang = p.h;
+	k->child_switches = p.switches;
 	k->last_uid = p.h.uid;
 	c = fork();
 	if (c == 0) {

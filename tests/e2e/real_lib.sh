@@ -45,7 +45,10 @@
 #      The tests use HOLD 6: well past the 2 s threshold, and past
 #      threshold + grace (5 s), so argusd saves a hang still going on, as
 #      it does for any hang longer than 5 s.  The phase costs about HOLD s
-#      + the time argusd takes to save and diagnose;
+#      + the time argusd takes to save and diagnose.  `real_keeper HOLD
+#      COMM held` holds argusd's save (SIGSTOP) until the hang is over:
+#      argusd must cut the snapshot again ("recut_ns") and the chain be
+#      CHAIN (see real_keeper_hold);
 #   4. two live phases, each the harness again (HOLD_S of 8 s or more)
 #      under the test's private collector: `real_live HOLD 3` attaches
 #      lldb-16 to the victim 3 s after IN_WAIT_NS, as a user would, seconds
@@ -390,14 +393,55 @@ real_start_harness() {
 	done
 }
 
-# real_keeper HOLD_S COMM: the keeper phase (the header's step 3).  The
-# harness once more (ground truth $T/keeper.gt) under a collector of this
-# phase's own, started with --watch COMM and --hang-dir $T/hangs; no
+# real_keeper_hold HANGDIR COMM VICTIM GT IN_WAIT: stops argusd's save of
+# the victim's hang (the keeper's child, comm argusd, a process group of
+# its own, its diagnosis sessions in it) as soon as argusd creates
+# HANGDIR/*-COMM-VICTIM.argus (just before the fork), and lets it go on
+# once the harness wrote DONE_NS (the victim is back).
+real_keeper_hold() {
+	local hd=$1 comm=$2 v=$3 g=$4 in_wait=$5 argusd kid="" end=$((SECONDS + 60))
+	argusd=$(collector_pid)
+	until ls "$hd"/*-"$comm"-"$v".argus >/dev/null 2>&1; do
+		[ $SECONDS -lt $end ] || { soft "keeper phase (held): argusd never began the save of $v"; return 0; }
+		sleep 0.01
+	done
+	# the file is made before the fork, and the child sets its group
+	# itself (so does argusd): until the group exists, kill fails
+	until [ -n "$kid" ] && kill -STOP -- "-$kid" 2>/dev/null; do
+		kid=$(pgrep -P "$argusd" -x argusd | head -n 1)
+		[ $SECONDS -lt $end ] || { soft "keeper phase (held): no save process of argusd $argusd to hold"; return 0; }
+		sleep 0.005
+	done
+	log "keeper phase (held): argusd's save $kid held $(real_live_secs $(( $(mono) - in_wait ))) s after IN_WAIT_NS"
+	ls "$hd"/*-"$comm"-"$v".json >/dev/null 2>&1 &&
+		soft "keeper phase (held): the save of $v was done before it could be held (its .json is there)"
+	until grep -q '^DONE_NS=' "$g"; do
+		[ $SECONDS -lt $end ] || break
+		sleep 0.05
+	done
+	kill -CONT -- "-$kid" 2>/dev/null
+	log "keeper phase (held): let go $(real_live_secs $(( $(mono) - in_wait ))) s after IN_WAIT_NS (the victim returned at $(real_live_secs $(( $(gt DONE_NS "$g") - in_wait ))) s)"
+}
+
+# real_keeper HOLD_S COMM [held]: the keeper phase (the header's step 3).
+# The harness once more (ground truth $T/keeper.gt) under a collector of
+# this phase's own, started with --watch COMM and --hang-dir $T/hangs; no
 # `argus save`: argusd must keep the victim's hang by itself, and the
 # diagnosis it stored in the .json must name the harness's culprit.
+# `held` (its own $T/keeper_held.gt, $T/hangs_held): the moment argusd
+# forks the victim's save, the phase stops that process (SIGSTOP to its
+# group) until the hang is over, as a loaded machine or another save
+# ahead of it would: the answers its diagnosis gets from /proc are then
+# of after the hang, so argusd must cut the snapshot again (the .json's
+# "recut_ns") and diagnose the whole hang; the chain must be CHAIN.
 real_keeper() {
-	local hold=$1 comm=$2 name=keeper
+	local hold=$1 comm=$2 mode=${3:-} name=keeper
 	local hd=$T/hangs g=$T/keeper.gt
+	if [ "$mode" = held ]; then
+		name=keeper_held hd=$T/hangs_held g=$T/keeper_held.gt
+	elif [ -n "$mode" ]; then
+		fail "real_keeper $hold $comm $mode: the third word is 'held' or nothing"
+	fi
 	[ -f "$T/check.py" ] || real_write_checker
 	[ ${#comm} -le 15 ] || fail "real_keeper $hold $comm: a comm has 15 bytes at most"
 	# a fresh collector for this phase only (a live phase's, if one ran
@@ -420,6 +464,7 @@ real_keeper() {
 		"($(grep -v '^READY' "$g" | tr '\n' ' '))"
 	[ "$vcomm" = "$comm" ] ||
 		soft "keeper phase: the victim $v is named '$vcomm' (/proc/$v/comm), not '$comm': the phase watches the wrong name"
+	[ "$mode" = held ] && real_keeper_hold "$hd" "$comm" "$v" "$g" "$in_wait"
 
 	# argusd writes <time>-<comm>-<pid>.argus, then the .json last
 	local json="" waited
@@ -470,9 +515,13 @@ print(f"  live view: kind={lv.get('kind')} wait={lv.get('wait')} request={lv.get
       f"duration_ms={lv.get('duration_ms')} threshold_ms={lv.get('threshold_ms')}")
 print(f"  saved_from_ns={rel(d.get('saved_from_ns'))} diagnosis_at_ns={rel(d.get('diagnosis_at_ns'))} "
       f"report={d.get('report')!r}")
+diag = d.get("diagnosis")
+if d.get("recut_ns") is not None:
+    print(f"  RECUT: the waiter ran before the diagnosis was done: cut again at {rel(d.get('recut_ns'))}")
 if lv.get("ongoing") is False:
     print("  ENDED: the snapshot holds the hang's end (not ongoing when saved)")
-diag = d.get("diagnosis")
+elif diag is not None and (diag.get("hang") or {}).get("ongoing") is False:
+    print("  ENDED: the snapshot holds the hang's end (the diagnosed hang is not ongoing)")
 if diag is None:
     print(f"  FAIL: the stored diagnosis is null: diagnose_error={d.get('diagnose_error')!r}")
     sys.exit(1)
@@ -492,6 +541,9 @@ PY
 				kg=$T/$name.ended.gt
 				grep -v '^KEEPER_CHAIN=' "$g" >"$kg"
 				log "keeper phase: the snapshot holds the hang's end: the chain must start with CHAIN, not KEEPER_CHAIN"
+			fi
+			if [ "$mode" = held ] && ! printf '%s\n' "$out" | has '^  RECUT:'; then
+				soft "keeper phase (held): argusd did not cut the snapshot again, though the hang ended while its save was held (no \"recut_ns\" in $(basename "$json"))"
 			fi
 			out=$(/usr/bin/python3 "$T/check.py" keeper "$T/$name.diag.json" "$kg" 2>&1)
 			crc=$?

@@ -95,6 +95,8 @@ real_check_hangs "$TRACE" "$GT"
 # psql A, idle in its transaction, reads its FIFO (a blocking read():
 # argusd keeps it too); the victim is psql B
 real_keeper 6 psql
+# the same, argusd's save held until the hang is over (real_keeper held)
+real_keeper 8 psql held
 # In the live phases lldb's `argus diagnose` (live and --until-end) may use
 # the built-in holder rule; the CLI's --until-end, at the same moment, runs
 # without any (the issue's "--until-end alone"): the hang's real end names
@@ -222,9 +224,10 @@ else
 fi
 wait "$hp" || soft "cli phase: the harness exited $?: $(tail -n 3 "$T/cli.err" | tr '\n' ' ')"
 
-# five runs of the harness (recorded, keeper, two live, cli), two UPDATEs each
-[ "$($PSQL -Atc 'SELECT v FROM t WHERE id = 1')" = 10 ] ||
-	soft "the row was not updated by all ten sessions (v=$($PSQL -Atc 'SELECT v FROM t WHERE id = 1'))"
+# six runs of the harness (recorded, keeper, keeper held, two live, cli),
+# two UPDATEs each
+[ "$($PSQL -Atc 'SELECT v FROM t WHERE id = 1')" = 12 ] ||
+	soft "the row was not updated by all twelve sessions (v=$($PSQL -Atc 'SELECT v FROM t WHERE id = 1'))"
 runuser -u postgres -- "$PGBIN/pg_ctl" -D "$T/pg" stop -m immediate -t 20 >>"$T/pg_ctl.log" 2>&1 ||
 	soft "pg_ctl stop failed"
 real_finish "postgres: psql B -> its backend -> A's backend (pg_blocking_pids) -> A's psql"
