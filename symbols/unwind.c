@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define UW_SLOTS 8
+#define UW_SLOTS ARGUS_UNWIND_SLOTS
 #define UW_FILES 256
 #define DWARF_RBP 6
 #define DWARF_RSP 7

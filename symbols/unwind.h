@@ -37,6 +37,19 @@
 
 struct argus_unwinder;
 
+/*
+ * Dwfl sessions (maps layouts) an unwinder keeps, least recently used
+ * out; the unwind helper keeps as many layouts, its client as many.
+ * Every process has a layout of its own (ASLR), so this is how many
+ * processes may block in turn before each stack costs a session rebuilt
+ * (libdwfl's modules reported again, the CFI read again, the memo's
+ * entries of the old session lost): at 8, a machine where more processes
+ * blocked at once (a build, a test suite) spent most of the collector's
+ * CPU rebuilding them (bench/unwind_procs.sh).  A session costs little
+ * while idle: its modules' CFI is read lazily, the ELF files are shared.
+ */
+#define ARGUS_UNWIND_SLOTS 64
+
 /* NULL with errno set on failure. */
 struct argus_unwinder *argus_unwinder__new(void);
 

@@ -16,6 +16,7 @@
 #include "unwind_helper.h"
 
 #include "elf_guard.h"
+#include "unwind.h"
 #include "unwind_memo.h"
 #include "unwind_wire.h"
 
@@ -35,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CL_LAYOUTS 16
+#define CL_LAYOUTS ARGUS_UNWIND_SLOTS /* the helper's, and the memo's sessions */
 #define CL_BACKOFF_MIN_NS (100ull * 1000 * 1000)
 #define CL_BACKOFF_MAX_NS (10000ull * 1000 * 1000)
 #define CL_ANSWER_MAX (64u << 10)   /* the helper's largest: NEED_FILES */

@@ -59,7 +59,7 @@
 #ifndef HL_SANITIZED
 #define HL_SANITIZED 0
 #endif
-#define HL_LAYOUTS 8            /* = unwind.c's UW_SLOTS */
+#define HL_LAYOUTS ARGUS_UNWIND_SLOTS /* as many as the unwinder's sessions */
 /* files asked for per layout: the unwinder caches 256 (unwind.c's
  * UW_FILES), a session cannot use more; so at most that many fds wait in
  * a layout, and RLIMIT_NOFILE covers cache + one layout + one message */

@@ -497,7 +497,8 @@ static bool holds_deleted(const char *path)
  * argus_unwinder__drop_deleted() once no cached session reports it, and
  * not before.  Here the file holding the sample's ip is a private copy
  * (its own dev/inode; pid 0 opens it by path), unwound once, then deleted;
- * the session reporting it is pushed out by nine other layouts. */
+ * the session reporting it is pushed out by ARGUS_UNWIND_SLOTS + 1 other
+ * layouts. */
 static void test_unwinder_closes_deleted_files(void)
 {
 	struct argus_unwinder *u = NULL;
@@ -540,9 +541,10 @@ static void test_unwinder_closes_deleted_files(void)
 	CHECK_EQ(argus_unwinder__drop_deleted(u), 0);  /* its session reports it */
 	CHECK(holds_deleted(tmp));
 
-	/* nine new layouts: the original files plus one mapping each */
+	/* a session more than the unwinder keeps: the original files plus
+	 * one mapping each */
 	memcpy(other, fx.maps, fx.nmaps * sizeof(*other));
-	for (int k = 0; k < 9; k++) {
+	for (int k = 0; k < ARGUS_UNWIND_SLOTS + 1; k++) {
 		other[fx.nmaps] = (struct argus_proc_map){
 			.start = 0x7ffff0000000ull + (uint64_t)k * 0x10000,
 			.end = 0x7ffff0001000ull + (uint64_t)k * 0x10000,
