@@ -47,6 +47,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "collector.h"
 #include "syscall_names.h"
 #include "trace_format.h"
 
@@ -446,14 +447,6 @@ void argus_hang_keeper__status(const struct argus_hang_keeper *k,
 {
 	*st = k->st;
 	st->pending = (uint32_t)k->npend;
-}
-
-static uint64_t mono_now(void)
-{
-	struct timespec m;
-
-	clock_gettime(CLOCK_MONOTONIC, &m);
-	return (uint64_t)m.tv_sec * 1000000000ull + (uint64_t)m.tv_nsec;
 }
 
 /*
@@ -966,7 +959,7 @@ static uint64_t recut(struct argus_hang_keeper *k, const char *ring, uint64_t fr
 {
 	struct argus_error err = { 0 };
 	char tmp[256], tpath[4400];
-	uint64_t now = mono_now();
+	uint64_t now = argus_now_ns();
 
 	for (int ms = 0; ms < RECUT_WAIT_MS && ring_reaches(ring) < now; ms += 50)
 		usleep(50000);
