@@ -493,6 +493,49 @@ static bool holds_deleted(const char *path)
 	return found;
 }
 
+/* Processes blocking in turn, each with a layout of its own (ASLR): up to
+ * ARGUS_UNWIND_SLOTS of them keep their sessions, so a second round over
+ * them builds none and every unwind is answered from the memo.  With 8
+ * sessions, 24 processes in rotation rebuilt one per stack
+ * (bench/unwind_procs.sh). */
+static void test_unwinder_keeps_many_layouts(void)
+{
+	enum { N = 24 };
+	struct argus_unwinder *u = NULL;
+	struct argus_proc_map *other = NULL;
+	struct argus_unwinder_stats st1 = { 0 }, st2;
+	uint64_t a[MAX_FRAMES], b[MAX_FRAMES];
+	int na;
+
+	_Static_assert(N <= ARGUS_UNWIND_SLOTS, "the rotation must fit in the sessions kept");
+	u = unwinder_with_fx(a, &na);
+	if (!u)
+		return;
+	other = calloc(fx.nmaps + 1, sizeof(*other));
+	CHECK(other != NULL);
+	if (!other)
+		goto out;
+	memcpy(other, fx.maps, fx.nmaps * sizeof(*other));
+	for (int round = 0; round < 2; round++) {
+		if (round == 1)
+			argus_unwinder__stats(u, &st1);
+		for (int k = 0; k < N; k++) {
+			other[fx.nmaps] = (struct argus_proc_map){
+				.start = 0x7ffff0000000ull + (uint64_t)k * 0x10000,
+				.end = 0x7ffff0001000ull + (uint64_t)k * 0x10000,
+				.dev = 1, .inode = 1, .path = "/nonexistent/argus-test.so" };
+			CHECK_EQ(unwind_fx(u, other, fx.nmaps + 1, b), na);
+		}
+	}
+	argus_unwinder__stats(u, &st2);
+	CHECK_EQ(st2.sessions, st1.sessions);           /* none rebuilt */
+	CHECK_EQ(st2.memo_hits - st1.memo_hits, (uint64_t)N);
+	CHECK_EQ(st2.unwinds, st1.unwinds);
+out:
+	free(other);
+	argus_unwinder__free(u);
+}
+
 /* A library deleted while cached (a package upgrade) is closed by
  * argus_unwinder__drop_deleted() once no cached session reports it, and
  * not before.  Here the file holding the sample's ip is a private copy
@@ -1190,6 +1233,7 @@ int main(void)
 	RUN(test_frame_pointer_walk_cannot_recover_nofp_chain);
 	RUN(test_unwinder_caches_give_the_same_stack);
 	RUN(test_unwinder_retries_a_file_it_could_not_open);
+	RUN(test_unwinder_keeps_many_layouts);
 	RUN(test_unwinder_closes_deleted_files);
 	RUN(test_unwinder_session_with_more_files_than_the_cache);
 	RUN(test_unwind_memo_answers_only_for_the_same_return_addresses);
