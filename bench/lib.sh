@@ -18,6 +18,11 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR) print (NR%2) ? a[(NR+1)/2] : (
 median_range() { sort -g | awk '{a[NR]=$1} END {if (NR) print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2, a[1], a[NR], NR}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9.]+$/ && b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 
+# record_stacks_summary: "CPU_S UNWOUND MEMO" from `argus record`'s last
+# summary line on stdin ("collector CPU 0.013 s; 33 stacks DWARF-unwound,
+# 16 unwinds from the memo"), nothing if there is none.
+record_stacks_summary() { sed -n 's/.*collector CPU \([0-9.]*\) s; \([0-9]*\) stacks DWARF-unwound, \([0-9]*\) unwinds from the memo.*/\1 \2 \3/p' | tail -1; }
+
 # foreign_bpf: how many argus sys_exit programs are loaded right now.
 foreign_bpf() { bpftool prog show 2>/dev/null | grep -c 'name on_sys_exit' || true; }
 

@@ -27,15 +27,13 @@ while time.time() < t: sum(range(1000))") ;;
 esac
 bench_init "${3:-}"
 [ -x "$argus_bin" ] || { echo "bench/unwind_helper.sh: no $argus_bin (build it first)" >&2; exit 2; }
-# "collector CPU 0.013 s; 33 stacks DWARF-unwound, 16 unwinds from the memo"
-summary() { sed -n 's/.*collector CPU \([0-9.]*\) s; \([0-9]*\) stacks DWARF-unwound, \([0-9]*\) unwinds from the memo.*/\1 \2 \3/p' | tail -1; }
 run() { # INPROCESS(0|1)
   wait_quiet "${ARGUS_BENCH_QUIET_S:-5}" || true
   rm -f "$tmp/u.argus"
   if [ "$1" = 1 ]; then
-    ARGUS_UNWIND_INPROCESS=1 "$argus_bin" record --wait-stacks -o "$tmp/u.argus" -- "${cmd[@]}" 2>&1 >/dev/null | summary
+    ARGUS_UNWIND_INPROCESS=1 "$argus_bin" record --wait-stacks -o "$tmp/u.argus" -- "${cmd[@]}" 2>&1 >/dev/null | record_stacks_summary
   else
-    "$argus_bin" record --wait-stacks -o "$tmp/u.argus" -- "${cmd[@]}" 2>&1 >/dev/null | summary
+    "$argus_bin" record --wait-stacks -o "$tmp/u.argus" -- "${cmd[@]}" 2>&1 >/dev/null | record_stacks_summary
   fi
 }
 # the cost of one unwind, out of any workload's noise

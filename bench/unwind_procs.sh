@@ -28,14 +28,12 @@ read -r few many <<<"${ARGUS_BENCH_PROCS:-4 24}"
 sleeper='import time
 t = time.monotonic() + 4
 while time.monotonic() < t: time.sleep(0.005)'
-# "collector CPU 0.013 s; 33 stacks DWARF-unwound, 16 unwinds from the memo"
-summary() { sed -n 's/.*collector CPU \([0-9.]*\) s; \([0-9]*\) stacks DWARF-unwound, \([0-9]*\) unwinds from the memo.*/\1 \2 \3/p' | tail -1; }
 run() { # NPROCS -> "cpu_s unwound memo"
   wait_quiet "${ARGUS_BENCH_QUIET_S:-5}" || true
   rm -f "$tmp/u.argus"
   "$argus_bin" record --wait-stacks -o "$tmp/u.argus" -- bash -c \
     'for i in $(seq "$1"); do /usr/bin/python3 -c "$2" & done; wait' _ "$1" "$sleeper" \
-    2>&1 >/dev/null | summary
+    2>&1 >/dev/null | record_stacks_summary
 }
 per_stack() { awk '{ n = $2 + $3; if (n > 0) printf "%.1f", $1 * 1e6 / n; else print "n/a" }'; }
 echo "# collector CPU per recorded stack, $few vs $many sleeping python3 processes, $rounds rounds"
