@@ -24,7 +24,7 @@ struct argus_collector_opts {
 	uint64_t ring_size;      /* ring bytes; 0 = append-only snapshot file */
 	uint32_t chunk_ms;       /* cut a chunk at least this often; 0 = 1000 */
 	uint32_t chunk_bytes;    /* or when this much raw payload; 0 = 4 MiB */
-	int zlevel;              /* zlib level per chunk, 0 = none; -1 = default 1 */
+	int zlevel;              /* zstd level per chunk, 0 = none; -1 = default 1 */
 	bool no_unwind;          /* keep frame-pointer stacks only */
 	struct argus_probe_opts probe;
 	/* Called with every raw record (argus_events.h) as it is drained, in

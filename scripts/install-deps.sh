@@ -3,7 +3,7 @@
 # packages.  Idempotent: packages already present are skipped quickly.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang-14 clang llvm
-      libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libdeflate-dev libbsd-dev
+      libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libzstd-dev libdeflate-dev libbsd-dev
       libcapstone-dev libmnl-dev lldb-16 liblldb-16-dev
       python3-lldb-16   # `import lldb`: scripts/argus_flag.py, tests/e2e/python_flag.sh
       linux-perf rt-tests elfutils binutils trace-cmd

@@ -34,6 +34,8 @@
 #ifdef ARGUS_HAVE_LIBDEFLATE
 #include <libdeflate.h>
 #endif
+#include <zstd.h>
+#include <zstd_errors.h>
 
 #include "argus_events.h"
 #include "trace_internal.h"
@@ -183,6 +185,8 @@ struct argus_chunk_builder {
 	uint64_t used_types[65536 / 64]; /* bitmap over uint16 type */
 
 	struct argus_buf raw;   /* scratch for __finish */
+	enum argus_codec codec;
+	ZSTD_CCtx *zstd;        /* kept across chunks: its tables are reused */
 #ifdef ARGUS_HAVE_LIBDEFLATE
 	struct libdeflate_compressor *deflater;
 	int deflater_level;
@@ -241,6 +245,7 @@ void argus_chunk_builder__free(struct argus_chunk_builder *b)
 		argus_buf_free(&b->cpu[c].buf);
 	free(b->cpu);
 	argus_buf_free(&b->raw);
+	ZSTD_freeCCtx(b->zstd);
 #ifdef ARGUS_HAVE_LIBDEFLATE
 	libdeflate_free_compressor(b->deflater);
 #endif
@@ -682,11 +687,11 @@ out:
 /*
  * b->raw as a zlib stream into a new buffer, after ARGUS_CHUNK_HEADER_SIZE
  * bytes left for the header.  libdeflate when built with it: the same
- * zlib format (any reader inflates it), and at the collector's level 1
- * about half of zlib's CPU, which was a sixth of the collector's.
+ * zlib format (any reader inflates it), and at level 1 about half of
+ * zlib's CPU.
  */
-static int compress_raw(struct argus_chunk_builder *b, int level,
-			uint8_t **out, size_t *zlen)
+static int deflate_raw(struct argus_chunk_builder *b, int level,
+		       uint8_t **out, size_t *zlen)
 {
 	uint8_t *buf;
 #ifdef ARGUS_HAVE_LIBDEFLATE
@@ -728,6 +733,87 @@ static int compress_raw(struct argus_chunk_builder *b, int level,
 	return 0;
 }
 
+/*
+ * b->raw as one zstd frame, its content size in the frame header (the
+ * reader checks it against raw_len before inflating).  No content
+ * checksum: payload_crc covers the stored bytes, and every reader checks
+ * it before it inflates; the checksum cost ~12% of the inflate
+ * (bench/codec_speed.c).  On the collector's chunks, level 1
+ * takes about half of libdeflate level 1's CPU and writes ~30% fewer
+ * bytes, and the frame inflates faster (docs/benchmarks.md, session 21).
+ */
+static int zstd_raw(struct argus_chunk_builder *b, int level,
+		    uint8_t **out, size_t *zlen)
+{
+	size_t bound = ZSTD_compressBound(b->raw.len), z;
+	uint8_t *buf;
+
+	if (!b->zstd && !(b->zstd = ZSTD_createCCtx()))
+		return -ENOMEM;
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(b->zstd, ZSTD_c_compressionLevel,
+						level < 0 ? ZSTD_CLEVEL_DEFAULT : level)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(b->zstd, ZSTD_c_contentSizeFlag, 1)))
+		return -EINVAL;
+	buf = malloc(ARGUS_CHUNK_HEADER_SIZE + bound);
+	if (!buf)
+		return -ENOMEM;
+	z = ZSTD_compress2(b->zstd, buf + ARGUS_CHUNK_HEADER_SIZE, bound,
+			   b->raw.p, b->raw.len);
+	if (ZSTD_isError(z)) {
+		free(buf);
+		ZSTD_CCtx_reset(b->zstd, ZSTD_reset_session_and_parameters);
+		return ZSTD_getErrorCode(z) == ZSTD_error_memory_allocation ? -ENOMEM : -EIO;
+	}
+	*zlen = z;
+	*out = buf;
+	return 0;
+}
+
+int argus_chunk_builder__set_codec(struct argus_chunk_builder *b,
+				   enum argus_codec codec)
+{
+	if (!b || (codec != ARGUS_CODEC_ZLIB && codec != ARGUS_CODEC_ZSTD))
+		return -EINVAL;
+	b->codec = codec;
+	return 0;
+}
+
+/* Compress b->raw with the builder's codec into *out (header room first):
+ * the chunk flag in *flag, or *out NULL where it does not shrink.  A zstd
+ * frame that shrinks past deflate's ratio (argus_raw_len_plausible) is
+ * replaced by zlib: the format's bound on what a reader allocates. */
+static int compress_raw(struct argus_chunk_builder *b, int level,
+			uint8_t **out, size_t *zlen, uint16_t *flag)
+{
+	int rc;
+
+	*out = NULL;
+	if (b->codec == ARGUS_CODEC_ZSTD) {
+		rc = zstd_raw(b, level, out, zlen);
+		if (rc)
+			return rc;
+		if (*zlen < b->raw.len &&
+		    argus_raw_len_plausible((uint32_t)b->raw.len, (uint32_t)*zlen)) {
+			*flag = ARGUS_CHUNK_ZSTD;
+			return 0;
+		}
+		free(*out);
+		*out = NULL;
+		if (*zlen >= b->raw.len)
+			return 0;       /* incompressible: store raw */
+	}
+	rc = deflate_raw(b, level, out, zlen);
+	if (rc)
+		return rc;
+	if (*zlen < b->raw.len) {
+		*flag = ARGUS_CHUNK_ZLIB;
+		return 0;
+	}
+	free(*out);             /* incompressible: store raw */
+	*out = NULL;
+	return 0;
+}
+
 int argus_chunk_builder__finish(struct argus_chunk_builder *b, uint64_t seq,
 				int level, void **out, size_t *len)
 {
@@ -743,18 +829,12 @@ int argus_chunk_builder__finish(struct argus_chunk_builder *b, uint64_t seq,
 		return rc;
 
 	if (level != 0) {
-		size_t zlen;
+		uint16_t flag = 0;
 
-		rc = compress_raw(b, level, &buf, &zlen);
+		rc = compress_raw(b, level, &buf, &payload_len, &flag);
 		if (rc)
 			return rc;
-		if (zlen < b->raw.len) {
-			h.flags |= ARGUS_CHUNK_ZLIB;
-			payload_len = zlen;
-		} else {
-			free(buf);  /* incompressible: store raw */
-			buf = NULL;
-		}
+		h.flags |= flag;
 	}
 	if (!buf) {
 		buf = malloc(ARGUS_CHUNK_HEADER_SIZE + b->raw.len);

@@ -31,9 +31,9 @@ static const char *chunk_problem(struct argus_trace *t, struct chunk *c,
 	const uint8_t *payload = t->base + c->off + ARGUS_CHUNK_HEADER_SIZE;
 
 	*past_end = false;
-	if (h->version != ARGUS_FORMAT_VERSION) {
-		reader_why(t, "chunk format version %u, this build reads version %u",
-			   h->version, ARGUS_FORMAT_VERSION);
+	if (h->version < ARGUS_FORMAT_VERSION_MIN || h->version > ARGUS_FORMAT_VERSION) {
+		reader_why(t, "chunk format version %u, this build reads versions %u to %u",
+			   h->version, ARGUS_FORMAT_VERSION_MIN, ARGUS_FORMAT_VERSION);
 		return t->why;
 	}
 	if (end > area_end) {
@@ -44,13 +44,15 @@ static const char *chunk_problem(struct argus_trace *t, struct chunk *c,
 	}
 	if (!argus_crc_ok(h->payload_crc, payload, h->payload_len))
 		return "payload checksum mismatch";
-	if (h->flags & ~ARGUS_CHUNK_ZLIB) {
+	if ((h->flags & ~ARGUS_CHUNK_COMPRESSED) ||
+	    (h->flags & ARGUS_CHUNK_COMPRESSED) == ARGUS_CHUNK_COMPRESSED ||
+	    (h->version < 2 && (h->flags & ARGUS_CHUNK_ZSTD))) {
 		reader_why(t, "unknown chunk flags 0x%x", h->flags);
 		return t->why;
 	}
 	if (h->raw_len > ARGUS_MAX_RAW_LEN ||
-	    (h->flags & ARGUS_CHUNK_ZLIB ?
-	     (uint64_t)h->raw_len > (uint64_t)h->payload_len * ARGUS_MAX_ZLIB_RATIO + 64 :
+	    (h->flags & ARGUS_CHUNK_COMPRESSED ?
+	     !argus_raw_len_plausible(h->raw_len, h->payload_len) :
 	     h->raw_len != h->payload_len)) {
 		reader_why(t, "implausible inflated size %u for %u payload bytes",
 			   h->raw_len, h->payload_len);

@@ -5,15 +5,17 @@
  *   reader_inflate()        the whole payload into a buffer, for decoding
  *                           (reader_inflate_chunk(): into t->in, or taken
  *                           from the prefetch thread, reader_prefetch.c).
- *                           With libdeflate (ARGUS_HAVE_LIBDEFLATE) the same
- *                           zlib streams inflate about twice as fast as with
+ *                           zstd frames (what the collector writes) with
+ *                           libzstd; zlib streams with libdeflate
+ *                           (ARGUS_HAVE_LIBDEFLATE), about twice as fast as
  *                           zlib's inflate(), which stays as the fallback:
  *                           inflating is the largest single cost of reading.
  *   struct zsrc             a streaming inflater, for reading the first
  *                           sections of a chunk at open (its CPUS section)
  *                           without inflating all of it.
  *
- * Neither produces more than raw_len bytes.  The zsrc's varints are
+ * Neither produces more than raw_len bytes; a zstd frame must say it holds
+ * exactly raw_len (its content size) before anything is inflated.  The zsrc's varints are
  * decoded by varint_get(), the decoder of every other payload varint.
  */
 #include <stdio.h>
@@ -23,12 +25,16 @@
 #ifdef ARGUS_HAVE_LIBDEFLATE
 #include <libdeflate.h>
 #endif
+#include <zstd.h>
+#include <zstd_errors.h>
 
 /* ---------------------------------------------------------------------
  * Streaming inflate.
  */
 struct zsrc {
 	z_stream z;
+	ZSTD_DStream *zs;               /* a zstd frame's, else NULL */
+	ZSTD_inBuffer zin;
 	bool zlib, inited;
 	const uint8_t *p, *end;         /* produced, not yet consumed */
 	uint64_t produced, limit;       /* limit = raw_len */
@@ -36,7 +42,17 @@ struct zsrc {
 	uint8_t buf[4096];
 };
 
-struct zsrc *reader_zsrc_new(const uint8_t *in, uint32_t in_len, bool zlib,
+/* Does the zstd frame at in[0, in_len) say it inflates to exactly raw_len?
+ * Only its header is parsed. */
+static bool zstd_frame_holds(const uint8_t *in, uint32_t in_len, uint32_t raw_len)
+{
+	unsigned long long n = ZSTD_getFrameContentSize(in, in_len);
+
+	return n != ZSTD_CONTENTSIZE_UNKNOWN && n != ZSTD_CONTENTSIZE_ERROR &&
+	       n == raw_len;
+}
+
+struct zsrc *reader_zsrc_new(const uint8_t *in, uint32_t in_len, uint16_t flags,
 			     uint32_t raw_len)
 {
 	struct zsrc *s = malloc(sizeof(*s));
@@ -44,17 +60,32 @@ struct zsrc *reader_zsrc_new(const uint8_t *in, uint32_t in_len, bool zlib,
 	if (!s)
 		return NULL;
 	memset(&s->z, 0, sizeof(s->z));
-	s->zlib = zlib;
+	s->zs = NULL;
+	s->zlib = false;
 	s->inited = false;
 	s->produced = s->consumed = 0;
 	s->limit = raw_len;
-	if (!zlib) {
+	if (!(flags & ARGUS_CHUNK_COMPRESSED)) {
 		s->p = in;
 		s->end = in + in_len;
 		s->produced = in_len;
 		return s;
 	}
 	s->p = s->end = s->buf;
+	if (flags & ARGUS_CHUNK_ZSTD) {
+		/* A frame claiming another size yields nothing (no zs, no
+		 * zlib): the caller's first varint fails, "bad section". */
+		if (!zstd_frame_holds(in, in_len, raw_len))
+			return s;
+		s->zs = ZSTD_createDStream();
+		if (!s->zs) {
+			free(s);
+			return NULL;
+		}
+		s->zin = (ZSTD_inBuffer){ in, in_len, 0 };
+		return s;
+	}
+	s->zlib = true;
 	s->z.next_in = (Bytef *)in;
 	s->z.avail_in = in_len;
 	if (inflateInit(&s->z) != Z_OK) {
@@ -71,6 +102,7 @@ void reader_zsrc_free(struct zsrc *s)
 		return;
 	if (s->inited)
 		inflateEnd(&s->z);
+	ZSTD_freeDStream(s->zs);
 	free(s);
 }
 
@@ -86,9 +118,25 @@ static int zsrc_fill(struct zsrc *s)
 
 	if (s->p < s->end)
 		return 0;
-	if (!s->zlib || s->produced >= s->limit)
+	if ((!s->zlib && !s->zs) || s->produced >= s->limit)
 		return -EBADMSG;
 	room = s->limit - s->produced;
+	if (s->zs) {
+		ZSTD_outBuffer out = { s->buf, room < sizeof(s->buf) ? room : sizeof(s->buf), 0 };
+
+		/* a call may take input (a block header) without output */
+		while (!out.pos) {
+			size_t before = s->zin.pos, r;
+
+			r = ZSTD_decompressStream(s->zs, &out, &s->zin);
+			if (ZSTD_isError(r) || (!out.pos && s->zin.pos == before))
+				return -EBADMSG;
+		}
+		s->p = s->buf;
+		s->end = s->buf + out.pos;
+		s->produced += out.pos;
+		return 0;
+	}
 	s->z.next_out = s->buf;
 	s->z.avail_out = (uInt)(room < sizeof(s->buf) ? room : sizeof(s->buf));
 	rc = inflate(&s->z, Z_NO_FLUSH);
@@ -163,9 +211,31 @@ int reader_inflate(struct inflate_buf *b, const uint8_t *payload,
 		b->raw = p;
 		b->cap = raw_len;
 	}
-	if (!(h->flags & ARGUS_CHUNK_ZLIB)) {
+	if (!(h->flags & ARGUS_CHUNK_COMPRESSED)) {
 		if (raw_len)
 			memcpy(b->raw, payload, raw_len);
+		return 0;
+	}
+	if (h->flags & ARGUS_CHUNK_ZSTD) {
+		/* one frame, of exactly raw_len bytes, and nothing after it;
+		 * its integrity is payload_crc's, checked before this (a
+		 * frame damaged under a good crc inflates to bytes the
+		 * decoder refuses, or to the wrong size) */
+		size_t n;
+
+		if (!zstd_frame_holds(payload, h->payload_len, raw_len) ||
+		    ZSTD_findFrameCompressedSize(payload, h->payload_len) != h->payload_len)
+			goto bad;
+		if (!b->zstd && !(b->zstd = ZSTD_createDCtx()))
+			return -ENOMEM;
+		n = ZSTD_decompressDCtx(b->zstd, b->raw, raw_len, payload, h->payload_len);
+		if (ZSTD_isError(n)) {
+			if (ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation)
+				return -ENOMEM;
+			goto bad;
+		}
+		if (n != raw_len)
+			goto bad;
 		return 0;
 	}
 #ifdef ARGUS_HAVE_LIBDEFLATE
@@ -230,6 +300,8 @@ void reader_inflate_buf_free(struct inflate_buf *b)
 	libdeflate_free_decompressor(b->inflater);
 #endif
 	b->inflater = NULL;
+	ZSTD_freeDCtx(b->zstd);
+	b->zstd = NULL;
 	free(b->raw);
 	b->raw = NULL;
 	b->cap = 0;

@@ -24,7 +24,7 @@
  * checked against the bytes that remain before it is used; nothing is
  * allocated from a length field except the inflate buffer, which is
  * bounded by ARGUS_MAX_RAW_LEN and by what deflate can expand payload_len
- * into.
+ * into (argus_raw_len_plausible: zstd chunks are held to deflate's bound).
  */
 #ifndef ARGUS_READER_INTERNAL_H
 #define ARGUS_READER_INTERNAL_H
@@ -34,13 +34,16 @@
 #include <pthread.h>
 
 struct libdeflate_decompressor;
+struct ZSTD_DCtx_s;
 
-/* A chunk's payload inflated (reader_inflate.c): the buffer and
- * libdeflate's state (NULL without libdeflate, or until first used). */
+/* A chunk's payload inflated (reader_inflate.c): the buffer and the
+ * decompressors' state (each NULL until first used; libdeflate's always
+ * NULL without libdeflate). */
 struct inflate_buf {
 	uint8_t *raw;
 	size_t cap;
 	struct libdeflate_decompressor *inflater;
+	struct ZSTD_DCtx_s *zstd;
 };
 
 /* The next chunk's payload, inflated on a second thread while this one is
@@ -300,7 +303,7 @@ void reader_skip_corrupt(struct argus_trace *t, struct chunk *c,
 /* A streaming inflater over a chunk's payload, for the first sections of
  * a chunk at open without inflating all of it. */
 struct zsrc;
-struct zsrc *reader_zsrc_new(const uint8_t *in, uint32_t in_len, bool zlib,
+struct zsrc *reader_zsrc_new(const uint8_t *in, uint32_t in_len, uint16_t flags,
 			     uint32_t raw_len);
 void reader_zsrc_free(struct zsrc *s);
 bool reader_zsrc_eof(const struct zsrc *s);

@@ -44,7 +44,7 @@ decode_rest(struct argus_trace *t, struct cursor *cu, struct argus_event *ev,
 
 	/* Cleared field by field below: a memset of the whole event per
 	 * event was a tenth of the graph build's time. */
-	ev->stack = ev->str = ev->str2 = 0;
+	ev->stack = ev->str = ev->str2 = ev->pad2 = 0;
 	memset(ev->pad, 0, sizeof(ev->pad));
 	for (unsigned i = 0; i < ARGUS_NFIELDS; i++)   /* constant size: */
 		ev->f[i] = 0;                          /* vector stores */

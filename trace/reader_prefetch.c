@@ -61,7 +61,7 @@ void reader_prefetch_start(struct argus_trace *t, const struct chunk *c)
 	sigset_t all, old;
 	int rc;
 
-	if (pf->off || pf->running || !c || !(c->h.flags & ARGUS_CHUNK_ZLIB) ||
+	if (pf->off || pf->running || !c || !(c->h.flags & ARGUS_CHUNK_COMPRESSED) ||
 	    c->h.raw_len < PREFETCH_MIN_RAW)
 		return;
 	if (one_cpu()) {

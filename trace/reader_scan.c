@@ -37,10 +37,10 @@ int reader_check_header(struct argus_trace *t, struct argus_error *err)
 					"truncated header: file is %zu bytes, the header needs %u",
 					t->len, ARGUS_FILE_HEADER_SIZE);
 	memcpy(&h->version, t->base + 8, sizeof(h->version));
-	if (h->version != ARGUS_FORMAT_VERSION)
+	if (h->version < ARGUS_FORMAT_VERSION_MIN || h->version > ARGUS_FORMAT_VERSION)
 		return argus_error__set(err, path, -EPROTONOSUPPORT, 8,
-					"trace format version %u at offset 8, this build reads version %u",
-					h->version, ARGUS_FORMAT_VERSION);
+					"trace format version %u at offset 8, this build reads versions %u to %u",
+					h->version, ARGUS_FORMAT_VERSION_MIN, ARGUS_FORMAT_VERSION);
 	if (t->len < ARGUS_FILE_HEADER_SIZE)
 		return argus_error__set(err, path, -EBADMSG, t->len,
 					"truncated header: file is %zu bytes, the header needs %u",
@@ -85,7 +85,7 @@ static int probe_cpus(struct argus_trace *t, const struct chunk *c,
 	int rc = -EBADMSG;
 
 	*found = false;
-	s = reader_zsrc_new(payload, c->h.payload_len, c->h.flags & ARGUS_CHUNK_ZLIB,
+	s = reader_zsrc_new(payload, c->h.payload_len, c->h.flags,
 			    c->h.raw_len);
 	if (!s)
 		return -ENOMEM;

@@ -10,7 +10,8 @@
  *   ring area:  chunks, each starting on an ARGUS_BLOCK_SIZE boundary
  *
  * A chunk is a 64-byte struct argus_chunk_header followed by `payload_len`
- * bytes (zlib-deflated when ARGUS_CHUNK_ZLIB is set).  The inflated payload
+ * bytes: raw, one zlib stream (ARGUS_CHUNK_ZLIB) or one zstd frame
+ * (ARGUS_CHUNK_ZSTD), never both flags.  The inflated payload
  * is a list of sections `varint tag, varint len, bytes[len]`; a reader skips
  * tags it does not know.  Everything a chunk's events refer to (strings,
  * stacks, tasks, maps, the event schema) is inside the same chunk, so any
@@ -39,7 +40,10 @@
 #include <stdint.h>
 
 #define ARGUS_FILE_MAGIC "ARGUSTRC"      /* 8 bytes, no NUL */
-#define ARGUS_FORMAT_VERSION 1
+/* Version 2 added zstd chunks (ARGUS_CHUNK_ZSTD); a reader reads every
+ * version from ARGUS_FORMAT_VERSION_MIN on, a writer writes the newest. */
+#define ARGUS_FORMAT_VERSION 2
+#define ARGUS_FORMAT_VERSION_MIN 1
 #define ARGUS_FILE_HEADER_SIZE 4096
 #define ARGUS_BLOCK_SIZE 4096
 #define ARGUS_CHUNK_MAGIC 0x4b484341u    /* "ACHK" little-endian */
@@ -52,8 +56,21 @@
 				      blocking switch-outs' stacks were
 				      DWARF-unwound, not frame pointers only */
 
-/* argus_chunk_header.flags */
+/* argus_chunk_header.flags: how the payload is compressed, at most one.
+ * The collector writes zstd (half of zlib's CPU per event and smaller, see
+ * docs/trace-format.md); zlib chunks of older files stay readable.  Either
+ * way raw_len <= payload_len * 1032 + 64 (deflate's limit): a writer whose
+ * zstd frame compresses better than that stores the chunk as zlib, so a
+ * reader never allocates more than deflate could claim. */
 #define ARGUS_CHUNK_ZLIB 0x1
+#define ARGUS_CHUNK_ZSTD 0x2
+#define ARGUS_CHUNK_COMPRESSED (ARGUS_CHUNK_ZLIB | ARGUS_CHUNK_ZSTD)
+
+/* How argus_chunk_builder__finish() compresses a chunk. */
+enum argus_codec {
+	ARGUS_CODEC_ZLIB = 0,   /* the default of a new builder */
+	ARGUS_CODEC_ZSTD = 1,
+};
 
 /* On-disk file header, little-endian, at offset 0. */
 struct argus_file_header {
@@ -118,6 +135,9 @@ struct argus_event {
 	uint32_t stack;     /* stack id, 0 = none */
 	uint32_t str;       /* string id, 0 = none (see per-type notes) */
 	uint32_t str2;      /* second string id, 0 = none */
+	uint32_t pad2;      /* 0; explicit, so that every byte of an event the
+	                       reader returns is defined (no compiler padding
+	                       left as whatever the buffer held) */
 	uint64_t f[ARGUS_NFIELDS];
 };
 
@@ -260,9 +280,15 @@ int argus_chunk_builder__event(struct argus_chunk_builder *b,
 size_t argus_chunk_builder__nevents(const struct argus_chunk_builder *b);
 size_t argus_chunk_builder__raw_bytes(const struct argus_chunk_builder *b);
 /* Encode header + payload into a malloc'd buffer (*out, *len) and reset
- * the builder for the next chunk.  level: zlib level, 0 = store raw. */
+ * the builder for the next chunk.  level: 1 (fastest) to 9, -1 the codec's
+ * default (zlib 6, zstd 3), 0 = store raw.  A payload the codec cannot
+ * shrink is stored raw. */
 int argus_chunk_builder__finish(struct argus_chunk_builder *b, uint64_t seq,
 				int level, void **out, size_t *len);
+/* The codec of the builder's next chunks (ARGUS_CODEC_ZLIB until set);
+ * -EINVAL for an unknown one. */
+int argus_chunk_builder__set_codec(struct argus_chunk_builder *b,
+				   enum argus_codec codec);
 /* Drop everything added since the last __finish (e.g. after it failed). */
 void argus_chunk_builder__reset(struct argus_chunk_builder *b);
 /* Built-in name of an event type ("switch", "sys_enter"...), NULL if

@@ -42,8 +42,15 @@ _Static_assert(offsetof(struct argus_chunk_header, header_crc) == 60,
 /* Largest inflated chunk payload a reader accepts (and a builder makes). */
 #define ARGUS_MAX_RAW_LEN (256u << 20)
 /* deflate cannot expand better than ~1032:1; a bigger claimed raw_len is a
- * lie and would only make the reader allocate for nothing. */
+ * lie and would only make the reader allocate for nothing.  zstd can (its
+ * RLE blocks), so the format holds zstd chunks to the same bound: a writer
+ * stores a chunk that zstd shrinks further as zlib (chunk_builder.c). */
 #define ARGUS_MAX_ZLIB_RATIO 1032u
+/* A compressed payload that claims raw_len from payload_len is plausible. */
+static inline bool argus_raw_len_plausible(uint32_t raw_len, uint32_t payload_len)
+{
+	return (uint64_t)raw_len <= (uint64_t)payload_len * ARGUS_MAX_ZLIB_RATIO + 64;
+}
 
 /* Per-type schema flags (SCHEMA section, `flags` varint). */
 #define ARGUS_SCHEMA_STACK 0x1

@@ -1,7 +1,7 @@
 /* fuzz_trace_seeds.c - write small valid traces as the fuzzer's seed corpus:
  * `fuzz_trace_seeds SEED_DIR [MORE_DIRS...]` creates the directories and
  * fills the first.  Seeds are generated in the build, never committed.
- * Each covers a different shape: snapshot/ring, zlib/raw, wrapped ring,
+ * Each covers a different shape: snapshot/ring, zstd/zlib/raw, wrapped ring,
  * every event type with strings, stacks, tasks, maps and lost counts. */
 #include <errno.h>
 #include <stdio.h>
@@ -56,7 +56,7 @@ static void fill(struct argus_chunk_builder *b, uint64_t ts, int n)
 }
 
 static int write_trace(const char *dir, const char *name, uint64_t ring,
-		       int chunks, int events, int level)
+		       int chunks, int events, int level, enum argus_codec codec)
 {
 	struct argus_ring_opts o = { .sz = sizeof(o), .data_size = ring, .ncpus = 4 };
 	struct argus_chunk_builder *b = argus_chunk_builder__new();
@@ -72,6 +72,7 @@ static int write_trace(const char *dir, const char *name, uint64_t ring,
 		argus_chunk_builder__free(b);
 		return 1;
 	}
+	argus_chunk_builder__set_codec(b, codec);
 	for (int c = 0; c < chunks && !rc; c++) {
 		void *buf;
 		size_t len;
@@ -103,10 +104,12 @@ int main(int argc, char **argv)
 			perror(argv[i]);
 			return 1;
 		}
-	bad |= write_trace(argv[1], "snap-zlib", 0, 1, 46, 6);
-	bad |= write_trace(argv[1], "snap-raw", 0, 2, 23, 0);
-	bad |= write_trace(argv[1], "ring-wrapped", 3 * 4096, 5, 40, 0);
-	bad |= write_trace(argv[1], "ring-zlib", 2 * 4096, 2, 60, 1);
-	bad |= write_trace(argv[1], "empty", 0, 0, 0, 0);
+	bad |= write_trace(argv[1], "snap-zlib", 0, 1, 46, 6, ARGUS_CODEC_ZLIB);
+	bad |= write_trace(argv[1], "snap-zstd", 0, 2, 46, 1, ARGUS_CODEC_ZSTD);
+	bad |= write_trace(argv[1], "snap-raw", 0, 2, 23, 0, ARGUS_CODEC_ZSTD);
+	bad |= write_trace(argv[1], "ring-wrapped", 3 * 4096, 5, 40, 0, ARGUS_CODEC_ZSTD);
+	bad |= write_trace(argv[1], "ring-zlib", 2 * 4096, 2, 60, 1, ARGUS_CODEC_ZLIB);
+	bad |= write_trace(argv[1], "ring-zstd", 2 * 4096, 3, 60, 1, ARGUS_CODEC_ZSTD);
+	bad |= write_trace(argv[1], "empty", 0, 0, 0, 0, ARGUS_CODEC_ZSTD);
 	return bad;
 }

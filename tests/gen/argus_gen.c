@@ -5,7 +5,7 @@
  *
  *   argus-gen -o FILE --events N [--seed S] [--cpus C] [--procs P]
  *             [--threads-per-proc T] [--chunk-events K] [--zlevel L]
- *             [--ui-hang]
+ *             [--zlib] [--ui-hang]
  *
  * The file holds exactly N events.  Deterministic for a given seed (and the
  * same options).  See docs/trace-format.md, "Synthetic traces (tests/gen)".
@@ -2455,11 +2455,13 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: argus-gen -o FILE --events N [--seed S] [--cpus C] [--procs P]\n"
 		"                 [--threads-per-proc T] [--chunk-events K] [--zlevel L]\n"
-		"                 [--ui-hang]\n"
+		"                 [--zlib] [--ui-hang]\n"
 		"Write a synthetic system-wide Argus trace of exactly N events: C CPUs\n"
 		"(default 2), P processes (default 40) of T threads (default 4, at least 2)\n"
 		"plus kernel threads, deterministic per seed (default 1).  K: events per\n"
-		"chunk (default 200000); L: zlib level 1-9 (default 1), 0 = store raw.\n"
+		"chunk (default 200000); L: compression level 1-9 (default 1), 0 = store\n"
+		"raw.  Chunks are zstd frames, as the collector writes; --zlib writes zlib\n"
+		"chunks, as files of builds before zstd.\n"
 		"--ui-hang adds one UI hang with a known culprit (sqlclient -> query_worker\n"
 		"-> dbserver -> db_vacuum) and prints its ground truth on stdout.\n");
 }
@@ -2521,6 +2523,9 @@ int main(int argc, char **argv)
 			ok = num(v, 1, 10000000, &chunk);
 		} else if (!strcmp(a, "--zlevel")) {
 			ok = num(v, 0, 9, &zl);
+		} else if (!strcmp(a, "--zlib")) {
+			o.zlib = true;
+			i--;  /* no value */
 		} else {
 			fprintf(stderr, "argus-gen: unknown argument '%s'\n", a);
 			usage(stderr);

@@ -352,7 +352,9 @@ struct argus_tracegen *argus_tracegen__open(const char *path,
 	g->seq = 1;
 	g->gen = 1;
 	g->b = argus_chunk_builder__new();
-	if (!g->b) {
+	if (!g->b || argus_chunk_builder__set_codec(g->b, o.zlib ? ARGUS_CODEC_ZLIB :
+						    ARGUS_CODEC_ZSTD)) {
+		argus_chunk_builder__free(g->b);
 		set_err(err, -ENOMEM, path, "out of memory");
 		free(g);
 		errno = ENOMEM;

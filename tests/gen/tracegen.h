@@ -124,7 +124,9 @@ struct argus_tracegen_opts {
 	                           0 = 4; at most 256 */
 	uint32_t chunk_events;  /* cut a chunk after this many; 0 = 200000 */
 	uint32_t chunk_bytes;   /* ... or at this many raw bytes; 0 = 4 MiB */
-	int zlevel;             /* zlib level 1..9; 0 = 1; -1 = store raw */
+	int zlevel;             /* level 1..9; 0 = 1; -1 = store raw */
+	bool zlib;              /* zlib chunks, as files before zstd; else
+	                           zstd, what the collector writes */
 };
 
 struct argus_tracegen_stats {

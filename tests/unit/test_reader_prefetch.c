@@ -107,7 +107,7 @@ static unsigned big_chunks(const struct argus_trace *t, bool *first_big)
 		if (argus_trace__chunk(t, i, &ci))
 			continue;
 		memcpy(&h, ci.data, sizeof(h));
-		if ((h.flags & ARGUS_CHUNK_ZLIB) && h.raw_len >= BIG_RAW) {
+		if ((h.flags & ARGUS_CHUNK_COMPRESSED) && h.raw_len >= BIG_RAW) {
 			n++;
 			if (i == 0)
 				*first_big = true;
@@ -197,9 +197,10 @@ out:
 	argus_trace__close(fresh);
 }
 
-/* Copy path to bad_path with chunk k's deflate stream broken three
- * quarters in, its payload crc and header crc made right again: only
- * inflating it can tell.  Returns false if the trace has no chunk k. */
+/* Copy path to bad_path with chunk k's compressed payload broken (a zstd
+ * frame cut short, a zlib stream changed three quarters in), its payload
+ * crc and header crc made right again: only inflating it can tell.
+ * Returns false if the trace has no chunk k. */
 static bool break_chunk(unsigned k)
 {
 	struct argus_trace *t = open_trace(path);
@@ -218,8 +219,13 @@ static bool break_chunk(unsigned k)
 	CHECK(buf && read(fd, buf, (size_t)st.st_size) == st.st_size);
 	close(fd);
 	memcpy(&h, buf + ci.offset, sizeof(h));
-	for (uint32_t i = 0; i < 16; i++)       /* a run of bytes, not one bit */
-		buf[ci.offset + ARGUS_CHUNK_HEADER_SIZE + h.payload_len * 3 / 4 + i] ^= 0x5a;
+	if (h.flags & ARGUS_CHUNK_ZSTD)
+		h.payload_len -= 16;    /* the frame cut short: only the inflate
+					   can tell (a zstd frame has no checksum
+					   of its own, payload_crc is it) */
+	else
+		for (uint32_t i = 0; i < 16; i++)       /* a run of bytes, not one bit */
+			buf[ci.offset + ARGUS_CHUNK_HEADER_SIZE + h.payload_len * 3 / 4 + i] ^= 0x5a;
 	h.payload_crc = argus_crc32(buf + ci.offset + ARGUS_CHUNK_HEADER_SIZE, h.payload_len);
 	argus_chunk_header_seal(&h);
 	memcpy(buf + ci.offset, &h, sizeof(h));

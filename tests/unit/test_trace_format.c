@@ -264,9 +264,12 @@ static struct argus_ring *create(const char *path, uint64_t data_size)
 /* ---------------------------------------------------------------------
  * Round trips.
  */
-static void round_trip(int level)
+static void round_trip(int level, enum argus_codec codec)
 {
-	const char *path = tpath(level ? "rt-zlib.argus" : "rt-raw.argus");
+	const char *path = tpath(!level ? "rt-raw.argus" :
+				 codec == ARGUS_CODEC_ZSTD ? "rt-zstd.argus" : "rt-zlib.argus");
+	uint16_t want_flag = !level ? 0 : codec == ARGUS_CODEC_ZSTD ? ARGUS_CHUNK_ZSTD :
+			     ARGUS_CHUNK_ZLIB;
 	struct argus_chunk_builder *b = argus_chunk_builder__new();
 	struct argus_ring *r = create(path, 0);
 	struct exp *exp = calloc(4000, sizeof(*exp));
@@ -274,6 +277,7 @@ static void round_trip(int level)
 	struct argus_error err = { 0 };
 	size_t nexp = 0, len;
 
+	CHECK_EQ(argus_chunk_builder__set_codec(b, codec), 0);
 	for (uint32_t k = 0; k < 3; k++) {
 		uint32_t comm, path_id;
 		struct argus_task task;
@@ -302,6 +306,10 @@ static void round_trip(int level)
 		CHECK_EQ(argus_chunk_builder__nevents(b), 1000);
 		CHECK(argus_chunk_builder__raw_bytes(b) > 1000);
 		void *chunk = finish(b, k + 1, level, &len);
+		struct argus_chunk_header h;
+
+		memcpy(&h, chunk, sizeof(h));
+		CHECK_EQ(h.flags, want_flag);   /* the codec asked for */
 		CHECK_EQ(argus_ring__append(r, chunk, len), 0);
 		free(chunk);
 		CHECK_EQ(argus_chunk_builder__nevents(b), 0);
@@ -356,12 +364,243 @@ out:
 
 static void test_round_trip_every_type_compressed(void)
 {
-	round_trip(6);
+	round_trip(6, ARGUS_CODEC_ZLIB);
+}
+
+static void test_round_trip_every_type_zstd(void)
+{
+	round_trip(1, ARGUS_CODEC_ZSTD);
+	round_trip(-1, ARGUS_CODEC_ZSTD);
 }
 
 static void test_round_trip_every_type_uncompressed(void)
 {
-	round_trip(0);
+	round_trip(0, ARGUS_CODEC_ZSTD);
+}
+
+/* One chunk of n events from fill_chunk with the given codec and level,
+ * as a file in memory (header + chunk): *len bytes, malloc'd; its
+ * chunk header in *h. */
+static uint8_t *one_chunk_file(const char *name, enum argus_codec codec, int level,
+			       unsigned n, struct argus_chunk_header *h, size_t *len)
+{
+	const char *path = tpath(name);
+	struct argus_chunk_builder *b = argus_chunk_builder__new();
+	struct argus_ring *r = create(path, 0);
+	struct exp *exp = calloc(n, sizeof(*exp));
+	size_t nexp = 0, clen;
+	uint8_t *m = NULL;
+	void *chunk;
+	FILE *f;
+	long sz;
+
+	CHECK_EQ(argus_chunk_builder__set_codec(b, codec), 0);
+	fill_chunk(b, 0, 1000, 3, n, exp, &nexp);
+	chunk = finish(b, 1, level, &clen);
+	memcpy(h, chunk, sizeof(*h));
+	argus_ring__append(r, chunk, clen);
+	argus_ring__close(r);
+	free(chunk);
+	free(exp);
+	argus_chunk_builder__free(b);
+	f = fopen(path, "rb");
+	if (f && !fseek(f, 0, SEEK_END) && (sz = ftell(f)) > 0) {
+		rewind(f);
+		m = malloc((size_t)sz);
+		if (m && fread(m, 1, (size_t)sz, f) != (size_t)sz) {
+			free(m);
+			m = NULL;
+		}
+		*len = (size_t)sz;
+	}
+	if (f)
+		fclose(f);
+	CHECK(m != NULL);
+	return m;
+}
+
+/* Put h back over the file's chunk header with its crcs made right. */
+static void reseal(uint8_t *m, struct argus_chunk_header *h)
+{
+	h->payload_crc = (uint32_t)crc32(0, m + ARGUS_FILE_HEADER_SIZE + 64, h->payload_len);
+	h->header_crc = (uint32_t)crc32(0, (const Bytef *)h, 60);
+	memcpy(m + ARGUS_FILE_HEADER_SIZE, h, 64);
+}
+
+/* Read m to its end: the first error's message in why ("" if none). */
+static int read_mem(const uint8_t *m, size_t len, char *why, size_t whylen)
+{
+	struct argus_error err = { 0 };
+	struct argus_trace *t = argus_trace__open_mem(m, len, &err);
+	struct argus_event ev;
+	int rc = 0, n = 0;
+
+	why[0] = 0;
+	if (!t) {
+		snprintf(why, whylen, "%s", err.msg);
+		return -1;
+	}
+	while ((rc = argus_trace__next(t, &ev, &err)) > 0)
+		n++;
+	if (rc < 0)
+		snprintf(why, whylen, "%s", err.msg);
+	argus_trace__close(t);
+	return rc < 0 ? rc : n;
+}
+
+/* A zstd frame damaged under good crcs (only a forger or the fuzzer
+ * makes one: payload_crc is checked first) is refused with one error:
+ * cut short, by the streaming read at open or the inflate; changed
+ * inside, by the inflate or by the decoder of what it inflated to. */
+static void test_zstd_frame_damaged_under_good_crcs_is_refused(void)
+{
+	struct argus_chunk_header h;
+	char why[512];
+	size_t len = 0;
+	uint8_t *m = one_chunk_file("zstd-bad.argus", ARGUS_CODEC_ZSTD, 1, 3000, &h, &len);
+
+	if (!m)
+		return;
+	CHECK_EQ(h.flags, ARGUS_CHUNK_ZSTD);
+	CHECK_EQ(read_mem(m, len, why, sizeof(why)), 3000);
+	h.payload_len -= 16;                    /* the frame cut short */
+	reseal(m, &h);
+	CHECK(read_mem(m, len, why, sizeof(why)) < 0);
+	/* at open (the CPUS section is read streaming) or at the inflate */
+	CHECK(strstr(why, "does not inflate") || strstr(why, "bad section header"));
+	fprintf(stderr, "  cut short: %s\n", why);
+	h.payload_len += 16;
+	for (uint32_t i = 0; i < 16; i++)       /* a run of bytes, 3/4 in */
+		m[ARGUS_FILE_HEADER_SIZE + 64 + h.payload_len * 3 / 4 + i] ^= 0x5a;
+	reseal(m, &h);
+	CHECK(read_mem(m, len, why, sizeof(why)) < 0);
+	CHECK(strstr(why, "corrupt chunk seq 1") != NULL);
+	fprintf(stderr, "  changed inside: %s\n", why);
+	free(m);
+}
+
+/* raw_len is checked against the frame's own content size before
+ * anything is inflated; a chunk claiming both codecs is refused. */
+static void test_zstd_chunk_header_must_agree_with_its_frame(void)
+{
+	struct argus_chunk_header h, orig;
+	char why[512];
+	size_t len = 0;
+	uint8_t *m = one_chunk_file("zstd-len.argus", ARGUS_CODEC_ZSTD, 1, 3000, &h, &len);
+
+	if (!m)
+		return;
+	orig = h;
+	h.raw_len -= 1;
+	reseal(m, &h);
+	CHECK(read_mem(m, len, why, sizeof(why)) < 0);
+	CHECK(strstr(why, "does not inflate") || strstr(why, "bad section"));
+	fprintf(stderr, "  raw_len one short: %s\n", why);
+
+	h = orig;
+	h.flags = ARGUS_CHUNK_ZSTD | ARGUS_CHUNK_ZLIB;
+	reseal(m, &h);
+	CHECK(read_mem(m, len, why, sizeof(why)) < 0);
+	CHECK(strstr(why, "unknown chunk flags 0x3") != NULL);
+
+	h = orig;
+	h.flags = ARGUS_CHUNK_ZLIB;     /* a zstd frame read as zlib */
+	reseal(m, &h);
+	CHECK(read_mem(m, len, why, sizeof(why)) < 0);
+	free(m);
+}
+
+/* A payload zstd shrinks past deflate's 1032:1 is stored as zlib: the
+ * reader's bound on what a chunk may claim holds for every codec. */
+static void test_zstd_past_deflates_ratio_is_stored_as_zlib(void)
+{
+	const char *path = tpath("zstd-ratio.argus");
+	struct argus_chunk_builder *b = argus_chunk_builder__new();
+	struct argus_ring *r = create(path, 0);
+	struct argus_chunk_header h;
+	struct argus_error err = { 0 };
+	struct argus_trace *t;
+	struct argus_event ev;
+	size_t len;
+	void *chunk;
+	int n = 0, rc;
+
+	CHECK_EQ(argus_chunk_builder__set_codec(b, ARGUS_CODEC_ZSTD), 0);
+	for (int i = 0; i < 400000; i++) {     /* the same event: ~4 MB of one pattern */
+		ev = (struct argus_event){ .ts = 1000, .tid = 5, .pid = 5,
+					   .type = AE_SYS_EXIT, .cpu = 0 };
+		CHECK_EQ(argus_chunk_builder__event(b, &ev), 0);
+	}
+	chunk = finish(b, 1, 1, &len);
+	memcpy(&h, chunk, sizeof(h));
+	fprintf(stderr, "  %u bytes raw, %u stored, flags 0x%x\n", h.raw_len, h.payload_len,
+		h.flags);
+	CHECK_EQ(h.flags, ARGUS_CHUNK_ZLIB);
+	CHECK((uint64_t)h.raw_len <= (uint64_t)h.payload_len * 1032 + 64);
+	argus_ring__append(r, chunk, len);
+	argus_ring__close(r);
+	free(chunk);
+	argus_chunk_builder__free(b);
+	t = argus_trace__open(path, &err);
+	CHECK(t != NULL);
+	if (!t)
+		return;
+	while ((rc = argus_trace__next(t, &ev, &err)) > 0)
+		n += ev.tid == 5;
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(n, 400000);
+	argus_trace__close(t);
+}
+
+/* m's file and chunk headers made version 1, crcs right again. */
+static void make_version_1(uint8_t *m, struct argus_chunk_header *h)
+{
+	struct argus_file_header fh;
+
+	memcpy(&fh, m, sizeof(fh));
+	fh.version = 1;
+	fh.header_crc = (uint32_t)crc32(0, (const Bytef *)&fh, 52);
+	memcpy(m, &fh, sizeof(fh));
+	h->version = 1;
+	reseal(m, h);
+}
+
+/* Files of version 1 (zlib or raw chunks, before zstd) read as before; a
+ * version 1 chunk cannot be zstd (that needs version 2). */
+static void test_version_1_files_still_read(void)
+{
+	struct argus_chunk_header h;
+	char why[512];
+	size_t len = 0;
+	uint8_t *m = one_chunk_file("v1-zlib.argus", ARGUS_CODEC_ZLIB, 1, 3000, &h, &len);
+
+	if (m) {
+		CHECK_EQ(h.version, ARGUS_FORMAT_VERSION);
+		CHECK_EQ(h.flags, ARGUS_CHUNK_ZLIB);
+		make_version_1(m, &h);
+		CHECK_EQ(read_mem(m, len, why, sizeof(why)), 3000);
+		if (why[0])
+			fprintf(stderr, "  v1 zlib: %s\n", why);
+		free(m);
+	}
+	m = one_chunk_file("v1-zstd.argus", ARGUS_CODEC_ZSTD, 1, 3000, &h, &len);
+	if (m) {
+		make_version_1(m, &h);
+		CHECK(read_mem(m, len, why, sizeof(why)) < 0);
+		CHECK(strstr(why, "unknown chunk flags 0x2") != NULL);
+		free(m);
+	}
+}
+
+/* The codec is checked: an unknown one is refused, nothing changes. */
+static void test_set_codec_rejects_an_unknown_codec(void)
+{
+	struct argus_chunk_builder *b = argus_chunk_builder__new();
+
+	CHECK_EQ(argus_chunk_builder__set_codec(b, (enum argus_codec)7), -EINVAL);
+	CHECK_EQ(argus_chunk_builder__set_codec(NULL, ARGUS_CODEC_ZSTD), -EINVAL);
+	CHECK_EQ(argus_chunk_builder__set_codec(b, ARGUS_CODEC_ZSTD), 0);
+	argus_chunk_builder__free(b);
 }
 
 static void test_open_mem_reads_the_same_bytes(void)
@@ -1163,12 +1402,12 @@ static void test_wrong_version_says_which_version(void)
 	write_snapshot(path, 1, NULL, NULL);
 	fd = open(path, O_RDWR);
 	CHECK_EQ(pread(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
-	h.version = 2;
+	h.version = 3;
 	h.header_crc = (uint32_t)crc32(0, (const Bytef *)&h, 52);
 	CHECK_EQ(pwrite(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
 	close(fd);
 	CHECK(argus_trace__open(path, &err) == NULL);
-	CHECK(strstr(err.msg, "trace format version 2 at offset 8, this build reads version 1") != NULL);
+	CHECK(strstr(err.msg, "trace format version 3 at offset 8, this build reads versions 1 to 2") != NULL);
 	CHECK_EQ(err.offset, 8);
 }
 
@@ -1203,9 +1442,9 @@ static void test_garbage_empty_and_short_files_fail_cleanly(void)
 
 /* Valid checksums around a mutated raw payload: the decoder itself must
  * reject or read it, never crash (run under ASan to mean it). */
-static void test_reader_survives_mutated_payloads(void)
+static void mutate_payloads(int level)
 {
-	const char *path = tpath("mut.argus");
+	const char *path = tpath(level ? "mut-zstd.argus" : "mut.argus");
 	struct argus_chunk_builder *b = argus_chunk_builder__new();
 	struct argus_ring *r = create(path, 0);
 	struct exp exp[400];
@@ -1215,8 +1454,9 @@ static void test_reader_survives_mutated_payloads(void)
 	long sz;
 	FILE *f;
 
+	argus_chunk_builder__set_codec(b, ARGUS_CODEC_ZSTD);
 	fill_chunk(b, 0, 1000, 3, 400, exp, &nexp);
-	chunk = finish(b, 1, 0, &len);
+	chunk = finish(b, 1, level, &len);
 	argus_ring__append(r, chunk, len);
 	free(chunk);
 	argus_ring__close(r);
@@ -1265,6 +1505,14 @@ static void test_reader_survives_mutated_payloads(void)
 	free(m);
 	free(orig);
 	argus_chunk_builder__free(b);
+}
+
+/* Mutations of a raw payload reach the decoder; of a zstd frame, the
+ * inflater (and past it, where the frame still inflates, the decoder). */
+static void test_reader_survives_mutated_payloads(void)
+{
+	mutate_payloads(0);
+	mutate_payloads(1);
 }
 
 /* ---------------------------------------------------------------------
@@ -1519,7 +1767,13 @@ int main(void)
 	RUN(test_varint_edges);
 	RUN(test_varint_next_agrees_with_varint_get);
 	RUN(test_round_trip_every_type_compressed);
+	RUN(test_round_trip_every_type_zstd);
 	RUN(test_round_trip_every_type_uncompressed);
+	RUN(test_zstd_frame_damaged_under_good_crcs_is_refused);
+	RUN(test_zstd_chunk_header_must_agree_with_its_frame);
+	RUN(test_zstd_past_deflates_ratio_is_stored_as_zlib);
+	RUN(test_set_codec_rejects_an_unknown_codec);
+	RUN(test_version_1_files_still_read);
 	RUN(test_open_mem_reads_the_same_bytes);
 	RUN(test_rewind_returns_the_same_events_and_ids);
 	RUN(test_out_of_order_across_chunks_is_counted_not_dropped);
