@@ -47,7 +47,7 @@ log "Depends: $(cat "$T/depends")"
 expect_in "$T/info" '^ Package: argus$' "the package is not named argus"
 expect_in "$T/info" '^ Architecture: amd64$' "the package is not amd64"
 # what the binaries link (objdump -p NEEDED), as dpkg-shlibdeps names it
-for lib in 'libc6 \(>= ' 'libbpf1 \(>= ' 'libdw1 \(>= ' 'libelf1 \(>= ' 'zlib1g \(>= ' 'libcapstone4 \(>= ' 'libmnl0 \(>= '; do
+for lib in 'libc6 \(>= ' 'libbpf1 \(>= ' 'libdw1 \(>= ' 'libelf1 \(>= ' 'zlib1g \(>= ' 'libzstd1 \(>= ' 'libcapstone4 \(>= ' 'libmnl0 \(>= '; do
 	expect_in "$T/depends" "(^|, )$lib" "Depends lacks $lib (not computed?)"
 done
 expect_in "$T/info" '^ Recommends: lldb-16$' "the package does not recommend lldb-16"
