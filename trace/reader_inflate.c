@@ -15,8 +15,12 @@
  *                           without inflating all of it.
  *
  * Neither produces more than raw_len bytes; a zstd frame must say it holds
- * exactly raw_len (its content size) before anything is inflated.  The zsrc's varints are
- * decoded by varint_get(), the decoder of every other payload varint.
+ * exactly raw_len (its content size) before anything is inflated.  The
+ * zsrc's varints are decoded by varint_get(), the decoder of every other
+ * payload varint.  A zsrc's zstd stream allocates at most the frame's
+ * content size (checked to be raw_len first) for its window, plus an input
+ * block of at most 128 KiB: libzstd takes the smaller of content size and
+ * claimed window.
  */
 #include <stdio.h>
 
