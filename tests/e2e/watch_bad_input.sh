@@ -77,6 +77,18 @@ wait "$PY" 2>/dev/null
 "$ARGUS" watch --list >"$T/list0" 2>&1
 grep -q "no watches armed" "$T/list0" || fail "a refused watch was armed" "$T/list0"
 
+# A machine whose breakpoints do not fire (a VM without the debug
+# registers passed through; tests/apps/bp_fires asks, apart from argusd's
+# own check): argus watch must say so and arm nothing, not arm a watch
+# that records nothing.  The rest needs watchpoints that fire.
+if ! "$APPS/bp_fires" >"$T/bp" 2>&1; then
+	grep -q '^fired 0 of' "$T/bp" || fail "bp_fires could not open a breakpoint" "$T/bp"
+	expect_clean_error "hardware watchpoints do not fire on this machine" \
+		"$ARGUS" watch --pid "$P" --addr "$ADDR"
+	"$ARGUS" watch --list >"$T/list-nf" 2>&1
+	grep -q "no watches armed" "$T/list-nf" || fail "a watch was armed on a machine whose breakpoints do not fire" "$T/list-nf"
+	pass "bad input refused with one line each; this machine's breakpoints do not fire ($(cat "$T/bp")): argus watch says so and arms nothing (the register limits need watchpoints that fire)"
+fi
 # four debug registers: four watches on 8-byte-apart words of the process
 for i in 0 1 2 3; do
 	printf -v A '0x%x' $((ADDR + 8 * i))

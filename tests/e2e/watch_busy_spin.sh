@@ -27,6 +27,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/step_lib.sh"
 e2e_init "$1"
+need_hw_watchpoints   # the writes are recorded by hardware watchpoints
 APP=$APPS/busy_spin_reply
 [ -x "$APP" ] || fail "no $APP (build first)"
 

@@ -28,6 +28,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/watch_lib.sh"
 e2e_init "$@"
+need_hw_watchpoints   # the writes are recorded by hardware watchpoints
 E2E_NAME=watch_flag_spin
 APP=$APPS/case_flag_spin
 [ -x "$APP" ] || fail "no $APP (build first)"

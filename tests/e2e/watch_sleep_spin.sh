@@ -24,6 +24,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/step_lib.sh"
 e2e_init "$1"
+need_hw_watchpoints   # the writes are recorded by hardware watchpoints
 
 start_collector --dir "$T/ring" --size 256M --no-watch-interactive
 start_app spin_sleep 6

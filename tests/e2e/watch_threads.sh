@@ -20,6 +20,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/watch_lib.sh"
 e2e_init "$@"
+need_hw_watchpoints   # the writes are recorded by hardware watchpoints
 APP=$APPS/flag_writer
 [ -x "$APP" ] || fail "no $APP (build first)"
 
