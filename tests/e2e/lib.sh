@@ -88,12 +88,13 @@ require_root() {
 # 2026-11-30).  Asked of tests/apps/bp_fires, independently of argusd's
 # own check; where they do not fire, e2e_watch_bad_input checks that
 # argus watch says so instead of arming a watch that records nothing.
+# An argument says what the test checked before this point (it passed).
 need_hw_watchpoints() {
 	local out
 	out=$("$APPS/bp_fires" 2>&1)
 	case $? in
 	0) return 0 ;;
-	1) log "SKIP: hardware watchpoints do not fire on this machine (bp_fires: $out); e2e_watch_bad_input checks argus watch's refusal"
+	1) log "SKIP${1:+ the rest (passed: $1)}: hardware watchpoints do not fire on this machine (bp_fires: $out); e2e_watch_bad_input checks argus watch's refusal"
 	   exit 77 ;;
 	*) fail "bp_fires could not open a breakpoint: $out" ;;
 	esac

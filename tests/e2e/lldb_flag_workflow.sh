@@ -34,6 +34,7 @@ expect_in "$LLDB_OUT" '^(error: )?argus flag: the collector is not running' "no 
 wait_app
 log "without a collector: the flag printed, then '$(grep -m1 -E '^(error: )?argus flag: ' "$LLDB_OUT")'"
 
+need_hw_watchpoints "argus flag --watch without a collector"
 # -- the workflow -----------------------------------------------------------
 start_collector --dir "$T/ring" --size 256M --no-watch-interactive
 start_app flag_spin

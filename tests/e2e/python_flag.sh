@@ -68,6 +68,7 @@ esac
 [ "$(jget "$T/flag.json" 'j["tid"]')" = "$(kv UI_TID "$APP_OUT")" ] || fail "the script did not step the UI thread" "$T/flag.json"
 log "from Python (import lldb): display_done at $(printf '0x%x' "$want") (FLAG_ADDR, nm + bias), read in wait_for_display_flag; detached, the app ended normally"
 
+need_hw_watchpoints "parts 1-3, argus flag from Python"
 # -- 4. the workflow ---------------------------------------------------------
 # The documented workflow from Python: with the collector running,
 # --watch arms `argus watch` on the flag before the script detaches; the

@@ -18,6 +18,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/step_lib.sh"
 e2e_init "$@"
+need_hw_watchpoints   # the writes are recorded by hardware watchpoints
 APP=$APPS/omp_barrier
 [ -x "$APP" ] || fail "no $APP (the build needs OpenMP: gcc's libgomp)"
 ldd "$APP" | has 'libgomp\.so' || fail "$APP does not use libgomp" 
