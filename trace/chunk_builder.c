@@ -742,29 +742,57 @@ static int deflate_raw(struct argus_chunk_builder *b, int level,
  * takes about half of libdeflate level 1's CPU and writes ~30% fewer
  * bytes, and the frame inflates faster (docs/benchmarks.md, session 21).
  */
+/* Bytes of b->raw up to the end of its first section (assemble() puts
+ * CPUS first), or 0 if it cannot tell. */
+static size_t first_section_end(const struct argus_buf *raw)
+{
+	const uint8_t *p = raw->p, *end = raw->p + raw->len;
+	uint64_t tag, len;
+
+	if (varint_get(&p, end, &tag) || varint_get(&p, end, &len) ||
+	    len > (uint64_t)(end - p))
+		return 0;
+	return (size_t)(p - raw->p) + (size_t)len;
+}
+
 static int zstd_raw(struct argus_chunk_builder *b, int level,
 		    uint8_t **out, size_t *zlen)
 {
-	size_t bound = ZSTD_compressBound(b->raw.len), z;
+	/* the bound of the whole, plus the header of the block the flush
+	 * below adds */
+	size_t bound = ZSTD_compressBound(b->raw.len) + 64, head = first_section_end(&b->raw);
+	ZSTD_outBuffer o;
+	ZSTD_inBuffer in;
+	size_t left;
 	uint8_t *buf;
 
 	if (!b->zstd && !(b->zstd = ZSTD_createCCtx()))
 		return -ENOMEM;
 	if (ZSTD_isError(ZSTD_CCtx_setParameter(b->zstd, ZSTD_c_compressionLevel,
 						level < 0 ? ZSTD_CLEVEL_DEFAULT : level)) ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(b->zstd, ZSTD_c_contentSizeFlag, 1)))
+	    ZSTD_isError(ZSTD_CCtx_setParameter(b->zstd, ZSTD_c_contentSizeFlag, 1)) ||
+	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(b->zstd, b->raw.len)))
 		return -EINVAL;
 	buf = malloc(ARGUS_CHUNK_HEADER_SIZE + bound);
 	if (!buf)
 		return -ENOMEM;
-	z = ZSTD_compress2(b->zstd, buf + ARGUS_CHUNK_HEADER_SIZE, bound,
-			   b->raw.p, b->raw.len);
-	if (ZSTD_isError(z)) {
+	o = (ZSTD_outBuffer){ buf + ARGUS_CHUNK_HEADER_SIZE, bound, 0 };
+	/* The first section (CPUS) ends a block of its own: a reader's open
+	 * streams only that far (reader_scan.c, probe_cpus), and zstd decodes
+	 * whole blocks (up to 128 KiB). */
+	in = (ZSTD_inBuffer){ b->raw.p, head, 0 };
+	left = head ? ZSTD_compressStream2(b->zstd, &o, &in, ZSTD_e_flush) : 0;
+	if (!ZSTD_isError(left) && !left) {
+		in = (ZSTD_inBuffer){ b->raw.p, b->raw.len, head };
+		left = ZSTD_compressStream2(b->zstd, &o, &in, ZSTD_e_end);
+	}
+	if (ZSTD_isError(left) || left) {       /* left > 0: out of room, cannot happen */
 		free(buf);
 		ZSTD_CCtx_reset(b->zstd, ZSTD_reset_session_and_parameters);
-		return ZSTD_getErrorCode(z) == ZSTD_error_memory_allocation ? -ENOMEM : -EIO;
+		return ZSTD_isError(left) &&
+		       ZSTD_getErrorCode(left) == ZSTD_error_memory_allocation ? -ENOMEM : -EIO;
 	}
-	*zlen = z;
+	*zlen = o.pos;
 	*out = buf;
 	return 0;
 }

@@ -37,7 +37,7 @@
  */
 struct zsrc {
 	z_stream z;
-	ZSTD_DStream *zs;               /* a zstd frame's, else NULL */
+	ZSTD_DStream *zs;               /* a zstd frame's (borrowed), else NULL */
 	ZSTD_inBuffer zin;
 	bool zlib, inited;
 	const uint8_t *p, *end;         /* produced, not yet consumed */
@@ -57,7 +57,7 @@ static bool zstd_frame_holds(const uint8_t *in, uint32_t in_len, uint32_t raw_le
 }
 
 struct zsrc *reader_zsrc_new(const uint8_t *in, uint32_t in_len, uint16_t flags,
-			     uint32_t raw_len)
+			     uint32_t raw_len, struct inflate_buf *ib)
 {
 	struct zsrc *s = malloc(sizeof(*s));
 
@@ -81,11 +81,14 @@ struct zsrc *reader_zsrc_new(const uint8_t *in, uint32_t in_len, uint16_t flags,
 		 * zlib): the caller's first varint fails, "bad section". */
 		if (!zstd_frame_holds(in, in_len, raw_len))
 			return s;
-		s->zs = ZSTD_createDStream();
-		if (!s->zs) {
+		/* ib's context, reset: creating one per chunk (its tables and
+		 * window) made opening 1000 zstd chunks 3x zlib's time */
+		if (!ib->zstd && !(ib->zstd = ZSTD_createDCtx())) {
 			free(s);
 			return NULL;
 		}
+		ZSTD_DCtx_reset(ib->zstd, ZSTD_reset_session_only);
+		s->zs = ib->zstd;
 		s->zin = (ZSTD_inBuffer){ in, in_len, 0 };
 		return s;
 	}
@@ -106,8 +109,7 @@ void reader_zsrc_free(struct zsrc *s)
 		return;
 	if (s->inited)
 		inflateEnd(&s->z);
-	ZSTD_freeDStream(s->zs);
-	free(s);
+	free(s);        /* s->zs is the inflate_buf's */
 }
 
 bool reader_zsrc_eof(const struct zsrc *s)
@@ -128,12 +130,21 @@ static int zsrc_fill(struct zsrc *s)
 	if (s->zs) {
 		ZSTD_outBuffer out = { s->buf, room < sizeof(s->buf) ? room : sizeof(s->buf), 0 };
 
-		/* a call may take input (a block header) without output */
+		/* Input 4 KiB at a time: given the whole payload, libzstd
+		 * decodes every block it can before it returns the first
+		 * bytes (the whole chunk, ~100 us each at open).  The writer
+		 * ends a block after CPUS (chunk_builder.c, zstd_raw), so the
+		 * first block holds only it.  A call may take input (a block
+		 * header) without output. */
 		while (!out.pos) {
-			size_t before = s->zin.pos, r;
+			size_t before = s->zin.pos, r, end = s->zin.pos + 4096;
+			ZSTD_inBuffer lim = { s->zin.src, end < s->zin.size ? end : s->zin.size,
+					      s->zin.pos };
 
-			r = ZSTD_decompressStream(s->zs, &out, &s->zin);
-			if (ZSTD_isError(r) || (!out.pos && s->zin.pos == before))
+			r = ZSTD_decompressStream(s->zs, &out, &lim);
+			s->zin.pos = lim.pos;
+			if (ZSTD_isError(r) || (!out.pos && s->zin.pos == before &&
+						 lim.size == s->zin.size))
 				return -EBADMSG;
 		}
 		s->p = s->buf;

@@ -301,10 +301,12 @@ void reader_skip_corrupt(struct argus_trace *t, struct chunk *c,
 
 /* reader_inflate.c */
 /* A streaming inflater over a chunk's payload, for the first sections of
- * a chunk at open without inflating all of it. */
+ * a chunk at open without inflating all of it.  A zstd frame is streamed
+ * with ib's decompression context (made if ib has none yet), so ib must
+ * not be inflated into while the zsrc lives. */
 struct zsrc;
 struct zsrc *reader_zsrc_new(const uint8_t *in, uint32_t in_len, uint16_t flags,
-			     uint32_t raw_len);
+			     uint32_t raw_len, struct inflate_buf *ib);
 void reader_zsrc_free(struct zsrc *s);
 bool reader_zsrc_eof(const struct zsrc *s);
 int reader_zsrc_varint(struct zsrc *s, uint64_t *v);

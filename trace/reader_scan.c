@@ -86,7 +86,7 @@ static int probe_cpus(struct argus_trace *t, const struct chunk *c,
 
 	*found = false;
 	s = reader_zsrc_new(payload, c->h.payload_len, c->h.flags,
-			    c->h.raw_len);
+			    c->h.raw_len, &t->in);
 	if (!s)
 		return -ENOMEM;
 	memset(t->probe, 0, sizeof(t->probe));
