@@ -136,16 +136,20 @@ static int zsrc_fill(struct zsrc *s)
 		 * ends a block after CPUS (chunk_builder.c, zstd_raw), so the
 		 * first block holds only it.  A call may take input (a block
 		 * header) without output. */
-		while (!out.pos) {
-			size_t before = s->zin.pos, r, end = s->zin.pos + 4096;
+		for (size_t step = 4096; !out.pos;) {
+			size_t before = s->zin.pos, r, end = s->zin.pos + step;
 			ZSTD_inBuffer lim = { s->zin.src, end < s->zin.size ? end : s->zin.size,
 					      s->zin.pos };
 
 			r = ZSTD_decompressStream(s->zs, &out, &lim);
 			s->zin.pos = lim.pos;
-			if (ZSTD_isError(r) || (!out.pos && s->zin.pos == before &&
-						 lim.size == s->zin.size))
+			if (ZSTD_isError(r))
 				return -EBADMSG;
+			if (!out.pos && s->zin.pos == before) {
+				if (lim.size == s->zin.size)
+					return -EBADMSG;        /* all input, no progress */
+				step *= 2;      /* never seen: libzstd buffers input */
+			}
 		}
 		s->p = s->buf;
 		s->end = s->buf + out.pos;
