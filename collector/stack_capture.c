@@ -15,6 +15,17 @@
  * unsymbolized) and counted as dropped.  A process whose maps hit the caps
  * is re-read at most every REREAD_CAPPED_NS: reading a 4 MiB maps file ten
  * times a second per process was most of a flood's CPU.
+ *
+ * When a stack's ip is outside the maps held (a miss), they are read
+ * again, at most every REREAD_NS; but a process that maps code and runs it
+ * at once (dlopen, then a call that blocks) must not wait out the gap: a
+ * child sampled in fork() and blocked 10 ms later in code it had just
+ * mmap()ed was never read with that mapping, and all its later stacks hit
+ * the old maps.  So within the gap a miss still reads, up to MISS_BURST
+ * times per REREAD_NS, as long as the last read found the ip it was made
+ * for.  Code outside every file mapping (a JIT's, which maps do not list)
+ * misses for ever: after a read that did not find its ip, the gap holds
+ * again.  Per process that bounds reads at (1 + MISS_BURST) per REREAD_NS.
  */
 #include "stack_capture.h"
 
@@ -32,6 +43,7 @@
 #define PROC_SLOTS 1024           /* power of two */
 #define REREAD_NS (100ull * 1000 * 1000)
 #define REREAD_CAPPED_NS (2000ull * 1000 * 1000)
+#define MISS_BURST 4              /* reads inside the gap, per REREAD_NS */
 #define MAPS_BYTES_MAX (64ull << 20)
 
 struct proc_entry {
@@ -47,6 +59,10 @@ struct proc_entry {
 	bool copied;                  /* maps are the parent's copy: the first
 	                                 miss re-reads without the throttle */
 	bool capped;                  /* the last read hit the caps */
+	bool unresolved;              /* the last read did not hold the ip
+	                                 it was made for (JIT code) */
+	uint8_t burst;                /* reads inside the gap since burst_ts */
+	uint64_t burst_ts;
 };
 
 /* Maps of a process that exited or exec'd, kept for the chunks still to
@@ -338,6 +354,32 @@ static void take_parents_maps(struct stack_capture *sc, struct proc_entry *e)
 	e->copied = true;
 }
 
+/* A new image (exec) or a new process on the slot: its misses start over. */
+static void forget_misses(struct proc_entry *e)
+{
+	e->unresolved = false;
+	e->burst = 0;
+	e->burst_ts = 0;
+}
+
+/* An ip outside e's maps at ts: read them again now?  (The header
+ * comment says why a miss may read inside the gap, and how often.) */
+static bool reread_on_miss(struct proc_entry *e, uint64_t ts)
+{
+	if (e->copied || ts > e->read_ts + (e->capped ? REREAD_CAPPED_NS : REREAD_NS))
+		return true;
+	if (e->capped || e->unresolved)
+		return false;
+	if (ts > e->burst_ts + REREAD_NS) {
+		e->burst_ts = ts;
+		e->burst = 0;
+	}
+	if (e->burst >= MISS_BURST)
+		return false;
+	e->burst++;
+	return true;
+}
+
 /* The maps of pid, re-read when ip is outside all of them (dlopen, JIT). */
 static struct proc_entry *maps_for(struct stack_capture *sc, uint32_t pid,
 				   uint64_t ts, uint64_t ip)
@@ -349,10 +391,10 @@ static struct proc_entry *maps_for(struct stack_capture *sc, uint32_t pid,
 	if (!e->read_ts && e->parent)
 		take_parents_maps(sc, e);
 	if (!e->read_ts ||
-	    (ip && !argus_proc_maps__find(e->maps, e->nmaps, ip) &&
-	     (e->copied ||
-	      ts > e->read_ts + (e->capped ? REREAD_CAPPED_NS : REREAD_NS))))
+	    (ip && !argus_proc_maps__find(e->maps, e->nmaps, ip) && reread_on_miss(e, ts))) {
 		read_maps(sc, e, ts);
+		e->unresolved = ip && !argus_proc_maps__find(e->maps, e->nmaps, ip);
+	}
 	return e;
 }
 
@@ -417,6 +459,7 @@ void stack_capture__forget(struct stack_capture *sc, uint32_t pid)
 	e->read_ts = 0;
 	e->map_ts = 0;
 	e->parent = 0;
+	forget_misses(e);
 }
 
 void stack_capture__inherit(struct stack_capture *sc, uint32_t parent,
@@ -434,6 +477,7 @@ void stack_capture__inherit(struct stack_capture *sc, uint32_t parent,
 	c->read_ts = c->map_ts = 0;
 	c->parent = parent;
 	c->fork_ts = ts;
+	forget_misses(c);
 }
 
 void stack_capture__maps(struct stack_capture *sc, uint32_t pid,

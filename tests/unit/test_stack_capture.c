@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,8 +42,8 @@ static struct count maps_of(struct stack_capture *sc, uint32_t pid, uint64_t ip)
 	return c;
 }
 
-/* A one-frame stack tail at ip, as the BPF side appends it. */
-static int resolve_at(struct stack_capture *sc, uint32_t pid, uint64_t ip)
+/* A one-frame stack tail at ip, as the BPF side appends it, dated ts. */
+static int resolve_at_ts(struct stack_capture *sc, uint32_t pid, uint64_t ip, uint64_t ts)
 {
 	struct { struct ae_ustack us; uint64_t ips[1]; } t;
 	uint64_t out[4];
@@ -50,7 +52,12 @@ static int resolve_at(struct stack_capture *sc, uint32_t pid, uint64_t ip)
 	t.us.nr_ips = 1;
 	t.us.ip = ip;
 	t.ips[0] = ip;
-	return stack_capture__resolve(sc, pid, 1000, &t.us, sizeof(t), out, 4);
+	return stack_capture__resolve(sc, pid, ts, &t.us, sizeof(t), out, 4);
+}
+
+static int resolve_at(struct stack_capture *sc, uint32_t pid, uint64_t ip)
+{
+	return resolve_at_ts(sc, pid, ip, 1000);
 }
 
 static pid_t gone_child(void)
@@ -243,6 +250,98 @@ static void test_an_exited_process_keeps_its_maps_for_two_cuts(void)
 	stack_capture__free(sc);
 }
 
+#define MS (1000ull * 1000)
+
+/* Fresh code of a file, as dlopen() maps it: a page of our own executable,
+ * executable, at an address nothing held before.  0 if it could not be. */
+static uint64_t map_code(void)
+{
+	int fd = open("/proc/self/exe", O_RDONLY);
+	void *p;
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return 0;
+	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	close(fd);
+	CHECK(p != MAP_FAILED);
+	return p == MAP_FAILED ? 0 : (uint64_t)(uintptr_t)p + 16;
+}
+
+/* A process that maps code and runs it at once: the child bignote
+ * (tests/e2e/sec_elf_budget.sh) was sampled in fork(), read, then blocked
+ * 10 ms later in a page it had just mmap()ed; inside the 100 ms gap its
+ * maps were not read again, and that mapping was never seen. */
+static void test_code_mapped_just_after_a_read_is_read_at_its_first_stack(void)
+{
+	uint64_t ip = (uint64_t)(uintptr_t)&resolve_at, code;
+	uint32_t me = (uint32_t)getpid();
+	struct count own;
+	struct stack_capture *sc = with_own_maps(ip, NULL, &own);  /* read at 1000 */
+
+	if (!sc)
+		return;
+	code = map_code();
+	if (code) {
+		CHECK_EQ(maps_of(sc, me, code).hits, 0);
+		CHECK_EQ(resolve_at_ts(sc, me, code, 1000 + 10 * MS), 1);
+		CHECK_EQ(maps_of(sc, me, code).hits, 1);
+	}
+	stack_capture__free(sc);
+}
+
+/* Inside the gap a miss reads at most 4 times per 100 ms: a process
+ * mapping new code before every blocking call cannot make the collector
+ * read its maps at that rate. */
+static void test_reads_inside_the_gap_are_bounded(void)
+{
+	uint64_t ip = (uint64_t)(uintptr_t)&resolve_at, code = 0;
+	uint32_t me = (uint32_t)getpid();
+	struct count own;
+	struct stack_capture *sc = with_own_maps(ip, NULL, &own);
+
+	if (!sc)
+		return;
+	for (int i = 1; i <= 5; i++) {
+		if (!(code = map_code()))
+			break;
+		CHECK_EQ(resolve_at_ts(sc, me, code, 1000 + (uint64_t)i * MS), 1);
+		CHECK_EQ(maps_of(sc, me, code).hits, i <= 4);
+	}
+	if (code) {             /* the gap since the last read is over */
+		CHECK_EQ(resolve_at_ts(sc, me, code, 1000 + 4 * MS + 101 * MS), 1);
+		CHECK_EQ(maps_of(sc, me, code).hits, 1);
+	}
+	stack_capture__free(sc);
+}
+
+/* Code no file mapping holds (a JIT's) misses whatever is read: after a
+ * read that did not find its ip, misses wait out the gap again, or every
+ * stack of a JIT would read its maps. */
+static void test_after_a_read_that_missed_the_gap_holds(void)
+{
+	uint64_t ip = (uint64_t)(uintptr_t)&resolve_at, code;
+	uint32_t me = (uint32_t)getpid();
+	struct count own;
+	struct stack_capture *sc = with_own_maps(ip, NULL, &own);
+	void *jit = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	CHECK(jit != MAP_FAILED);
+	if (!sc || jit == MAP_FAILED) {
+		stack_capture__free(sc);
+		return;
+	}
+	CHECK_EQ(resolve_at_ts(sc, me, (uint64_t)(uintptr_t)jit + 16, 1000 + MS), 1);
+	code = map_code();
+	if (code) {
+		CHECK_EQ(resolve_at_ts(sc, me, code, 1000 + 2 * MS), 1);
+		CHECK_EQ(maps_of(sc, me, code).hits, 0);       /* the gap holds */
+		CHECK_EQ(resolve_at_ts(sc, me, code, 1000 + 102 * MS), 1);
+		CHECK_EQ(maps_of(sc, me, code).hits, 1);
+	}
+	stack_capture__free(sc);
+}
+
 int main(void)
 {
 	RUN(test_a_forked_child_inherits_the_parents_maps);
@@ -251,5 +350,8 @@ int main(void)
 	RUN(test_a_child_that_execs_first_takes_no_copy);
 	RUN(test_a_forked_childs_maps_are_dated_from_the_fork);
 	RUN(test_an_exited_process_keeps_its_maps_for_two_cuts);
+	RUN(test_code_mapped_just_after_a_read_is_read_at_its_first_stack);
+	RUN(test_reads_inside_the_gap_are_bounded);
+	RUN(test_after_a_read_that_missed_the_gap_holds);
 	return check_report();
 }

@@ -3,8 +3,9 @@
  * page executable and blocks inside it for 2 s, then spins 1 s in the
  * executable (so samples are unwound with FILE in the maps).  With TRUNC
  * 1 the file is truncated to one page 20 ms after someone (the collector)
- * opens it: under an mmap of it, that was a SIGBUS.  Prints "OPENED" when
- * it saw the open (within 3 s), else "NOT-OPENED". */
+ * opens it: under an mmap of it, that was a SIGBUS.  Prints "OPENED" and
+ * how long after the fork when it saw the open (within 3 s), else
+ * "NOT-OPENED". */
 #define _GNU_SOURCE
 #include <elf.h>
 #include <fcntl.h>
@@ -29,6 +30,7 @@ int main(int argc, char **argv)
 	unsigned long long notesz;
 	struct pollfd pfd;
 	char ev[4096];
+	struct timespec f0, f1;
 	int fd, in, opened = 0;
 	pid_t c;
 
@@ -73,13 +75,19 @@ int main(int argc, char **argv)
 	}
 	pfd.fd = in;
 	pfd.events = POLLIN;
+	clock_gettime(CLOCK_MONOTONIC, &f0);
 	if (poll(&pfd, 1, 3000) == 1 && read(in, ev, sizeof(ev)) > 0) {
 		opened = 1;
+		clock_gettime(CLOCK_MONOTONIC, &f1);
 		usleep(20000);
 		if (atoi(argv[3]) && ftruncate(fd, 4096))
 			return 4;
 	}
-	printf("%s\n", opened ? "OPENED" : "NOT-OPENED");
+	if (opened)
+		printf("OPENED %ld ms after the fork\n",
+		       (f1.tv_sec - f0.tv_sec) * 1000 + (f1.tv_nsec - f0.tv_nsec) / 1000000);
+	else
+		printf("NOT-OPENED\n");
 	fflush(stdout);
 	waitpid(c, NULL, 0);
 	return 0;
