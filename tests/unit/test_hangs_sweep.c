@@ -9,6 +9,7 @@
  * of the one-thread lists of every user thread: same thread, start, end,
  * kind and flags. */
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "argus_diag.h"
+#include "argus_events.h"          /* AE_NONE */
 #include "argus_graph.h"
 #include "check.h"
 #include "run_gen.h"
@@ -157,6 +159,67 @@ static void test_machine_list_equals_thread_lists(void)
 	unlink(path);
 }
 
+/* Slots of g that hold an event (type not AE_NONE). */
+static uint64_t used_slots(const struct argus_graph *g)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < argus_graph__nevents(g); i++)
+		n += argus_graph__event(g, i)->type != AE_NONE;
+	return n;
+}
+
+/* The sweep reads every slot in storage order and skips the unused ones
+ * by their type, AE_NONE.  A block's slots are not zeroed as it is made
+ * (graph_segments.c, gev_new_block); the tails chains leave are zeroed
+ * once the events are in.  A graph built in a long-lived process (argusd,
+ * lldb) gets its event array from a heap full of old bytes: here the heap
+ * is filled with 0xa5 and freed first, with malloc made to serve even big
+ * blocks from it.  Every slot but the tails must hold an event, and the
+ * machine-wide list still equals the thread lists. */
+static void test_a_graph_on_a_dirty_heap_has_clean_tails(void)
+{
+	static const char *const run[] = { "--events", "300000", "--seed", "3", NULL };
+	char path[] = "/tmp/argus-test-hangs-sweep-XXXXXX";
+	struct argus_error err = { 0 };
+	struct argus_trace *t;
+	struct argus_graph *g;
+	enum { NBLK = 48 };
+	void *blk[NBLK];
+	int fd = mkstemp(path);
+	uint64_t used;
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_EQ(run_gen(path, run), 0);
+	t = argus_trace__open(path, &err);
+	CHECK(t != NULL);
+	if (!t) {
+		unlink(path);
+		return;
+	}
+	/* big blocks from the heap (not fresh zeroed mmaps), and the heap
+	 * kept after free */
+	CHECK_EQ(mallopt(M_MMAP_THRESHOLD, 32 << 20), 1);
+	CHECK_EQ(mallopt(M_TRIM_THRESHOLD, 256 << 20), 1);
+	for (int i = 0; i < NBLK; i++)
+		if ((blk[i] = malloc(1 << 20)))
+			memset(blk[i], 0xa5, 1 << 20);
+	for (int i = 0; i < NBLK; i++)
+		free(blk[i]);
+	g = argus_graph__build(t, NULL, &err);
+	CHECK(g != NULL);
+	if (g) {
+		used = used_slots(g);
+		CHECK_EQ(used, argus_graph__stats(g)->events);
+		CHECK(compare(g, 10000000ull, "dirty heap, threshold 10 ms") > 0);
+	}
+	argus_graph__free(g);
+	argus_trace__close(t);
+	mallopt(M_MMAP_THRESHOLD, 128 << 10);
+	unlink(path);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -165,5 +228,6 @@ int main(int argc, char **argv)
 	}
 	gen_path = argv[1];
 	RUN(test_machine_list_equals_thread_lists);
+	RUN(test_a_graph_on_a_dirty_heap_has_clean_tails);
 	return check_report();
 }
