@@ -153,12 +153,20 @@ int gsplit_batching(struct argus_graph *g)
 	ntouch = 0;
 	for (i = 0; i < g->edge.n; i++) {
 		const struct argus_edge *e = &EDGES(g)[i];
-		uint32_t sp = seg_pid(g, e->src), dp = seg_pid(g, e->dst);
+		bool ms = SEGX_IS_MULTI(g, e->src), md = SEGX_IS_MULTI(g, e->dst);
+		uint32_t sp, dp;
 
-		if (SEGX_IS_MULTI(g, e->src))
+		/* the pids only for the few edges that touch a candidate: two
+		 * loads at random in the segment array per edge were 4% of a
+		 * 20 M-event build */
+		if (!ms && !md)
+			continue;
+		sp = seg_pid(g, e->src);
+		dp = seg_pid(g, e->dst);
+		if (ms)
 			t[ntouch++] = (struct touch){ e->src_ts, e->src, dp, i,
 						      1, sp == dp };
-		if (SEGX_IS_MULTI(g, e->dst))
+		if (md)
 			t[ntouch++] = (struct touch){ e->dst_ts, e->dst, sp, i,
 						      0, sp == dp };
 	}
