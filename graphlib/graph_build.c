@@ -629,7 +629,6 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 	if (rc < 0)
 		goto out_err;   /* *err says which chunk is corrupt */
 	g->st.events = n;
-	gev_zero_tails(g);
 	close_all(g);
 	gedges_drop_dead(g);
 	if (!opts->no_split && (rc = gsplit_batching(g)))

@@ -226,7 +226,6 @@ void gseg_shape_sys(struct argus_graph *g, uint32_t thr, const struct argus_geve
 void gseg_close(struct argus_graph *g, uint32_t thr, uint64_t ts,
 		uint8_t reason);
 uint32_t gev_new_block(struct argus_graph *g, uint32_t last, uint32_t thr);
-void gev_zero_tails(struct argus_graph *g);
 void gthread_names(struct argus_graph *g, uint32_t thr);
 
 /* The thread entry of tid (created on first sight).  ARGUS_NONE on

@@ -260,17 +260,13 @@ void gseg_close(struct argus_graph *g, uint32_t thr, uint64_t ts,
 
 /* A new block of event slots, linked after the chain's last event `last`
  * (ARGUS_NONE: it starts a chain).  Returns its first slot, ARGUS_NONE on
- * ENOMEM.  Its slots are not zeroed here: gev_store() fills them in order,
- * and gev_zero_tails() zeroes the slots a chain's last block leaves unused
- * (they must read as AE_NONE) once the events are in.  Zeroing each block
- * as it was made touched every byte of the event array twice: 15% of the
- * build's user time, in the first store to fresh memory. */
+ * ENOMEM.  Its slots are zeroed: unused ones read as AE_NONE. */
 uint32_t gev_new_block(struct argus_graph *g, uint32_t last, uint32_t thr)
 {
 	struct evblk *b = gvec_push(&g->blk, sizeof(*b));
 	uint32_t id;
 
-	if (!b || !gvec_push_n_raw(&g->ev, sizeof(struct argus_gevent), EVBLK))
+	if (!b || !gvec_push_n(&g->ev, sizeof(struct argus_gevent), EVBLK))
 		return ARGUS_NONE;
 	id = g->ev.n - EVBLK;
 	b->next = ARGUS_NONE;
@@ -283,23 +279,4 @@ uint32_t gev_new_block(struct argus_graph *g, uint32_t last, uint32_t thr)
 		b->pos = pb->pos + EVBLK;
 	}
 	return id;
-}
-
-/* The unused slots after the last event of a chain whose last event is
- * `last` read as AE_NONE. */
-static void zero_tail(struct argus_graph *g, uint32_t last)
-{
-	uint32_t end;
-
-	if (last == ARGUS_NONE)
-		return;
-	end = (last | (EVBLK - 1)) + 1;
-	memset(&EVS(g)[last + 1], 0, (size_t)(end - last - 1) * sizeof(struct argus_gevent));
-}
-
-void gev_zero_tails(struct argus_graph *g)
-{
-	for (uint32_t i = 0; i < g->thr.n; i++)
-		zero_tail(g, TSTATE(g, i)->last_ev);
-	zero_tail(g, g->b->idle_last);
 }

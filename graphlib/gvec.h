@@ -50,9 +50,9 @@ static __attribute__((noinline, unused)) void gvec_prefault(struct gvec *v, size
 	v->pop = (uint32_t)(to / esz);
 }
 
-/* Room for k more elements; returns the first one's address (not
- * zeroed: the caller writes them, or zeroes what it leaves) or NULL. */
-static inline void *gvec_push_n_raw(struct gvec *v, size_t esz, uint32_t k)
+/* Room for k more elements; returns the first one's address (all k
+ * zeroed) or NULL. */
+static inline void *gvec_push_n(struct gvec *v, size_t esz, uint32_t k)
 {
 	void *p;
 
@@ -77,16 +77,7 @@ static inline void *gvec_push_n_raw(struct gvec *v, size_t esz, uint32_t k)
 		gvec_prefault(v, esz);
 	p = (char *)v->p + (size_t)v->n * esz;
 	v->n += k;
-	return p;
-}
-
-/* Room for k more elements; returns the first one's address (all k
- * zeroed) or NULL. */
-static inline void *gvec_push_n(struct gvec *v, size_t esz, uint32_t k)
-{
-	void *p = gvec_push_n_raw(v, esz, k);
-
-	return p ? memset(p, 0, (size_t)k * esz) : NULL;
+	return memset(p, 0, (size_t)k * esz);
 }
 
 /* Room for one more element; returns its address (zeroed) or NULL. */

@@ -170,13 +170,15 @@ static uint64_t used_slots(const struct argus_graph *g)
 }
 
 /* The sweep reads every slot in storage order and skips the unused ones
- * by their type, AE_NONE.  A block's slots are not zeroed as it is made
- * (graph_segments.c, gev_new_block); the tails chains leave are zeroed
- * once the events are in.  A graph built in a long-lived process (argusd,
- * lldb) gets its event array from a heap full of old bytes: here the heap
- * is filled with 0xa5 and freed first, with malloc made to serve even big
- * blocks from it.  Every slot but the tails must hold an event, and the
- * machine-wide list still equals the thread lists. */
+ * by their type, AE_NONE, so the unused tails of the chains' last blocks
+ * must be zeroed by the build (gev_new_block), not by luck: a graph built
+ * in a long-lived process (argusd, lldb) gets its event array from a heap
+ * full of old bytes, where a fresh mmap would have been zero.  Here the
+ * heap is filled with 0xa5 and freed first, with malloc made to serve even
+ * big blocks from it.  Every slot but the tails must hold an event, and
+ * the machine-wide list still equals the thread lists.  (Session 22 tried
+ * zeroing only the tails, after the events: no gain the rounds could
+ * tell; without any zeroing this test fails.) */
 static void test_a_graph_on_a_dirty_heap_has_clean_tails(void)
 {
 	static const char *const run[] = { "--events", "300000", "--seed", "3", NULL };
