@@ -16,7 +16,8 @@
  * in between but clock_gettime (vDSO).  Most samples land in measure_glyphs.
  * All four functions are noinline and none is a tail call.
  *
- * usage: case_busy   (no arguments; about 4.0 s)
+ * usage: case_busy [IDLE_MS]   (about 4.0 s; IDLE_MS: the UI waits idle in
+ *                               poll() that long before the first input)
  *
  * Ground truth on stdout, KEY=VALUE:
  *   UI_PID UI_TID UI_COMM                 the textedit main thread
@@ -85,9 +86,8 @@ int main(int argc, char **argv)
 	pid_t feeder;
 	char c;
 
-	(void)argv;
-	if (argc > 1) {
-		fprintf(stderr, "usage: case_busy\n");
+	if (argc > 2 || (argc == 2 && (f.idle_ms = atoi(argv[1])) <= 0)) {
+		fprintf(stderr, "usage: case_busy [IDLE_MS]\n");
 		return 2;
 	}
 	become("textedit");

@@ -291,6 +291,7 @@ struct feeder {
 	char hang_key;
 	int after_hang_ms;
 	int hook_fd, hook_lead_ms;
+	int idle_ms;  /* before the first input: the UI idle in poll() */
 	int rfd, wfd; /* the input pipe, made by spawn_feeder */
 };
 #define FEEDER(k, hk, after_ms) {.keys = (k), .hang_key = (hk), .after_hang_ms = (after_ms), .hook_fd = -1}
@@ -301,6 +302,7 @@ static inline int feeder_main(void *arg)
 
 	keep_fds(f->wfd, f->hook_fd);
 	gt_self("INPUT_FEEDER");
+	sleep_ms(f->idle_ms);
 	for (const char *k = f->keys; *k; k++) {
 		long wait = k > f->keys && k[-1] == f->hang_key ? f->after_hang_ms : CASE_INTERVAL_MS;
 		if (f->hook_fd >= 0 && *k == f->hang_key) {

@@ -96,12 +96,19 @@ log "$(sed -n '/^hang/,/^verdict/p' "$O" | grep -E '^(hang|culprit|verdict)')"
 log "live: $(grep -E "^ +#[0-9]+ .*$CALLER" "$O" | head -n 1)"
 
 # -- 4. attached before the hang: no false hang ----------------------------
-# The paste comes 1.05 s after the start; on a loaded machine an attach
-# can take longer than that and land inside the hang, which is not what
-# this part tests: then it runs again with a fresh app (at most 3 times).
+# The app waits idle in poll() 3 s before its first keystroke (IDLE_MS):
+# with the paste 1.05 s after the start, an attach that took 0.6 s or more
+# (1.1-1.25 s on this VM when it is slow, session 22) landed in the hang,
+# three tries in a row.  Should one still land outside poll, it runs again
+# with a fresh app (at most 3 times).
 for try in 1 2 3; do
-	start_app busy
-	sleep 0.4     # the keystrokes: the UI thread waits in poll() between them
+	APP_OUT=$T/busy.out
+	APP_ERR=$T/busy.err
+	"$APPS/case_busy" 3000 >"$APP_OUT" 2>"$APP_ERR" &
+	APP_PID=$!
+	E2E_PIDS+=("$APP_PID")
+	log "started case_busy 3000 (idle 3 s first), pid $APP_PID"
+	sleep 0.4     # the UI thread waits in poll()
 	lldb_run idle -p "$APP_PID" -o "plugin load $PLUGIN" -o "platform shell sleep 2.2" -o "argus diagnose"
 	lldb_no_crash
 	grep -qE '^ +frame #0: .*poll' "$LLDB_OUT" && break
