@@ -17,7 +17,13 @@
  *                         the callback of the current drain.
  * Invariants:
  *   - records handed to the callback are whole struct ae_* records, in the
- *     ring's order (per-CPU order; CPUs interleave by commit time).
+ *     ring's order (per-CPU order; CPUs interleave by commit time).  An
+ *     AE_BATCH (a CPU's task-context records, kernel-patch/argus.bpf.c,
+ *     "batches") is unpacked here: the callback sees its records, in order,
+ *     never the container.
+ *   - batch_first[cpu] (mmapped) is the oldest timestamp still in that
+ *     CPU's batch, 0 when empty: argus_probe__horizon() turns it into the
+ *     time before which every record is in the ring.
  *   - per-CPU vectors (lost) are sized by the number of *possible* CPUs,
  *     which is how the kernel sizes PERCPU_ARRAY values.
  *
@@ -38,10 +44,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -67,6 +75,13 @@ struct argus_probe {
 	int nenter_links;
 	argus_probe_cb cb;            /* callback of the drain in progress */
 	void *cb_ctx;
+	const volatile uint64_t *batch_first; /* [nfirst], mmapped; see the top */
+	size_t batch_first_len;       /* bytes mapped */
+	int nfirst;                   /* CPUs it covers: min(ncpus, its entries) */
+	uint64_t batch_busy;          /* flush runs that found a batch busy */
+	int flush_err;                /* first errno of a flush run, 0 if none */
+	void *rb_pages;               /* the ring's position pages, read-only */
+	const unsigned long *rb_consumer, *rb_producer;
 };
 
 /* ---- libbpf messages -> one line -------------------------------------- */
@@ -402,11 +417,43 @@ static int configure(struct argus_bpf *skel, const struct argus_probe_opts *o)
 }
 
 /* ---- open --------------------------------------------------------------- */
+static int map_batch_first(struct argus_probe *p);
+
+/*
+ * One ring record to the callback; an AE_BATCH as its records.  A record
+ * whose header does not fit its batch ends the batch (cannot come from our
+ * programs).  The callback's refusal of one record of a batch does not
+ * stop the rest: libbpf has already moved past the whole batch, so what
+ * is not handed over now is gone; the refusal is returned at the end.
+ */
 static int rb_sample(void *ctx, void *data, size_t size)
 {
 	struct argus_probe *p = ctx;
+	const struct ae_batch *b = data;
+	const uint8_t *at, *end;
+	int rc = 0;
 
-	return p->cb ? p->cb(p->cb_ctx, data, size) : 0;
+	if (!p->cb)
+		return 0;
+	if (size < sizeof(*b) || b->h.type != AE_BATCH)
+		return p->cb(p->cb_ctx, data, size);
+	at = (const uint8_t *)(b + 1);
+	end = at + (b->len < size - sizeof(*b) ? b->len : size - sizeof(*b));
+	for (uint32_t i = 0; i < b->count; i++) {
+		const struct ae_hdr *h = (const void *)at;
+		int e;
+
+		if ((size_t)(end - at) < sizeof(*h) || h->size < sizeof(*h) ||
+		    h->size > (size_t)(end - at))
+			break;
+		e = p->cb(p->cb_ctx, at, h->size);
+		if (e < 0 && !rc)
+			rc = e;
+		at += (h->size + 7u) & ~7u;
+		if (at > end)
+			break;
+	}
+	return rc;
 }
 
 static int open_sampler(struct argus_probe *p, uint32_t hz, char *errbuf, size_t errlen)
@@ -586,6 +633,7 @@ struct argus_probe *argus_probe__open(const struct argus_probe_opts *user_opts,
 	 * the syscall entries by attach_entries()) */
 	bpf_program__set_autoattach(p->skel->progs.on_sys_enter, false);
 	bpf_program__set_autoattach(p->skel->progs.on_sys_enter_tp, false);
+	bpf_program__set_autoattach(p->skel->progs.on_batch_flush, false);
 	err = argus_bpf__attach(p->skel);
 	if (!err)
 		err = attach_entries(p, o.all_entries);
@@ -604,11 +652,145 @@ struct argus_probe *argus_probe__open(const struct argus_probe_opts *user_opts,
 		       strerror(errno));
 		goto fail;
 	}
+	if (map_batch_first(p)) {
+		seterr(errbuf, errlen, "argus: mapping the batch timestamps failed: %s",
+		       strerror(errno));
+		goto fail;
+	}
 	return p;
 
 fail:
 	argus_probe__close(p);
 	return NULL;
+}
+
+/* ---- batches ------------------------------------------------------------ */
+static int map_batch_first(struct argus_probe *p)
+{
+	const struct bpf_map *m = p->skel->maps.batch_first;
+	size_t len = (size_t)bpf_map__max_entries(m) * sizeof(uint64_t);
+	long page = sysconf(_SC_PAGESIZE);
+	void *v;
+
+	/* the ring's consumer and producer positions (its first two pages),
+	 * read-only beside libbpf's own mapping */
+	v = mmap(NULL, 2 * page, PROT_READ, MAP_SHARED, bpf_map__fd(p->skel->maps.rb), 0);
+	if (v == MAP_FAILED)
+		return -1;
+	p->rb_pages = v;
+	p->rb_consumer = v;
+	p->rb_producer = (const unsigned long *)((const char *)v + page);
+
+	len = (len + page - 1) / page * page;
+	v = mmap(NULL, len, PROT_READ, MAP_SHARED, bpf_map__fd(m), 0);
+	if (v == MAP_FAILED)
+		return -1;
+	p->batch_first = v;
+	p->batch_first_len = len;
+	p->nfirst = p->ncpus < (int)bpf_map__max_entries(m) ? p->ncpus
+							     : (int)bpf_map__max_entries(m);
+	return 0;
+}
+
+/* bpf_ktime_get_ns() and CLOCK_MONOTONIC read one timekeeper, but through
+ * different paths (the fast NMI-safe copy, the vDSO): their readings may
+ * differ by a little.  The horizon stays this far behind our clock. */
+#define HORIZON_SLACK_NS 100000ull
+
+void argus_probe__horizon(const struct argus_probe *p, struct argus_horizon *out)
+{
+	struct timespec ts;
+	uint64_t h;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	/* The clock read must happen before the loads below: RDTSC is not
+	 * ordered with later loads without a fence.  A 0 read after it means
+	 * the batch's locked publish came later, hence its records too. */
+	__asm__ volatile("lfence" ::: "memory");
+	h = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec - HORIZON_SLACK_NS;
+	for (int cpu = 0; cpu < p->nfirst; cpu++) {
+		uint64_t f = p->batch_first[cpu];
+
+		if (f && f < h)
+			h = f;
+	}
+	/* Read last: a flushed batch cleared its slot after its output
+	 * advanced the producer, and a record reserved directly took its
+	 * timestamp after reserving, so everything before h is below pos. */
+	out->ts = h;
+	out->pos = __atomic_load_n(p->rb_producer, __ATOMIC_ACQUIRE);
+}
+
+bool argus_probe__drained(const struct argus_probe *p, const struct argus_horizon *h)
+{
+	return __atomic_load_n(p->rb_consumer, __ATOMIC_ACQUIRE) >= h->pos;
+}
+
+/* Runs on_batch_flush on one CPU; 1 when that CPU's batch was busy. */
+static int flush_cpu(struct argus_probe *p, int cpu)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = (__u32)cpu);
+	int err = bpf_prog_test_run_opts(bpf_program__fd(p->skel->progs.on_batch_flush), &o);
+
+	if (err)
+		return -errno;
+	return o.retval == 1;
+}
+
+int argus_probe__flush_batches(struct argus_probe *p, uint64_t older_than)
+{
+	int flushed = 0;
+
+	for (int cpu = 0; cpu < p->nfirst; cpu++) {
+		uint64_t f = p->batch_first[cpu];
+		int r = 0;
+
+		if (!f || f >= older_than)
+			continue;
+		/* busy: that CPU is inside an append (a few hundred ns) */
+		for (int tries = 0; tries < 3 && (r = flush_cpu(p, cpu)) == 1; tries++)
+			p->batch_busy++;
+		if (r < 0) {
+			/* offline now (ENXIO), or a kernel without test runs
+			 * on a CPU: its batch flushes when full, old or idle */
+			if (!p->flush_err)
+				p->flush_err = -r;
+			continue;
+		}
+		flushed++;
+	}
+	return flushed;
+}
+
+int argus_probe__stop(struct argus_probe *p)
+{
+	int left = 0;
+
+	/* no program runs after this returns but the flush program */
+	drop_enter_links(p);
+	if (p->sample_links) {
+		for (int i = 0; i < p->ncpus; i++) {
+			bpf_link__destroy(p->sample_links[i]);
+			p->sample_links[i] = NULL;
+		}
+	}
+	argus_bpf__detach(p->skel);
+	/* A program that was running on another CPU during the detach may
+	 * still append; it ends within microseconds.  Flush until every batch
+	 * reads empty. */
+	for (int round = 0; round < 20; round++) {
+		int e = argus_probe__flush_batches(p, UINT64_MAX);
+
+		if (e < 0)
+			return e;
+		left = 0;
+		for (int cpu = 0; cpu < p->nfirst; cpu++)
+			left += p->batch_first[cpu] != 0;
+		if (!left)
+			break;
+		usleep(1000);
+	}
+	return left;
 }
 
 /* ---- drain -------------------------------------------------------------- */
@@ -676,6 +858,10 @@ void argus_probe__close(struct argus_probe *p)
 
 	if (!p)
 		return;
+	if (p->batch_first)
+		munmap((void *)p->batch_first, p->batch_first_len);
+	if (p->rb_pages)
+		munmap(p->rb_pages, 2 * sysconf(_SC_PAGESIZE));
 	ring_buffer__free(p->rb);
 	drop_enter_links(p);
 	if (p->sample_links) {

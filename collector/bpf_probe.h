@@ -46,6 +46,27 @@ int argus_probe__poll(struct argus_probe *p, int timeout_ms,
  * Fills at most ncpu entries; returns the number of CPUs. */
 int argus_probe__lost(struct argus_probe *p, uint64_t *per_cpu, int ncpu);
 int argus_probe__ncpus(const struct argus_probe *p);
+/* Task-context records wait in per-CPU batches (kernel-patch/argus.bpf.c)
+ * before they reach the ring, so the ring's order is no longer time
+ * order.  A horizon: every record with a timestamp before ts is in the
+ * ring below position pos, or drained already.  ts is the oldest record
+ * still in a batch, or the clock; it never goes backwards.  Once
+ * argus_probe__drained() says the consumer passed pos, no record older
+ * than ts can come any more. */
+struct argus_horizon {
+	uint64_t ts;
+	uint64_t pos;
+};
+void argus_probe__horizon(const struct argus_probe *p, struct argus_horizon *h);
+bool argus_probe__drained(const struct argus_probe *p, const struct argus_horizon *h);
+/* Moves into the ring the batch of every CPU whose oldest record is
+ * older than older_than (UINT64_MAX: every non-empty batch).  Returns the
+ * CPUs flushed, or -errno. */
+int argus_probe__flush_batches(struct argus_probe *p, uint64_t older_than);
+/* Detaches every program, then flushes every batch: the ring then holds
+ * everything recorded.  Returns the CPUs whose batch still is not empty
+ * (0), or -errno.  Drain, then close. */
+int argus_probe__stop(struct argus_probe *p);
 /* fd of the hardware-watchpoint program (on_watch), loaded but attached
  * to nothing until collector/hw_watch.c links it to breakpoint events. */
 int argus_probe__watch_prog_fd(const struct argus_probe *p);

@@ -19,6 +19,18 @@
  * stream is counted as "late" and written at the stream's last timestamp,
  * never dropped silently.
  *
+ * Batches: each CPU's task-context records reach the ring in batches
+ * (kernel-patch/argus.bpf.c), so the ring no longer holds everything
+ * older than what it returned: a CPU's batch may still hold records older
+ * than another CPU's drained ones.  The probe's horizon is the time
+ * before which every record is in the ring or drained (the oldest record
+ * still in a batch, or the clock).  No event at or past it is emitted: the
+ * watermark is capped by it, and so is a full queue's early emit.  The
+ * horizon never goes backwards, so every stream stays behind the current
+ * one and the catch-up below never needs to pass it.  Batches older than
+ * BATCH_STALE_NS (a CPU busy in user code appends nothing, so nothing
+ * flushes it) are flushed from here at each run.
+ *
  * Why per-CPU queues and no sort: this is the collector's hot path, run
  * for every record (up to millions a second on 2 CPUs); a qsort of all
  * pending events per emit cost more than everything else together.
@@ -38,6 +50,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "elf_guard.h"
 #include "stack_capture.h"
@@ -55,6 +68,12 @@
 #define MAX_CPUS 256
 #define MAX_FRAMES 64
 #define DRAIN_BUDGET 65536 /* records per run_once */
+/* A batch this old is flushed by the collector (an IPI to its CPU); half
+ * the holdback, so the watermark rarely waits for one. */
+#define BATCH_STALE_NS (HOLDBACK_NS / 2)
+/* records between two horizon checks inside a drain: a clock read and a
+ * look at the mmapped batch timestamps, ~0.1 ns a record */
+#define HORIZON_EVERY 1024
 
 struct pending {
 	struct argus_event ev;  /* stack/str/str2 unset until emitted */
@@ -107,6 +126,10 @@ struct argus_collector {
 	size_t nchunk_pids, capchunk_pids;
 
 	uint32_t budget;              /* records left in this drain */
+	uint64_t horizon;             /* nothing at or past it is emitted; see the top */
+	uint32_t horizon_tick;        /* records drained, for HORIZON_EVERY */
+	struct argus_horizon next_h;  /* becomes horizon once the drain passes its pos */
+	bool have_next_h;
 	struct argus_collector_status st;
 	/* chunk sizes and min ts, oldest first, for the ring span estimate */
 	struct { uint64_t bytes, min_ts; } *hist;
@@ -193,7 +216,7 @@ static struct pending *new_pending(struct argus_collector *c, const struct ae_hd
 	size_t at;
 
 	if (q->len - q->head >= WINDOW) {
-		while (q->len - q->head >= WINDOW) {
+		while (q->len - q->head >= WINDOW && q->q[q->head].ev.ts < c->horizon) {
 			int e = emit_one(c, q, &q->q[q->head++]);
 
 			if (e && !c->emit_err)
@@ -296,6 +319,7 @@ static void attach_stack(struct argus_collector *c, struct pending *p,
 #define NEED(T) do { if (size < sizeof(T)) return 0; } while (0)
 
 static int take_record(struct argus_collector *c, const void *rec, size_t size);
+static void horizon_step(struct argus_collector *c);
 
 /* Which records of the unwind helper are kept: what self_tgid keeps of
  * argusd's in the kernel.  Its syscalls, samples and timers are its own
@@ -342,6 +366,10 @@ static int on_record(void *ctx, const void *rec, size_t size)
 
 	if (c->opts.side_peek && !(c->side_tick++ & 255))
 		c->opts.side_peek(c->opts.side_ctx, c);
+	/* the horizon moves during a long drain too: else a full queue could
+	 * not emit early past the one taken before it (see the top) */
+	if (!(++c->horizon_tick & (HORIZON_EVERY - 1)))
+		horizon_step(c);
 	rc = take_record(c, rec, size);
 
 	if (rc < 0) {
@@ -809,7 +837,10 @@ static int process(struct argus_collector *c, uint64_t watermark, bool force_cut
 	 * and the reader's merge would return them out of order.  That is
 	 * safe: the ring is consumed in reservation order, so what is still
 	 * in it was reserved after everything emitted, and its timestamps are
-	 * later but for the few records of an interrupted program. */
+	 * later but for the few records of an interrupted program.  Batched
+	 * records are held by the horizon (the top), which no stream passed. */
+	if (watermark > c->horizon)
+		watermark = c->horizon;
 	for (uint32_t cpu = 0; cpu < c->ncpus && cpu < MAX_CPUS; cpu++)
 		if (c->last_ts[cpu] >= watermark)
 			watermark = c->last_ts[cpu] + 1;
@@ -903,12 +934,53 @@ fail:
 	return NULL;
 }
 
+/* Before a drain: flush the batches nobody else will (a CPU in user
+ * code), and take a horizon to wait for, unless one is pending. */
+static int horizon_before(struct argus_collector *c, uint64_t stale_before)
+{
+	int e = argus_probe__flush_batches(c->probe, stale_before);
+
+	if (e < 0)
+		return e;
+	if (!c->have_next_h) {
+		argus_probe__horizon(c->probe, &c->next_h);
+		c->have_next_h = true;
+	}
+	return 0;
+}
+
+/* After a drain: the pending horizon holds once the drain passed its
+ * position (a drain stopped by its budget may not have). */
+static void horizon_after(struct argus_collector *c)
+{
+	if (c->have_next_h && argus_probe__drained(c->probe, &c->next_h)) {
+		c->horizon = c->next_h.ts;
+		c->have_next_h = false;
+	}
+}
+
+/* Inside a drain: the pending horizon may hold now; if it does, take
+ * the next one at once. */
+static void horizon_step(struct argus_collector *c)
+{
+	if (!c->probe)
+		return;
+	horizon_after(c);
+	if (!c->have_next_h) {
+		argus_probe__horizon(c->probe, &c->next_h);
+		c->have_next_h = true;
+	}
+}
+
 int argus_collector__run_once(struct argus_collector *c, int timeout_ms)
 {
 	int n;
 
 	if (!c->probe)
 		return -ENODEV;
+	n = horizon_before(c, argus_now_ns() - BATCH_STALE_NS);
+	if (n < 0)
+		return n;
 	/* Records are submitted without wake-ups, so the poll returns early
 	 * only past the watermark; consume whatever is there either way.
 	 * After a drain that stopped at its budget more is waiting: do not
@@ -924,6 +996,7 @@ int argus_collector__run_once(struct argus_collector *c, int timeout_ms)
 			return n;
 	}
 	c->backlog = !c->budget;
+	horizon_after(c);
 	/* the watermark is taken after the side source is drained too: what
 	 * it wrote before now - HOLDBACK_NS is in by then, as for BPF */
 	if (c->opts.side_drain)
@@ -937,10 +1010,28 @@ int argus_collector__flush(struct argus_collector *c)
 
 	c->budget = UINT32_MAX;
 	c->side_tick = 0;
+	if (c->probe) {
+		/* every batch into the ring first, and a fresh horizon: the
+		 * chunk then holds everything recorded before this call */
+		c->have_next_h = false;
+		n = horizon_before(c, UINT64_MAX);
+		if (n < 0)
+			return n;
+	}
 	n = c->probe ? argus_probe__drain(c->probe, on_record, c) : 0;
-
 	if (n < 0)
 		return n;
+	/* a record reserved before the horizon but not yet committed stops
+	 * the drain short of its position: it commits within microseconds */
+	for (int tries = 0; c->probe && tries < 100; tries++) {
+		horizon_after(c);
+		if (!c->have_next_h)
+			break;
+		usleep(100);
+		n = argus_probe__drain(c->probe, on_record, c);
+		if (n < 0)
+			return n;
+	}
 	if (c->opts.side_drain)
 		c->opts.side_drain(c->opts.side_ctx, c);
 	return process(c, UINT64_MAX, true);
@@ -952,13 +1043,18 @@ int argus_collector__finish(struct argus_collector *c)
 
 	if (!c->probe)
 		return 0;
-	/* drain what the kernel holds, then detach so the counts are final */
+	/* detach and flush every batch, drain what the kernel holds, so
+	 * the counts are final; then nothing else can come */
 	c->budget = UINT32_MAX;
 	c->side_tick = 0;
+	n = argus_probe__stop(c->probe);
+	if (n > 0)
+		fprintf(stderr, "argus: %d CPU batches could not be flushed at the end\n", n);
 	n = argus_probe__drain(c->probe, on_record, c);
 	refresh_lost(c);
 	argus_probe__close(c->probe);
 	c->probe = NULL;
+	c->horizon = UINT64_MAX;
 	if (c->opts.side_drain)
 		c->opts.side_drain(c->opts.side_ctx, c);
 	int err = process(c, UINT64_MAX, true);

@@ -320,24 +320,215 @@ static __always_inline void fill_hdr(struct ae_hdr *h, __u16 type, __u16 size, _
 	h->ctx = ctxk;
 }
 
-/* Reserve a fixed-size record and fill its header; NULL (and counted as
- * lost) when the ring is full. */
-static __always_inline void *reserve(__u16 type, __u16 size, __u16 ctxk, __u64 pt)
-{
-	struct ae_hdr *h = bpf_ringbuf_reserve(&rb, size, 0);
+/*
+ * ---- batches ----
+ *
+ * Task-context records do not go to the ring one by one: each CPU appends
+ * them to its batch (tbatch, a per-CPU map value) and moves the batch into
+ * the ring as one AE_BATCH record.  A ring reservation and commit cost
+ * 30-60 ns per record on this machine (docs/benchmarks.md, session 18);
+ * a batch pays them once per ~100-250 records, plus one copy.
+ *
+ * Nesting: programs in task context do not nest on one CPU (raw
+ * tracepoints and the syscall tracepoints run them with preemption
+ * disabled, sched_switch with irqs off), so only they append.  Records of
+ * interrupts (cur_ctx() != AE_CTX_TASK) go to the ring directly, as
+ * before.  `busy` covers what the analysis might miss (a kernel that runs
+ * a syscall tracepoint's program preemptibly; cur_ctx()'s fallback taking
+ * an irq for task context): a program that finds the batch busy writes
+ * to the ring directly, and the flush program skips a busy batch.
+ *
+ * When a batch moves into the ring:
+ *   - when the next record does not fit;
+ *   - when its first record is older than BATCH_AGE_NS, checked at each
+ *     append;
+ *   - when the CPU switches to its idle task, so an idle CPU holds nothing;
+ *   - when a young process's first stack asks to wake the collector;
+ *   - from user space (on_batch_flush run on that CPU through
+ *     BPF_PROG_TEST_RUN): for a CPU busy in user code, which appends
+ *     nothing, and before a save or the end.
+ *
+ * Ordering (the collector's watermark): batch_first[cpu] is the timestamp
+ * of the oldest record in that CPU's batch, 0 when empty, in an mmapped
+ * array the collector reads without a syscall.  It is published with a
+ * locked add *before* the first record takes its own timestamp (which is
+ * then later), so a collector that reads 0 after reading the clock knows
+ * every record still to come from that batch is newer than its clock
+ * read.  It is cleared only after the batch is in the ring.
+ */
+#define BATCH_CAP 16384            /* record bytes a batch holds */
+#define BATCH_AGE_NS 2000000ull    /* a tenth of the collector's holdback */
+#define BATCH_MAX_CPUS 1024
 
-	if (!h) {
-		count_lost();
+struct tbatch {
+	struct ae_batch hdr;       /* what goes into the ring: hdr + data[0, len) */
+	__u8 data[BATCH_CAP];
+	__u64 first_ts;            /* this batch's batch_first[] value */
+	__u32 busy;                /* a program is appending */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tbatch);
+} batch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, BATCH_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, __u64);
+} batch_first SEC(".maps");
+
+static __always_inline struct tbatch *tbatch(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&batch, &zero);
+}
+
+static __always_inline __u64 *first_slot(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	return bpf_map_lookup_elem(&batch_first, &cpu);
+}
+
+/* The batch into the ring (flags: its wake-up), then empty.  Records that
+ * do not fit are counted lost, all of them. */
+static __always_inline void batch_flush(struct tbatch *b, __u64 flags)
+{
+	__u32 len = b->hdr.len, zero = 0;
+	__u64 *first, *n;
+
+	if (!b->hdr.count)
+		return;
+	if (len > BATCH_CAP)  /* never true; bounds it for the verifier */
+		len = BATCH_CAP;
+	b->hdr.h.ts = b->first_ts;
+	b->hdr.h.tid = 0;
+	b->hdr.h.pid = 0;
+	b->hdr.h.type = AE_BATCH;
+	b->hdr.h.size = sizeof(b->hdr) + len;
+	b->hdr.h.cpu = bpf_get_smp_processor_id();
+	b->hdr.h.ctx = AE_CTX_TASK;
+	if (bpf_ringbuf_output(&rb, b, sizeof(b->hdr) + len, flags)) {
+		n = bpf_map_lookup_elem(&lost, &zero);
+		if (n)
+			*n += b->hdr.count;
+	}
+	b->hdr.count = 0;
+	b->hdr.len = 0;
+	b->first_ts = 0;
+	first = first_slot();
+	if (first)
+		*first = 0;  /* after the output: a reader seeing 0 finds it in the ring */
+}
+
+/* The batch's wake-up flag: as wake_flag() (the backlog), per batch. */
+static __always_inline __u64 batch_wake(void)
+{
+	struct cpu_state *cs = cpu_state();
+	__u64 now;
+
+	if (!cs || bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) <= wake_bytes)
+		return BPF_RB_NO_WAKEUP;
+	now = bpf_ktime_get_ns();
+	if (now - cs->last_wake < WAKE_MIN_GAP_NS)
+		return BPF_RB_NO_WAKEUP;
+	cs->last_wake = now;
+	return BPF_RB_FORCE_WAKEUP;
+}
+
+/*
+ * Open this CPU's batch for one record of at most `room` bytes (a
+ * constant): flushed first if the record might not fit, its first
+ * timestamp published if it is empty, marked busy.  NULL when it is busy
+ * (the caller writes to the ring instead).  The record goes at
+ * b->data[b->hdr.len], which is then <= BATCH_CAP - room.
+ */
+static __always_inline struct tbatch *batch_open(__u32 room)
+{
+	struct tbatch *b = tbatch();
+	__u64 *first, t0;
+
+	if (!b || b->busy)
 		return 0;
+	b->busy = 1;
+	if (b->hdr.len > BATCH_CAP - room)
+		batch_flush(b, batch_wake());
+	if (!b->hdr.count) {
+		t0 = bpf_ktime_get_ns();
+		b->first_ts = t0;
+		first = first_slot();
+		/* a locked add (0 + t0): visible before the record's own
+		 * bpf_ktime_get_ns(), whose clock read is ordered after it */
+		if (first)
+			__sync_fetch_and_add(first, t0 - *first);
+	}
+	return b;
+}
+
+/* The record at b->data[len] is complete: size bytes. */
+static __always_inline void batch_commit(struct tbatch *b, __u32 size, __u64 ts)
+{
+	b->hdr.len += (size + 7) & ~7u;
+	b->hdr.count++;
+	b->busy = 0;
+	if (ts - b->first_ts > BATCH_AGE_NS)
+		batch_flush(b, batch_wake());
+}
+
+/* Where a record of `room` bytes goes in an open batch. */
+static __always_inline void *batch_slot(struct tbatch *b, __u32 room)
+{
+	__u32 len = b->hdr.len;
+
+	if (len > BATCH_CAP - room)  /* never true after batch_open(room) */
+		return 0;
+	/* else clang adds len to the pointer before the test, and the
+	 * verifier sees an unbounded offset */
+	barrier_var(len);
+	return b->data + len;
+}
+
+/* Reserve a fixed-size record and fill its header: in this CPU's batch
+ * (*bp set) for task context, else in the ring (*bp NULL).  NULL (and
+ * counted as lost) when the ring is full. */
+static __always_inline void *reserve(struct tbatch **bp, __u16 type, __u16 size,
+				     __u16 ctxk, __u64 pt)
+{
+	struct tbatch *b = 0;
+	struct ae_hdr *h;
+
+	if (ctxk == AE_CTX_TASK)
+		b = batch_open(size);
+	*bp = b;
+	if (b) {
+		h = batch_slot(b, size);
+		if (!h) {
+			b->busy = 0;
+			*bp = 0;
+			return 0;
+		}
+	} else {
+		h = bpf_ringbuf_reserve(&rb, size, 0);
+		if (!h) {
+			count_lost();
+			return 0;
+		}
 	}
 	fill_hdr(h, type, size, ctxk, pt);
 	return h;
 }
 
-#define RESERVE(type_, T, ctxk) \
-	((T *)reserve(type_, sizeof(T), ctxk, bpf_get_current_pid_tgid()))
+#define RESERVE(bp, type_, T, ctxk) \
+	((T *)reserve(bp, type_, sizeof(T), ctxk, bpf_get_current_pid_tgid()))
 /* ... with current's pid_tgid already at hand */
-#define RESERVE_PT(type_, T, ctxk, pt) ((T *)reserve(type_, sizeof(T), ctxk, pt))
+#define RESERVE_PT(bp, type_, T, ctxk, pt) ((T *)reserve(bp, type_, sizeof(T), ctxk, pt))
 
 /* current's pid_tgid from its task_struct: two loads instead of a helper
  * call (on_sys_exit went from six calls to four and 4-19 ns/run faster,
@@ -347,9 +538,13 @@ static __always_inline __u64 task_pid_tgid(struct task_struct *t)
 	return (__u64)(__u32)t->tgid << 32 | (__u32)t->pid;
 }
 
-static __always_inline void submit(void *rec)
+/* b: what reserve() set */
+static __always_inline void submit(struct tbatch *b, void *rec)
 {
-	bpf_ringbuf_submit(rec, wake_flag());
+	if (b)
+		batch_commit(b, ((struct ae_hdr *)rec)->size, ((struct ae_hdr *)rec)->ts);
+	else
+		bpf_ringbuf_submit(rec, wake_flag());
 }
 
 static __always_inline void output_flags(void *buf, __u64 size, __u64 flags)
@@ -365,6 +560,37 @@ static __always_inline void output(void *buf, __u64 size)
 	output_flags(buf, size, wake_flag());
 }
 
+/* A variable-size record (sched_switch's, with its stack) built at buf:
+ * in the batch b (committed), or, b NULL, in scratch (into the ring).
+ * FORCE_WAKEUP in flags moves the batch into the ring now, with the
+ * wake-up. */
+static __always_inline void emit_built(struct tbatch *b, void *buf, __u32 size, __u64 flags)
+{
+	if (!b) {
+		output_flags(buf, size, flags ? flags : wake_flag());
+		return;
+	}
+	batch_commit(b, size, ((struct ae_hdr *)buf)->ts);
+	if (flags == BPF_RB_FORCE_WAKEUP)
+		batch_flush(b, flags);
+}
+
+/* Run by the collector on one CPU (BPF_PROG_TEST_RUN with
+ * BPF_F_TEST_RUN_ON_CPU, an IPI): that CPU's batch into the ring.  Returns
+ * 1 when the batch was busy (the collector tries again), else 0. */
+SEC("raw_tp")
+int on_batch_flush(void *ctx)
+{
+	struct tbatch *b = tbatch();
+
+	if (!b)
+		return 0;
+	if (b->busy)
+		return 1;
+	batch_flush(b, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
 /*
  * The collector symbolizes a stack with the maps it reads from
  * /proc/PID/maps when it drains the stack, up to 50 ms later (it polls,
@@ -373,7 +599,8 @@ static __always_inline void output(void *buf, __u64 size)
  * process younger than YOUNG_NS wakes the collector at once, while the
  * process is blocked and its maps are still there; once per process
  * (the woken map), so a build's compilers cost one wake-up each, and only
- * processes that young pay the lookup.
+ * processes that young pay the lookup.  Returns BPF_RB_FORCE_WAKEUP, or 0
+ * (the usual flags).
  */
 #define YOUNG_NS (100ull * 1000 * 1000)
 static __always_inline __u64 young_wake(__u64 now, struct task_struct *t)
@@ -382,10 +609,10 @@ static __always_inline __u64 young_wake(__u64 now, struct task_struct *t)
 	__u32 tgid = t->tgid;
 
 	if (now - start >= YOUNG_NS)
-		return wake_flag();
+		return 0;
 	seen = bpf_map_lookup_elem(&woken, &tgid);
 	if (seen && *seen == start)
-		return wake_flag();
+		return 0;
 	bpf_map_update_elem(&woken, &tgid, &start, BPF_ANY);
 	return BPF_RB_FORCE_WAKEUP;
 }
@@ -567,6 +794,10 @@ static __always_inline struct pt_regs *user_regs(struct task_struct *t)
  */
 #define FP_WINDOW 1024
 #define FP_WIN_OFF (SCRATCH_SZ - FP_WINDOW)
+/* The largest switch record: its body, the stack tail, the longest copy.
+ * A batch is flushed before a switch when it has less room than this. */
+#define SWITCH_ROOM (sizeof(struct ae_switch) + sizeof(struct ae_ustack) + \
+		     AE_MAX_USTACK * 8 + AE_MAX_STACK_COPY)
 
 /* Where a frame pointer can be: on the stack, above sp.  A bp outside
  * (code built without frame pointers keeps other data in rbp) gets no
@@ -621,12 +852,12 @@ static __always_inline __u32 walk_user_fp(__u64 *ips, __u64 ip, __u64 sp, __u64 
  * the rest of sp's own page, which is mapped.  Reads are non-faulting: a
  * swapped-out stack page gives copy_len 0, not a sleep.
  */
-static __always_inline __u32 add_ustack(__u8 *buf, __u32 off,
+static __always_inline __u32 add_ustack(__u8 *buf, __u32 off, __u8 *win,
 					 __u64 ip, __u64 sp, __u64 bp, __u32 copy)
 {
 	struct ae_ustack *us = (void *)(buf + off);
 	__u64 *ips = (void *)(us + 1);
-	__u32 nr = walk_user_fp(ips, ip, sp, bp, buf + FP_WIN_OFF);
+	__u32 nr = walk_user_fp(ips, ip, sp, bp, win);
 	__u32 coff, len;
 
 	if (nr > AE_MAX_USTACK)
@@ -752,13 +983,14 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev_raw,
 	__u64 state = preempt ? 0 : prev_state;
 	__u64 pt = task_pid_tgid(prev);  /* prev is current */
 	struct task_struct *t;
+	struct tbatch *b;
 	struct ae_switch *e;
 	struct pt_regs *r;
 	__s64 nr = -1;
 	__u64 arg = 0, ax, orig_ax;
 	__u32 cls = 0;
 	__u32 size, copy;
-	__u8 *buf;
+	__u8 *buf, *win;
 	/* Past this test, state 0 is a voluntary switch of a runnable task:
 	 * sched_yield() when another task is runnable (or a wait a pending
 	 * signal cut short).  A thread that spins on yields while other
@@ -768,7 +1000,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev_raw,
 	 * hot_stack()). */
 	if (preempt || !user_task(prev)) {
 		/* preempted, or a kernel thread: no syscall, no stack */
-		e = RESERVE_PT(AE_SWITCH, struct ae_switch, AE_CTX_TASK, pt);
+		e = RESERVE_PT(&b, AE_SWITCH, struct ae_switch, AE_CTX_TASK, pt);
 		if (!e)
 			return 0;
 		fill_next(e, next, state);
@@ -776,14 +1008,26 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev_raw,
 		e->pad = 0;
 		e->sys_arg = 0;
 		zero_obj(&e->obj);
-		submit(e);
+		submit(b, e);
+		if (b && !next->pid)
+			batch_flush(b, batch_wake());  /* going idle: hold nothing back */
 		return 0;
 	}
 
-	/* A user task blocks: which syscall, on what, from where. */
-	buf = scratch_buf(0);
-	if (!buf)
+	/* A user task blocks: which syscall, on what, from where.  Built in
+	 * the batch, opened first (its first timestamp is published before
+	 * ours); in scratch when the batch is busy.  The stack walk's window
+	 * is the end of scratch either way. */
+	win = scratch_buf(0);
+	if (!win)
 		return 0;
+	b = batch_open(SWITCH_ROOM);
+	buf = b ? batch_slot(b, SWITCH_ROOM) : win;
+	if (!buf) {
+		b->busy = 0;
+		return 0;
+	}
+	win += FP_WIN_OFF;
 	e = (void *)buf;
 	fill_hdr(&e->h, AE_SWITCH, 0, AE_CTX_TASK, pt);
 	fill_next(e, next, state);
@@ -836,8 +1080,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev_raw,
 	 * switch that is not a yield */
 	if (e->h.pid == self_tgid || (state & TASK_DEAD) || (nr == -1 && !state)) {
 		e->h.size = sizeof(*e);
-		output(buf, sizeof(*e));
-		return 0;
+		emit_built(b, buf, sizeof(*e), 0);
+		goto out;
 	}
 	copy = block_copy;
 	if (!state) {           /* a yield (the others returned above) */
@@ -849,15 +1093,18 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev_raw,
 		 * outnumber the whole stacks in diag's hot_stack() */
 		if (!cs || e->h.ts - cs->last_yield_copy < YIELD_COPY_NS) {
 			e->h.size = sizeof(*e);
-			output(buf, sizeof(*e));
-			return 0;
+			emit_built(b, buf, sizeof(*e), 0);
+			goto out;
 		}
 		cs->last_yield_copy = e->h.ts;
 		copy = sample_copy;
 	}
-	size = add_ustack(buf, sizeof(*e), r->ip, r->sp, r->bp, copy);
+	size = add_ustack(buf, sizeof(*e), win, r->ip, r->sp, r->bp, copy);
 	e->h.size = size;
-	output_flags(buf, size, young_wake(e->h.ts, t));
+	emit_built(b, buf, size, young_wake(e->h.ts, t));
+out:
+	if (b && !next->pid)
+		batch_flush(b, batch_wake());  /* going idle: hold nothing back */
 	return 0;
 }
 
@@ -901,7 +1148,8 @@ SEC("raw_tp/sched_waking")
 int BPF_PROG(on_waking, struct task_struct *p_raw)
 {
 	struct task_struct *p = KPTR(task_struct, p_raw);
-	struct ae_waking *e = RESERVE(AE_WAKING, struct ae_waking, cur_ctx());
+	struct tbatch *b;
+	struct ae_waking *e = RESERVE(&b, AE_WAKING, struct ae_waking, cur_ctx());
 
 	if (!e)
 		return 0;
@@ -910,14 +1158,15 @@ int BPF_PROG(on_waking, struct task_struct *p_raw)
 	/* the CPU p last ran on; the target CPU is chosen after this point */
 	e->target_cpu = p->thread_info.cpu;
 	wake_vector(e->h.ctx, &e->vector, &e->hrtimer);
-	submit(e);
+	submit(b, e);
 	return 0;
 }
 
 static __always_inline int emit_task(__u16 type, struct task_struct *t_raw, __u16 ctxk)
 {
 	struct task_struct *t = KPTR(task_struct, t_raw);
-	struct ae_task *e = RESERVE(type, struct ae_task, ctxk);
+	struct tbatch *b;
+	struct ae_task *e = RESERVE(&b, type, struct ae_task, ctxk);
 
 	if (!e)
 		return 0;
@@ -925,7 +1174,7 @@ static __always_inline int emit_task(__u16 type, struct task_struct *t_raw, __u1
 	e->child_pid = t->tgid;
 	e->clone_flags = 0;  /* not passed to these tracepoints */
 	copy_comm(e->comm, t);
-	submit(e);
+	submit(b, e);
 	return 0;
 }
 
@@ -953,7 +1202,8 @@ int BPF_PROG(on_free, struct task_struct *p)
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	struct ae_exec *e = RESERVE(AE_EXEC, struct ae_exec, AE_CTX_TASK);
+	struct tbatch *b;
+	struct ae_exec *e = RESERVE(&b, AE_EXEC, struct ae_exec, AE_CTX_TASK);
 
 	if (!e)
 		return 0;
@@ -963,7 +1213,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	if (bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
 				      KPTR(linux_binprm, bprm)->filename) < 0)
 		e->filename[0] = 0;
-	submit(e);
+	submit(b, e);
 	return 0;
 }
 
@@ -972,13 +1222,14 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 {
-	struct ae_exit *e = RESERVE(AE_EXIT, struct ae_exit, AE_CTX_TASK);
+	struct tbatch *b;
+	struct ae_exit *e = RESERVE(&b, AE_EXIT, struct ae_exit, AE_CTX_TASK);
 
 	if (!e)
 		return 0;
 	e->exit_code = KPTR(task_struct, p)->exit_code;
 	e->group_dead = group_dead;
-	submit(e);
+	submit(b, e);
 	return 0;
 }
 
@@ -990,7 +1241,8 @@ SEC("raw_tp/task_rename")
 int BPF_PROG(on_rename, struct task_struct *task_raw, const char *comm)
 {
 	struct task_struct *task = KPTR(task_struct, task_raw);
-	struct ae_rename *e = RESERVE(AE_RENAME, struct ae_rename, AE_CTX_TASK);
+	struct tbatch *b;
+	struct ae_rename *e = RESERVE(&b, AE_RENAME, struct ae_rename, AE_CTX_TASK);
 
 	if (!e)
 		return 0;
@@ -999,7 +1251,7 @@ int BPF_PROG(on_rename, struct task_struct *task_raw, const char *comm)
 	__builtin_memset(e->comm, 0, sizeof(e->comm));
 	if (bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), comm) < 0)
 		e->comm[0] = 0;
-	submit(e);
+	submit(b, e);
 	return 0;
 }
 
@@ -1027,10 +1279,11 @@ static __always_inline void fcntl_lock(struct ae_sys_enter *e, __u64 uptr)
 static __always_inline int emit_enter(long id, struct pt_regs *r)
 {
 	struct ae_sys_enter *e;
+	struct tbatch *b;
 
 	if ((bpf_get_current_pid_tgid() >> 32) == self_tgid)
 		return 0;
-	e = RESERVE(AE_SYS_ENTER, struct ae_sys_enter, AE_CTX_TASK);
+	e = RESERVE(&b, AE_SYS_ENTER, struct ae_sys_enter, AE_CTX_TASK);
 	if (!e)
 		return 0;
 	e->nr = id;
@@ -1042,7 +1295,7 @@ static __always_inline int emit_enter(long id, struct pt_regs *r)
 	e->args[5] = r->r9;
 	if (id == ARGUS_NR_fcntl && lock_cmd(r->si))
 		fcntl_lock(e, r->dx);
-	submit(e);
+	submit(b, e);
 	return 0;
 }
 
@@ -1095,6 +1348,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs_raw, long ret)
 	__s64 nr = r->orig_ax;
 	struct task_struct *t;
 	struct ae_sys_exit *e;
+	struct tbatch *b;
 	__s64 fd = -1;
 	__u32 cls;
 	__u64 pt;
@@ -1107,7 +1361,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs_raw, long ret)
 	pt = task_pid_tgid(t);
 	if ((pt >> 32) == self_tgid)
 		return 0;
-	e = RESERVE_PT(AE_SYS_EXIT, struct ae_sys_exit, AE_CTX_TASK, pt);
+	e = RESERVE_PT(&b, AE_SYS_EXIT, struct ae_sys_exit, AE_CTX_TASK, pt);
 	if (!e)
 		return 0;
 	e->nr = nr;
@@ -1130,7 +1384,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs_raw, long ret)
 			fd = fds[0];
 	}
 	resolve_fd(fd, &e->obj, t);
-	submit(e);
+	submit(b, e);
 	return 0;
 }
 
@@ -1143,10 +1397,10 @@ static __always_inline bool from_user_task(void)
 	       user_task(bpf_get_current_task_btf());
 }
 
-static __always_inline struct ae_hrtimer *hrt_rec(__u16 type, __u64 timer, __u64 fn,
-						   __u16 ctxk)
+static __always_inline struct ae_hrtimer *hrt_rec(struct tbatch **bp, __u16 type,
+						   __u64 timer, __u64 fn, __u16 ctxk)
 {
-	struct ae_hrtimer *e = RESERVE(type, struct ae_hrtimer, ctxk);
+	struct ae_hrtimer *e = RESERVE(bp, type, struct ae_hrtimer, ctxk);
 
 	if (!e)
 		return 0;
@@ -1169,6 +1423,7 @@ int BPF_PROG(on_hrt_start, struct hrtimer *t_raw, enum hrtimer_mode mode)
 	struct hrtimer *t = KPTR(hrtimer, t_raw);
 	__u64 timer = (__u64)t_raw, fn;
 	struct ae_hrtimer *e;
+	struct tbatch *b;
 	__u32 tid;
 	int i;
 
@@ -1180,13 +1435,13 @@ int BPF_PROG(on_hrt_start, struct hrtimer *t_raw, enum hrtimer_mode mode)
 			return 0;
 	tid = (__u32)bpf_get_current_pid_tgid();
 	bpf_map_update_elem(&timers, &timer, &tid, BPF_ANY);
-	e = hrt_rec(AE_HRT_START, timer, fn, AE_CTX_TASK);
+	e = hrt_rec(&b, AE_HRT_START, timer, fn, AE_CTX_TASK);
 	if (!e)
 		return 0;
 	e->expires = t->node.expires;
 	e->mode = mode;
 	e->owner_tid = tid;
-	submit(e);
+	submit(b, e);
 	return 0;
 }
 
@@ -1199,6 +1454,7 @@ int BPF_PROG(on_hrt_expire, struct hrtimer *t_raw, ktime_t *now)
 	__u64 timer = (__u64)t_raw;
 	__u16 c = cur_ctx();
 	struct ae_hrtimer *e;
+	struct tbatch *b;
 	__u32 *owner;
 
 	/* expiry is never in task context: hard timers in hardirq, soft ones
@@ -1214,10 +1470,10 @@ int BPF_PROG(on_hrt_expire, struct hrtimer *t_raw, ktime_t *now)
 	owner = bpf_map_lookup_elem(&timers, &timer);
 	if (!owner)
 		return 0;
-	e = hrt_rec(AE_HRT_EXPIRE, timer, (__u64)KPTR(hrtimer, t_raw)->function, c);
+	e = hrt_rec(&b, AE_HRT_EXPIRE, timer, (__u64)KPTR(hrtimer, t_raw)->function, c);
 	if (e) {
 		e->owner_tid = *owner;
-		submit(e);
+		submit(b, e);
 	}
 	bpf_map_delete_elem(&timers, &timer);
 	return 0;
@@ -1248,6 +1504,7 @@ int BPF_PROG(on_hrt_cancel, struct hrtimer *t_raw)
 {
 	__u64 timer = (__u64)t_raw;
 	struct ae_hrtimer *e;
+	struct tbatch *b;
 	__u32 *owner;
 
 	if (cur_ctx() != AE_CTX_TASK)
@@ -1255,11 +1512,11 @@ int BPF_PROG(on_hrt_cancel, struct hrtimer *t_raw)
 	owner = bpf_map_lookup_elem(&timers, &timer);
 	if (!owner)
 		return 0;
-	e = hrt_rec(AE_HRT_CANCEL, timer, (__u64)KPTR(hrtimer, t_raw)->function,
+	e = hrt_rec(&b, AE_HRT_CANCEL, timer, (__u64)KPTR(hrtimer, t_raw)->function,
 		    AE_CTX_TASK);
 	if (e) {
 		e->owner_tid = *owner;
-		submit(e);
+		submit(b, e);
 	}
 	bpf_map_delete_elem(&timers, &timer);
 	return 0;
@@ -1268,13 +1525,14 @@ int BPF_PROG(on_hrt_cancel, struct hrtimer *t_raw)
 /* ---- interrupts and kernel work ---------------------------------------- */
 static __always_inline void irq_rec(__u16 type, __u32 vec, __s32 ret, __u16 ctxk)
 {
-	struct ae_irq *e = RESERVE(type, struct ae_irq, ctxk);
+	struct tbatch *b;
+	struct ae_irq *e = RESERVE(&b, type, struct ae_irq, ctxk);
 
 	if (!e)
 		return;
 	e->vector = vec;
 	e->ret = ret;
-	submit(e);
+	submit(b, e);
 }
 
 SEC("raw_tp/irq_handler_entry")
@@ -1366,15 +1624,16 @@ SEC("raw_tp/workqueue_execute_start")
 int BPF_PROG(on_wq_start, struct work_struct *work)
 {
 	struct ae_wq *e;
+	struct tbatch *b;
 
 	if (no_irq)
 		return 0;
-	e = RESERVE(AE_WQ_START, struct ae_wq, AE_CTX_TASK);
+	e = RESERVE(&b, AE_WQ_START, struct ae_wq, AE_CTX_TASK);
 	if (!e)
 		return 0;
 	e->work = (__u64)work;
 	e->function = (__u64)KPTR(work_struct, work)->func;
-	submit(e);
+	submit(b, e);
 	return 0;
 }
 
@@ -1382,15 +1641,16 @@ SEC("raw_tp/workqueue_execute_end")
 int BPF_PROG(on_wq_end, struct work_struct *work, work_func_t function)
 {
 	struct ae_wq *e;
+	struct tbatch *b;
 
 	if (no_irq)
 		return 0;
-	e = RESERVE(AE_WQ_END, struct ae_wq, AE_CTX_TASK);
+	e = RESERVE(&b, AE_WQ_END, struct ae_wq, AE_CTX_TASK);
 	if (!e)
 		return 0;
 	e->work = (__u64)work;
 	e->function = (__u64)function;
-	submit(e);
+	submit(b, e);
 	return 0;
 }
 
@@ -1452,7 +1712,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	ctx_user_regs(ctx, &ip, &sp, &bp);
 	e = (void *)buf;
 	fill_hdr(&e->h, AE_SAMPLE, 0, cur_ctx(), pt);
-	size = add_ustack(buf, sizeof(*e), ip, sp, bp, sample_copy);
+	size = add_ustack(buf, sizeof(*e), buf + FP_WIN_OFF, ip, sp, bp, sample_copy);
 	e->h.size = size;
 	output(buf, size);
 	return 0;
@@ -1516,7 +1776,7 @@ int on_watch(struct bpf_perf_event_data *ctx)
 		len = 1;
 	e->value_ok = !bpf_probe_read_user(&v, len, (void *)addr);
 	e->value = e->value_ok ? v : 0;
-	size = add_ustack(buf, sizeof(*e), ip, sp, bp, sample_copy);
+	size = add_ustack(buf, sizeof(*e), buf + FP_WIN_OFF, ip, sp, bp, sample_copy);
 	e->h.size = size;
 	output(buf, size);
 	return 0;

@@ -93,6 +93,16 @@ enum ae_type {
 	AE_TYPE_MAX = 40,
 };
 
+/*
+ * AE_BATCH: not an event but a container, only ever in the BPF ring.  A
+ * CPU's task-context records are appended to a per-CPU batch and moved into
+ * the ring together (kernel-patch/argus.bpf.c, "batches"); the loader
+ * (collector/bpf_probe.c) unpacks it, so no consumer of records sees it.
+ * Body: struct ae_batch, then `count` records back to back, each starting
+ * at a multiple of 8 bytes from the body's start (h.size of each is exact).
+ */
+#define AE_BATCH 0x7ffe
+
 /* In which context the program ran: from the per-CPU preempt count. */
 enum ae_ctx {
 	AE_CTX_TASK = 0,
@@ -157,6 +167,12 @@ struct ae_hdr {
 	__u16 size;  /* whole record, bytes */
 	__u16 cpu;
 	__u16 ctx;   /* enum ae_ctx */
+};
+
+struct ae_batch {
+	struct ae_hdr h;  /* type AE_BATCH; ts = its first record's; tid, pid 0 */
+	__u32 count;      /* records that follow */
+	__u32 len;        /* their bytes, 8-byte padding included */
 };
 
 /*
