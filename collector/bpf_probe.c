@@ -58,6 +58,7 @@
 
 #include "argus_events.h"
 #include "argus.skel.h"
+#include "batch_unpack.h"
 #include "syscall_class.h"
 #include "syscall_names.h"
 
@@ -419,41 +420,12 @@ static int configure(struct argus_bpf *skel, const struct argus_probe_opts *o)
 /* ---- open --------------------------------------------------------------- */
 static int map_batch_first(struct argus_probe *p);
 
-/*
- * One ring record to the callback; an AE_BATCH as its records.  A record
- * whose header does not fit its batch ends the batch (cannot come from our
- * programs).  The callback's refusal of one record of a batch does not
- * stop the rest: libbpf has already moved past the whole batch, so what
- * is not handed over now is gone; the refusal is returned at the end.
- */
+/* One ring record to the callback; an AE_BATCH as its records. */
 static int rb_sample(void *ctx, void *data, size_t size)
 {
 	struct argus_probe *p = ctx;
-	const struct ae_batch *b = data;
-	const uint8_t *at, *end;
-	int rc = 0;
 
-	if (!p->cb)
-		return 0;
-	if (size < sizeof(*b) || b->h.type != AE_BATCH)
-		return p->cb(p->cb_ctx, data, size);
-	at = (const uint8_t *)(b + 1);
-	end = at + (b->len < size - sizeof(*b) ? b->len : size - sizeof(*b));
-	for (uint32_t i = 0; i < b->count; i++) {
-		const struct ae_hdr *h = (const void *)at;
-		int e;
-
-		if ((size_t)(end - at) < sizeof(*h) || h->size < sizeof(*h) ||
-		    h->size > (size_t)(end - at))
-			break;
-		e = p->cb(p->cb_ctx, at, h->size);
-		if (e < 0 && !rc)
-			rc = e;
-		at += (h->size + 7u) & ~7u;
-		if (at > end)
-			break;
-	}
-	return rc;
+	return p->cb ? argus_batch_each(data, size, p->cb, p->cb_ctx) : 0;
 }
 
 static int open_sampler(struct argus_probe *p, uint32_t hz, char *errbuf, size_t errlen)
