@@ -65,6 +65,21 @@
  * reserving (an irq's records, a sample): a few records deep.  512 events
  * of 128 bytes stay in the cache; 20 ms of a flood (40 K events) did not. */
 #define WINDOW 512
+/* ... and the most it holds while the horizon (below) holds its events
+ * back.  The horizon trails the drain by what the ring held when it was
+ * taken: when the collector falls behind (a flood on every CPU), waiting
+ * for it kept the whole backlog in the queues, out of the cache, and the
+ * collector fell further behind (messaging -g 20: 1.8 M lost where the
+ * build before batches lost 0-0.1 M).  EMIT_GRACE_NS below lets them out
+ * by time; this bounds the memory whatever happens. */
+#define WINDOW_MAX 65536
+/* A queue's oldest also go out, past the horizon, once they are this much
+ * older than the newest task-context record drained (ring_front): batches
+ * reach the ring in flush order and none is older than 2 ms + a timer
+ * tick when it flushes (argus.bpf.c: BATCH_AGE_NS, on_local_timer_entry),
+ * so what is still in the ring is at most that much older than what came
+ * before it.  The holdback is the margin. */
+#define EMIT_GRACE_NS HOLDBACK_NS
 #define MAX_CPUS 256
 #define MAX_FRAMES 64
 #define DRAIN_BUDGET 65536 /* records per run_once */
@@ -128,6 +143,7 @@ struct argus_collector {
 	uint32_t budget;              /* records left in this drain */
 	uint64_t horizon;             /* nothing at or past it is emitted; see the top */
 	uint32_t horizon_tick;        /* records drained, for HORIZON_EVERY */
+	uint64_t ring_front;          /* newest ts of a task-context record drained */
 	struct argus_horizon next_h;  /* becomes horizon once the drain passes its pos */
 	bool have_next_h;
 	struct argus_collector_status st;
@@ -216,14 +232,19 @@ static struct pending *new_pending(struct argus_collector *c, const struct ae_hd
 	size_t at;
 
 	if (q->len - q->head >= WINDOW) {
-		while (q->len - q->head >= WINDOW && q->q[q->head].ev.ts < c->horizon) {
+		while (q->len - q->head >= WINDOW &&
+		       (q->q[q->head].ev.ts < c->horizon ||
+			q->q[q->head].ev.ts + EMIT_GRACE_NS < c->ring_front ||
+			q->len - q->head >= WINDOW_MAX)) {
 			int e = emit_one(c, q, &q->q[q->head++]);
 
 			if (e && !c->emit_err)
 				c->emit_err = e;
 			c->npend--;
 		}
-		if (q->head >= WINDOW)
+		/* as emit_ready(): each event moves about once, also when the
+		 * horizon lets a queue grow past WINDOW */
+		if (q->head >= WINDOW && q->head * 2 >= q->len)
 			compact_queue(q);
 	}
 	if (grow((void **)&q->q, &q->cap, q->len + 1, sizeof(*q->q)))
@@ -398,6 +419,8 @@ static int take_record(struct argus_collector *c, const void *rec, size_t size)
 	if (helper && !helper_record_kept(h))
 		return 0;
 	size = h->size;
+	if (h->ctx == AE_CTX_TASK && h->ts > c->ring_front)
+		c->ring_front = h->ts;
 	if (c->opts.tap)
 		c->opts.tap(c->opts.tap_ctx, rec, size);
 	p = new_pending(c, h);

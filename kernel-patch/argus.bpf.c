@@ -343,6 +343,7 @@ static __always_inline void fill_hdr(struct ae_hdr *h, __u16 type, __u16 size, _
  *   - when its first record is older than BATCH_AGE_NS, checked at each
  *     append;
  *   - when the CPU switches to its idle task, so an idle CPU holds nothing;
+ *   - at its CPU's timer tick, when older than BATCH_AGE_NS;
  *   - when a young process's first stack asks to wake the collector;
  *   - from user space (on_batch_flush run on that CPU through
  *     BPF_PROG_TEST_RUN): for a CPU busy in user code, which appends
@@ -1613,7 +1614,24 @@ int BPF_PROG(on_##name##_entry, int vector) { return apic_enter(vector); } \
 SEC("raw_tp/" #name "_exit")						\
 int BPF_PROG(on_##name##_exit, int vector) { return apic_leave(); }
 
-APIC_VECTOR_PROGS(local_timer)
+/* The local timer also bounds a batch's age where no append checks it:
+ * a CPU that runs user code appends nothing, and its tick (every 4 ms
+ * while it is busy) moves a batch older than BATCH_AGE_NS into the ring
+ * unless its task was interrupted in the middle of an append.  So no
+ * batch gets much older than BATCH_AGE_NS + a tick, which the
+ * collector's emit grace relies on (collector.c, EMIT_GRACE_NS). */
+SEC("raw_tp/local_timer_entry")
+int BPF_PROG(on_local_timer_entry, int vector)
+{
+	struct tbatch *b = tbatch();
+
+	if (b && !b->busy && b->hdr.count &&
+	    bpf_ktime_get_ns() - b->first_ts > BATCH_AGE_NS)
+		batch_flush(b, BPF_RB_NO_WAKEUP);
+	return apic_enter(vector);
+}
+SEC("raw_tp/local_timer_exit")
+int BPF_PROG(on_local_timer_exit, int vector) { return apic_leave(); }
 APIC_VECTOR_PROGS(reschedule)
 APIC_VECTOR_PROGS(call_function)
 APIC_VECTOR_PROGS(call_function_single)
