@@ -36,6 +36,10 @@
  *   timers    - LRU_HASH hrtimer address -> tid of the user task that armed
  *               it, so EXPIRE/CANCEL are recorded only for timers that user
  *               code armed (the kernel's own timers are most of the volume).
+ *   batch     - PERCPU_ARRAY[1] of struct tbatch: this CPU's task-context
+ *               records on their way to rb as one AE_BATCH ("batches").
+ *   batch_first - ARRAY[cpu] of u64, mmapped by the collector: the oldest
+ *               timestamp in that CPU's batch, 0 when it is empty.
  *
  * Invariants:
  *   - every record begins with a fully filled struct ae_hdr; h.size is the
