@@ -79,8 +79,6 @@ struct argus_probe {
 	const volatile uint64_t *batch_first; /* [nfirst], mmapped; see the top */
 	size_t batch_first_len;       /* bytes mapped */
 	int nfirst;                   /* CPUs it covers: min(ncpus, its entries) */
-	uint64_t batch_busy;          /* flush runs that found a batch busy */
-	int flush_err;                /* first errno of a flush run, 0 if none */
 	void *rb_pages;               /* the ring's position pages, read-only */
 	const unsigned long *rb_consumer, *rb_producer;
 };
@@ -721,17 +719,41 @@ int argus_probe__flush_batches(struct argus_probe *p, uint64_t older_than)
 			continue;
 		/* busy: that CPU is inside an append (a few hundred ns) */
 		for (int tries = 0; tries < 3 && (r = flush_cpu(p, cpu)) == 1; tries++)
-			p->batch_busy++;
-		if (r < 0) {
-			/* offline now (ENXIO), or a kernel without test runs
-			 * on a CPU: its batch flushes when full, old or idle */
-			if (!p->flush_err)
-				p->flush_err = -r;
-			continue;
-		}
+			;
+		if (r == 1)
+			continue;  /* still busy: the next run tries again */
+		if (r < 0)
+			continue;  /* offline now (ENXIO), or a kernel without test
+				    * runs on a CPU: it flushes when full, old or idle */
 		flushed++;
 	}
 	return flushed;
+}
+
+uint64_t argus_probe__batch_first(const struct argus_probe *p, int cpu)
+{
+	return cpu >= 0 && cpu < p->nfirst ? p->batch_first[cpu] : 0;
+}
+
+/* Records still in a batch that could not be flushed (its CPU went
+ * offline): read from the map, and counted lost on their CPU, never
+ * dropped silently. */
+static void count_leftovers(struct argus_probe *p)
+{
+	size_t vsz = bpf_map__value_size(p->skel->maps.batch);
+	uint8_t *v = calloc(p->ncpus, vsz);
+	uint64_t *lost = calloc(p->ncpus, sizeof(*lost));
+	uint32_t zero = 0;
+	int fd_b = bpf_map__fd(p->skel->maps.batch), fd_l = bpf_map__fd(p->skel->maps.lost);
+
+	if (v && lost && !bpf_map_lookup_elem(fd_b, &zero, v) &&
+	    !bpf_map_lookup_elem(fd_l, &zero, lost)) {
+		for (int cpu = 0; cpu < p->ncpus; cpu++)
+			lost[cpu] += ((const struct ae_batch *)(v + (size_t)cpu * vsz))->count;
+		bpf_map_update_elem(fd_l, &zero, lost, BPF_ANY);
+	}
+	free(v);
+	free(lost);
 }
 
 int argus_probe__stop(struct argus_probe *p)
@@ -762,6 +784,8 @@ int argus_probe__stop(struct argus_probe *p)
 			break;
 		usleep(1000);
 	}
+	if (left)
+		count_leftovers(p);
 	return left;
 }
 

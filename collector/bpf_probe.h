@@ -61,11 +61,15 @@ void argus_probe__horizon(const struct argus_probe *p, struct argus_horizon *h);
 bool argus_probe__drained(const struct argus_probe *p, const struct argus_horizon *h);
 /* Moves into the ring the batch of every CPU whose oldest record is
  * older than older_than (UINT64_MAX: every non-empty batch).  Returns the
- * CPUs flushed, or -errno. */
+ * CPUs flushed.  A batch busy three times in a row (its CPU in the middle
+ * of an append) or a CPU that cannot run the flush (offline) is left for
+ * the next call; such CPUs keep the horizon back until then. */
 int argus_probe__flush_batches(struct argus_probe *p, uint64_t older_than);
+/* The oldest timestamp in cpu's batch, 0 when it is empty. */
+uint64_t argus_probe__batch_first(const struct argus_probe *p, int cpu);
 /* Detaches every program, then flushes every batch: the ring then holds
  * everything recorded.  Returns the CPUs whose batch still is not empty
- * (0), or -errno.  Drain, then close. */
+ * (0), their records counted lost, or -errno.  Drain, then close. */
 int argus_probe__stop(struct argus_probe *p);
 /* fd of the hardware-watchpoint program (on_watch), loaded but attached
  * to nothing until collector/hw_watch.c links it to breakpoint events. */

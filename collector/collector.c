@@ -24,12 +24,18 @@
  * older than what it returned: a CPU's batch may still hold records older
  * than another CPU's drained ones.  The probe's horizon is the time
  * before which every record is in the ring or drained (the oldest record
- * still in a batch, or the clock).  No event at or past it is emitted: the
- * watermark is capped by it, and so is a full queue's early emit.  The
- * horizon never goes backwards, so every stream stays behind the current
- * one and the catch-up below never needs to pass it.  Batches older than
- * BATCH_STALE_NS (a CPU busy in user code appends nothing, so nothing
- * flushes it) are flushed from here at each run.
+ * still in a batch, or the clock).  The watermark is capped by it, and so
+ * is a full queue's early emit, but for two escapes that keep a collector
+ * that fell behind from holding its whole backlog: an event a holdback
+ * older than the newest task-context record drained (EMIT_GRACE_NS: the
+ * ring is in flush order and batches flush within 2 ms and a tick), and a
+ * queue of WINDOW_MAX events.  The horizon never goes backwards, so
+ * without those escapes every stream stays behind it and the catch-up
+ * below never passes it.  At each chunk cut every stream is closed up to
+ * the watermark: an event older than it that still arrives is late, never
+ * below the chunk already written.  Batches older than BATCH_STALE_NS (a
+ * CPU busy in user code appends nothing, so nothing flushes it) are
+ * flushed from here at each run.
  *
  * Why per-CPU queues and no sort: this is the collector's hot path, run
  * for every record (up to millions a second on 2 CPUs); a qsort of all
@@ -878,6 +884,14 @@ static int process(struct argus_collector *c, uint64_t watermark, bool force_cut
 		int e = cut_chunk(c);
 		if (!err)
 			err = e;
+		/* Every stream is closed up to the watermark: an event older
+		 * than it that still arrives (one the horizon or the ring's
+		 * order should have kept out, see the top) is counted late and
+		 * written at its stream's position, never below what this
+		 * chunk already holds, so chunks stay apart in time. */
+		for (uint32_t cpu = 0; cpu < c->ncpus && cpu < MAX_CPUS; cpu++)
+			if (watermark != UINT64_MAX && c->last_ts[cpu] < watermark - 1)
+				c->last_ts[cpu] = watermark - 1;
 	}
 	return err;
 }
@@ -977,7 +991,11 @@ static int horizon_before(struct argus_collector *c, uint64_t stale_before)
 static void horizon_after(struct argus_collector *c)
 {
 	if (c->have_next_h && argus_probe__drained(c->probe, &c->next_h)) {
-		c->horizon = c->next_h.ts;
+		/* a batch can publish a first timestamp read just before an
+		 * interrupt, older than a horizon already taken; its records
+		 * read the clock later, so the older horizon still holds */
+		if (c->next_h.ts > c->horizon)
+			c->horizon = c->next_h.ts;
 		c->have_next_h = false;
 	}
 }
@@ -1020,6 +1038,17 @@ int argus_collector__run_once(struct argus_collector *c, int timeout_ms)
 	}
 	c->backlog = !c->budget;
 	horizon_after(c);
+	/* The horizon taken before the poll is up to 50 ms old by now: take
+	 * one now and drain what came meanwhile, so that the watermark, not
+	 * the poll, decides how long events wait. */
+	if (!c->backlog) {
+		horizon_step(c);
+		n = argus_probe__drain(c->probe, on_record, c);
+		if (n < 0 && n != -ECANCELED)
+			return n;
+		c->backlog = !c->budget;
+		horizon_after(c);
+	}
 	/* the watermark is taken after the side source is drained too: what
 	 * it wrote before now - HOLDBACK_NS is in by then, as for BPF */
 	if (c->opts.side_drain)
@@ -1072,7 +1101,8 @@ int argus_collector__finish(struct argus_collector *c)
 	c->side_tick = 0;
 	n = argus_probe__stop(c->probe);
 	if (n > 0)
-		fprintf(stderr, "argus: %d CPU batches could not be flushed at the end\n", n);
+		fprintf(stderr, "argus: %d CPU batches could not be flushed at the end; "
+			"their records are counted lost\n", n);
 	n = argus_probe__drain(c->probe, on_record, c);
 	refresh_lost(c);
 	argus_probe__close(c->probe);
