@@ -293,20 +293,28 @@ static __always_inline void count_lost(void)
  */
 #define WAKE_CHECK_EVERY 16
 #define WAKE_MIN_GAP_NS 1000000
-static __always_inline __u64 wake_flag(void)
+/* The backlog test itself; a batch's flush runs it every time (one flush
+ * per ~100-250 records), a single record every 16th. */
+static __always_inline __u64 backlog_wake(struct cpu_state *cs)
 {
-	struct cpu_state *cs = cpu_state();
 	__u64 now;
 
-	if (!cs || (++cs->nrec & (WAKE_CHECK_EVERY - 1)))
-		return BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) <= wake_bytes)
+	if (!cs || bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) <= wake_bytes)
 		return BPF_RB_NO_WAKEUP;
 	now = bpf_ktime_get_ns();
 	if (now - cs->last_wake < WAKE_MIN_GAP_NS)
 		return BPF_RB_NO_WAKEUP;
 	cs->last_wake = now;
 	return BPF_RB_FORCE_WAKEUP;
+}
+
+static __always_inline __u64 wake_flag(void)
+{
+	struct cpu_state *cs = cpu_state();
+
+	if (!cs || (++cs->nrec & (WAKE_CHECK_EVERY - 1)))
+		return BPF_RB_NO_WAKEUP;
+	return backlog_wake(cs);
 }
 
 /* pt is current's bpf_get_current_pid_tgid() (tgid << 32 | tid): the hot
@@ -408,8 +416,9 @@ static __always_inline __u64 *first_slot(void)
 
 /* The batch into the ring (flags: its wake-up), then empty.  Records that
  * do not fit are counted lost, all of them.  The caller holds `busy`: the
- * copy into the ring runs with irqs on and takes microseconds (~30 µs for
- * 12 KiB of cold ring here), and a tick that flushed the same batch
+ * copy into the ring runs with irqs on and takes microseconds (on the
+ * order of 10-30 µs for ~12 KiB of cold ring here, docs/benchmarks.md
+ * session 23), and a tick that flushed the same batch
  * meanwhile would send it twice, or reset it under the task. */
 static __always_inline void batch_flush(struct tbatch *b, __u64 flags)
 {
@@ -446,19 +455,10 @@ static __always_inline void batch_flush(struct tbatch *b, __u64 flags)
 		*first = 0;  /* after the output: a reader seeing 0 finds it in the ring */
 }
 
-/* The batch's wake-up flag: as wake_flag() (the backlog), per batch. */
+/* The batch's wake-up flag: the backlog test, at every flush. */
 static __always_inline __u64 batch_wake(void)
 {
-	struct cpu_state *cs = cpu_state();
-	__u64 now;
-
-	if (!cs || bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) <= wake_bytes)
-		return BPF_RB_NO_WAKEUP;
-	now = bpf_ktime_get_ns();
-	if (now - cs->last_wake < WAKE_MIN_GAP_NS)
-		return BPF_RB_NO_WAKEUP;
-	cs->last_wake = now;
-	return BPF_RB_FORCE_WAKEUP;
+	return backlog_wake(cpu_state());
 }
 
 /*
