@@ -55,14 +55,8 @@ has_marker "$TRACE" "$pid" 4242 "$T/last.dump" ||
 	fail "argus record lost the last syscall (write = 4242) of a command that spun until it exited" "$T/last.dump"
 log "argus record kept the write exit of pid $pid before its 1 s spin"
 
-if command -v hackbench >/dev/null; then
-	flood=(hackbench -g 4 -l 300)
-elif command -v perf >/dev/null; then
-	flood=(perf bench sched messaging -g 4 -l 300)
-else
-	fail "neither hackbench (rt-tests) nor perf (linux-perf) is installed"
-fi
-record flood -- "${flood[@]}"
+flood_cmd
+record flood -- "${FLOOD[@]}"
 has -E 'late' "$T/flood.err" && fail "records arrived late under the flood: $(grep late "$T/flood.err")" "$T/flood.err"
 line=$(tail -n 1 "$T/flood.err")
 lost=$(printf '%s\n' "$line" | sed -nE 's/.*[ ,]([0-9]+) lost.*/\1/p')

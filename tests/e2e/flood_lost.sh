@@ -7,14 +7,8 @@
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 
-if command -v hackbench >/dev/null; then
-	flood=(hackbench -g 4 -l 300)
-elif command -v perf >/dev/null; then
-	flood=(perf bench sched messaging -g 4 -l 300)
-else
-	fail "neither hackbench (rt-tests) nor perf (linux-perf) is installed"
-fi
-record flood -- "${flood[@]}"
+flood_cmd
+record flood -- "${FLOOD[@]}"
 line=$(grep -E '^argus record: .* lost' "$T/flood.err" | tail -n 1)
 [ -n "$line" ] || fail "argus record printed no lost count on stderr" "$T/flood.err"
 rec_lost=$(printf '%s\n' "$line" | sed -nE 's/.*[ ,]([0-9]+) lost.*/\1/p')
@@ -28,7 +22,7 @@ printf '%s\n' "$stats" | has -E 'cpu0=[0-9]+' || fail "no per-CPU lost counts: $
 total=$(printf '%s\n' "$stats" | sed -nE 's/.*total=([0-9]+).*/\1/p')
 [ -n "$total" ] || fail "no total in: $stats"
 sum=$(printf '%s\n' "$stats" | grep -oE 'cpu[0-9]+=[0-9]+' | cut -d= -f2 | awk '{s+=$1} END {print s+0}')
-log "flood: ${flood[*]}"
+log "flood: ${FLOOD[*]}"
 log "record said: $line"
 log "dump says:   $(grep '^# ' "$T/flood.stats" | tr '\n' ' ')"
 log "lost: record=$rec_lost dump total=$total per-CPU sum=$sum (events recorded: ${rec_events:-?})"

@@ -195,6 +195,18 @@ dump_to() {
 	log "dump: $(wc -l <"$file") lines; $(grep '^# ' "$file" | tr '\n' ' ')"
 }
 
+# flood_cmd: sets FLOOD to a scheduler flood on every CPU, hackbench (rt-tests)
+# or perf's copy of it; fails when neither is installed.
+flood_cmd() {
+	if command -v hackbench >/dev/null; then
+		FLOOD=(hackbench -g 4 -l 300)
+	elif command -v perf >/dev/null; then
+		FLOOD=(perf bench sched messaging -g 4 -l 300)
+	else
+		fail "neither hackbench (rt-tests) nor perf (linux-perf) is installed"
+	fi
+}
+
 # mono: CLOCK_MONOTONIC in ns, the clock of the trace (bash has none).
 mono() { /usr/bin/python3 -c 'import time; print(time.monotonic_ns())'; }
 

@@ -59,7 +59,7 @@ static void test_an_exit_waits_in_its_batch_until_flushed(void)
 	int tries;
 
 	for (tries = 0; tries < 5; tries++) {
-		CHECK(argus_probe__flush_batches(p, UINT64_MAX) >= 0);
+		argus_probe__flush_batches(p, UINT64_MAX);  /* an empty batch to start from */
 		argus_probe__drain(p, find_mark, &l);
 		l.found = 0;
 		before = now_ns();
