@@ -151,6 +151,10 @@ int cmd_record(int argc, char **argv)
 	if (st.dropped)
 		fprintf(stderr, "argus record: %llu records were drained but could not be kept"
 			" (out of memory)\n", (unsigned long long)st.dropped);
+	if (st.spilled)
+		fprintf(stderr, "argus record: %llu records went to the spill ring: the collector"
+			" fell more than the first ring (16 MiB) behind, none lost by it\n",
+			(unsigned long long)st.spilled);
 	if (st.late)
 		fprintf(stderr, "argus record: %llu events reached the collector after later ones of"
 			" their CPU had been written; they carry that CPU's last timestamp\n",

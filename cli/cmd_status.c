@@ -90,7 +90,8 @@ int cmd_status(int argc, char **argv)
 			break;
 		printf("%s cpu%d %.0f", cpu ? "," : " (", cpu, get(resp, k));
 	}
-	printf("%s, late %.0f\n", strstr(resp, "lost.cpu0") ? ")" : "", get(resp, "late"));
+	printf("%s, late %.0f, spilled %.0f\n", strstr(resp, "lost.cpu0") ? ")" : "",
+	       get(resp, "late"), get(resp, "spilled"));
 	printf("collector  %.2f%% CPU (%.2f s), %.0f stacks DWARF-unwound, %.0f unwinds answered"
 	       " by the memo\n",
 	       up > 0 ? 100.0 * get(resp, "cpu_seconds") / up : 0,

@@ -362,6 +362,7 @@ static void print_status(struct argus_collector *c, const char *unit, FILE *out)
 	for (uint32_t i = 0; i < st.ncpus && i < 256; i++)
 		fprintf(out, "lost.cpu%u=%llu\n", i, (unsigned long long)st.lost_cpu[i]);
 	fprintf(out, "late=%llu\n", (unsigned long long)st.late);
+	fprintf(out, "spilled=%llu\n", (unsigned long long)st.spilled);
 	fprintf(out, "chunks=%llu\n", (unsigned long long)st.chunks);
 	fprintf(out, "bytes=%llu\n", (unsigned long long)st.bytes);
 	fprintf(out, "ring_size=%llu\n", (unsigned long long)st.ring_size);

@@ -17,7 +17,10 @@
  *                         the callback of the current drain.
  * Invariants:
  *   - records handed to the callback are whole struct ae_* records, in the
- *     ring's order (per-CPU order; CPUs interleave by commit time).  An
+ *     ring's order (per-CPU order; CPUs interleave by commit time); every
+ *     drain reads rb, then rb_spill, the ring a CPU writes to while rb is
+ *     full until it is drained (argus.bpf.c "the two rings"), so a CPU's
+ *     records keep their order across the two.  An
  *     AE_BATCH (a CPU's task-context records, kernel-patch/argus.bpf.c,
  *     "batches") is unpacked here: the callback sees its records, in order,
  *     never the container.
@@ -44,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -79,8 +83,11 @@ struct argus_probe {
 	const volatile uint64_t *batch_first; /* [nfirst], mmapped; see the top */
 	size_t batch_first_len;       /* bytes mapped */
 	int nfirst;                   /* CPUs it covers: min(ncpus, its entries) */
-	void *rb_pages;               /* the ring's position pages, read-only */
-	const unsigned long *rb_consumer, *rb_producer;
+	struct ring_pos {             /* a ring's position pages, read-only */
+		void *pages;
+		const unsigned long *consumer, *producer;
+	} pos[2];                     /* rb, rb_spill */
+	uint64_t spilled;             /* records drained from rb_spill */
 };
 
 /* ---- libbpf messages -> one line -------------------------------------- */
@@ -385,6 +392,7 @@ static uint32_t sys_word(long nr, bool traced, bool entry)
 static int configure(struct argus_bpf *skel, const struct argus_probe_opts *o)
 {
 	uint64_t rb_bytes = (uint64_t)o->ringbuf_mb << 20;
+	int err;
 	uint64_t defsys[AE_SYSCALL_WORDS], data[AE_SYSCALL_WORDS], skip[HRT_SKIP_MAX];
 	const uint64_t *sys = o->syscalls;
 	int i;
@@ -412,7 +420,11 @@ static int configure(struct argus_bpf *skel, const struct argus_probe_opts *o)
 
 		skel->rodata->sys_class[i] = sys_word(i, sys[i / 64] & bit, entry & bit);
 	}
-	return bpf_map__set_max_entries(skel->maps.rb, (uint32_t)rb_bytes);
+	err = bpf_map__set_max_entries(skel->maps.rb, (uint32_t)rb_bytes);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.rb_spill,
+					       (uint32_t)((uint64_t)o->spill_mb << 20));
+	return err;
 }
 
 /* ---- open --------------------------------------------------------------- */
@@ -424,6 +436,17 @@ static int rb_sample(void *ctx, void *data, size_t size)
 	struct argus_probe *p = ctx;
 
 	return p->cb ? argus_batch_each(data, size, p->cb, p->cb_ctx) : 0;
+}
+
+static int spill_sample(void *ctx, void *data, size_t size)
+{
+	struct argus_probe *p = ctx;
+	const struct ae_batch *b = data;
+
+	/* records, not ring entries: a batch counts as what it holds (its
+	 * header is checked again, and bounded, by the unpacking) */
+	p->spilled += size >= sizeof(*b) && b->h.type == AE_BATCH ? b->count : 1;
+	return rb_sample(ctx, data, size);
 }
 
 static int open_sampler(struct argus_probe *p, uint32_t hz, char *errbuf, size_t errlen)
@@ -548,11 +571,14 @@ struct argus_probe *argus_probe__open(const struct argus_probe_opts *user_opts,
 	if (!o.sample_hz)
 		o.sample_hz = 49;
 	if (!o.ringbuf_mb)
-		o.ringbuf_mb = 64;
-	if (o.ringbuf_mb & (o.ringbuf_mb - 1) || o.ringbuf_mb > 1024) {
+		o.ringbuf_mb = 16;
+	if (!o.spill_mb)
+		o.spill_mb = 64;
+	if (o.ringbuf_mb & (o.ringbuf_mb - 1) || o.ringbuf_mb > 1024 ||
+	    o.spill_mb & (o.spill_mb - 1) || o.spill_mb > 1024) {
 		seterr(errbuf, errlen,
-		       "argus: ring buffer size %u MiB must be a power of 2 up to 1024",
-		       o.ringbuf_mb);
+		       "argus: ring buffer sizes %u and %u MiB must be powers of 2 up to 1024",
+		       o.ringbuf_mb, o.spill_mb);
 		return NULL;
 	}
 	if (o.sample_copy > AE_MAX_STACK_COPY || o.block_copy > AE_MAX_STACK_COPY) {
@@ -616,7 +642,14 @@ struct argus_probe *argus_probe__open(const struct argus_probe_opts *user_opts,
 	if (!o.no_sampler && open_sampler(p, o.sample_hz, errbuf, errlen))
 		goto fail;
 
+	/* rb first: a drain reads it before rb_spill (argus.bpf.c "the two
+	 * rings") */
 	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.rb), rb_sample, p, NULL);
+	if (p->rb && ring_buffer__add(p->rb, bpf_map__fd(p->skel->maps.rb_spill),
+				      spill_sample, p)) {
+		ring_buffer__free(p->rb);
+		p->rb = NULL;
+	}
 	if (!p->rb) {
 		seterr(errbuf, errlen, "argus: mapping the ring buffer failed: %s",
 		       strerror(errno));
@@ -642,14 +675,18 @@ static int map_batch_first(struct argus_probe *p)
 	long page = sysconf(_SC_PAGESIZE);
 	void *v;
 
-	/* the ring's consumer and producer positions (its first two pages),
+	/* each ring's consumer and producer positions (its first two pages),
 	 * read-only beside libbpf's own mapping */
-	v = mmap(NULL, 2 * page, PROT_READ, MAP_SHARED, bpf_map__fd(p->skel->maps.rb), 0);
-	if (v == MAP_FAILED)
-		return -1;
-	p->rb_pages = v;
-	p->rb_consumer = v;
-	p->rb_producer = (const unsigned long *)((const char *)v + page);
+	for (int r = 0; r < 2; r++) {
+		const struct bpf_map *ring = r ? p->skel->maps.rb_spill : p->skel->maps.rb;
+
+		v = mmap(NULL, 2 * page, PROT_READ, MAP_SHARED, bpf_map__fd(ring), 0);
+		if (v == MAP_FAILED)
+			return -1;
+		p->pos[r].pages = v;
+		p->pos[r].consumer = v;
+		p->pos[r].producer = (const unsigned long *)((const char *)v + page);
+	}
 
 	len = (len + page - 1) / page * page;
 	v = mmap(NULL, len, PROT_READ, MAP_SHARED, bpf_map__fd(m), 0);
@@ -686,14 +723,24 @@ void argus_probe__horizon(const struct argus_probe *p, struct argus_horizon *out
 	}
 	/* Read last: a flushed batch cleared its slot after its output
 	 * advanced the producer, and a record reserved directly took its
-	 * timestamp after reserving, so everything before h is below pos. */
+	 * timestamp after reserving, so everything before h is below pos,
+	 * in whichever ring it went to. */
 	out->ts = h;
-	out->pos = __atomic_load_n(p->rb_producer, __ATOMIC_ACQUIRE);
+	for (int r = 0; r < 2; r++)
+		out->pos[r] = __atomic_load_n(p->pos[r].producer, __ATOMIC_ACQUIRE);
 }
 
 bool argus_probe__drained(const struct argus_probe *p, const struct argus_horizon *h)
 {
-	return __atomic_load_n(p->rb_consumer, __ATOMIC_ACQUIRE) >= h->pos;
+	for (int r = 0; r < 2; r++)
+		if (__atomic_load_n(p->pos[r].consumer, __ATOMIC_ACQUIRE) < h->pos[r])
+			return false;
+	return true;
+}
+
+uint64_t argus_probe__spilled(const struct argus_probe *p)
+{
+	return p->spilled;
 }
 
 /* Runs on_batch_flush on one CPU; 1 when that CPU's batch was busy. */
@@ -803,11 +850,19 @@ int argus_probe__drain(struct argus_probe *p, argus_probe_cb cb, void *ctx)
 
 int argus_probe__poll(struct argus_probe *p, int timeout_ms, argus_probe_cb cb, void *ctx)
 {
+	struct epoll_event ev;
 	int n;
 
 	p->cb = cb;
 	p->cb_ctx = ctx;
-	n = ring_buffer__poll(p->rb, timeout_ms);  /* -EINTR on a signal */
+	/* Wait, then drain every ring in order: ring_buffer__poll() would
+	 * drain only the rings that woke it, rb_spill before the rest of rb. */
+	n = epoll_wait(ring_buffer__epoll_fd(p->rb), &ev, 1, timeout_ms);
+	if (n < 0) {
+		p->cb = NULL;
+		return -errno;  /* -EINTR on a signal */
+	}
+	n = ring_buffer__consume(p->rb);
 	p->cb = NULL;
 	return n;
 }
@@ -856,8 +911,9 @@ void argus_probe__close(struct argus_probe *p)
 		return;
 	if (p->batch_first)
 		munmap((void *)p->batch_first, p->batch_first_len);
-	if (p->rb_pages)
-		munmap(p->rb_pages, 2 * sysconf(_SC_PAGESIZE));
+	for (i = 0; i < 2; i++)
+		if (p->pos[i].pages)
+			munmap(p->pos[i].pages, 2 * sysconf(_SC_PAGESIZE));
 	ring_buffer__free(p->rb);
 	drop_enter_links(p);
 	if (p->sample_links) {

@@ -23,10 +23,12 @@ struct argus_probe_opts {
 	uint32_t block_copy;       /* user-stack copy bytes per blocking switch-out
 	                              (0, the default: frame-pointer stacks only;
 	                              --wait-stacks: ARGUS_WAIT_STACK_COPY) */
-	uint32_t ringbuf_mb;       /* ring buffer size, MiB, power of 2; 0 = 64 */
+	uint32_t ringbuf_mb;       /* the ring records go to, MiB, power of 2; 0 = 16 */
 	const uint64_t *syscalls;  /* 512-bit bitmap of traced syscall nrs; NULL = default set */
 	bool all_entries;          /* record sys_enter for every traced syscall, not only
 	                              for those whose exit cannot stand for the call */
+	uint32_t spill_mb;         /* the ring they go to when that one is full, MiB,
+	                              power of 2; 0 = 64 (argus.bpf.c "the two rings") */
 };
 
 /* Called once per raw record; return < 0 to stop draining. */
@@ -46,16 +48,19 @@ int argus_probe__poll(struct argus_probe *p, int timeout_ms,
  * Fills at most ncpu entries; returns the number of CPUs. */
 int argus_probe__lost(struct argus_probe *p, uint64_t *per_cpu, int ncpu);
 int argus_probe__ncpus(const struct argus_probe *p);
+/* Records drained from the spill ring: written while the first ring was
+ * full (argus.bpf.c "the two rings"), none lost. */
+uint64_t argus_probe__spilled(const struct argus_probe *p);
 /* Task-context records wait in per-CPU batches (kernel-patch/argus.bpf.c)
  * before they reach the ring, so the ring's order is no longer time
- * order.  A horizon: every record with a timestamp before ts is in the
- * ring below position pos, or drained already.  ts is the oldest record
+ * order.  A horizon: every record with a timestamp before ts is in a
+ * ring below its position pos[ring], or drained already.  ts is the oldest record
  * still in a batch, or the clock; it never goes backwards.  Once
  * argus_probe__drained() says the consumer passed pos, no record older
  * than ts can come any more. */
 struct argus_horizon {
 	uint64_t ts;
-	uint64_t pos;
+	uint64_t pos[2];           /* rb's and rb_spill's producer positions */
 };
 void argus_probe__horizon(const struct argus_probe *p, struct argus_horizon *h);
 bool argus_probe__drained(const struct argus_probe *p, const struct argus_horizon *h);

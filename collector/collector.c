@@ -1105,6 +1105,7 @@ int argus_collector__finish(struct argus_collector *c)
 			"their records are counted lost\n", n);
 	n = argus_probe__drain(c->probe, on_record, c);
 	refresh_lost(c);
+	c->st.spilled = argus_probe__spilled(c->probe);
 	argus_probe__close(c->probe);
 	c->probe = NULL;
 	c->horizon = UINT64_MAX;
@@ -1205,6 +1206,8 @@ void argus_collector__status(struct argus_collector *c,
 			     struct argus_collector_status *st)
 {
 	refresh_lost(c);
+	if (c->probe)
+		c->st.spilled = argus_probe__spilled(c->probe);
 	c->st.now_ns = argus_now_ns();
 	c->st.lost = 0;
 	for (uint32_t i = 0; i < c->ncpus && i < MAX_CPUS; i++) {

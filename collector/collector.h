@@ -85,6 +85,8 @@ struct argus_collector_status {
 	int unwind_helper_pid;   /* the running helper, 0 if none */
 	uint32_t ncpus;
 	uint64_t lost_cpu[256];
+	uint64_t spilled;        /* records that went to the BPF spill ring (the
+	                            first ring was full; none lost by it) */
 };
 
 struct argus_collector *argus_collector__new(const struct argus_collector_opts *opts,

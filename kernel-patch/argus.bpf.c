@@ -2,8 +2,8 @@
 /*
  * argus.bpf.c - the "kernel patch" of Argus for Linux: BPF programs that
  * record waits, wake-ups, syscalls, IPC objects, timers, interrupts and
- * user stacks system-wide into one BPF ring buffer (struct ae_* records of
- * argus_events.h).  Loaded at run time by collector/bpf_probe.c; no kernel
+ * user stacks system-wide into a BPF ring buffer (struct ae_* records of
+ * argus_events.h; "the two rings" below).  Loaded at run time by collector/bpf_probe.c; no kernel
  * rebuild, no kernel module.
  *
  * What this machine's kernel offers (see shared/BRIEF.md §5): raw
@@ -20,8 +20,10 @@
  * pointer-to-pointer (the fd array) and strings still need a helper.
  *
  * Data structures:
- *   rb        - the one BPF_MAP_TYPE_RINGBUF (size set by the loader).
- *   lost      - PERCPU_ARRAY[1] of u64: records that did not fit in rb.
+ *   rb        - the BPF_MAP_TYPE_RINGBUF records go to (16 MiB by default,
+ *               size set by the loader).
+ *   rb_spill  - the ring they go to when rb is full (64 MiB by default).
+ *   lost      - PERCPU_ARRAY[1] of u64: records that fit in neither.
  *   cpustate  - PERCPU_ARRAY[1] of struct cpu_state: the irq number,
  *               softirq vector and hrtimer this CPU is handling right now
  *               (so AE_WAKING can say *why* an interrupt woke a task), and
@@ -109,8 +111,13 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 /* ---- maps --------------------------------------------------------------- */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 << 20);  /* overridden by the loader */
+	__uint(max_entries, 16 << 20);  /* overridden by the loader */
 } rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 << 20);  /* overridden by the loader */
+} rb_spill SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -126,7 +133,7 @@ struct cpu_state {
 	__u64 hrt_soft;  /* hrtimer expiring in softirq context, else 0 */
 	__u32 apic;      /* AE_VEC_APIC | vector in an APIC system interrupt,
 	                    else 0 (they do not nest: they run irqs-off) */
-	__u32 pad;
+	__u32 spill;     /* this CPU writes to rb_spill until it is empty */
 	__u64 pc_addr;   /* this CPU's &__preempt_count, 0 until found */
 	__u32 inited;
 	__u32 nrec;      /* records submitted on this CPU (wraps) */
@@ -299,7 +306,8 @@ static __always_inline __u64 backlog_wake(struct cpu_state *cs)
 {
 	__u64 now;
 
-	if (!cs || bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) <= wake_bytes)
+	/* a CPU that spilled found rb full: past the watermark too */
+	if (!cs || (!cs->spill && bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) <= wake_bytes))
 		return BPF_RB_NO_WAKEUP;
 	now = bpf_ktime_get_ns();
 	if (now - cs->last_wake < WAKE_MIN_GAP_NS)
@@ -315,6 +323,56 @@ static __always_inline __u64 wake_flag(void)
 	if (!cs || (++cs->nrec & (WAKE_CHECK_EVERY - 1)))
 		return BPF_RB_NO_WAKEUP;
 	return backlog_wake(cs);
+}
+
+/*
+ * The two rings.  Writing the ring's memory was the biggest cost left
+ * per record (docs/benchmarks.md, session 23: a 16 MiB ring cost 25% less
+ * BPF time per event than 64 MiB on the pinned pipe), but a small ring
+ * alone lost records in floods that 64 MiB absorbs.  So records go to a
+ * small ring, rb, whose lines stay warm, and only when it is full to a
+ * big one, rb_spill.  A CPU that spilled keeps writing to rb_spill until
+ * the drainer has emptied it: the drainer reads rb first, then rb_spill,
+ * so each CPU's records still reach it in the order they were written
+ * (its queues sort a few out-of-order records cheaply, not a ring's
+ * worth).  In the common case this costs nothing: one test of a per-CPU
+ * flag.
+ */
+static __always_inline bool spilling(struct cpu_state *cs)
+{
+	if (!cs || !cs->spill)
+		return false;
+	if (bpf_ringbuf_query(&rb_spill, BPF_RB_AVAIL_DATA))
+		return true;
+	cs->spill = 0;   /* drained: back to rb, behind all of it */
+	return false;
+}
+
+static __always_inline long ring_output(void *data, __u64 size, __u64 flags)
+{
+	struct cpu_state *cs = cpu_state();
+
+	if (!spilling(cs) && !bpf_ringbuf_output(&rb, data, size, flags))
+		return 0;
+	if (cs)
+		cs->spill = 1;
+	return bpf_ringbuf_output(&rb_spill, data, size, flags);
+}
+
+/* size: a constant once inlined (the verifier wants one) */
+static __always_inline void *ring_reserve(__u64 size)
+{
+	struct cpu_state *cs = cpu_state();
+	void *r;
+
+	if (!spilling(cs)) {
+		r = bpf_ringbuf_reserve(&rb, size, 0);
+		if (r)
+			return r;
+	}
+	if (cs)
+		cs->spill = 1;
+	return bpf_ringbuf_reserve(&rb_spill, size, 0);
 }
 
 /* pt is current's bpf_get_current_pid_tgid() (tgid << 32 | tid): the hot
@@ -442,7 +500,7 @@ static __always_inline void batch_flush(struct tbatch *b, __u64 flags)
 	b->hdr.h.size = sizeof(b->hdr) + len;
 	b->hdr.h.cpu = bpf_get_smp_processor_id();
 	b->hdr.h.ctx = AE_CTX_TASK;
-	if (bpf_ringbuf_output(&rb, b, sizeof(b->hdr) + len, flags)) {
+	if (ring_output(b, sizeof(b->hdr) + len, flags)) {
 		n = bpf_map_lookup_elem(&lost, &zero);
 		if (n)
 			*n += b->hdr.count;
@@ -553,7 +611,7 @@ static __always_inline void *reserve(struct tbatch **bp, __u16 type, __u16 size,
 			return 0;
 		}
 	} else {
-		h = bpf_ringbuf_reserve(&rb, size, 0);
+		h = ring_reserve(size);
 		if (!h) {
 			count_lost();
 			return 0;
@@ -589,7 +647,7 @@ static __always_inline void output_flags(void *buf, __u64 size, __u64 flags)
 {
 	if (size > SCRATCH_SZ)  /* never true; bounds it for the verifier */
 		return;
-	if (bpf_ringbuf_output(&rb, buf, size, flags))
+	if (ring_output(buf, size, flags))
 		count_lost();
 }
 
