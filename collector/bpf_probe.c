@@ -88,6 +88,7 @@ struct argus_probe {
 		const unsigned long *consumer, *producer;
 	} pos[2];                     /* rb, rb_spill */
 	uint64_t spilled;             /* records drained from rb_spill */
+	int draining;                 /* ring whose records the callback sees */
 };
 
 /* ---- libbpf messages -> one line -------------------------------------- */
@@ -445,8 +446,13 @@ static int spill_sample(void *ctx, void *data, size_t size)
 
 	/* records, not ring entries: a batch counts as what it holds (its
 	 * header is checked again, and bounded, by the unpacking) */
+	int rc;
+
 	p->spilled += size >= sizeof(*b) && b->h.type == AE_BATCH ? b->count : 1;
-	return rb_sample(ctx, data, size);
+	p->draining = 1;
+	rc = rb_sample(ctx, data, size);
+	p->draining = 0;
+	return rc;
 }
 
 static int open_sampler(struct argus_probe *p, uint32_t hz, char *errbuf, size_t errlen)
@@ -741,6 +747,17 @@ bool argus_probe__drained(const struct argus_probe *p, const struct argus_horizo
 uint64_t argus_probe__spilled(const struct argus_probe *p)
 {
 	return p->spilled;
+}
+
+int argus_probe__draining(const struct argus_probe *p)
+{
+	return p->draining;
+}
+
+bool argus_probe__spill_pending(const struct argus_probe *p)
+{
+	return __atomic_load_n(p->pos[1].consumer, __ATOMIC_ACQUIRE) <
+	       __atomic_load_n(p->pos[1].producer, __ATOMIC_ACQUIRE);
 }
 
 /* Runs on_batch_flush on one CPU; 1 when that CPU's batch was busy. */

@@ -51,6 +51,11 @@ int argus_probe__ncpus(const struct argus_probe *p);
 /* Records drained from the spill ring: written while the first ring was
  * full (argus.bpf.c "the two rings"), none lost. */
 uint64_t argus_probe__spilled(const struct argus_probe *p);
+/* Inside a drain's callback: 0 while the record comes from the first
+ * ring, 1 from the spill ring. */
+int argus_probe__draining(const struct argus_probe *p);
+/* The spill ring holds records not drained yet. */
+bool argus_probe__spill_pending(const struct argus_probe *p);
 /* Task-context records wait in per-CPU batches (kernel-patch/argus.bpf.c)
  * before they reach the ring, so the ring's order is no longer time
  * order.  A horizon: every record with a timestamp before ts is in a

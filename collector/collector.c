@@ -27,8 +27,10 @@
  * still in a batch, or the clock).  The watermark is capped by it, and so
  * is a full queue's early emit, but for two escapes that keep a collector
  * that fell behind from holding its whole backlog: an event a holdback
- * older than the newest task-context record drained (EMIT_GRACE_NS: the
- * ring is in flush order and batches flush within 2 ms and a tick), and a
+ * older than the newest task-context record drained (EMIT_GRACE_NS: each
+ * ring is in flush order and batches flush within 2 ms and a tick; while
+ * the spill ring holds records, counted from the older of the two rings'
+ * fronts), and a
  * queue of WINDOW_MAX events.  The horizon never goes backwards, so
  * without those escapes every stream stays behind it and the catch-up
  * below never passes it.  At each chunk cut every stream is closed up to
@@ -81,10 +83,12 @@
 #define WINDOW_MAX 65536
 /* A queue's oldest also go out, past the horizon, once they are this much
  * older than the newest task-context record drained (ring_front): batches
- * reach the ring in flush order and none is older than 2 ms + a timer
+ * reach a ring in flush order and none is older than 2 ms + a timer
  * tick when it flushes (argus.bpf.c: BATCH_AGE_NS, on_local_timer_entry),
- * so what is still in the ring is at most that much older than what came
- * before it.  The holdback is the margin. */
+ * so what is still in a ring is at most that much older than what came
+ * before it in that ring.  The spill ring's records can be far older than
+ * the first ring's, so while it holds any, ring_front is the older of the
+ * two rings' fronts (horizon_after()).  The holdback is the margin. */
 #define EMIT_GRACE_NS HOLDBACK_NS
 #define MAX_CPUS 256
 #define MAX_FRAMES 64
@@ -149,7 +153,12 @@ struct argus_collector {
 	uint32_t budget;              /* records left in this drain */
 	uint64_t horizon;             /* nothing at or past it is emitted; see the top */
 	uint32_t horizon_tick;        /* records drained, for HORIZON_EVERY */
-	uint64_t ring_front;          /* newest ts of a task-context record drained */
+	uint64_t ring_front;          /* what EMIT_GRACE_NS counts from: front[0], or
+	                                 the older of the two while the spill
+	                                 ring holds records (spill_pending) */
+	uint64_t front[2];            /* newest ts of a task-context record drained
+	                                 from each BPF ring (rb, rb_spill) */
+	bool spill_pending;           /* at the last horizon step */
 	struct argus_horizon next_h;  /* becomes horizon once the drain passes its pos */
 	bool have_next_h;
 	struct argus_collector_status st;
@@ -425,8 +434,14 @@ static int take_record(struct argus_collector *c, const void *rec, size_t size)
 	if (helper && !helper_record_kept(h))
 		return 0;
 	size = h->size;
-	if (h->ctx == AE_CTX_TASK && h->ts > c->ring_front)
-		c->ring_front = h->ts;
+	if (h->ctx == AE_CTX_TASK) {
+		int r = c->probe ? argus_probe__draining(c->probe) : 0;
+
+		if (h->ts > c->front[r])
+			c->front[r] = h->ts;
+		c->ring_front = c->spill_pending && c->front[1] < c->front[0] ? c->front[1]
+									     : c->front[0];
+	}
 	if (c->opts.tap)
 		c->opts.tap(c->opts.tap_ctx, rec, size);
 	p = new_pending(c, h);
@@ -864,10 +879,11 @@ static int process(struct argus_collector *c, uint64_t watermark, bool force_cut
 	/* A busy CPU's queue emits early (WINDOW); the others must catch up
 	 * to it, or the next chunk would hold events older than this one's,
 	 * and the reader's merge would return them out of order.  That is
-	 * safe: the ring is consumed in reservation order, so what is still
+	 * safe: each ring is consumed in reservation order, so what is still
 	 * in it was reserved after everything emitted, and its timestamps are
 	 * later but for the few records of an interrupted program.  Batched
-	 * records are held by the horizon (the top), which no stream passed. */
+	 * records, and those waiting in the other ring, are held by the
+	 * horizon and the grace's front (the top), which no stream passed. */
 	if (watermark > c->horizon)
 		watermark = c->horizon;
 	for (uint32_t cpu = 0; cpu < c->ncpus && cpu < MAX_CPUS; cpu++)
@@ -990,6 +1006,14 @@ static int horizon_before(struct argus_collector *c, uint64_t stale_before)
  * position (a drain stopped by its budget may not have). */
 static void horizon_after(struct argus_collector *c)
 {
+	/* Each ring is in flush order, but the spill ring may hold records
+	 * much older than the first ring's (a CPU stays on it until it is
+	 * drained): while it holds any, the grace counts from the older
+	 * front.  Read at each step: a spill ring that empties lets the
+	 * grace count from the first ring's again. */
+	c->spill_pending = argus_probe__spill_pending(c->probe);
+	if (!c->spill_pending)
+		c->ring_front = c->front[0];
 	if (c->have_next_h && argus_probe__drained(c->probe, &c->next_h)) {
 		/* a batch can publish a first timestamp read just before an
 		 * interrupt, older than a horizon already taken; its records

@@ -332,7 +332,8 @@ static __always_inline __u64 wake_flag(void)
  * alone lost records in floods that 64 MiB absorbs.  So records go to a
  * small ring, rb, whose lines stay warm, and only when it is full to a
  * big one, rb_spill.  A CPU that spilled keeps writing to rb_spill until
- * the drainer has emptied it: the drainer reads rb first, then rb_spill,
+ * the drainer has emptied it (all of it: the query is the whole ring's),
+ * and the drainer reads rb first, then rb_spill,
  * so each CPU's records still reach it in the order they were written
  * (its queues sort a few out-of-order records cheaply, not a ring's
  * worth).  In the common case this costs nothing: one test of a per-CPU
@@ -345,6 +346,12 @@ static __always_inline bool spilling(struct cpu_state *cs)
 	if (bpf_ringbuf_query(&rb_spill, BPF_RB_AVAIL_DATA))
 		return true;
 	cs->spill = 0;   /* drained: back to rb, behind all of it */
+	/* unless an interrupt spilled between the query and the store (its
+	 * flag would be lost): look again (rare: once per drained spill) */
+	if (bpf_ringbuf_query(&rb_spill, BPF_RB_AVAIL_DATA)) {
+		cs->spill = 1;
+		return true;
+	}
 	return false;
 }
 
