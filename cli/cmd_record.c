@@ -142,6 +142,11 @@ int cmd_record(int argc, char **argv)
 		return msg_error("record", "writing %s: %s", out, strerror(-ferr));
 
 	argus_format_size(st.bytes, sz, sizeof(sz));
+	/* before the summary, which scripts read as the last line */
+	if (st.spilled)
+		fprintf(stderr, "argus record: %llu records went through the BPF spill ring"
+			" (the collector was more than the 16 MiB first ring behind)\n",
+			(unsigned long long)st.spilled);
 	fprintf(stderr, "argus record: %llu events, %s (%.1f bytes/event), %llu lost, in %s"
 		" (collector CPU %.3f s; %llu stacks DWARF-unwound, %llu unwinds from the memo)\n",
 		(unsigned long long)st.events, sz,
@@ -151,10 +156,6 @@ int cmd_record(int argc, char **argv)
 	if (st.dropped)
 		fprintf(stderr, "argus record: %llu records were drained but could not be kept"
 			" (out of memory)\n", (unsigned long long)st.dropped);
-	if (st.spilled)
-		fprintf(stderr, "argus record: %llu records went to the spill ring: the collector"
-			" fell more than the first ring (16 MiB) behind, none lost by it\n",
-			(unsigned long long)st.spilled);
 	if (st.late)
 		fprintf(stderr, "argus record: %llu events reached the collector after later ones of"
 			" their CPU had been written; they carry that CPU's last timestamp\n",

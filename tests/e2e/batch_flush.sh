@@ -60,7 +60,7 @@ record flood -- "${FLOOD[@]}"
 has -E 'late' "$T/flood.err" && fail "records arrived late under the flood: $(grep late "$T/flood.err")" "$T/flood.err"
 line=$(tail -n 1 "$T/flood.err")
 lost=$(printf '%s\n' "$line" | sed -nE 's/.*[ ,]([0-9]+) lost.*/\1/p')
-[ "$lost" = 0 ] || fail "the flood lost records ($line): the ring is 64 MiB, this run should lose none" "$T/flood.err"
+[ "$lost" = 0 ] || fail "the flood lost records ($line): with a 16 MiB ring and a 64 MiB spill ring this run should lose none" "$T/flood.err"
 "$ARGUS" dump "$TRACE" >"$T/flood.dump" 2>"$T/flood.dump.err" || fail "argus dump of the flood failed" "$T/flood.dump.err"
 # field 4 is "SECONDS.NANOS:"; every line must be at or after the one before
 bad=$(awk '$4 ~ /^[0-9]+\.[0-9]+:$/ { t = substr($4, 1, length($4) - 1) + 0;
