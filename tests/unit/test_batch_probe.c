@@ -5,9 +5,6 @@
  * argus_probe__stop() no batch holds anything.  Needs root (exits 77,
  * skipped, without it).  The thread is pinned so that its records go to
  * one CPU's batch; each attempt starts from an empty batch. */
-#include <errno.h>
-#include <fcntl.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +14,7 @@
 #include "argus_events.h"
 #include "bpf_probe.h"
 #include "check.h"
+#include "probe_pinned.h"
 
 #define MARK 4321
 
@@ -144,33 +142,10 @@ static void test_stop_leaves_no_batch_behind(void)
 int main(void)
 {
 	struct argus_probe_opts o = { .sz = sizeof(o) };
-	char err[512];
-	cpu_set_t set;
+	int rc = probe_pinned_open(&o, &p, &cpu, &devnull);
 
-	cpu = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
-	if (geteuid() != 0) {
-		fprintf(stderr, "skipped: loading BPF programs needs root\n");
-		return 77;
-	}
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		perror("sched_setaffinity");
-		return 1;
-	}
-	o.self_tgid = 1;  /* not us: our own syscalls are what we look for */
-	o.no_sampler = true;
-	o.no_irq = true;
-	p = argus_probe__open(&o, err, sizeof(err));
-	if (!p) {
-		fprintf(stderr, "%s\n", err);
-		return 1;
-	}
-	devnull = open("/dev/null", O_WRONLY);
-	if (devnull < 0) {
-		perror("/dev/null");
-		return 1;
-	}
+	if (rc)
+		return rc;
 	RUN(test_an_exit_waits_in_its_batch_until_flushed);
 	RUN(test_flushing_only_old_batches_leaves_a_young_one);
 	RUN(test_stop_leaves_no_batch_behind);

@@ -7,9 +7,6 @@
  * drained, also when a partial drain made room in the first), and once
  * drained the CPU writes to the first ring again.
  * Needs root (exits 77, skipped, without it). */
-#include <errno.h>
-#include <fcntl.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +16,7 @@
 #include "argus_events.h"
 #include "bpf_probe.h"
 #include "check.h"
+#include "probe_pinned.h"
 
 /* write()s to /dev/null of BASE + 1..NWRITES bytes: each exit's return
  * value is its rank (BASE: above what our other calls return, the bpf()
@@ -121,35 +119,11 @@ static void test_a_drained_spill_ring_sends_a_cpu_back_to_the_first(void)
 
 int main(void)
 {
-	struct argus_probe_opts o = { .sz = sizeof(o) };
-	char err[512];
-	cpu_set_t set;
+	struct argus_probe_opts o = { .sz = sizeof(o), .ringbuf_mb = 1, .spill_mb = 64 };
+	int cpu, rc = probe_pinned_open(&o, &p, &cpu, &devnull);
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "skipped: loading BPF programs needs root\n");
-		return 77;
-	}
-	CPU_ZERO(&set);
-	CPU_SET((int)sysconf(_SC_NPROCESSORS_ONLN) - 1, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		perror("sched_setaffinity");
-		return 1;
-	}
-	o.self_tgid = 1;  /* not us: our own syscalls are what we count */
-	o.no_sampler = true;
-	o.no_irq = true;
-	o.ringbuf_mb = 1;
-	o.spill_mb = 64;
-	p = argus_probe__open(&o, err, sizeof(err));
-	if (!p) {
-		fprintf(stderr, "%s\n", err);
-		return 1;
-	}
-	devnull = open("/dev/null", O_WRONLY);
-	if (devnull < 0) {
-		perror("/dev/null");
-		return 1;
-	}
+	if (rc)
+		return rc;
 	RUN(test_an_undrained_flood_spills_in_order_and_loses_nothing);
 	RUN(test_a_drained_spill_ring_sends_a_cpu_back_to_the_first);
 	argus_probe__close(p);
