@@ -443,11 +443,10 @@ static int spill_sample(void *ctx, void *data, size_t size)
 {
 	struct argus_probe *p = ctx;
 	const struct ae_batch *b = data;
+	int rc;
 
 	/* records, not ring entries: a batch counts as what it holds (its
 	 * header is checked again, and bounded, by the unpacking) */
-	int rc;
-
 	p->spilled += size >= sizeof(*b) && b->h.type == AE_BATCH ? b->count : 1;
 	p->draining = 1;
 	rc = rb_sample(ctx, data, size);
@@ -651,14 +650,11 @@ struct argus_probe *argus_probe__open(const struct argus_probe_opts *user_opts,
 	/* rb first: a drain reads it before rb_spill (argus.bpf.c "the two
 	 * rings") */
 	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.rb), rb_sample, p, NULL);
-	if (p->rb && ring_buffer__add(p->rb, bpf_map__fd(p->skel->maps.rb_spill),
-				      spill_sample, p)) {
-		ring_buffer__free(p->rb);
-		p->rb = NULL;
-	}
-	if (!p->rb) {
-		seterr(errbuf, errlen, "argus: mapping the ring buffer failed: %s",
-		       strerror(errno));
+	err = p->rb ? ring_buffer__add(p->rb, bpf_map__fd(p->skel->maps.rb_spill),
+				       spill_sample, p) : -errno;
+	if (err) {
+		seterr(errbuf, errlen, "argus: mapping the ring buffers failed: %s",
+		       strerror(-err));
 		goto fail;
 	}
 	if (map_batch_first(p)) {
