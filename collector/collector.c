@@ -240,6 +240,27 @@ static void compact_queue(struct cpu_queue *q);
 /* A new pending event in its CPU's queue, at its place in ts order.  A
  * queue holds at most WINDOW events: past that its oldest go to the chunk
  * now, so the queue stays small enough to live in the cache. */
+/* Where an event of time ts goes in q: after every event at or before
+ * ts.  Almost always at the end, so the end is scanned first; a record
+ * far behind is found by bisection. */
+static size_t insert_at(const struct cpu_queue *q, uint64_t ts)
+{
+	size_t lo = q->head, hi = q->len;
+
+	for (int i = 0; i < 8 && hi > lo; i++, hi--)
+		if (q->q[hi - 1].ev.ts <= ts)
+			return hi;
+	while (lo < hi) {       /* the first event in [lo, hi) after ts */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (q->q[mid].ev.ts <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static struct pending *new_pending(struct argus_collector *c, const struct ae_hdr *h)
 {
 	struct cpu_queue *q = &c->cq[h->cpu < MAX_CPUS ? h->cpu : MAX_CPUS - 1];
@@ -264,12 +285,23 @@ static struct pending *new_pending(struct argus_collector *c, const struct ae_hd
 	}
 	if (grow((void **)&q->q, &q->cap, q->len + 1, sizeof(*q->q)))
 		return NULL;
-	at = q->len;
-	while (at > q->head && q->q[at - 1].ev.ts > h->ts)
+	at = insert_at(q, h->ts);
+	if (at - q->head < q->len - at && q->head > 0) {
+		/* nearer the head (a record that comes late, like the
+		 * interposer's, drained after tens of ms of its CPU's newer
+		 * events): the older part moves down into the emitted slot
+		 * before head.  Moving the newer part instead was a memmove of
+		 * up to the whole queue per such record (WINDOW_MAX events of
+		 * 128 bytes), and under ASan, whose memmove is a plain loop,
+		 * kept argusd from answering for seconds. */
+		memmove(&q->q[q->head - 1], &q->q[q->head], (at - q->head) * sizeof(*q->q));
+		q->head--;
 		at--;
-	if (at < q->len)
-		memmove(&q->q[at + 1], &q->q[at], (q->len - at) * sizeof(*q->q));
-	q->len++;
+	} else {
+		if (at < q->len)
+			memmove(&q->q[at + 1], &q->q[at], (q->len - at) * sizeof(*q->q));
+		q->len++;
+	}
 	c->npend++;
 	c->cur = q;
 	p = &q->q[at];
