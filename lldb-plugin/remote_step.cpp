@@ -212,28 +212,29 @@ int remote_step_flush(RemoteStep *rs, bool memory)
 	if (!rs->dirty)
 		return 0;
 	lldb::SBProcess proc = rs->ci.GetProcess();
-	lldb::SBThread keep = proc.GetSelectedThread();
-	proc.SetSelectedThreadByID(rs->tid);
 	lldb::SBThread th = proc.GetThreadByID(rs->tid);
+	if (!th.IsValid())
+		return -ESRCH;
 	// the register write's value is what the thread has: the one thing
-	// it does is make lldb drop the thread's registers and frames
+	// it does is make lldb drop the thread's registers and frames.  The
+	// command runs in the stepped thread's context, given with it: the
+	// interpreter's own (the selected thread, or the context the running
+	// `argus` command was given) can be another thread, whose pc this
+	// would overwrite (CI: `argus step --tid WORKER` in lldb moved the main
+	// thread's pc to the worker's, and the app crashed after detach)
 	char cmd[64];
 	snprintf(cmd, sizeof(cmd), "register write rip 0x%llx", (unsigned long long)rs->pc);
+	lldb::SBExecutionContext ctx(th);
 	lldb::SBCommandReturnObject r;
-	rs->ci.HandleCommand(cmd, r);
+	rs->ci.HandleCommand(cmd, ctx, r);
 	int rc = r.Succeeded() ? 0 : -EIO;
 	rs->dirty = false;
-	if (!memory) {
-		if (keep.IsValid())
-			proc.SetSelectedThread(keep);
+	if (!memory)
 		return rc;
-	}
 	// a private stop clears lldb's memory cache: a call in the thread
 	lldb::SBValue v = eval_pthread_self(th);
 	if (!v.IsValid() || v.GetError().Fail())
 		rc = -EIO;
-	if (keep.IsValid())
-		proc.SetSelectedThread(keep);
 	return rc;
 }
 
