@@ -320,7 +320,9 @@ struct argus_step_input {
 				   flag-setting instruction or a load feeding
 				   it) */
 	bool self_written;      /* is_mem: the thread itself wrote this
-				   address somewhere in the recording */
+				   address somewhere in the recording
+				   (branch_inputs; find_flag: in the
+				   loop, or before it on its stack) */
 };
 
 struct argus_step_loop {
@@ -329,15 +331,19 @@ struct argus_step_loop {
 	uint64_t body_lo, body_hi; /* [lo, hi] addresses of the loop's own
 				   function that the loop runs (callees not
 				   included) */
-	uint32_t iterations;    /* times the head ran in the recording */
+	uint32_t iterations;    /* times the head ran in the recording, in
+				   the frame the loop belongs to */
 	uint32_t depth;         /* call depth of the loop's frame, relative to
 				   the recording's shallowest (0) */
 	uint32_t body_insns;    /* distinct addresses run per iteration,
 				   callees included */
 };
 
-/* The outermost loop of the recording's shallowest frame: -ENOENT when the
- * thread did not come back to any instruction of that frame (not a loop). */
+/* The loop the recording ends in: the outermost loop of the shallowest
+ * frame that stays on the stack to the end and turns there (twice if any
+ * such frame does), counted from when the thread is in that frame for
+ * good.  -ENOENT when no such frame came back to an instruction of its
+ * own (not a loop). */
 int argus_step_rec__loop(const struct argus_step_rec *r, struct argus_step_loop *out);
 
 /* The inputs of the conditional branch at index i: the flags-setting

@@ -6,8 +6,9 @@
  * where control flow diverges, and the registers and memory behind it).
  *
  * Call depth: +1 after a call, -1 after a ret, from the recording's first
- * instruction.  The loop's frame is the shallowest depth reached; its
- * back edge is a taken branch at that depth whose target is not above it.
+ * instruction.  The loop's frame is the shallowest one the thread stays in
+ * to the end of the recording and turns in (find_loop); its back edge is a
+ * taken branch at that depth whose target is not above it.
  * Callees (sched_yield, nanosleep, the vDSO's clock_gettime) run deeper
  * and are inside the loop without being its structure; only branches of
  * the loop's own frame are its exits.
@@ -27,7 +28,8 @@
  *
  * The flag: of the loop's exit branches (taken the same way every time,
  * the other way leading out of the loop's address range), the one whose
- * inputs read memory this thread never writes in the recording; memory
+ * inputs read memory this thread does not write in its loop (nor before
+ * it on its own stack: self_written); memory
  * whose value never changed in the recording first (a clock changes),
  * then memory away from the stack.  A loop that reads a deadline or counter it
  * writes itself (`*timed_out = now >= end`) is ruled out that way.
@@ -126,77 +128,156 @@ static bool taken(const struct argus_step_rec *r, size_t i)
 	return nx && nx->addr != in->addr + in->len;
 }
 
-/* The loop of the shallowest frame; *first = index of its head's first
- * run.  near: when not ~0, the loop whose range holds that address wins. */
+/*
+ * The loop the recording ends in; *first = index of its head's first run.
+ *
+ * Only a frame still on the stack at the end can be the loop the thread
+ * spins in now, and only from the moment it stays there: sm[i], the
+ * shallowest depth of instructions i..n-1, is that frame for instruction
+ * i, and instruction i belongs to it when d[i] == sm[i] (its "level").
+ *
+ * The loop is the recording's shallowest frame's, as long as that frame
+ * has one: a callee's loop (vfprintf's over its format, in a spin that
+ * logs) must not pass for the spin.  But a user attaches at any moment:
+ * the recording may begin in poll() waiting for the next input, return to
+ * main's loop and only then enter the spin, and main's frame, the
+ * shallowest, has no back edge at all (lldb attached at the end of case
+ * study 3's hang stepped 10 K instructions for 30 s and found no loop).
+ * Then a deeper level's loop counts once it has come round DEEP_TURNS
+ * times in that frame, far more than a callee's loop makes in one call as
+ * a rule.
+ *
+ * A level's back edge: a taken jump at its depth, within one function (a
+ * tail call jumps back to another function's entry: apply_display_settings
+ * ends with `jmp wait_for_display_flag`), to an address not above it.  Of
+ * a level's back edges, the outermost (widest) of those that came round
+ * at least twice, else the widest.  near: when not ~0, a loop around that
+ * address wins, in the shallowest level that has one.
+ */
+#define DEEP_TURNS 16
+#define LEVEL_EDGES 8   /* distinct back edges kept per level */
+
+struct edge {
+	size_t at;                  /* index of its first run */
+	uint64_t span;
+	uint32_t turns;
+	bool near;
+};
+
+struct level {
+	struct edge e[LEVEL_EDGES];
+	unsigned ne;
+	const struct edge *best;
+};
+
+static bool better_edge(const struct edge *a, const struct edge *b)
+{
+	if (a->near != b->near)
+		return a->near;
+	if ((a->turns >= 2) != (b->turns >= 2))
+		return a->turns >= 2;
+	return a->span > b->span;
+}
+
+static const struct level *pick_level(const struct level *lv, size_t nl, uint64_t near)
+{
+	for (size_t k = 0; near != ~0ull && k < nl; k++)
+		if (lv[k].best && lv[k].best->near)
+			return &lv[k];
+	if (lv[0].best)
+		return &lv[0];
+	for (size_t k = 1; k < nl; k++)
+		if (lv[k].best && lv[k].best->turns >= DEEP_TURNS)
+			return &lv[k];
+	return NULL;
+}
+
 static int find_loop(const struct argus_step_rec *r, const long *d, uint64_t near,
 		     struct argus_step_loop *out, size_t *first)
 {
-	size_t n = argus_step_rec__count(r), best = SIZE_MAX;
-	long mind = 0;
-	uint64_t best_span = 0;
-	bool best_near = false;
+	size_t n = argus_step_rec__count(r), nl, h1 = SIZE_MAX, h2 = SIZE_MAX;
+	const struct level *p;
+	struct level *lv;
+	long *sm, gmin, gmax, mind;
 
 	if (n < 2)
 		return -ENOENT;
-	for (size_t i = 0; i < n; i++)
-		if (d[i] < mind)
-			mind = d[i];
+	sm = malloc(n * sizeof(*sm));
+	if (!sm)
+		return -ENOMEM;
+	sm[n - 1] = gmax = d[n - 1];
+	for (size_t i = n - 1; i-- > 0;) {
+		sm[i] = d[i] < sm[i + 1] ? d[i] : sm[i + 1];
+		if (d[i] > gmax)
+			gmax = d[i];
+	}
+	gmin = sm[0];
+	nl = (size_t)(gmax - gmin) + 1;
+	lv = calloc(nl, sizeof(*lv));
+	if (!lv) {
+		free(sm);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i + 1 < n; i++) {
 		const struct argus_step_insn *in = argus_step_rec__insn(r, i);
 		const struct argus_step_insn *nx = argus_step_rec__insn(r, i + 1);
-		uint64_t span;
-		bool is_near;
+		struct level *l = &lv[d[i] - gmin];
+		struct edge *e = NULL;
 
-		if (d[i] != mind || d[i + 1] != mind ||
-		    !(in->kind & (ARGUS_STEP_K_JCC | ARGUS_STEP_K_JMP)) || nx->addr > in->addr)
+		if (d[i] != sm[i] || d[i + 1] != d[i] ||
+		    !(in->kind & (ARGUS_STEP_K_JCC | ARGUS_STEP_K_JMP)) || nx->addr > in->addr ||
+		    (in->sym >= 0 && nx->sym >= 0 && in->sym != nx->sym))
 			continue;
-		span = in->addr - nx->addr;
-		is_near = near != ~0ull && near >= nx->addr && near <= in->addr;
-		/* the outermost (widest) back edge of the frame; a loop around
-		 * the address asked about first */
-		if (best == SIZE_MAX || (is_near && !best_near) ||
-		    (is_near == best_near && span > best_span)) {
-			best = i;
-			best_span = span;
-			best_near = is_near;
+		for (unsigned k = 0; k < l->ne && !e; k++)
+			if (argus_step_rec__insn(r, l->e[k].at)->addr == in->addr &&
+			    argus_step_rec__insn(r, l->e[k].at + 1)->addr == nx->addr)
+				e = &l->e[k];
+		if (!e) {
+			if (l->ne == LEVEL_EDGES)
+				continue;
+			e = &l->e[l->ne++];
+			e->at = i;
+			e->span = in->addr - nx->addr;
+			e->near = near != ~0ull && near >= nx->addr && near <= in->addr;
 		}
+		e->turns++;
 	}
-	if (best == SIZE_MAX)
+	free(sm);
+	for (size_t k = 0; k < nl; k++)
+		for (unsigned j = 0; j < lv[k].ne; j++)
+			if (!lv[k].best || better_edge(&lv[k].e[j], lv[k].best))
+				lv[k].best = &lv[k].e[j];
+	p = pick_level(lv, nl, near);
+	if (!p) {
+		free(lv);
 		return -ENOENT;
+	}
+	mind = d[p->best->at];
 	memset(out, 0, sizeof(*out));
-	out->latch = argus_step_rec__insn(r, best)->addr;
-	out->head = argus_step_rec__insn(r, best + 1)->addr;
+	out->latch = argus_step_rec__insn(r, p->best->at)->addr;
+	out->head = argus_step_rec__insn(r, p->best->at + 1)->addr;
 	out->body_lo = out->head;
 	out->body_hi = out->latch;
-	out->depth = (uint32_t)(d[best] - mind);
-	*first = SIZE_MAX;
-	{
-		size_t h1 = SIZE_MAX, h2 = SIZE_MAX;
-
-		for (size_t i = 0; i < n; i++) {
+	out->depth = (uint32_t)(mind - gmin);
+	free(lv);
+	/* the head's runs in the loop's frame, from when the thread stays in
+	 * it: the first two bound one turn */
+	for (size_t i = n; i-- > 0 && d[i] >= mind;)
+		if (d[i] == mind && argus_step_rec__insn(r, i)->addr == out->head) {
+			out->iterations++;
+			h2 = h1;
+			h1 = i;
+		}
+	*first = h1;
+	/* the frame's addresses the loop runs; instructions per turn */
+	if (h1 != SIZE_MAX)
+		for (size_t i = h1; i < (h2 == SIZE_MAX ? n : h2); i++) {
 			const struct argus_step_insn *in = argus_step_rec__insn(r, i);
 
-			if (d[i] != mind)
-				continue;
-			if (in->addr == out->head) {
-				out->iterations++;
-				if (h1 == SIZE_MAX)
-					h1 = i;
-				else if (h2 == SIZE_MAX)
-					h2 = i;
-			}
+			out->body_insns++;
+			if (d[i] == mind && in->addr > out->body_hi && in->addr < out->head + (1u << 16))
+				out->body_hi = in->addr;
 		}
-		*first = h1;
-		/* the frame's addresses the loop runs; instructions per turn */
-		if (h1 != SIZE_MAX)
-			for (size_t i = h1; i < (h2 == SIZE_MAX ? n : h2); i++) {
-				const struct argus_step_insn *in = argus_step_rec__insn(r, i);
-
-				out->body_insns++;
-				if (d[i] == mind && in->addr > out->body_hi && in->addr < out->head + (1u << 16))
-					out->body_hi = in->addr;
-			}
-	}
 	return 0;
 }
 
@@ -218,7 +299,19 @@ int argus_step_rec__loop(const struct argus_step_rec *r, struct argus_step_loop 
 
 /* --- inputs of a branch ------------------------------------------------ */
 
-static bool self_written(const struct argus_step_rec *r, uint64_t addr, uint16_t size)
+static bool on_stack(const struct argus_step_rec *r, size_t at, uint64_t addr);
+
+/*
+ * Whether the thread itself writes [addr, addr+size), read at index at:
+ * anywhere from index from on (the loop's first turn; 0: the whole
+ * recording), or before that on its own stack (a local the loop reads,
+ * such as an -O0 deadline).  Memory off the stack written only before the
+ * loop stays a candidate: a spin often clears its flag before it waits
+ * (`done = 0; send(request); while (!done) yield();`), and another
+ * thread sets it.
+ */
+static bool self_written(const struct argus_step_rec *r, size_t from, size_t at, uint64_t addr,
+			 uint16_t size)
 {
 	size_t n = argus_step_rec__count(r);
 
@@ -229,7 +322,7 @@ static bool self_written(const struct argus_step_rec *r, uint64_t addr, uint16_t
 			const struct argus_step_mem *m = &in->mem[k];
 
 			if ((m->access & ARGUS_STEP_MEM_WRITE) && m->addr < addr + size &&
-			    addr < m->addr + m->size)
+			    addr < m->addr + m->size && (i >= from || on_stack(r, at, addr)))
 				return true;
 		}
 	}
@@ -251,7 +344,7 @@ static bool written_since(const struct argus_step_rec *r, size_t j, size_t from,
 	return false;
 }
 
-static int inputs_at(const struct argus_step_rec *r, struct dtab *t, size_t i,
+static int inputs_at(const struct argus_step_rec *r, struct dtab *t, size_t i, size_t from,
 		     struct argus_step_input *out, size_t max)
 {
 	const struct step_decoded *bd = dget(t, argus_step_rec__insn(r, i));
@@ -332,7 +425,7 @@ static int inputs_at(const struct argus_step_rec *r, struct dtab *t, size_t i,
 			mem[nm].value = m->before;
 			mem[nm].at = j;
 			mem[nm].reg = 0;
-			mem[nm].self_written = self_written(r, m->addr, m->size);
+			mem[nm].self_written = self_written(r, from, j, m->addr, m->size);
 			nm++;
 		}
 		/* the registers the flag setter compares, with their values */
@@ -369,7 +462,7 @@ int argus_step_rec__branch_inputs(const struct argus_step_rec *r, size_t i,
 		return -EINVAL;
 	rc = dtab_init(&t, 1024);
 	if (!rc)
-		rc = inputs_at(r, &t, i, out, max);
+		rc = inputs_at(r, &t, i, 0, out, max);
 	dtab_free(&t);
 	return rc;
 }
@@ -522,7 +615,7 @@ int argus_step_rec__find_flag(const struct argus_step_rec *r, struct argus_step_
 		/* an exit leads out of the loop's range */
 		if (!other || (other >= loop.body_lo && other <= loop.body_hi))
 			continue;
-		m = inputs_at(r, &t, last, ins, ARGUS_STEP_MAX_INPUTS);
+		m = inputs_at(r, &t, last, first, ins, ARGUS_STEP_MAX_INPUTS);
 		k = pick_input(r, d, last, ins, m, &score);
 		if (k < 0 || score <= best_score)
 			continue;
@@ -634,8 +727,8 @@ int argus_step_rec__diff(const struct argus_step_rec *a, const struct argus_step
 	 * turn later (a loop), with its inputs recorded; try a few turns. */
 	for (int tries = 0; out->diverged && tries < 16; tries++) {
 		if (argus_step_rec__insn(a, out->a_at)->kind & ARGUS_STEP_K_JCC) {
-			out->na = inputs_at(a, &t, out->a_at, out->a_in, ARGUS_STEP_MAX_INPUTS);
-			out->nb = inputs_at(b, &t, out->b_at, out->b_in, ARGUS_STEP_MAX_INPUTS);
+			out->na = inputs_at(a, &t, out->a_at, 0, out->a_in, ARGUS_STEP_MAX_INPUTS);
+			out->nb = inputs_at(b, &t, out->b_at, 0, out->b_in, ARGUS_STEP_MAX_INPUTS);
 			if (out->na < 0)
 				out->na = 0;
 			if (out->nb < 0)
@@ -649,8 +742,8 @@ int argus_step_rec__diff(const struct argus_step_rec *a, const struct argus_step
 		*out = next;
 	}
 	if (out->diverged && (argus_step_rec__insn(a, out->a_at)->kind & ARGUS_STEP_K_JCC)) {
-		out->na = inputs_at(a, &t, out->a_at, out->a_in, ARGUS_STEP_MAX_INPUTS);
-		out->nb = inputs_at(b, &t, out->b_at, out->b_in, ARGUS_STEP_MAX_INPUTS);
+		out->na = inputs_at(a, &t, out->a_at, 0, out->a_in, ARGUS_STEP_MAX_INPUTS);
+		out->nb = inputs_at(b, &t, out->b_at, 0, out->b_in, ARGUS_STEP_MAX_INPUTS);
 		out->na = out->na < 0 ? 0 : out->na;
 		out->nb = out->nb < 0 ? 0 : out->nb;
 	}

@@ -62,12 +62,8 @@ static void add(struct argus_step_rec *r, uint64_t addr, const char *hex, int re
  * turns: iterations that spin; flag_last: the flag reads 1 on one more
  * turn, which exits to 1020 (nop).
  */
-static struct argus_step_rec *spin(int turns, bool flag_last)
+static void spin_turns(struct argus_step_rec *r, int turns, bool flag_last)
 {
-	struct argus_step_regs start = { .r = { [ARGUS_REG_RIP] = 0x1000, [ARGUS_REG_RBP] = 0x7ff0,
-						[ARGUS_REG_RSP] = 0x7f00 } };
-	struct argus_step_rec *r = argus_step_rec__new(10, 11, &start);
-
 	for (int t = 0; t < turns + flag_last; t++) {
 		bool set = flag_last && t == turns;
 
@@ -85,6 +81,15 @@ static struct argus_step_rec *spin(int turns, bool flag_last)
 		    &(struct memop){ SLOT, 1, 0, ARGUS_STEP_MEM_READ });
 		add(r, 0x1017, "75e7", -1, 0, NULL);
 	}
+}
+
+static struct argus_step_rec *spin(int turns, bool flag_last)
+{
+	struct argus_step_regs start = { .r = { [ARGUS_REG_RIP] = 0x1000, [ARGUS_REG_RBP] = 0x7ff0,
+						[ARGUS_REG_RSP] = 0x7f00 } };
+	struct argus_step_rec *r = argus_step_rec__new(10, 11, &start);
+
+	spin_turns(r, turns, flag_last);
 	return r;
 }
 
@@ -304,6 +309,73 @@ static void test_flag_is_not_a_changing_clock(void)
 	CHECK_EQ(argus_step_rec__find_flag(r, &f), 0);
 	CHECK_EQ(f.addr, FLAG);
 	CHECK_EQ(f.branch_addr, 0x1012);
+	argus_step_rec__free(r);
+}
+
+/*
+ * Attached between two waits (case study 3 in lldb, CI): the recording
+ * begins inside poll() waiting for the next input, returns to the outer
+ * loop, which clears the flag and calls the spin.  The outer frame is the
+ * recording's shallowest and has no back edge; the spin's loop is the
+ * loop once it has come round DEEP_TURNS (16) times, and its flag is the
+ * one the outer frame clears (a write before the loop, off the stack, is
+ * not the loop's own).
+ * 5000  ret                      ; poll() returning
+ * 4000  mov dword [rip-0x200a], 0 ; done = 0 (the flag at 0x2000)
+ * 400a  call 0x1000              ; the spin (spin_turns), then 1020 nop
+ * 1021  ret
+ * 400f  jmp 0x4000               ; the outer loop's back edge
+ */
+static struct argus_step_rec *outer_then_spin(int rounds, int last_turns)
+{
+	struct argus_step_regs start = { .r = { [ARGUS_REG_RIP] = 0x5000, [ARGUS_REG_RBP] = 0x7ffff0f0,
+						[ARGUS_REG_RSP] = 0x7ffff000 } };
+	struct argus_step_rec *r = argus_step_rec__new(10, 11, &start);
+
+	add(r, 0x5000, "c3", -1, 0, NULL);
+	for (int round = 0; round < rounds; round++) {
+		bool last = round == rounds - 1;
+
+		add(r, 0x4000, "c705f6dfffff00000000", -1, 0,
+		    &(struct memop){ FLAG, 1, 0, ARGUS_STEP_MEM_WRITE });
+		add(r, 0x400a, "e8f1cfffff", -1, 0, NULL);
+		spin_turns(r, last ? last_turns : 1, !last);
+		if (!last) {
+			add(r, 0x1021, "c3", -1, 0, NULL);
+			add(r, 0x400f, "ebef", -1, 0, NULL);
+		}
+	}
+	return r;
+}
+
+static void test_loop_entered_after_the_attach(void)
+{
+	struct argus_step_rec *r = outer_then_spin(1, 20);
+	struct argus_step_loop l;
+	struct argus_step_flag f;
+
+	CHECK_EQ(argus_step_rec__loop(r, &l), 0);
+	CHECK_EQ(l.head, 0x1000);
+	CHECK_EQ(l.latch, 0x1017);
+	CHECK_EQ(l.iterations, 20);
+	CHECK_EQ(l.depth, 1);        /* one call below the outer frame */
+	CHECK_EQ(argus_step_rec__find_flag(r, &f), 0);
+	CHECK_EQ(f.addr, FLAG);
+	CHECK_EQ(f.branch_addr, 0x1008);
+	argus_step_rec__free(r);
+
+	/* four turns of a callee's loop are no spin yet */
+	r = outer_then_spin(1, 4);
+	CHECK_EQ(argus_step_rec__loop(r, &l), -ENOENT);
+	argus_step_rec__free(r);
+
+	/* the shallowest frame's loop comes first, once it has turned: a
+	 * loop in a callee it calls every turn (here the spin, 20 turns) is
+	 * not the loop */
+	r = outer_then_spin(3, 20);
+	CHECK_EQ(argus_step_rec__loop(r, &l), 0);
+	CHECK_EQ(l.head, 0x4000);
+	CHECK_EQ(l.depth, 0);
 	argus_step_rec__free(r);
 }
 
@@ -601,6 +673,7 @@ int main(void)
 	RUN(test_flag_is_memory_not_written_by_the_thread);
 	RUN(test_flag_through_a_stack_slot);
 	RUN(test_flag_is_not_a_changing_clock);
+	RUN(test_loop_entered_after_the_attach);
 	RUN(test_no_loop_no_flag);
 	RUN(test_diff_finds_the_exit_branch);
 	RUN(test_until_grammar);
