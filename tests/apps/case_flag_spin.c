@@ -28,7 +28,11 @@
  * Note: the spin makes one sched_yield() syscall per turn, so the hang is
  * a dense stream of syscalls (SPINS_IN_HANG says how many).
  *
- * usage: case_flag_spin   (no arguments; about 4.0 s)
+ * usage: case_flag_spin [SPIN_TIMEOUT_MS]   (default 2500: about 4.0 s)
+ *   A longer hang (the spin's timeout; input 8 comes 300 ms after it) for
+ *   the tests that attach lldb and step through it: on a loaded machine
+ *   lldb's attach alone can take seconds, and a test must still land
+ *   inside the hang with room for its commands.
  *
  * Ground truth on stdout, KEY=VALUE:
  *   UI_PID UI_TID UI_COMM                             (sysprefs main)
@@ -50,11 +54,12 @@
 #include "case_common.h"
 
 #define KEYS "kkkkkkHkk"
-#define SPIN_TIMEOUT_MS 2500
+#define SPIN_TIMEOUT_MS 2500   /* the default */
 
 static int disp[2]; /* [0] sysprefs, [1] display_server */
 static atomic_int display_done;
 static pid_t worker_tid;
+static int spin_timeout_ms = SPIN_TIMEOUT_MS;
 
 /* --- display_server process -------------------------------------------- */
 
@@ -92,7 +97,7 @@ static void *display_client(void *arg)
  * the flag never came. */
 CASE_FN long wait_for_display_flag(int *timed_out)
 {
-	unsigned long long end = now_ns() + SPIN_TIMEOUT_MS * 1000000ull;
+	unsigned long long end = now_ns() + (unsigned long long)spin_timeout_ms * 1000000ull;
 	long spins = 0;
 
 	*timed_out = 0;
@@ -113,7 +118,7 @@ CASE_FN long apply_display_settings(int seq, int key, int *timed_out)
 
 int main(int argc, char **argv)
 {
-	struct feeder f = FEEDER(KEYS, 'H', 2800);
+	struct feeder f = FEEDER(KEYS, 'H', 0);
 	struct ui_stats st = {0};
 	int rc = 0, timed_out, bad_timeouts = 0, hang_timed_out = 0;
 	long spins, hang_spins = 0;
@@ -121,11 +126,12 @@ int main(int argc, char **argv)
 	pthread_t worker;
 	char c;
 
-	(void)argv;
-	if (argc > 1) {
-		fprintf(stderr, "usage: case_flag_spin\n");
+	if (argc > 2 || (argc == 2 && ((spin_timeout_ms = atoi(argv[1])) < 500 || spin_timeout_ms > 20000))) {
+		fprintf(stderr, "usage: case_flag_spin [SPIN_TIMEOUT_MS]   (500..20000, default %d)\n",
+			SPIN_TIMEOUT_MS);
 		return 2;
 	}
+	f.after_hang_ms = spin_timeout_ms + 300;
 	become("sysprefs");
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, disp))
 		die_sys("socketpair");
@@ -167,7 +173,7 @@ int main(int argc, char **argv)
 	gt("FLAG_WRITER_TID=%d", worker_tid);
 	gt("SPIN_FUNCTION=wait_for_display_flag");
 	gt("SPIN_FUNCTION_ADDR=%p", (void *)wait_for_display_flag);
-	gt("SPIN_TIMEOUT_MS=%d", SPIN_TIMEOUT_MS);
+	gt("SPIN_TIMEOUT_MS=%d", spin_timeout_ms);
 	gt("SPINS_IN_HANG=%ld", hang_spins);
 	rc |= stats_report(&st, CASE_HANG_MIN_NS);
 	if (!hang_timed_out || bad_timeouts) {

@@ -1,7 +1,7 @@
 #!/bin/bash
 # e2e: argus step / flag / step-diff inside lldb-16 (issue 13 §6), on case
 # study 3 (tests/apps/case_flag_spin.c: the UI thread spins on the flag
-# display_done with sched_yield for 2.5 s).  lldb owns the process, so the
+# display_done with sched_yield, here for 8 s).  lldb owns the process, so the
 # thread is stepped through lldb (SBThread::StepInstruction), not by a
 # second ptrace.  With the real lldb-16 in batch mode:
 #   1. help argus lists step, flag, step-diff and watch; `argus flag` with
@@ -71,9 +71,13 @@ wait "$SLEEPER" 2>/dev/null
 log "bad --until: $(grep '^error:' "$LLDB_OUT")"
 
 # -- 2..4. during the hang -----------------------------------------------------
-start_app flag_spin
+# an 8 s hang (the default is 2.5 s): everything up to the worker's step
+# must happen inside it.  CI, on a loaded machine, attached near the end of
+# a 2.5 s hang: the flag's stepping ran into the next input's spin, and
+# display_client had a reply waiting, so its step did not block
+start_app flag_spin 8000
 # the hang click is input 7 of 9, 150 ms apart: the spin runs from about
-# 1.05 s to 3.55 s after the start; attach once it has begun
+# 1.05 s to 9.05 s after the start; attach once it has begun
 wait_spinning "$APP_PID"
 kill -0 "$APP_PID" 2>/dev/null || fail "case_flag_spin exited early" "$APP_ERR"
 WORKER=$(grep -lx display_client /proc/"$APP_PID"/task/*/comm | head -n 1 | cut -d/ -f5)

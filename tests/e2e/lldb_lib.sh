@@ -44,12 +44,13 @@ expect_in() {
 	grep -qE -- "$2" "$1" || fail "$3 (no line matching /$2/)" "$1" 80
 }
 
-# start_app NAME: $APPS/case_NAME in the background; APP_PID, APP_OUT
-# (its stdout: the ground truth, complete once it has exited).
+# start_app NAME [ARGS...]: $APPS/case_NAME ARGS in the background;
+# APP_PID, APP_OUT (its stdout: the ground truth, complete once it has
+# exited).
 start_app() {
 	APP_OUT=$T/$1.out
 	APP_ERR=$T/$1.err
-	"$APPS/case_$1" >"$APP_OUT" 2>"$APP_ERR" &
+	"$APPS/case_$1" "${@:2}" >"$APP_OUT" 2>"$APP_ERR" &
 	APP_PID=$!
 	E2E_PIDS+=("$APP_PID")
 	log "started case_$1, pid $APP_PID"
