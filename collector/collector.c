@@ -112,11 +112,22 @@ struct arena {
 	size_t len, cap;
 };
 
-/* Pending events of one CPU: q[head, len) wait, ordered by ev.ts; their
- * owned data lives in arena. */
+/* Pending events of one CPU, in two runs each ordered by ev.ts:
+ * q[head, len) the records as they came, each at or after the one before
+ * it, and lq[lhead, llen) the late ones, older than q's newest when they
+ * came: the interposer's user events (drained from their rings tens of ms
+ * after their CPU's newer records) and BPF records that come behind their
+ * CPU's.  Inserted into q, each moved q's newer part up: since the
+ * batches a queue waits for the horizon and holds thousands of events (up
+ * to WINDOW_MAX of 128 bytes), and under ASan, whose memmove is a plain
+ * loop, that kept argusd from answering for seconds.  The two runs are
+ * merged as they are emitted (oldest()).  Their owned data lives in
+ * arena. */
 struct cpu_queue {
 	struct pending *q;
 	size_t head, len, cap;
+	struct pending *lq;
+	size_t lhead, llen, lcap;
 	struct arena arena;
 };
 
@@ -237,23 +248,56 @@ static int emit_one(struct argus_collector *c, const struct cpu_queue *q,
 		    const struct pending *p);
 static void compact_queue(struct cpu_queue *q);
 
-/* A new pending event in its CPU's queue, at its place in ts order.  A
- * queue holds at most WINDOW events: past that its oldest go to the chunk
- * now, so the queue stays small enough to live in the cache. */
-/* Where an event of time ts goes in q: after every event at or before
- * ts.  Almost always at the end, so the end is scanned first; a record
- * far behind is found by bisection. */
-static size_t insert_at(const struct cpu_queue *q, uint64_t ts)
+static size_t waiting(const struct cpu_queue *q)
 {
-	size_t lo = q->head, hi = q->len;
+	return q->len - q->head + q->llen - q->lhead;
+}
+
+/* The oldest waiting event of q, NULL if none.  On equal times the one of
+ * the first run: a late record goes after the events of its time, as it
+ * would have at its place in one run. */
+static struct pending *oldest(struct cpu_queue *q)
+{
+	struct pending *a = q->head < q->len ? &q->q[q->head] : NULL;
+	struct pending *b = q->lhead < q->llen ? &q->lq[q->lhead] : NULL;
+
+	if (!a || !b)
+		return a ? a : b;
+	return b->ev.ts < a->ev.ts ? b : a;
+}
+
+/* p, which oldest(q) returned, is emitted */
+static void pop_oldest(struct cpu_queue *q, const struct pending *p)
+{
+	if (q->head < q->len && p == &q->q[q->head])
+		q->head++;
+	else
+		q->lhead++;
+}
+
+/* Compaction once the emitted part of the two runs is as large as what
+ * waits: each event moves about once, so this stays linear. */
+static bool compact_due(const struct cpu_queue *q)
+{
+	size_t gone = q->head + q->lhead;
+
+	return gone && gone >= waiting(q);
+}
+
+/* Where a late event of time ts goes in the late run: after every event
+ * at or before ts.  Late records of one source come in order, so nearly
+ * always at the end; one far behind is found by bisection. */
+static size_t late_at(const struct cpu_queue *q, uint64_t ts)
+{
+	size_t lo = q->lhead, hi = q->llen;
 
 	for (int i = 0; i < 8 && hi > lo; i++, hi--)
-		if (q->q[hi - 1].ev.ts <= ts)
+		if (q->lq[hi - 1].ev.ts <= ts)
 			return hi;
 	while (lo < hi) {       /* the first event in [lo, hi) after ts */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (q->q[mid].ev.ts <= ts)
+		if (q->lq[mid].ev.ts <= ts)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -261,50 +305,47 @@ static size_t insert_at(const struct cpu_queue *q, uint64_t ts)
 	return lo;
 }
 
+/* A new pending event in its CPU's queue, at its place in ts order.  A
+ * queue holds at most WINDOW events: past that its oldest go to the chunk
+ * once the horizon or the grace lets them (WINDOW_MAX forces them), so the
+ * queue stays small enough to live in the cache. */
 static struct pending *new_pending(struct argus_collector *c, const struct ae_hdr *h)
 {
 	struct cpu_queue *q = &c->cq[h->cpu < MAX_CPUS ? h->cpu : MAX_CPUS - 1];
-	struct pending *p;
+	struct pending *p, *o;
 	size_t at;
 
-	if (q->len - q->head >= WINDOW) {
-		while (q->len - q->head >= WINDOW &&
-		       (q->q[q->head].ev.ts < c->horizon ||
-			q->q[q->head].ev.ts + EMIT_GRACE_NS < c->ring_front ||
-			q->len - q->head >= WINDOW_MAX)) {
-			int e = emit_one(c, q, &q->q[q->head++]);
+	if (waiting(q) >= WINDOW) {
+		while (waiting(q) >= WINDOW && (o = oldest(q)) &&
+		       (o->ev.ts < c->horizon || o->ev.ts + EMIT_GRACE_NS < c->ring_front ||
+			waiting(q) >= WINDOW_MAX)) {
+			int e = emit_one(c, q, o);
 
+			pop_oldest(q, o);
 			if (e && !c->emit_err)
 				c->emit_err = e;
 			c->npend--;
 		}
 		/* as emit_ready(): each event moves about once, also when the
 		 * horizon lets a queue grow past WINDOW */
-		if (q->head >= WINDOW && q->head * 2 >= q->len)
+		if (q->head + q->lhead >= WINDOW && compact_due(q))
 			compact_queue(q);
 	}
-	if (grow((void **)&q->q, &q->cap, q->len + 1, sizeof(*q->q)))
-		return NULL;
-	at = insert_at(q, h->ts);
-	if (at - q->head < q->len - at && q->head > 0) {
-		/* nearer the head (a record that comes late, like the
-		 * interposer's, drained after tens of ms of its CPU's newer
-		 * events): the older part moves down into the emitted slot
-		 * before head.  Moving the newer part instead was a memmove of
-		 * up to the whole queue per such record (WINDOW_MAX events of
-		 * 128 bytes), and under ASan, whose memmove is a plain loop,
-		 * kept argusd from answering for seconds. */
-		memmove(&q->q[q->head - 1], &q->q[q->head], (at - q->head) * sizeof(*q->q));
-		q->head--;
-		at--;
+	if (q->head == q->len || q->q[q->len - 1].ev.ts <= h->ts) {
+		if (grow((void **)&q->q, &q->cap, q->len + 1, sizeof(*q->q)))
+			return NULL;
+		p = &q->q[q->len++];
 	} else {
-		if (at < q->len)
-			memmove(&q->q[at + 1], &q->q[at], (q->len - at) * sizeof(*q->q));
-		q->len++;
+		if (grow((void **)&q->lq, &q->lcap, q->llen + 1, sizeof(*q->lq)))
+			return NULL;
+		at = late_at(q, h->ts);
+		if (at < q->llen)
+			memmove(&q->lq[at + 1], &q->lq[at], (q->llen - at) * sizeof(*q->lq));
+		q->llen++;
+		p = &q->lq[at];
 	}
 	c->npend++;
 	c->cur = q;
-	p = &q->q[at];
 	/* Field by field, not one memset() of the 128 bytes: for that GCC
 	 * emits `rep stos`, whose start-up cost was half of this function's
 	 * time on a messaging flood (perf annotate); these are plain stores. */
@@ -715,19 +756,11 @@ static int emit_one(struct argus_collector *c, const struct cpu_queue *q,
 	return argus_chunk_builder__event(c->builder, &ev);
 }
 
-/* Move the waiting events of q[0, head) out: shift the rest down and the
- * arena data they own with them.  Each event moves about once (see the
- * caller's condition), so this stays linear. */
-static void compact_queue(struct cpu_queue *q)
+/* The lowest arena offset a waiting event of run r[0, n) owns, or base. */
+static uint32_t arena_low(const struct pending *r, size_t n, uint32_t base)
 {
-	size_t n = q->len - q->head;
-	uint32_t base = UINT32_MAX;
-
-	memmove(q->q, q->q + q->head, n * sizeof(*q->q));
-	q->head = 0;
-	q->len = n;
 	for (size_t i = 0; i < n; i++) {
-		const struct pending *p = &q->q[i];
+		const struct pending *p = &r[i];
 
 		if (p->nips && p->ips_off < base)
 			base = p->ips_off;
@@ -736,6 +769,39 @@ static void compact_queue(struct cpu_queue *q)
 		if (p->str2_len && p->str2_off < base)
 			base = p->str2_off;
 	}
+	return base;
+}
+
+static void arena_rebase(struct pending *r, size_t n, uint32_t base)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct pending *p = &r[i];
+
+		if (p->nips)
+			p->ips_off -= base;
+		if (p->str_len)
+			p->str_off -= base;
+		if (p->str2_len)
+			p->str2_off -= base;
+	}
+}
+
+/* Move the emitted events of both runs out: shift what waits down, and
+ * the arena data it owns with it.  Each event moves about once (see
+ * compact_due()), so this stays linear. */
+static void compact_queue(struct cpu_queue *q)
+{
+	size_t n = q->len - q->head, ln = q->llen - q->lhead;
+	uint32_t base;
+
+	memmove(q->q, q->q + q->head, n * sizeof(*q->q));
+	q->head = 0;
+	q->len = n;
+	if (ln)
+		memmove(q->lq, q->lq + q->lhead, ln * sizeof(*q->lq));
+	q->lhead = 0;
+	q->llen = ln;
+	base = arena_low(q->lq, ln, arena_low(q->q, n, UINT32_MAX));
 	if (base == UINT32_MAX) {
 		q->arena.len = 0;
 		return;
@@ -745,16 +811,8 @@ static void compact_queue(struct cpu_queue *q)
 		return;
 	memmove(q->arena.buf, q->arena.buf + base, q->arena.len - base);
 	q->arena.len -= base;
-	for (size_t i = 0; i < n; i++) {
-		struct pending *p = &q->q[i];
-
-		if (p->nips)
-			p->ips_off -= base;
-		if (p->str_len)
-			p->str_off -= base;
-		if (p->str2_len)
-			p->str2_off -= base;
-	}
+	arena_rebase(q->q, n, base);
+	arena_rebase(q->lq, ln, base);
 }
 
 /* Move pending events with ts < watermark into the chunk, keep the rest. */
@@ -767,19 +825,20 @@ static int emit_ready(struct argus_collector *c, uint64_t watermark)
 		return err;
 	for (uint32_t cpu = 0; cpu < MAX_CPUS; cpu++) {
 		struct cpu_queue *q = &c->cq[cpu];
-		size_t i;
+		struct pending *o;
 
-		for (i = q->head; i < q->len && q->q[i].ev.ts < watermark; i++) {
-			int e = emit_one(c, q, &q->q[i]);
+		while ((o = oldest(q)) && o->ev.ts < watermark) {
+			int e = emit_one(c, q, o);
+
+			pop_oldest(q, o);
+			c->npend--;
 			if (e && !err)
 				err = e;
 		}
-		c->npend -= i - q->head;
-		q->head = i;
-		if (q->head == q->len) {
-			q->head = q->len = 0;
+		if (!waiting(q)) {
+			q->head = q->len = q->lhead = q->llen = 0;
 			q->arena.len = 0;
-		} else if (q->head * 2 >= q->len) {
+		} else if (compact_due(q)) {
 			compact_queue(q);
 		}
 	}
@@ -1317,6 +1376,7 @@ void argus_collector__free(struct argus_collector *c)
 	task_table__free(&c->tasks);
 	for (uint32_t i = 0; i < MAX_CPUS; i++) {
 		free(c->cq[i].q);
+		free(c->cq[i].lq);
 		free(c->cq[i].arena.buf);
 	}
 	free(c->chunk_tids);
