@@ -93,12 +93,25 @@ struct twait {
 	uint8_t idle;           /* judged an idle wait */
 };
 
-/* A wait whose next segment is a debugger's (or SIGSTOP's) stop that
- * nobody woke: the app's wait has not ended. */
-static bool stopped_next(const struct argus_graph *g, const struct gview *gv, uint32_t next)
+/* A wait whose next segment (v[next]) is a debugger's (or SIGSTOP's)
+ * stop that nobody woke, and after which nothing but its tracer woke the
+ * thread to the end of the trace: the app's wait has not ended, the
+ * thread is still held.  One the tracer let go on, and that something
+ * else woke later, is not: `argus inject` stops a thread blocked in
+ * read() for a moment, and its restarted read ends by the app's own
+ * wake-up; taken as ongoing, that moment became "the ongoing hang" that
+ * `argus diagnose --pid` prefers to the 3 s mutex wait that followed
+ * (e2e_live_inject_mutex under ASan, where the stop lasted 140 ms). */
+static bool stopped_next(const struct argus_graph *g, const struct gview *gv, const uint32_t *v,
+			 uint32_t next, uint32_t n)
 {
-	return (gv->seg[next].flags & ARGUS_SEG_F_STOPPED) &&
-	       diag_waker_edge(g, next) == ARGUS_NONE;
+	if (!(gv->seg[v[next]].flags & ARGUS_SEG_F_STOPPED) ||
+	    diag_waker_edge(g, v[next]) != ARGUS_NONE)
+		return false;
+	for (uint32_t k = next + 1; k < n; k++)
+		if (diag_waker_edge(g, v[k]) != ARGUS_NONE)
+			return false;
+	return true;
 }
 
 /* The waits of one thread. */
@@ -169,7 +182,7 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 			next = i + argus_graph__wait_through(g, v[i], &last, &nseg);
 		if (next < n) {
 			w->to = gv.seg[v[next]].start;
-			w->ongoing = last == v[i] && stopped_next(g, &gv, v[next]);
+			w->ongoing = last == v[i] && stopped_next(g, &gv, v, next, n);
 		} else {
 			w->to = max_ts > w->from ? max_ts : w->from;
 			w->ongoing = 1;
