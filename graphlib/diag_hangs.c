@@ -101,17 +101,26 @@ struct twait {
  * read() for a moment, and its restarted read ends by the app's own
  * wake-up; taken as ongoing, that moment became "the ongoing hang" that
  * `argus diagnose --pid` prefers to the 3 s mutex wait that followed
- * (e2e_live_inject_mutex under ASan, where the stop lasted 140 ms). */
+ * (e2e_live_inject_mutex under ASan, where the stop lasted 140 ms).
+ * last_woken: the index in v of the thread's last segment woken by an
+ * edge that is not itself cut short by a stop (an expression lldb runs in
+ * the held thread may block and be woken, and stop again: still held),
+ * -1 if none (last_woken_seg()). */
 static bool stopped_next(const struct argus_graph *g, const struct gview *gv, const uint32_t *v,
-			 uint32_t next, uint32_t n)
+			 uint32_t next, long last_woken)
 {
-	if (!(gv->seg[v[next]].flags & ARGUS_SEG_F_STOPPED) ||
-	    diag_waker_edge(g, v[next]) != ARGUS_NONE)
-		return false;
-	for (uint32_t k = next + 1; k < n; k++)
-		if (diag_waker_edge(g, v[k]) != ARGUS_NONE)
-			return false;
-	return true;
+	return (gv->seg[v[next]].flags & ARGUS_SEG_F_STOPPED) &&
+	       diag_waker_edge(g, v[next]) == ARGUS_NONE && last_woken <= (long)next;
+}
+
+static long last_woken_seg(const struct argus_graph *g, const struct gview *gv, const uint32_t *v,
+			   uint32_t n)
+{
+	for (uint32_t k = n; k-- > 0;)
+		if (!(gv->seg[v[k]].flags & ARGUS_SEG_F_STOPPED) &&
+		    diag_waker_edge(g, v[k]) != ARGUS_NONE)
+			return (long)k;
+	return -1;
 }
 
 /* The waits of one thread. */
@@ -132,6 +141,7 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 	uint32_t reply_from = 0, exit_from = 0;
 	unsigned run_exit1 = SHAPE_EXIT1_NONE, round = 0, run_tries = 0;
 	bool many = false, run_out = false;
+	long last_woken = -2;   /* not looked for yet (stopped_next) */
 
 	memset(p, 0, sizeof(*p));
 	gview_get(g, &gv);
@@ -182,7 +192,9 @@ static int waits_begin(const struct argus_graph *g, uint32_t thr, struct wpass *
 			next = i + argus_graph__wait_through(g, v[i], &last, &nseg);
 		if (next < n) {
 			w->to = gv.seg[v[next]].start;
-			w->ongoing = last == v[i] && stopped_next(g, &gv, v, next, n);
+			if (last_woken == -2)
+				last_woken = last_woken_seg(g, &gv, v, n);
+			w->ongoing = last == v[i] && stopped_next(g, &gv, v, next, last_woken);
 		} else {
 			w->to = max_ts > w->from ? max_ts : w->from;
 			w->ongoing = 1;
