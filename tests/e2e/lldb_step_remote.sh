@@ -36,8 +36,9 @@ grep -q '^READY=1' "$T/spin.out" || fail "spin_pause printed no READY=1 in 5 s" 
 WORKER=$(ls /proc/"$SPIN"/task | grep -vx "$SPIN")
 [ "$(echo "$WORKER" | wc -w)" = 1 ] || fail "spin_pause $SPIN has not one worker thread: $WORKER"
 lldb_run other -p "$SPIN" -o "plugin load $PLUGIN" -o "thread select 2" -o "thread info" \
-	-o "register read rip" -o "argus step --tid $SPIN --count 200 --json" -o "register read rip" \
-	-o "thread select 1" -o "register read rip" -o detach
+	-o "register read rip" -o "argus step --tid $SPIN --count 203 --json" -o "register read rip" \
+	-o "thread select 1" -o "register read rip" \
+	-o "platform shell cat /proc/$SPIN/task/$SPIN/syscall" -o detach
 lldb_no_crash
 [ "$LLDB_RC" -eq 0 ] || fail "argus step --tid of a thread not selected failed" "$LLDB_OUT" 40
 grep -q "^thread #2: tid = $WORKER," "$LLDB_OUT" || fail "thread 2 is not the worker $WORKER" "$LLDB_OUT" 40
@@ -46,10 +47,16 @@ mapfile -t pcs < <(grep -oE '^ +rip = 0x[0-9a-f]+' "$LLDB_OUT" | awk '{print $3}
 [ "${pcs[0]}" = "${pcs[1]}" ] ||
 	fail "stepping thread $SPIN moved the selected thread $WORKER: pc ${pcs[0]} before, ${pcs[1]} after" "$LLDB_OUT" 40
 step_json=$(grep -m1 '^{"insns":' "$LLDB_OUT")
-echo "$step_json" | "$PY" -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if j["count"] == 200 and j["tid"] == int(sys.argv[1]) else 1)' "$SPIN" ||
-	fail "argus step --tid $SPIN did not step 200 instructions of it" "$LLDB_OUT" 40
+echo "$step_json" | "$PY" -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if j["count"] == 203 and j["tid"] == int(sys.argv[1]) else 1)' "$SPIN" ||
+	fail "argus step --tid $SPIN did not step 203 instructions of it" "$LLDB_OUT" 40
+# and lldb sees the stepped thread where the kernel has it (the flush
+# reached the right thread): "-1 SP PC" of the stopped main thread
+kpc=$(grep -m1 -E '^-1 0x[0-9a-f]+ 0x[0-9a-f]+$' "$LLDB_OUT" | awk '{print $3}')
+[ -n "$kpc" ] || fail "no /proc/$SPIN/task/$SPIN/syscall line from lldb's platform shell" "$LLDB_OUT" 40
+[ $((pcs[2])) -eq $((kpc)) ] ||
+	fail "after the steps lldb says thread $SPIN is at ${pcs[2]}, the kernel at $kpc" "$LLDB_OUT" 40
 wait "$SPIN"
 rc=$?
 [ $rc -eq 0 ] || fail "spin_pause ended with status $rc after the detach, want 0" "$T/spin.err"
-log "ok: stepping thread $SPIN left the selected thread $WORKER at ${pcs[0]}; main at ${pcs[2]}; the app ended with exit 0"
+log "ok: stepping thread $SPIN left the selected thread $WORKER at ${pcs[0]}; lldb and the kernel agree on main's pc ${pcs[2]}; the app ended with exit 0"
 pass
