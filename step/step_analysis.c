@@ -507,9 +507,10 @@ static bool reads_constant(const struct argus_step_rec *r, uint64_t addr, uint16
 }
 
 /* Best memory input of ins[0..n) of the branch at index branch: not
- * written by the thread; one whose value stayed the same first, then one
- * off the stack, then one read by the branch's own frame (not by a callee
- * such as the vDSO's clock_gettime).  -1 if none. */
+ * written by the thread in its loop; one whose value stayed the same
+ * first, then one off the stack, then one the thread never wrote at all,
+ * then one read by the branch's own frame (not by a callee such as the
+ * vDSO's clock_gettime).  -1 if none. */
 static int pick_input(const struct argus_step_rec *r, const long *d, size_t branch,
 		      const struct argus_step_input *ins, int n, int *score)
 {
@@ -522,8 +523,14 @@ static int pick_input(const struct argus_step_rec *r, const long *d, size_t bran
 			continue;
 		s = 1;
 		if (reads_constant(r, ins[k].addr, ins[k].size))
-			s += 4;
+			s += 8;
 		if (!on_stack(r, ins[k].at, ins[k].addr))
+			s += 4;
+		/* never written by the thread, not even before the loop: a
+		 * deadline or limit it stored before it starts waiting
+		 * (`s->deadline = now + t; while (!s->done && ...)`) is only
+		 * a fallback to that */
+		if (!self_written(r, 0, ins[k].at, ins[k].addr, ins[k].size))
 			s += 2;
 		if (d[ins[k].at] == d[branch])
 			s += 1;

@@ -379,6 +379,48 @@ static void test_loop_entered_after_the_attach(void)
 	argus_step_rec__free(r);
 }
 
+/*
+ * A limit the thread stored before its loop, off the stack and the same
+ * every turn like the flag, is tested first; the flag, which the thread
+ * never writes, is still the one.
+ * 4000  mov dword [rip-0x100a], 1000 ; the limit at 0x3000
+ * 400a  jmp 0x1000               ; into the loop (another function)
+ * 1000  mov eax, [rip+0x1ffa]    ; the limit
+ * 1006  test eax, eax
+ * 1008  je 0x1020
+ * 100a  mov eax, [rip+0xff0]     ; the flag at 0x2000
+ * 1010  test eax, eax
+ * 1012  jne 0x1020
+ * 1014  pause
+ * 1016  jmp 0x1000
+ */
+static void test_flag_is_not_a_limit_set_before_the_loop(void)
+{
+	struct argus_step_regs start = { .r = { [ARGUS_REG_RIP] = 0x4000, [ARGUS_REG_RSP] = 0x7ffff000 } };
+	struct argus_step_rec *r = argus_step_rec__new(10, 11, &start);
+	struct argus_step_flag f;
+
+	add(r, 0x4000, "c705f6efffffe8030000", -1, 0,
+	    &(struct memop){ 0x3000, 0, 1000, ARGUS_STEP_MEM_WRITE });
+	add(r, 0x400a, "e9f1cfffff", -1, 0, NULL);
+	for (int t = 0; t < 4; t++) {
+		add(r, 0x1000, "8b05fa1f0000", ARGUS_REG_RAX, 1000,
+		    &(struct memop){ 0x3000, 1000, 0, ARGUS_STEP_MEM_READ });
+		add(r, 0x1006, "85c0", ARGUS_REG_EFLAGS, 0x202, NULL);
+		add(r, 0x1008, "7416", -1, 0, NULL);
+		add(r, 0x100a, "8b05f00f0000", ARGUS_REG_RAX, 0,
+		    &(struct memop){ FLAG, 0, 0, ARGUS_STEP_MEM_READ });
+		add(r, 0x1010, "85c0", ARGUS_REG_EFLAGS, 0x246, NULL);
+		add(r, 0x1012, "750c", -1, 0, NULL);
+		add(r, 0x1014, "f390", -1, 0, NULL);
+		add(r, 0x1016, "ebe8", -1, 0, NULL);
+	}
+	CHECK_EQ(argus_step_rec__find_flag(r, &f), 0);
+	CHECK_EQ(f.addr, FLAG);
+	CHECK_EQ(f.branch_addr, 0x1012);
+	argus_step_rec__free(r);
+}
+
 static void test_no_loop_no_flag(void)
 {
 	struct argus_step_regs start = {0};
@@ -674,6 +716,7 @@ int main(void)
 	RUN(test_flag_through_a_stack_slot);
 	RUN(test_flag_is_not_a_changing_clock);
 	RUN(test_loop_entered_after_the_attach);
+	RUN(test_flag_is_not_a_limit_set_before_the_loop);
 	RUN(test_no_loop_no_flag);
 	RUN(test_diff_finds_the_exit_branch);
 	RUN(test_until_grammar);
