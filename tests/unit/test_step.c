@@ -275,6 +275,27 @@ static void test_flag_through_a_stack_slot(void)
 	argus_step_rec__free(r);
 }
 
+/* Four turns of the loop with two exits below (0x1000..0x1016): the
+ * first tests the memory at 0x3000, which reads 1000, 1000 + step, ...
+ * on successive turns; the second the flag (0). */
+static void two_exits(struct argus_step_rec *r, int step)
+{
+	for (int t = 0; t < 4; t++) {
+		uint64_t v = 1000 + (uint64_t)(step * t);
+
+		add(r, 0x1000, "8b05fa1f0000", ARGUS_REG_RAX, v,
+		    &(struct memop){ 0x3000, v, 0, ARGUS_STEP_MEM_READ });
+		add(r, 0x1006, "85c0", ARGUS_REG_EFLAGS, 0x202, NULL);
+		add(r, 0x1008, "7416", -1, 0, NULL);
+		add(r, 0x100a, "8b05f00f0000", ARGUS_REG_RAX, 0,
+		    &(struct memop){ FLAG, 0, 0, ARGUS_STEP_MEM_READ });
+		add(r, 0x1010, "85c0", ARGUS_REG_EFLAGS, 0x246, NULL);
+		add(r, 0x1012, "750c", -1, 0, NULL);
+		add(r, 0x1014, "f390", -1, 0, NULL);
+		add(r, 0x1016, "ebe8", -1, 0, NULL);
+	}
+}
+
 /*
  * Two exits off the stack: a clock the loop times itself with (0x3000,
  * a new value every turn, like the vDSO's data page) comes first; the flag
@@ -294,18 +315,7 @@ static void test_flag_is_not_a_changing_clock(void)
 	struct argus_step_rec *r = argus_step_rec__new(10, 11, &start);
 	struct argus_step_flag f;
 
-	for (int t = 0; t < 4; t++) {
-		add(r, 0x1000, "8b05fa1f0000", ARGUS_REG_RAX, 1000 + t,
-		    &(struct memop){ 0x3000, 1000 + t, 0, ARGUS_STEP_MEM_READ });
-		add(r, 0x1006, "85c0", ARGUS_REG_EFLAGS, 0x202, NULL);
-		add(r, 0x1008, "7416", -1, 0, NULL);
-		add(r, 0x100a, "8b05f00f0000", ARGUS_REG_RAX, 0,
-		    &(struct memop){ FLAG, 0, 0, ARGUS_STEP_MEM_READ });
-		add(r, 0x1010, "85c0", ARGUS_REG_EFLAGS, 0x246, NULL);
-		add(r, 0x1012, "750c", -1, 0, NULL);
-		add(r, 0x1014, "f390", -1, 0, NULL);
-		add(r, 0x1016, "ebe8", -1, 0, NULL);
-	}
+	two_exits(r, 1);
 	CHECK_EQ(argus_step_rec__find_flag(r, &f), 0);
 	CHECK_EQ(f.addr, FLAG);
 	CHECK_EQ(f.branch_addr, 0x1012);
@@ -403,18 +413,7 @@ static void test_flag_is_not_a_limit_set_before_the_loop(void)
 	add(r, 0x4000, "c705f6efffffe8030000", -1, 0,
 	    &(struct memop){ 0x3000, 0, 1000, ARGUS_STEP_MEM_WRITE });
 	add(r, 0x400a, "e9f1cfffff", -1, 0, NULL);
-	for (int t = 0; t < 4; t++) {
-		add(r, 0x1000, "8b05fa1f0000", ARGUS_REG_RAX, 1000,
-		    &(struct memop){ 0x3000, 1000, 0, ARGUS_STEP_MEM_READ });
-		add(r, 0x1006, "85c0", ARGUS_REG_EFLAGS, 0x202, NULL);
-		add(r, 0x1008, "7416", -1, 0, NULL);
-		add(r, 0x100a, "8b05f00f0000", ARGUS_REG_RAX, 0,
-		    &(struct memop){ FLAG, 0, 0, ARGUS_STEP_MEM_READ });
-		add(r, 0x1010, "85c0", ARGUS_REG_EFLAGS, 0x246, NULL);
-		add(r, 0x1012, "750c", -1, 0, NULL);
-		add(r, 0x1014, "f390", -1, 0, NULL);
-		add(r, 0x1016, "ebe8", -1, 0, NULL);
-	}
+	two_exits(r, 0);
 	CHECK_EQ(argus_step_rec__find_flag(r, &f), 0);
 	CHECK_EQ(f.addr, FLAG);
 	CHECK_EQ(f.branch_addr, 0x1012);
