@@ -118,6 +118,7 @@ int step_front_flag_run(struct argus_stepper *s, const struct step_front_flag_op
 	bool have_sym = false, have_map;
 	uint32_t tid;
 	double deadline;
+	bool turned = false;    /* a loop came round ITERATIONS times */
 	size_t n = 0;
 	int rc = 0, st = 0;
 
@@ -134,8 +135,10 @@ int step_front_flag_run(struct argus_stepper *s, const struct step_front_flag_op
 			break;
 		n++;
 		if (n % CHECK_EVERY == 0) {
-			if (!argus_step_rec__loop(rec, &loop) && loop.iterations >= ITERATIONS)
+			if (!argus_step_rec__loop(rec, &loop) && loop.iterations >= ITERATIONS) {
+				turned = true;
 				break;
+			}
 			if (now_s() > deadline)
 				break;
 		}
@@ -169,6 +172,19 @@ int step_front_flag_run(struct argus_stepper *s, const struct step_front_flag_op
 				method = "diff";
 		}
 		rc = 0;
+	}
+	/* Stopped by --timeout or --max before a loop came round ITERATIONS
+	 * times: no flag is read off a loop seen once or twice.  Attached
+	 * late in case_flag_spin's 8 s hang beside a build, the stepping was
+	 * slow enough for the spin to end under it; main's loop came round
+	 * twice around the next spins, and its exit test gave
+	 * "_rtld_global_ro" as the flag (2 of 5 attaches at random moments). */
+	if (st && !turned && !argus_step_rec__loop(rec, &loop) && loop.iterations < ITERATIONS) {
+		rc = msg_error(CMD, "thread %u came round no loop %d times in %zu instructions (--timeout"
+			       " %u s, --max %u): not spinning in one loop, or its wait ended while"
+			       " stepped; a slow loop needs a longer --timeout", tid, ITERATIONS, n,
+			       o.timeout_s, o.max);
+		goto out;
 	}
 	if (st)
 		st = argus_step_rec__find_flag(rec, &f);

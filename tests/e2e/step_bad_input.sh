@@ -29,6 +29,18 @@ expect_clean_error "not spinning" "$ARGUS" flag --pid "$SL" --syscall-timeout 50
 not_traced "$SL"
 kill -0 "$SL" || fail "sleep died after argus flag"
 
+# a loop too slow for --timeout (700 ms a turn, 1 s of stepping): refused,
+# not judged on the one or two turns seen (attached late in a hang on a
+# busy machine, such a loop gave a wrong flag)
+"$APPS/timed_sleep" 30 700 >"$T/ts.out" 2>&1 &
+TS=$!
+E2E_PIDS+=("$TS")
+sleep 0.3
+expect_clean_error "came round no loop 4 times in [0-9]+ instructions \(--timeout 1 s" \
+	"$ARGUS" flag --pid "$TS" --timeout 1; one_line
+not_traced "$TS"
+kill "$TS"
+
 # bad --until
 expect_clean_error "memN" "$ARGUS" step --pid "$SL" --until 'mem12(0x10) != 0'
 expect_clean_error "operator" "$ARGUS" step --pid "$SL" --until 'rip ~ 5'
@@ -68,4 +80,4 @@ expect_clean_error "--normal .*v2\.stp: step recording version 2" "$ARGUS" flag 
 
 "$ARGUS" step-diff "$G" "$G" >"$T/self.txt" 2>&1 || fail "the good recording does not load" "$T/self.txt"
 grep -q "no divergence" "$T/self.txt" || fail "a recording diffed with itself diverged" "$T/self.txt"
-pass "dead pid, blocked thread, bad --until and 9 kinds of bad recording each refused with one line"
+pass "dead pid, blocked thread, a loop slower than --timeout, bad --until and 9 kinds of bad recording each refused with one line"
