@@ -595,12 +595,9 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 	if (g->b->total_events && g->b->total_events < ARGUS_NONE / 2) {
 		uint64_t cap = g->b->total_events + g->b->total_events / 8 + 64 * EVBLK;
 
-		g->ev.p = malloc(cap * sizeof(struct argus_gevent));
-		g->blk.p = malloc((cap / EVBLK) * sizeof(struct evblk));
-		if (!g->ev.p || !g->blk.p)
+		if (gvec_reserve(&g->ev, sizeof(struct argus_gevent), cap) ||
+		    gvec_reserve(&g->blk, sizeof(struct evblk), cap / EVBLK))
 			goto nomem;
-		g->ev.cap = (uint32_t)cap;
-		g->blk.cap = (uint32_t)(cap / EVBLK);
 	}
 	if ((rc = argus_trace__rewind(t)))
 		goto fail;
