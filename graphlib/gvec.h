@@ -17,12 +17,15 @@
  * with shadow page tables) the first store to each fresh 4 KiB page costs
  * ~7 us, ~240x a second store, even when the kernel has populated it
  * (docs/benchmarks.md, session 24); that was a third of a 20 M-event
- * graph build.  A huge page pays it once per 2 MiB.  Huge pages on memory
+ * graph build.  A huge page pays the mapping once per 2 MiB (what is left
+ * is the kernel clearing memory the host has not backed yet, which only
+ * fewer bytes cut).  Huge pages on memory
  * that realloc moves were tried three times and lost: mremap to an
  * address not 2 MiB-aligned splits them into 4 KiB pages, each paying its
  * first store again.  The mapping is MAP_NORESERVE: address space only,
  * pages are populated as pushes reach them; where the kernel refuses it
- * (vm.overcommit_memory=2) the vector stays on realloc.
+ * (an address-space limit; vm.overcommit_memory=2 ignores MAP_NORESERVE
+ * and would refuse it too) the vector stays on realloc.
  */
 #ifndef ARGUS_GVEC_H
 #define ARGUS_GVEC_H
@@ -51,8 +54,9 @@ struct gvec {
 #define GVEC_POP_STEP (2u << 20)        /* bytes prefaulted at a time */
 #define GVEC_HUGE (2u << 20)            /* a transparent huge page */
 /* an own mapping's pages are populated this much at a time: one
- * MADV_POPULATE_WRITE per huge page cost 2-25x more than per 8 MiB here
- * (the same 512 MiB: 0.14-0.78 s against 0.03-0.11 s) */
+ * MADV_POPULATE_WRITE per huge page cost 4-7x more than one per 8 MiB
+ * here (the same 512 MiB in two paired runs: 0.78 s against 0.11 s,
+ * 0.14 s against 0.03 s) */
 #define GVEC_MAP_POP_STEP (8u << 20)
 #define GVEC_MAP_MIN (8u << 20)         /* bytes: past this, an own mapping */
 
@@ -191,10 +195,10 @@ static inline void gvec_shrink(struct gvec *v, size_t esz)
 		uint64_t keep = ((uint64_t)v->n * esz + GVEC_HUGE - 1) & ~(uint64_t)(GVEC_HUGE - 1);
 		uint64_t popb = (uint64_t)v->pop * esz;
 
-		if (popb > keep)
+		if (popb > keep) {
 			madvise((char *)v->p + keep, popb - keep, MADV_DONTNEED);
-		if (v->pop > v->n)
-			v->pop = (uint32_t)(keep / esz < v->pop ? keep / esz : v->pop);
+			v->pop = (uint32_t)(keep / esz);        /* >= n */
+		}
 		v->cap = v->n;
 		return;
 	}
