@@ -55,6 +55,10 @@ run_argus() {
   # (cmd_record.c prints the line only when there were any)
   sed -n 's/^argus record: \([0-9]*\) events reached the collector after later ones.*/\1/p' "$tmp/err" |
     awk '{s += $1} END {print s + 0}' >>"$tmp/argus_late"
+  # one line per round, "?" for a failed run, so that it pairs with the
+  # round's times (argus_stats has no line for a failed run)
+  local ev; ev=$(sed -n 's/^argus record: \([0-9]*\) events, .*/\1/p' "$tmp/err" | tail -1)
+  echo "${ev:-?}" >>"$tmp/argus_events"
 }
 run_perf() {
   perf record -q -a -e sched:sched_switch -e sched:sched_waking \
@@ -89,7 +93,7 @@ cell() { # TRACER: median time and ratios, or why it failed
 report() { # label cmd...
   local label=$1; shift
   local v t
-  rm -f "$tmp"/vals.* "$tmp/argus_stats" "$tmp/argus_late" "$tmp/perf_stats" "$tmp/tc_stats"
+  rm -f "$tmp"/vals.* "$tmp/argus_stats" "$tmp/argus_late" "$tmp/argus_events" "$tmp/perf_stats" "$tmp/tc_stats"
   for _ in $(seq "$reps"); do
     for t in bare floor argus perf tracecmd; do
       wait_quiet "${ARGUS_BENCH_QUIET_S:-10}" || true
@@ -113,8 +117,8 @@ report() { # label cmd...
   # the cost of a recorded event above the empty programs: per round,
   # (argus - floor) seconds over that round's argus events, the median
   # with its range (issue 23's goal on the pipe: 100 ns)
-  echo "|   argus above the floor, per event | | | $(paste "$tmp/vals.floor" "$tmp/vals.argus" <(awk '{print $1}' "$tmp/argus_stats") |
-    awk '$1 ~ /^[0-9.]+$/ && $2 ~ /^[0-9.]+$/ && $3 > 0 {print ($2 - $1) * 1e9 / $3}' | median_range |
+  echo "|   argus above the floor, per event | | | $(paste "$tmp/vals.floor" "$tmp/vals.argus" "$tmp/argus_events" |
+    awk '$1 ~ /^[0-9.]+$/ && $2 ~ /^[0-9.]+$/ && $3 ~ /^[1-9][0-9]*$/ {print ($2 - $1) * 1e9 / $3}' | median_range |
     awk '{printf "%.0f ns (%.0f to %.0f)", $1, $2, $3} END {if (!NR) print "n/a"}') | | |"
   echo "|   all runs (s) | $(tr '\n' ' ' <"$tmp/vals.bare") | $(tr '\n' ' ' <"$tmp/vals.floor") | $(tr '\n' ' ' <"$tmp/vals.argus") | $(tr '\n' ' ' <"$tmp/vals.perf") | $(tr '\n' ' ' <"$tmp/vals.tracecmd") |"
 }
@@ -141,7 +145,7 @@ if [ "$switch_rounds" -gt 0 ]; then
   echo "| workload | bare hops/s (switches/s) | BPF floor: throughput lost | argus record | perf record -a |"
   echo "|---|---|---|---|---|"
   value_of=hops_of
-  rm -f "$tmp"/vals.* "$tmp/argus_stats" "$tmp/argus_late" "$tmp/perf_stats" "$tmp/switches"
+  rm -f "$tmp"/vals.* "$tmp/argus_stats" "$tmp/argus_late" "$tmp/argus_events" "$tmp/perf_stats" "$tmp/switches"
   sw_cmd=("$build/bin/switch_load" --iters "$iters" --secs "$switch_secs")
   for _ in $(seq "$switch_rounds"); do
     for t in bare floor argus perf; do
