@@ -118,7 +118,6 @@ int step_front_flag_run(struct argus_stepper *s, const struct step_front_flag_op
 	bool have_sym = false, have_map;
 	uint32_t tid;
 	double deadline;
-	bool turned = false;    /* a loop came round ITERATIONS times */
 	size_t n = 0;
 	int rc = 0, st = 0;
 
@@ -135,10 +134,8 @@ int step_front_flag_run(struct argus_stepper *s, const struct step_front_flag_op
 			break;
 		n++;
 		if (n % CHECK_EVERY == 0) {
-			if (!argus_step_rec__loop(rec, &loop) && loop.iterations >= ITERATIONS) {
-				turned = true;
+			if (!argus_step_rec__loop(rec, &loop) && loop.iterations >= ITERATIONS)
 				break;
-			}
 			if (now_s() > deadline)
 				break;
 		}
@@ -179,7 +176,7 @@ int step_front_flag_run(struct argus_stepper *s, const struct step_front_flag_op
 	 * slow enough for the spin to end under it; main's loop came round
 	 * twice around the next spins, and its exit test gave
 	 * "_rtld_global_ro" as the flag (2 of 5 attaches at random moments). */
-	if (st && !turned && !argus_step_rec__loop(rec, &loop) && loop.iterations < ITERATIONS) {
+	if (st && !argus_step_rec__loop(rec, &loop) && loop.iterations < ITERATIONS) {
 		rc = msg_error(CMD, "thread %u came round no loop %d times in %zu instructions (--timeout"
 			       " %u s, --max %u): not spinning in one loop, or its wait ended while"
 			       " stepped; a slow loop needs a longer --timeout", tid, ITERATIONS, n,
