@@ -8,7 +8,8 @@
 #   a link to its pty (an open would make it argusd's controlling terminal;
 #                      closing the master then sends it SIGHUP),
 #   another file      (a different inode: not what was mapped),
-# and spin so that samples are unwound with the stale maps.  Asserts after
+# and spin so that samples are unwound with the stale maps (the attack
+# waits until the collector has read its maps naming lib.bin).  Asserts after
 # each: argusd answers `status` within 1 s, its event count grows, it lost
 # no events meanwhile, and files_skipped grew; argusd is no session leader
 # and has no controlling terminal; root's `argus dump --stacks` of a trace
@@ -38,13 +39,20 @@ attack() {
 		"$PUBDIR/swap_mapped" "$ATT/$1.$2" "$1" 2 >"$T/$1.out" 2>&1 ||
 		fail "the $1 attack program failed" "$T/$1.out"
 	grep -q "SWAPPED $1" "$T/$1.out" || fail "the $1 attack did not get to swap" "$T/$1.out"
+	if grep -q "^LEARNT" "$T/$1.out"; then
+		log "$1 try $2: the collector read the maps naming lib.bin, then $(kv REREADS "$T/$1.out") more time(s) before the swap"
+	else
+		log "$1 try $2: the collector did not read the maps naming lib.bin within 10 s"
+	fi
 }
 
 for mode in fifo pty file; do
-	# A sample that lands while lib.bin is still mapped (the attacker
-	# runs briefly between its sleeps, and in munmap) has the collector
-	# open the real file, rightly, and keep it for that process: then
-	# nothing is left to refuse.  So up to 4 tries, each a new process.
+	# swap_mapped waits until the collector has read its maps and swaps
+	# with no stack copy on the way (its header says how).  What can
+	# still spoil a try: a sample on the few instructions between its
+	# raw syscalls, which has the collector open the real file, rightly,
+	# and keep it; or a collector over 300 ms behind.  So up to 4 tries,
+	# each a new process.
 	for try in 1 2 3 4; do
 		attack "$mode" "$try"
 		still_recording "the $mode swap (try $try)"
