@@ -916,6 +916,63 @@ int argus_probe__watch_map_fd(const struct argus_probe *p)
 	return bpf_map__fd(p->skel->maps.hw_watches);
 }
 
+/* BPF_LOG_STATS's last lines, per program: "verification time N usec" and
+ * "processed N insns (limit 1000000) ...". */
+#define STATS_LOG_BYTES 4096
+
+int argus_probe__verifier_stats(const struct argus_probe_opts *user_opts,
+				argus_verifier_fn fn, void *ctx)
+{
+	struct argus_probe_opts o = { 0 };
+	struct argus_bpf *skel;
+	struct bpf_program *prog;
+	char *logs;
+	int err, n = 0, i = 0;
+
+	if (user_opts)
+		memcpy(&o, user_opts, user_opts->sz && user_opts->sz < sizeof(o) ?
+				      user_opts->sz : sizeof(o));
+	if (!o.ringbuf_mb)
+		o.ringbuf_mb = 16;
+	if (!o.spill_mb)
+		o.spill_mb = 64;
+	libbpf_set_print(libbpf_print);
+	skel = argus_bpf__open();
+	if (!skel)
+		return errno ? -errno : -EINVAL;
+	bpf_object__for_each_program(prog, skel->obj)
+		n++;
+	logs = calloc((size_t)n, STATS_LOG_BYTES);
+	err = logs ? configure(skel, &o) : -ENOMEM;
+	bpf_object__for_each_program(prog, skel->obj) {
+		if (err)
+			break;
+		bpf_program__set_log_level(prog, 4);    /* BPF_LOG_STATS */
+		bpf_program__set_log_buf(prog, logs + (size_t)i++ * STATS_LOG_BYTES,
+					 STATS_LOG_BYTES);
+	}
+	if (!err)
+		err = argus_bpf__load(skel);
+	i = 0;
+	bpf_object__for_each_program(prog, skel->obj) {
+		const char *log = logs ? logs + (size_t)i++ * STATS_LOG_BYTES : "";
+		const char *t = strstr(log, "verification time "),
+			   *q = strstr(log, "processed ");
+		unsigned long long usec = 0, insns = 0;
+
+		if (err || !bpf_program__autoload(prog))
+			break;
+		if (t)
+			sscanf(t, "verification time %llu", &usec);
+		if (q)
+			sscanf(q, "processed %llu", &insns);
+		fn(ctx, bpf_program__name(prog), insns, usec);
+	}
+	free(logs);
+	argus_bpf__destroy(skel);
+	return err;
+}
+
 void argus_probe__close(struct argus_probe *p)
 {
 	int i;

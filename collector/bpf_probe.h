@@ -88,6 +88,21 @@ int argus_probe__watch_prog_fd(const struct argus_probe *p);
 int argus_probe__watch_map_fd(const struct argus_probe *p);
 void argus_probe__close(struct argus_probe *p);
 
+/*
+ * The verifier's work on each program, loaded as argus_probe__open()
+ * would load it with opts (the same .rodata, so the same paths pruned),
+ * with BPF_LOG_STATS, attached to nothing, then unloaded: fn gets each
+ * program's name, the instructions the verifier processed (its limit is
+ * 1,000,000 per program) and its verification time in microseconds.  It
+ * is the collector's start-up time (docs/collector.md, "Kernel quirks").
+ * 0, or -errno when the load failed (the message is libbpf's, on stderr
+ * under ARGUS_BPF_DEBUG=1).
+ */
+typedef void (*argus_verifier_fn)(void *ctx, const char *prog, uint64_t insns,
+				  uint64_t usec);
+int argus_probe__verifier_stats(const struct argus_probe_opts *opts,
+				argus_verifier_fn fn, void *ctx);
+
 /* The default traced syscall set (documented in docs/collector.md). */
 void argus_probe__default_syscalls(uint64_t bitmap[8]);
 /* Of those, the calls whose entry is recorded by default: all but the

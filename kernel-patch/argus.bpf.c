@@ -943,48 +943,85 @@ static __always_inline __u32 walk_user_fp(__u64 *ips, __u64 ip, __u64 sp, __u64 
 	return nr;
 }
 
-/*
- * Append struct ae_ustack + ips[] + stack copy at buf+off and return the new
- * record size.  ips come from the frame-pointer walk above; the raw copy (for offline DWARF unwinding) starts at sp.  If sp+len runs
- * past the end of the stack mapping the whole read fails, so we retry with
- * the rest of sp's own page, which is mapped.  Reads are non-faulting: a
- * swapped-out stack page gives copy_len 0, not a sleep.
- */
-static __always_inline __u32 add_ustack(__u8 *buf, __u32 off, __u8 *win,
-					 __u64 ip, __u64 sp, __u64 bp, __u32 copy)
-{
-	struct ae_ustack *us = (void *)(buf + off);
-	__u64 *ips = (void *)(us + 1);
-	__u32 nr = walk_user_fp(ips, ip, sp, bp, win);
-	__u32 coff, len;
+/* The tail a record with a user stack ends with, at its longest. */
+struct ustack_tail {
+	struct ae_ustack us;
+	__u64 ips[AE_MAX_USTACK];
+	__u8 copy[AE_MAX_STACK_COPY];
+};
 
+struct fp_window {
+	__u8 b[FP_WINDOW];
+};
+
+/*
+ * Fill t->us (its ip, sp and bp set by the caller), t->ips[] and the stack
+ * copy after them, and return the tail's bytes.  ips come from the
+ * frame-pointer walk above; the raw copy (for offline DWARF unwinding)
+ * starts at sp.  If sp+len runs past the end of the stack mapping the
+ * whole read fails, so we retry with the rest of sp's own page, which is
+ * mapped.  Reads are non-faulting: a swapped-out stack page gives
+ * copy_len 0, not a sleep.
+ *
+ * A global function, not inlined: the verifier checks it once per
+ * program, with its arguments unknown (hence the NULL test and the
+ * clamps), instead of once for every path that reaches it.  Inlined,
+ * on_switch's paths times the walk's loop took the verifier 3.0 s and
+ * 542,400 of its 1,000,000 instructions at every start of the collector.
+ */
+__noinline int fill_ustack(struct ustack_tail *t, struct fp_window *w, __u64 copy)
+{
+	__u64 sp, len;  /* len 64-bit: a __u32 argument's upper half is unknown
+			   to the verifier, and clang clamps only the lower */
+	__u32 nr;
+	__u8 *dst;
+
+	if (!t || !w)
+		return 0;
+	sp = t->us.sp;
+	nr = walk_user_fp(t->ips, t->us.ip, sp, t->us.bp, w->b);
 	if (nr > AE_MAX_USTACK)
 		nr = AE_MAX_USTACK;
-	us->nr_ips = nr;
-	us->pad = 0;
-	us->ip = ip;
-	us->sp = sp;
-	us->bp = bp;
-	coff = off + sizeof(*us) + nr * sizeof(__u64);
+	t->us.nr_ips = nr;
+	t->us.pad = 0;
+	dst = (__u8 *)t->ips + nr * sizeof(__u64);
 	len = copy;
 	if (len > AE_MAX_STACK_COPY)
 		len = AE_MAX_STACK_COPY;
+	/* else clang passes the unclamped copy to the helper (the verifier
+	 * sees an unbounded size) */
+	barrier_var(len);
 	if (len && sp) {
-		if (bpf_probe_read_user(buf + coff, len, (void *)sp)) {
-			__u32 rest = 4096 - (sp & 4095);
+		if (bpf_probe_read_user(dst, len, (void *)sp)) {
+			__u64 rest = 4096 - (sp & 4095);
 
 			if (rest < len)
 				len = rest;
 			if (len > AE_MAX_STACK_COPY)
 				len = AE_MAX_STACK_COPY;
-			if (bpf_probe_read_user(buf + coff, len, (void *)sp))
+			barrier_var(len);
+			if (bpf_probe_read_user(dst, len, (void *)sp))
 				len = 0;
 		}
 	} else {
 		len = 0;
 	}
-	us->copy_len = len;
-	return coff + len;
+	t->us.copy_len = len;
+	return sizeof(t->us) + nr * sizeof(__u64) + len;
+}
+
+/* Append the user stack (struct ae_ustack, ips[], the copy) at buf+off,
+ * which has room for a whole struct ustack_tail, and return the record's
+ * new size.  win: FP_WINDOW bytes of scratch for the walk. */
+static __always_inline __u32 add_ustack(__u8 *buf, __u32 off, __u8 *win,
+					 __u64 ip, __u64 sp, __u64 bp, __u32 copy)
+{
+	struct ae_ustack *us = (void *)(buf + off);
+
+	us->ip = ip;
+	us->sp = sp;
+	us->bp = bp;
+	return off + fill_ustack((struct ustack_tail *)us, (struct fp_window *)win, copy);
 }
 
 static __always_inline __u8 *scratch_buf(__u32 slot)
