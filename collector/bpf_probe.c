@@ -43,6 +43,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -510,10 +511,47 @@ static int open_sampler(struct argus_probe *p, uint32_t hz, char *errbuf, size_t
  * wants its entry (--all-entries) or a per-call tracepoint is missing
  * (a kernel without CONFIG_FTRACE_SYSCALLS, a call without an event).
  */
+struct link_slice {
+	struct bpf_link **l;
+	int n;
+};
+
+static void *destroy_slice(void *arg)
+{
+	struct link_slice *s = arg;
+
+	for (int i = 0; i < s->n; i++)
+		bpf_link__destroy(s->l[i]);
+	return NULL;
+}
+
+/*
+ * Detaching a syscalls:sys_enter_* tracepoint waits for an RCU grace
+ * period in the kernel (its perf event's unregister synchronizes), ~56 ms
+ * here: one after the other, the ~27 links of the entry set kept every
+ * `argus record` and argusd stop waiting 1.6 s.  Concurrent waits share
+ * grace periods, so the links go from DETACH_THREADS threads at once.
+ */
+#define DETACH_THREADS 8
+
 static void drop_enter_links(struct argus_probe *p)
 {
-	for (int i = 0; i < p->nenter_links; i++)
-		bpf_link__destroy(p->enter_links[i]);
+	struct link_slice s[DETACH_THREADS];
+	pthread_t th[DETACH_THREADS];
+	bool started[DETACH_THREADS] = { false };
+	int n = p->nenter_links, per = (n + DETACH_THREADS - 1) / DETACH_THREADS;
+
+	for (int i = 0, at = 0; i < DETACH_THREADS; i++, at += per) {
+		s[i].l = p->enter_links + at;
+		s[i].n = at >= n ? 0 : n - at < per ? n - at : per;
+		if (s[i].n && n > 1)
+			started[i] = !pthread_create(&th[i], NULL, destroy_slice, &s[i]);
+		if (s[i].n && !started[i])
+			destroy_slice(&s[i]);   /* no thread: here */
+	}
+	for (int i = 0; i < DETACH_THREADS; i++)
+		if (started[i])
+			pthread_join(th[i], NULL);
 	free(p->enter_links);
 	p->enter_links = NULL;
 	p->nenter_links = 0;
