@@ -36,12 +36,30 @@ done
 log "status:"; sed 's/^/    /' "$T/status.out"
 grep -qE "^ *hangs .* in $T/cwd/rel-hangs\$" "$T/status.out" ||
 	fail "--hang-dir rel-hangs, given in $T/cwd, is not $T/cwd/rel-hangs" "$T/status.out"
-# right after start the BPF load (~0.2 s of CPU) must not count as the
-# collector's running cost
+# The BPF load before the start (0.2-0.3 s of CPU since the verifier
+# checks the stack walk once; it was 3 s) must not count as the
+# collector's running cost: status's cpu_seconds (argusd since its start,
+# plus the unwind helper's) must stay below what the kernel says argusd
+# and its helper used in all.  (This was a bound of 50% on the CPU% line
+# right after start: it held while the load, and the second start's
+# above, took seconds before this status; now the status comes ~0.4 s
+# after the start, and the start's own burst of unwinds is ~40% of that
+# under ASan: the bound measured the clock, not the load.)
 cpu=$(awk '$1 == "collector" && /% CPU/ { sub("%", "", $2); print $2; exit }' "$T/status.out")
 [ -n "$cpu" ] || fail "status has no collector CPU% line" "$T/status.out"
-awk -v c="$cpu" 'BEGIN { exit !(c < 50) }' ||
-	fail "status right after start says the collector used ${cpu}% CPU (the BPF load counted?)" "$T/status.out"
+"$ARGUS" status --raw >"$T/status.raw" 2>"$T/status.err" || fail "argus status --raw failed" "$T/status.err"
+proc_cpu() {  # utime + stime of pid $1, in seconds (0 when it is gone)
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) / hz }' \
+		"/proc/$1/stat" 2>/dev/null || echo 0
+}
+reported=$(sed -n 's/^cpu_seconds=//p' "$T/status.raw")
+helper=$(sed -n 's/^unwind_helper_pid=//p' "$T/status.raw")
+all=$(awk -v a="$(proc_cpu "$pid")" -v h="$([ "${helper:-0}" != 0 ] && proc_cpu "$helper" || echo 0)" \
+	'BEGIN { print a + h }')
+[ -n "$reported" ] || fail "status --raw has no cpu_seconds" "$T/status.raw"
+awk -v r="$reported" -v a="$all" 'BEGIN { exit !(r <= a - 0.05) }' ||
+	fail "status counts ${reported} s of CPU, argusd and its helper used ${all} s in all: the BPF load before the start is counted" "$T/status.raw"
+log "collector CPU since its start ${reported} s, argusd and its helper in all ${all} s (the load before the start is not counted)"
 
 "$ARGUS" mark "hello from test" 2>"$T/mark.err" || fail "argus mark failed" "$T/mark.err"
 "$APPS/pipe_pingpong" 50 2000 >"$T/pp.out" || fail "the workload failed"
