@@ -9,8 +9,8 @@
  * most of the collector's start-up time (docs/collector.md, "Kernel
  * quirks").  --wait-stacks loads the blocking switches' stack-copy path
  * too, as argusd --wait-stacks does.  With --max, exits 1 when a program
- * processed more than INSNS instructions (tests/unit's budget test).
- * Needs root.
+ * processed more than INSNS instructions (tests/unit's budget test); 2
+ * when the load failed or a program's log gave no figure.  Needs root.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,7 +26,7 @@ struct tally {
 	uint64_t max, insns, usec;
 	char worst[64];         /* the name dies with the skeleton */
 	uint64_t worst_insns;
-	int over;
+	int over, unparsed;
 };
 
 static void one(void *ctx, const char *prog, uint64_t insns, uint64_t usec)
@@ -36,6 +36,7 @@ static void one(void *ctx, const char *prog, uint64_t insns, uint64_t usec)
 
 	printf("%-32s %9llu insns %9llu us%s\n", prog, (unsigned long long)insns,
 	       (unsigned long long)usec, over ? "  OVER THE BUDGET" : "");
+	t->unparsed += !insns;  /* the log said nothing: no figure to judge */
 	t->insns += insns;
 	t->usec += usec;
 	t->over += over;
@@ -88,6 +89,11 @@ int main(int argc, char **argv)
 	if (err) {
 		fprintf(stderr, "argus-verifier-stats: loading the BPF programs failed: %s%s\n",
 			strerror(-err), err == -EPERM ? " (run as root)" : "");
+		return 2;
+	}
+	if (t.unparsed) {
+		fprintf(stderr, "argus-verifier-stats: %d program(s) loaded without a \"processed N insns\" line in their log\n",
+			t.unparsed);
 		return 2;
 	}
 	printf("total %llu insns, %.3f s of verification; most: %s, %llu insns (%.1f%% of the kernel's 1,000,000)\n",

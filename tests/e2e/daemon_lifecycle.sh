@@ -2,8 +2,8 @@
 # e2e: the always-on collector's life cycle, in a private run dir
 # (ARGUS_RUN_DIR) and ring dir.  Asserts:
 #   start works, a second start fails with "already running";
-#   status prints events / lost / ring lines, and a CPU% under 50 right
-#   after start (the BPF load does not count);
+#   status prints events / lost / ring lines and a CPU% line, and its
+#   CPU seconds leave out the BPF load before the start;
 #   a mark is attributed to the process that sent it, not to 0/0;
 #   mark TEXT + a workload + save --last 10s -o S: S dumps with the mark;
 #   permissions: run dir 0711 (any process reaches interpose.sock by
@@ -57,9 +57,15 @@ helper=$(sed -n 's/^unwind_helper_pid=//p' "$T/status.raw")
 all=$(awk -v a="$(proc_cpu "$pid")" -v h="$([ "${helper:-0}" != 0 ] && proc_cpu "$helper" || echo 0)" \
 	'BEGIN { print a + h }')
 [ -n "$reported" ] || fail "status --raw has no cpu_seconds" "$T/status.raw"
-awk -v r="$reported" -v a="$all" 'BEGIN { exit !(r <= a - 0.05) }' ||
-	fail "status counts ${reported} s of CPU, argusd and its helper used ${all} s in all: the BPF load before the start is counted" "$T/status.raw"
-log "collector CPU since its start ${reported} s, argusd and its helper in all ${all} s (the load before the start is not counted)"
+# a helper that died took its CPU with it from /proc, while status still
+# counts it: then there is nothing to compare with
+if [ "$(sed -n 's/^unwind_helper_restarts=//p' "$T/status.raw")" = 0 ]; then
+	awk -v r="$reported" -v a="$all" 'BEGIN { exit !(r <= a - 0.05) }' ||
+		fail "status counts ${reported} s of CPU, argusd and its helper used ${all} s in all: the BPF load before the start is counted" "$T/status.raw"
+	log "collector CPU since its start ${reported} s, argusd and its helper in all ${all} s (the load before the start is not counted)"
+else
+	log "the unwind helper restarted: its CPU is no longer in /proc, the load check is skipped"
+fi
 
 "$ARGUS" mark "hello from test" 2>"$T/mark.err" || fail "argus mark failed" "$T/mark.err"
 "$APPS/pipe_pingpong" 50 2000 >"$T/pp.out" || fail "the workload failed"

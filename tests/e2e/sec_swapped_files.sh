@@ -35,15 +35,19 @@ lost0=$(status_key lost)
 # while it was mapped would be answered from the cache)
 attack() {
 	as_nobody mkdir "$ATT/$1.$2"
-	timeout 20 setpriv --reuid=65534 --regid=65534 --clear-groups \
+	# its worst case: two waits of 10 s, 16 probe rounds of 0.3 s and
+	# the 2 s spin (~32 s); past it, the program hangs
+	timeout 40 setpriv --reuid=65534 --regid=65534 --clear-groups \
 		"$PUBDIR/swap_mapped" "$ATT/$1.$2" "$1" 2 >"$T/$1.out" 2>&1 ||
 		fail "the $1 attack program failed" "$T/$1.out"
 	grep -q "SWAPPED $1" "$T/$1.out" || fail "the $1 attack did not get to swap" "$T/$1.out"
 	if grep -q "^LEARNT" "$T/$1.out"; then
 		log "$1 try $2: the collector read the maps naming lib.bin, then $(kv REREADS "$T/$1.out") more time(s) before the swap"
 	else
-		log "$1 try $2: the collector did not read the maps naming lib.bin within 10 s"
+		log "$1 try $2: no maps read named the barrier's probe, or then lib.bin, within 10 s"
 	fi
+	! grep -q "^UNSETTLED" "$T/$1.out" ||
+		log "$1 try $2: the collector kept reading the maps: lib.bin was unmapped before a quiet round"
 }
 
 for mode in fifo pty file; do

@@ -20,10 +20,11 @@
  * keep it), and (3) its last read of our maps before the swap must be one
  * that names lib.bin.  Sleeping inside lib.bin on our own stack made each
  * try a coin toss (CI failed on four in a row); now:
- *  - everything from the barrier below to the end of the swap runs on a
- *    stack page never touched: BPF's non-faulting copy of a page that is
- *    not present fails, so a sample or a switch there carries no copy
- *    and is not unwound (2).  The waits are poll() called from a
+ *  - from the barrier below to the end of the swap, every syscall and
+ *    every wait runs with rsp on a stack page never touched: BPF's
+ *    non-faulting copy of a page that is not present fails, so a switch
+ *    or a sample there carries no copy and is not unwound (2).  (The
+ *    few lines of C between them run on our own stack.)  The waits are poll() called from a
  *    mapped code page (a probe's, then lib.bin's: the ip of the wait is
  *    new to the collector, which reads the maps again); mmap, munmap and
  *    the swap are raw syscalls (munmap
@@ -46,11 +47,14 @@
  * What can still spoil a try: a sample on the few instructions of C
  * between those syscalls, or a collector more than QUIET_MS behind.
  *
- * Prints "PID=n", then "LEARNT" (or "NOT-LEARNT": no open within 10 s),
- * "REREADS=n" and "SWAPPED MODE" on stdout. */
+ * Prints "PID=n", then "LEARNT" (or "NOT-LEARNT": no maps read named the
+ * barrier's probe, or then lib.bin, within 10 s), "REREADS=n" (reads
+ * seen after lib.bin's), "UNSETTLED" when the probe files ran out before
+ * a quiet round, and "SWAPPED MODE" on stdout. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,13 +137,19 @@ static long map_code(int fd)
 	return p;
 }
 
+static bool unsettled;           /* the probes ran out before a quiet round */
+
 /* Rounds until one passes QUIET_MS with no maps read (a new probe each,
  * waiting with wait, whose code is mapped); how many reads were seen. */
 static int settle(wait_fn wait)
 {
 	int reads = 0;
 
-	while (probes_used < PROBES) {
+	for (;;) {
+		if (probes_used == PROBES) {
+			unsettled = true;
+			break;
+		}
 		int i = probes_used++;
 
 		map_code(probe_fd[i]);
@@ -220,8 +230,8 @@ int main(int argc, char **argv)
 		e = sys_on(sp, SYS_symlink, (long)tmp, (long)lib, 0, 0, 0, 0);
 	if (e)
 		return 9;
-	printf("%s\nREREADS=%d\nSWAPPED %s\n", learnt ? "LEARNT" : "NOT-LEARNT",
-	       rounds, argv[2]);
+	printf("%s\nREREADS=%d\n%sSWAPPED %s\n", learnt ? "LEARNT" : "NOT-LEARNT",
+	       rounds, unsettled ? "UNSETTLED\n" : "", argv[2]);
 	fflush(stdout);
 	double t0 = now();
 	volatile unsigned long x = 0;
