@@ -510,22 +510,7 @@ static int open_sampler(struct argus_probe *p, uint32_t hz, char *errbuf, size_t
  * entry), or through the raw sys_enter tracepoint when every traced call
  * wants its entry (--all-entries) or a per-call tracepoint is missing
  * (a kernel without CONFIG_FTRACE_SYSCALLS, a call without an event).
- */
-struct link_slice {
-	struct bpf_link **l;
-	int n;
-};
-
-static void *destroy_slice(void *arg)
-{
-	struct link_slice *s = arg;
-
-	for (int i = 0; i < s->n; i++)
-		bpf_link__destroy(s->l[i]);
-	return NULL;
-}
-
-/*
+ *
  * Detaching a syscalls:sys_enter_* tracepoint waits for an RCU grace
  * period in the kernel (its perf event's unregister synchronizes), ~56 ms
  * here: one after the other, the ~27 links of the entry set kept every
@@ -536,25 +521,31 @@ static void *destroy_slice(void *arg)
  */
 #define DETACH_THREADS 8
 
+struct detach_job {
+	struct bpf_link **links;
+	int n, first;           /* links first, first + DETACH_THREADS, ... */
+};
+
+static void *detach_every_nth(void *arg)
+{
+	struct detach_job *j = arg;
+
+	for (int i = j->first; i < j->n; i += DETACH_THREADS)
+		bpf_link__destroy(j->links[i]);
+	return NULL;
+}
+
 static void drop_enter_links(struct argus_probe *p)
 {
-	struct link_slice s[DETACH_THREADS];
+	struct detach_job job[DETACH_THREADS];
 	pthread_t th[DETACH_THREADS];
 	bool started[DETACH_THREADS] = { false };
-	int n = p->nenter_links, per = (n + DETACH_THREADS - 1) / DETACH_THREADS;
 
-	if (!n) {       /* none (all-entries mode, or stopped before) */
-		free(p->enter_links);
-		p->enter_links = NULL;
-		return;
-	}
-	for (int i = 0, at = 0; i < DETACH_THREADS; i++, at += per) {
-		s[i].l = p->enter_links + at;
-		s[i].n = at >= n ? 0 : n - at < per ? n - at : per;
-		if (s[i].n && n > 1)
-			started[i] = !pthread_create(&th[i], NULL, destroy_slice, &s[i]);
-		if (s[i].n && !started[i])
-			destroy_slice(&s[i]);   /* no thread: here */
+	for (int i = 0; i < DETACH_THREADS && i < p->nenter_links; i++) {
+		job[i] = (struct detach_job){ p->enter_links, p->nenter_links, i };
+		started[i] = !pthread_create(&th[i], NULL, detach_every_nth, &job[i]);
+		if (!started[i])
+			detach_every_nth(&job[i]);      /* no thread: here */
 	}
 	for (int i = 0; i < DETACH_THREADS; i++)
 		if (started[i])
@@ -602,6 +593,63 @@ static int attach_entries(struct argus_probe *p, bool all_entries)
 	return 0;
 }
 
+/* The caller's options (older/newer callers: what both know), with the
+ * defaults filled in and checked: 0, or -EINVAL with the reason in errbuf. */
+static int probe_opts(const struct argus_probe_opts *user_opts,
+		      struct argus_probe_opts *o, char *errbuf, size_t errlen)
+{
+	memset(o, 0, sizeof(*o));
+	if (user_opts) {
+		size_t n = user_opts->sz && user_opts->sz < sizeof(*o) ? user_opts->sz : sizeof(*o);
+
+		memcpy(o, user_opts, n);
+	}
+	if (!o->sample_hz)
+		o->sample_hz = 49;
+	if (!o->ringbuf_mb)
+		o->ringbuf_mb = 16;
+	if (!o->spill_mb)
+		o->spill_mb = 64;
+	if (o->ringbuf_mb & (o->ringbuf_mb - 1) || o->ringbuf_mb > 1024 ||
+	    o->spill_mb & (o->spill_mb - 1) || o->spill_mb > 1024) {
+		seterr(errbuf, errlen,
+		       "argus: ring buffer sizes %u and %u MiB must be powers of 2 up to 1024",
+		       o->ringbuf_mb, o->spill_mb);
+		return -EINVAL;
+	}
+	if (o->sample_copy > AE_MAX_STACK_COPY || o->block_copy > AE_MAX_STACK_COPY) {
+		seterr(errbuf, errlen, "argus: user-stack copy size must be at most %d bytes",
+		       AE_MAX_STACK_COPY);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The BPF object opened and configured by o, not loaded yet; NULL with the
+ * reason in errbuf. */
+static struct argus_bpf *open_configured(const struct argus_probe_opts *o,
+					 char *errbuf, size_t errlen)
+{
+	struct argus_bpf *skel;
+	int err;
+
+	libbpf_set_print(libbpf_print);
+	skel = argus_bpf__open();
+	if (!skel) {
+		seterr(errbuf, errlen, "argus: opening the BPF object failed: %s", libbpf_why());
+		return NULL;
+	}
+	err = configure(skel, o);
+	if (err) {
+		seterr(errbuf, errlen, "argus: sizing the ring buffer failed: %s", strerror(-err));
+		argus_bpf__destroy(skel);
+		return NULL;
+	}
+	if (o->no_sampler)
+		bpf_program__set_autoload(skel->progs.on_sample, false);
+	return skel;
+}
+
 struct argus_probe *argus_probe__open(const struct argus_probe_opts *user_opts,
 				      char *errbuf, size_t errlen)
 {
@@ -612,30 +660,8 @@ struct argus_probe *argus_probe__open(const struct argus_probe_opts *user_opts,
 	if (errbuf && errlen)
 		errbuf[0] = 0;
 	lb_first[0] = lb_verifier[0] = 0;
-	memset(&o, 0, sizeof(o));
-	if (user_opts) {  /* accept older/newer callers: copy what both know */
-		size_t n = user_opts->sz && user_opts->sz < sizeof(o) ? user_opts->sz : sizeof(o);
-
-		memcpy(&o, user_opts, n);
-	}
-	if (!o.sample_hz)
-		o.sample_hz = 49;
-	if (!o.ringbuf_mb)
-		o.ringbuf_mb = 16;
-	if (!o.spill_mb)
-		o.spill_mb = 64;
-	if (o.ringbuf_mb & (o.ringbuf_mb - 1) || o.ringbuf_mb > 1024 ||
-	    o.spill_mb & (o.spill_mb - 1) || o.spill_mb > 1024) {
-		seterr(errbuf, errlen,
-		       "argus: ring buffer sizes %u and %u MiB must be powers of 2 up to 1024",
-		       o.ringbuf_mb, o.spill_mb);
+	if (probe_opts(user_opts, &o, errbuf, errlen))
 		return NULL;
-	}
-	if (o.sample_copy > AE_MAX_STACK_COPY || o.block_copy > AE_MAX_STACK_COPY) {
-		seterr(errbuf, errlen, "argus: user-stack copy size must be at most %d bytes",
-		       AE_MAX_STACK_COPY);
-		return NULL;
-	}
 	if (check_machine(errbuf, errlen))
 		return NULL;
 
@@ -652,18 +678,9 @@ struct argus_probe *argus_probe__open(const struct argus_probe_opts *user_opts,
 	}
 
 	/* open -> configure */
-	p->skel = argus_bpf__open();
-	if (!p->skel) {
-		seterr(errbuf, errlen, "argus: opening the BPF object failed: %s", libbpf_why());
+	p->skel = open_configured(&o, errbuf, errlen);
+	if (!p->skel)
 		goto fail;
-	}
-	err = configure(p->skel, &o);
-	if (err) {
-		seterr(errbuf, errlen, "argus: sizing the ring buffer failed: %s", strerror(-err));
-		goto fail;
-	}
-	if (o.no_sampler)
-		bpf_program__set_autoload(p->skel->progs.on_sample, false);
 
 	/* load */
 	err = argus_bpf__load(p->skel);
@@ -966,45 +983,42 @@ int argus_probe__watch_map_fd(const struct argus_probe *p)
 #define STATS_LOG_BYTES 4096
 
 int argus_probe__verifier_stats(const struct argus_probe_opts *user_opts,
-				argus_verifier_fn fn, void *ctx)
+				argus_verifier_fn fn, void *ctx,
+				char *errbuf, size_t errlen)
 {
-	struct argus_probe_opts o = { 0 };
+	struct argus_probe_opts o;
 	struct argus_bpf *skel;
 	struct bpf_program *prog;
 	char *logs;
 	int err, n = 0, i = 0;
 
-	if (user_opts)
-		memcpy(&o, user_opts, user_opts->sz && user_opts->sz < sizeof(o) ?
-				      user_opts->sz : sizeof(o));
-	if (!o.ringbuf_mb)
-		o.ringbuf_mb = 16;
-	if (!o.spill_mb)
-		o.spill_mb = 64;
-	if (o.sample_copy > AE_MAX_STACK_COPY || o.block_copy > AE_MAX_STACK_COPY)
+	if (errbuf && errlen)
+		errbuf[0] = 0;
+	if (probe_opts(user_opts, &o, errbuf, errlen))
 		return -EINVAL;
-	libbpf_set_print(libbpf_print);
-	skel = argus_bpf__open();
+	skel = open_configured(&o, errbuf, errlen);
 	if (!skel)
-		return errno ? -errno : -EINVAL;
-	if (o.no_sampler)
-		bpf_program__set_autoload(skel->progs.on_sample, false);
+		return -EINVAL;
 	bpf_object__for_each_program(prog, skel->obj)
 		n++;
 	logs = calloc((size_t)n, STATS_LOG_BYTES);
-	err = logs ? configure(skel, &o) : -ENOMEM;
+	if (!logs) {
+		argus_bpf__destroy(skel);
+		seterr(errbuf, errlen, "argus: out of memory");
+		return -ENOMEM;
+	}
 	bpf_object__for_each_program(prog, skel->obj) {
-		if (err)
-			break;
 		bpf_program__set_log_level(prog, 4);    /* BPF_LOG_STATS */
 		bpf_program__set_log_buf(prog, logs + (size_t)i++ * STATS_LOG_BYTES,
 					 STATS_LOG_BYTES);
 	}
-	if (!err)
-		err = argus_bpf__load(skel);
+	err = argus_bpf__load(skel);
+	if (err)
+		seterr(errbuf, errlen, "argus: the kernel rejected the BPF programs (%s): %s",
+		       strerror(-err), libbpf_why());
 	i = 0;
 	bpf_object__for_each_program(prog, skel->obj) {
-		const char *log = logs ? logs + (size_t)i++ * STATS_LOG_BYTES : "";
+		const char *log = logs + (size_t)i++ * STATS_LOG_BYTES;
 		const char *t = strstr(log, "verification time "),
 			   *q = strstr(log, "processed ");
 		unsigned long long usec = 0, insns = 0;

@@ -95,13 +95,14 @@ void argus_probe__close(struct argus_probe *p);
  * program's name, the instructions the verifier processed (its limit is
  * 1,000,000 per program) and its verification time in microseconds.  It
  * is the collector's start-up time (docs/collector.md, "Kernel quirks").
- * 0, or -errno when the load failed (the message is libbpf's, on stderr
+ * 0, or -errno with one line in errbuf saying why (the verifier's log
  * under ARGUS_BPF_DEBUG=1).
  */
 typedef void (*argus_verifier_fn)(void *ctx, const char *prog, uint64_t insns,
 				  uint64_t usec);
 int argus_probe__verifier_stats(const struct argus_probe_opts *opts,
-				argus_verifier_fn fn, void *ctx);
+				argus_verifier_fn fn, void *ctx,
+				char *errbuf, size_t errlen);
 
 /* The default traced syscall set (documented in docs/collector.md). */
 void argus_probe__default_syscalls(uint64_t bitmap[8]);

@@ -56,7 +56,7 @@ int main(int argc, char **argv)
 	};
 	struct argus_probe_opts o = { .sz = sizeof(o), .sample_copy = 2048 };
 	struct tally t = { 0 };
-	char *end;
+	char errbuf[512], *end;
 	int c, err;
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -85,10 +85,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "argus-verifier-stats: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	err = argus_probe__verifier_stats(&o, one, &t);
+	err = argus_probe__verifier_stats(&o, one, &t, errbuf, sizeof(errbuf));
 	if (err) {
-		fprintf(stderr, "argus-verifier-stats: loading the BPF programs failed: %s%s\n",
-			strerror(-err), err == -EPERM ? " (run as root)" : "");
+		fprintf(stderr, "argus-verifier-stats: %s%s\n", errbuf,
+			err == -EPERM ? " (run as root)" : "");
 		return 2;
 	}
 	if (t.unparsed) {
