@@ -13,10 +13,11 @@
 # process started to read a clock), the medians, and argus over perf; the
 # order is the same in every round.  ARGUS_BENCH_ARGUS_FLAGS go to argus
 # record; each round first waits up to ARGUS_BENCH_QUIET_S (10) seconds
-# for a quiet machine (bench/lib.sh).  What argus pays at the start is mostly the load of its BPF
-# programs (docs/collector.md, "Kernel quirks"); at the stop, detaching
-# its syscall-entry tracepoints, each of which waits for an RCU grace
-# period in the kernel.
+# for a quiet machine (bench/lib.sh).  Where argus's time goes
+# (docs/collector.md, "Kernel quirks"): the load of its BPF programs (the
+# verification column is part of it) and, at the stop, detaching its
+# syscall-entry tracepoints, each of which waits for an RCU grace period
+# in the kernel (~0.7 s of the 1.2 s in session 27).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/bench/lib.sh"
