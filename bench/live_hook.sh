@@ -63,12 +63,12 @@ count=$(best "run $calls")
 "$argus_bin" instrument --pid $app --func $fn --remove >/dev/null || exit 1
 hook=n/a
 retn=n/a
-if nm -D --defined-only "$lib" | grep -q ' argus_work_begin$'; then
+if nm -D --defined-only "$lib" | grep ' argus_work_begin$' >/dev/null; then  # not -q: pipefail
   "$argus_bin" instrument --pid $app --func $fn --as begin --lib "$lib" >/dev/null || exit 1
   hook=$(best "run $calls")
   "$argus_bin" instrument --pid $app --func $fn --remove >/dev/null || exit 1
 fi
-if nm -D --defined-only "$lib" | grep -q ' argus_live_ret_enter$'; then
+if nm -D --defined-only "$lib" | grep ' argus_live_ret_enter$' >/dev/null; then
   "$argus_bin" instrument --pid $app --func $fn --as begin --at-return end --lib "$lib" >/dev/null || exit 1
   retn=$(best "run $calls")
   "$argus_bin" instrument --pid $app --func $fn --remove >/dev/null || exit 1
