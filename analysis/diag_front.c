@@ -330,7 +330,7 @@ void diag_front_seg_str(struct graph_open_ctx *c, uint32_t seg, char *buf, size_
 
 void diag_front_edge_str(struct graph_open_ctx *c, uint32_t edge, bool in, char *buf, size_t len)
 {
-	const struct argus_edge *e = argus_graph__edge(c->g, edge);
+	const struct argus_edge *e = argus_graph__edge(c->g, edge, ARGUS_EDGE_BUF);
 	char other[128];
 	size_t n;
 
@@ -365,7 +365,7 @@ void diag_front_json_seg_ref(struct graph_open_ctx *c, uint32_t seg)
 
 void diag_front_json_edge(struct graph_open_ctx *c, uint32_t edge)
 {
-	const struct argus_edge *e = argus_graph__edge(c->g, edge);
+	const struct argus_edge *e = argus_graph__edge(c->g, edge, ARGUS_EDGE_BUF);
 
 	if (!e) {
 		printf("null");
@@ -400,10 +400,10 @@ void diag_front_resume(struct graph_open_ctx *c, uint32_t seg, struct diag_resum
 		return;
 	n = argus_graph__in_edges(c->g, r->next, &ids);
 	for (uint32_t i = 0; i < n; i++) {
-		const struct argus_edge *e = argus_graph__edge(c->g, ids[i]);
+		const struct argus_edge *e = argus_graph__edge(c->g, ids[i], ARGUS_EDGE_BUF);
 
 		const struct argus_edge *b = r->edge != ARGUS_NONE ?
-			argus_graph__edge(c->g, r->edge) : NULL;
+			argus_graph__edge(c->g, r->edge, ARGUS_EDGE_BUF) : NULL;
 		bool woke = e->flags & ARGUS_EDGE_F_WOKE;
 
 		if (!argus_edge_type_strong(e->type) || (r->woke && !woke))
@@ -415,7 +415,7 @@ void diag_front_resume(struct graph_open_ctx *c, uint32_t seg, struct diag_resum
 		}
 	}
 	if (r->edge != ARGUS_NONE) {
-		const struct argus_edge *e = argus_graph__edge(c->g, r->edge);
+		const struct argus_edge *e = argus_graph__edge(c->g, r->edge, ARGUS_EDGE_BUF);
 
 		r->own_timer = e->type == ARGUS_EDGE_TIMER &&
 			       argus_graph__segment(c->g, e->src)->thread == s->thread;
@@ -429,7 +429,7 @@ void diag_front_resume_str(struct graph_open_ctx *c, uint32_t seg, const struct 
 	const struct argus_segment *nx = r->next != ARGUS_NONE ?
 		argus_graph__segment(c->g, r->next) : NULL;
 	const struct argus_edge *e = r->edge != ARGUS_NONE ?
-		argus_graph__edge(c->g, r->edge) : NULL;
+		argus_graph__edge(c->g, r->edge, ARGUS_EDGE_BUF) : NULL;
 	char who[128];
 
 	if (!s) {
@@ -474,7 +474,7 @@ void diag_front_json_resume(struct graph_open_ctx *c, uint32_t seg, const struct
 		diag_front_json_edge(c, r->edge);
 		printf(",\"by\":");
 		if (r->edge != ARGUS_NONE)
-			diag_front_json_seg_ref(c, argus_graph__edge(c->g, r->edge)->src);
+			diag_front_json_seg_ref(c, argus_graph__edge(c->g, r->edge, ARGUS_EDGE_BUF)->src);
 		else
 			printf("null");
 		printf(",\"text\":");

@@ -52,7 +52,7 @@ static int pick(void *vctx, const struct argus_graph *g, uint32_t seg,
 
 		fprintf(stderr, "segment #%u was woken from %u threads; follow which?\n", seg, n);
 		for (uint32_t i = 0; i < n; i++) {
-			const struct argus_edge *e = argus_graph__edge(g, ids[i]);
+			const struct argus_edge *e = argus_graph__edge(g, ids[i], ARGUS_EDGE_BUF);
 			const struct argus_segment *s = argus_graph__segment(g, e->src);
 			const struct argus_thread *t = argus_graph__thread(g, s->thread);
 
@@ -75,7 +75,7 @@ static int pick(void *vctx, const struct argus_graph *g, uint32_t seg,
 		seen |= r->choices[i].seg == seg;
 	k = argus_diag__default_pick(g, ids, n);
 	for (uint32_t i = 0; i < n && r->nchoices < DIAG_RUN_MAX_CHOICES; i++) {
-		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
+		const struct argus_edge *e = argus_graph__edge(g, ids[i], ARGUS_EDGE_BUF);
 		const struct argus_thread *t =
 			argus_graph__thread(g, argus_graph__segment(g, e->src)->thread);
 		struct diag_choice *ch = &r->choices[r->nchoices];
@@ -453,7 +453,7 @@ static void print_report(FILE *f, struct graph_open_ctx *c, const struct diag_ru
 			const struct argus_segment *s = argus_graph__segment(c->g, d->path[i].seg);
 			const struct argus_thread *t = argus_graph__thread(c->g, s->thread);
 			const struct argus_edge *e = d->path[i].edge != ARGUS_NONE ?
-				argus_graph__edge(c->g, d->path[i].edge) : NULL;
+				argus_graph__edge(c->g, d->path[i].edge, ARGUS_EDGE_BUF) : NULL;
 
 			if (i)
 				fprintf(f, i % 3 ? " " : "\n         ");
@@ -504,7 +504,7 @@ static void print_json(FILE *f, struct graph_open_ctx *c, const struct diag_run 
 		const struct argus_segment *s = argus_graph__segment(c->g, d->path[i].seg);
 		const struct argus_thread *t = argus_graph__thread(c->g, s->thread);
 		const struct argus_edge *e = d->path[i].edge != ARGUS_NONE ?
-			argus_graph__edge(c->g, d->path[i].edge) : NULL;
+			argus_graph__edge(c->g, d->path[i].edge, ARGUS_EDGE_BUF) : NULL;
 
 		fprintf(f, "%s{\"segment\":%u,\"pid\":%u,\"tid\":%u,\"comm\":", i ? "," : "",
 		        d->path[i].seg, t->pid, t->tid);

@@ -174,7 +174,7 @@ static bool windows(const struct page *p, struct panel *hang, struct panel *norm
 
 		if (d->path[i].edge == ARGUS_NONE)
 			continue;
-		e = argus_graph__edge(g, d->path[i].edge);
+		e = argus_graph__edge(g, d->path[i].edge, ARGUS_EDGE_BUF);
 		widen(&normal->w0, &normal->w1, e->src_ts);
 		widen(&normal->w0, &normal->w1, e->dst_ts);
 	}
@@ -294,7 +294,7 @@ static double row_y(int i)
 
 static void arrow(struct page *p, const struct panel *w, uint32_t id, int step)
 {
-	const struct argus_edge *e = argus_graph__edge(p->g, id);
+	const struct argus_edge *e = argus_graph__edge(p->g, id, ARGUS_EDGE_BUF);
 	uint32_t st = seg_tid(p->g, e->src), dt = seg_tid(p->g, e->dst);
 	int rs = row_of(p, st), rd = row_of(p, dt);
 	const char *type = argus_edge_type_str(e->type);
@@ -356,7 +356,7 @@ static void hang_edges(struct page *p, const struct panel *w)
 				break;
 			n = argus_graph__in_edges(g, s, &in);
 			for (uint32_t k = 0; k < n && drawn < MAX_HANG_EDGES; k++) {
-				const struct argus_edge *e = argus_graph__edge(g, in[k]);
+				const struct argus_edge *e = argus_graph__edge(g, in[k], ARGUS_EDGE_BUF);
 
 				if (!argus_edge_type_strong(e->type) || !in_window(w, e->src_ts) ||
 				    !in_window(w, e->dst_ts) || row_of(p, seg_tid(g, e->src)) < 0 ||

@@ -598,7 +598,7 @@ static void by_waker_edge(struct graph_open_ctx *c, struct until_end *ue)
 	diag_front_resume(c, s, &r);
 	if (r.edge == ARGUS_NONE)
 		return;
-	const struct argus_edge *e = argus_graph__edge(c->g, r.edge);
+	const struct argus_edge *e = argus_graph__edge(c->g, r.edge, ARGUS_EDGE_BUF);
 	const struct argus_thread *t = argus_graph__thread(c->g, argus_graph__segment(c->g, e->src)->thread);
 
 	if (!t || t->tid == ue->wait.tid)

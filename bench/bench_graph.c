@@ -289,7 +289,7 @@ static int digest(struct argus_trace *t)
 	h = 0xcbf29ce484222325ull;
 	n = argus_graph__nedges(g);
 	for (uint32_t i = 0; i < n; i++) {
-		const struct argus_edge *e = argus_graph__edge(g, i);
+		const struct argus_edge *e = argus_graph__edge(g, i, ARGUS_EDGE_BUF);
 
 		h = fnv64(h, e->src);
 		h = fnv64(h, e->dst);

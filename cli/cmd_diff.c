@@ -160,7 +160,7 @@ static void woken_phrase(struct graph_open_ctx *c, const struct side *d, char *b
 	} else if (r->own_timer) {
 		snprintf(buf, len, "woken by its own timer after %.3f ms", ms);
 	} else if (r->edge != ARGUS_NONE) {
-		const struct argus_edge *e = argus_graph__edge(c->g, r->edge);
+		const struct argus_edge *e = argus_graph__edge(c->g, r->edge, ARGUS_EDGE_BUF);
 		const struct argus_thread *t =
 			argus_graph__thread(c->g, argus_graph__segment(c->g, e->src)->thread);
 
@@ -182,8 +182,8 @@ static bool same_waker(struct graph_open_ctx *c, const struct side *a, const str
 		return false;
 	if (a->resumed.own_timer || b->resumed.own_timer)
 		return a->resumed.own_timer && b->resumed.own_timer;
-	x = argus_graph__edge(c->g, a->resumed.edge);
-	y = argus_graph__edge(c->g, b->resumed.edge);
+	x = argus_graph__edge(c->g, a->resumed.edge, ARGUS_EDGE_BUF);
+	y = argus_graph__edge(c->g, b->resumed.edge, ARGUS_EDGE_BUF);
 	return x->type == y->type && argus_graph__segment(c->g, x->src)->thread ==
 				     argus_graph__segment(c->g, y->src)->thread;
 }

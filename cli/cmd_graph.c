@@ -112,9 +112,9 @@ static int write_neighbourhood(const struct argus_graph *g, uint32_t id, bool do
 		return -12;
 	v[n++] = id;
 	for (uint32_t i = 0; i < nin; i++)
-		v[n++] = argus_graph__edge(g, in[i])->src;
+		v[n++] = argus_graph__edge(g, in[i], ARGUS_EDGE_BUF)->src;
 	for (uint32_t i = 0; i < nout; i++)
-		v[n++] = argus_graph__edge(g, out[i])->dst;
+		v[n++] = argus_graph__edge(g, out[i], ARGUS_EDGE_BUF)->dst;
 	rc = dot ? argus_graph__write_dot(g, v, n, stdout)
 		 : argus_graph__write_json(g, v, n, stdout);
 	free(v);

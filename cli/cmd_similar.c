@@ -77,7 +77,7 @@ static void woken_short(struct graph_open_ctx *c, uint32_t seg, char *buf, size_
 	} else if (r.own_timer) {
 		snprintf(buf, len, "own timer");
 	} else if (r.edge != ARGUS_NONE) {
-		const struct argus_edge *e = argus_graph__edge(c->g, r.edge);
+		const struct argus_edge *e = argus_graph__edge(c->g, r.edge, ARGUS_EDGE_BUF);
 		const struct argus_thread *t =
 			argus_graph__thread(c->g, argus_graph__segment(c->g, e->src)->thread);
 

@@ -85,7 +85,7 @@ static uint32_t choices_of(const struct argus_graph *g, uint32_t seg, uint32_t *
 	uint32_t m = argus_graph__in_edges(g, seg, &ids), n = 0;
 
 	for (uint32_t i = 0; i < m && n < SLICE_MAX_IN; i++) {
-		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
+		const struct argus_edge *e = argus_graph__edge(g, ids[i], ARGUS_EDGE_BUF);
 		const struct argus_segment *src = argus_graph__segment(g, e->src);
 
 		if (e->type != ARGUS_EDGE_INTRA &&
@@ -148,7 +148,7 @@ static void print_text(struct graph_open_ctx *c, const struct argus_step *st, ui
 	for (uint32_t i = 0; i < n; i++) {
 		const struct argus_segment *s = argus_graph__segment(c->g, st[i].seg);
 		const struct argus_edge *e = st[i].edge != ARGUS_NONE ?
-			argus_graph__edge(c->g, st[i].edge) : NULL;
+			argus_graph__edge(c->g, st[i].edge, ARGUS_EDGE_BUF) : NULL;
 		char via[32];
 
 		snprintf(via, sizeof(via), "<-%s-", e ? argus_edge_type_str(e->type) : "");

@@ -291,8 +291,17 @@ uint32_t argus_graph__nsegments(const struct argus_graph *g);
 const struct argus_segment *argus_graph__segment(const struct argus_graph *g,
 						 uint32_t id);
 uint32_t argus_graph__nedges(const struct argus_graph *g);
+/* Edge `id`, NULL if out of range.  The weak INTRA edges are not stored
+ * (one per pair of consecutive segments of a thread: over half of the
+ * edges, and all they say follows from the thread's segments): one is
+ * written to *buf, and buf returned, so its pointer is valid while *buf
+ * is.  A strong edge's pointer is the graph's, valid as the others.
+ * With buf NULL an INTRA id gives NULL. */
 const struct argus_edge *argus_graph__edge(const struct argus_graph *g,
-					   uint32_t id);
+					   uint32_t id, struct argus_edge *buf);
+/* A buffer for it that lives until the end of the enclosing block (a C99
+ * compound literal): argus_graph__edge(g, id, ARGUS_EDGE_BUF)->src. */
+#define ARGUS_EDGE_BUF (&(struct argus_edge){ 0 })
 uint32_t argus_graph__nthreads(const struct argus_graph *g);
 const struct argus_thread *argus_graph__thread(const struct argus_graph *g,
 					       uint32_t idx);

@@ -111,7 +111,7 @@ static uint64_t own_timeout(const struct argus_graph *g, uint32_t h, uint32_t ne
 		return 0;
 	n = argus_graph__in_edges(g, next, &ids);
 	for (uint32_t i = 0; i < n; i++) {
-		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
+		const struct argus_edge *e = argus_graph__edge(g, ids[i], ARGUS_EDGE_BUF);
 
 		if (e->type == ARGUS_EDGE_TIMER && (e->flags & ARGUS_EDGE_F_WOKE) &&
 		    diag_seg_tid(g, e->src) == diag_seg_tid(g, h))
@@ -360,7 +360,7 @@ static bool blame_continuer(const struct argus_graph *g, const struct argus_diag
 	uint32_t nin = argus_graph__in_edges(g, best, &in);
 
 	for (uint32_t i = 0; i < nin; i++) {
-		const struct argus_edge *e = argus_graph__edge(g, in[i]);
+		const struct argus_edge *e = argus_graph__edge(g, in[i], ARGUS_EDGE_BUF);
 
 		if (e->type == ARGUS_EDGE_SIGNAL && diag_seg_tid(g, e->src) != c) {
 			/* c's entry, just added: the stop is most of its window */
@@ -684,7 +684,7 @@ static uint32_t holder_edge_after(const struct argus_graph *g, uint32_t h, uint6
 		uint32_t n = argus_graph__in_edges(g, nx, &ids);
 
 		for (uint32_t j = 0; j < n; j++) {
-			const struct argus_edge *e = argus_graph__edge(g, ids[j]);
+			const struct argus_edge *e = argus_graph__edge(g, ids[j], ARGUS_EDGE_BUF);
 
 			if (e->type == ARGUS_EDGE_HOLDER && e->obj == obj) {
 				*into = nx;
@@ -700,7 +700,7 @@ static void path_via(const struct argus_graph *g, struct argus_diagnosis *d, uin
 		     uint32_t e)
 {
 	d->path[0] = (struct argus_step){ .seg = seg, .edge = ARGUS_NONE };
-	d->path[1] = (struct argus_step){ .seg = argus_graph__edge(g, e)->src, .edge = e };
+	d->path[1] = (struct argus_step){ .seg = argus_graph__edge(g, e, ARGUS_EDGE_BUF)->src, .edge = e };
 	d->npath = 2;
 }
 
@@ -764,7 +764,7 @@ static bool blame_cond_signaller(const struct argus_graph *g, const struct argus
 	bool ended;
 
 	if (e != ARGUS_NONE) {
-		who = diag_seg_tid(g, argus_graph__edge(g, e)->src);
+		who = diag_seg_tid(g, argus_graph__edge(g, e, ARGUS_EDGE_BUF)->src);
 		if (level == 0 && !d->npath)
 			path_via(g, d, into, e);
 	}
@@ -820,7 +820,7 @@ static bool blame_work(const struct argus_graph *g, const struct argus_diag_opts
 			int ns;
 
 			d->path[0] = (struct argus_step){ .seg = next, .edge = ARGUS_NONE };
-			ns = argus_diag__slice(g, argus_graph__edge(g, e)->src, tid,
+			ns = argus_diag__slice(g, argus_graph__edge(g, e, ARGUS_EDGE_BUF)->src, tid,
 					       argus_graph__segment(g, h)->end, o->pick, o->pick_ctx,
 					       d->path + 1, ARGUS_DIAG_MAX_PATH - 1);
 			if (ns > 0)
@@ -907,12 +907,12 @@ static uint32_t last_handoff(const struct argus_graph *g, uint32_t h)
 	uint64_t last_send = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
+		const struct argus_edge *e = argus_graph__edge(g, ids[i], ARGUS_EDGE_BUF);
 
 		if (!argus_edge_type_strong(e->type) || e->type == ARGUS_EDGE_TIMER ||
 		    argus_graph__segment(g, e->dst)->thread == argus_graph__segment(g, h)->thread)
 			continue;
-		if (best == ARGUS_NONE || e->src_ts >= argus_graph__edge(g, best)->src_ts)
+		if (best == ARGUS_NONE || e->src_ts >= argus_graph__edge(g, best, ARGUS_EDGE_BUF)->src_ts)
 			best = ids[i];
 	}
 	/* A send after that edge that reached nobody yet (no message edge:
@@ -927,7 +927,7 @@ static uint32_t last_handoff(const struct argus_graph *g, uint32_t h)
 		if (ev->type == AE_SYS_EXIT && ev->val > 0 && ev->obj && argus_sys_is_send(ev->nr))
 			last_send = ev->ts;
 	}
-	if (best != ARGUS_NONE && last_send > argus_graph__edge(g, best)->src_ts)
+	if (best != ARGUS_NONE && last_send > argus_graph__edge(g, best, ARGUS_EDGE_BUF)->src_ts)
 		return ARGUS_NONE;
 	return best;
 }
@@ -1091,7 +1091,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 		normal = sim[i].seg;
 		woke = nn;
 		xedge = e;
-		x = argus_graph__edge(g, e)->src;
+		x = argus_graph__edge(g, e, ARGUS_EDGE_BUF)->src;
 	}
 	if (x == ARGUS_NONE && next != ARGUS_NONE) {
 		/* no normal run: whoever finally woke it (late) */
@@ -1100,7 +1100,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 		if (e != ARGUS_NONE) {
 			woke = next;
 			xedge = e;
-			x = argus_graph__edge(g, e)->src;
+			x = argus_graph__edge(g, e, ARGUS_EDGE_BUF)->src;
 		}
 	}
 	if (level == 0)
@@ -1114,7 +1114,7 @@ static void blame_wait(const struct argus_graph *g, const struct argus_diag_opts
 			e = last_handoff(g, first);
 
 		if (e != ARGUS_NONE) {
-			uint32_t dst = argus_graph__edge(g, e)->dst;
+			uint32_t dst = argus_graph__edge(g, e, ARGUS_EDGE_BUF)->dst;
 
 			add_culprit(g, o, d, diag_seg_tid(g, dst), dst, true, VIA_ASKED,
 				    ARGUS_LIVE_NONE, wfrom, wto, level, depth);

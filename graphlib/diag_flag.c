@@ -54,18 +54,18 @@ static uint32_t normal_flag_edge(const struct argus_graph *g, uint32_t tid, uint
 	uint32_t before = ARGUS_NONE, after = ARGUS_NONE;
 
 	for (uint32_t i = 0; i < argus_graph__nedges(g); i++) {
-		const struct argus_edge *e = argus_graph__edge(g, i);
+		const struct argus_edge *e = argus_graph__edge(g, i, ARGUS_EDGE_BUF);
 
 		if (e->type != ARGUS_EDGE_DATAFLAG || diag_seg_tid(g, e->dst) != tid ||
 		    diag_seg_tid(g, e->src) == tid)
 			continue;
 		if (e->dst_ts < from) {
-			if (before == ARGUS_NONE || e->dst_ts > argus_graph__edge(g, before)->dst_ts)
+			if (before == ARGUS_NONE || e->dst_ts > argus_graph__edge(g, before, ARGUS_EDGE_BUF)->dst_ts)
 				before = i;
 		} else if (e->dst_ts > to + HANG_END_SLACK_NS) {
 			/* (a leave just after the hang's end is the hang's own:
 			 * diag_flag_hang_edge) */
-			if (after == ARGUS_NONE || e->dst_ts < argus_graph__edge(g, after)->dst_ts)
+			if (after == ARGUS_NONE || e->dst_ts < argus_graph__edge(g, after, ARGUS_EDGE_BUF)->dst_ts)
 				after = i;
 		}
 	}
@@ -151,13 +151,13 @@ uint32_t diag_flag_hang_edge(const struct argus_graph *g, const struct argus_han
 		uint32_t n = argus_graph__in_edges(g, s, &ids);
 
 		for (uint32_t i = 0; i < n; i++) {
-			const struct argus_edge *e = argus_graph__edge(g, ids[i]);
+			const struct argus_edge *e = argus_graph__edge(g, ids[i], ARGUS_EDGE_BUF);
 			if (e->type != ARGUS_EDGE_DATAFLAG || diag_seg_tid(g, e->src) == h->tid ||
 			    e->src_ts < h->start || e->src_ts > h->end ||
 			    e->dst_ts > h->end + HANG_END_SLACK_NS ||
 			    h->end - e->src_ts >= e->src_ts - h->start)
 				continue;
-			if (best == ARGUS_NONE || e->dst_ts > argus_graph__edge(g, best)->dst_ts)
+			if (best == ARGUS_NONE || e->dst_ts > argus_graph__edge(g, best, ARGUS_EDGE_BUF)->dst_ts)
 				best = ids[i];
 		}
 	}
@@ -181,7 +181,7 @@ bool diag_flag_follow(const struct argus_graph *g, const struct argus_diag_opts 
 		d->flag_hint = 1;
 		return false;
 	}
-	n = argus_graph__edge(g, ne);
+	n = argus_graph__edge(g, ne, ARGUS_EDGE_BUF);
 	w = diag_seg_tid(g, n->src);
 	wthr = argus_graph__thread_by_tid(g, w);
 	if (wthr == ARGUS_NONE || argus_diag__activity(g, w, d->hang.start, d->hang.end, &wa))
@@ -198,7 +198,7 @@ bool diag_flag_follow(const struct argus_graph *g, const struct argus_diag_opts 
 
 	/* who woke the writer before it wrote, in that normal run */
 	we = diag_waker_edge(g, n->src);
-	x = we != ARGUS_NONE ? argus_graph__edge(g, we)->src : ARGUS_NONE;
+	x = we != ARGUS_NONE ? argus_graph__edge(g, we, ARGUS_EDGE_BUF)->src : ARGUS_NONE;
 	c = x != ARGUS_NONE ? diag_seg_tid(g, x) : 0;
 	if (wa.kind == ARGUS_KIND_BLOCKED && x != ARGUS_NONE && c != w && c != d->hang.tid &&
 	    argus_graph__thread_by_tid(g, c) != ARGUS_NONE &&

@@ -41,7 +41,7 @@ static bool own_timer(const struct argus_graph *g, uint32_t next)
 	uint32_t n = argus_graph__in_edges(g, next, &ids);
 
 	for (uint32_t i = 0; i < n; i++) {
-		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
+		const struct argus_edge *e = argus_graph__edge(g, ids[i], ARGUS_EDGE_BUF);
 
 		if (e->type == ARGUS_EDGE_TIMER && (e->flags & ARGUS_EDGE_F_WOKE) &&
 		    argus_graph__segment(g, e->src)->thread ==

@@ -94,7 +94,7 @@ static uint32_t seg_keys(const struct argus_graph *g, uint32_t s, uint64_t *k,
 			 (uint8_t)(sg->wait_obj ? argus_graph__object(g, sg->wait_obj)->kind : 0);
 	m = argus_graph__out_edges(g, s, &ids);
 	for (uint32_t i = 0; i < m && n < MAX_KEYS - 1; i++) {
-		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
+		const struct argus_edge *e = argus_graph__edge(g, ids[i], ARGUS_EDGE_BUF);
 
 		if (argus_edge_type_strong(e->type) && diag_seg_tid(g, e->dst) != tid)
 			k[n++] = 6ull << 56 | (uint64_t)e->type << 32 |
@@ -102,7 +102,7 @@ static uint32_t seg_keys(const struct argus_graph *g, uint32_t s, uint64_t *k,
 	}
 	m = argus_graph__in_edges(g, s, &ids);
 	for (uint32_t i = 0; i < m && n < MAX_KEYS - 1; i++) {
-		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
+		const struct argus_edge *e = argus_graph__edge(g, ids[i], ARGUS_EDGE_BUF);
 
 		if (argus_edge_type_strong(e->type) && diag_seg_tid(g, e->src) != tid)
 			k[n++] = 7ull << 56 | (uint64_t)e->type << 32 |
@@ -135,7 +135,7 @@ uint32_t diag_waker_edge(const struct argus_graph *g, uint32_t s)
 	uint32_t n = argus_graph__in_edges(g, s, &ids), best = ARGUS_NONE;
 
 	for (uint32_t i = 0; i < n; i++) {
-		const struct argus_edge *e = argus_graph__edge(g, ids[i]);
+		const struct argus_edge *e = argus_graph__edge(g, ids[i], ARGUS_EDGE_BUF);
 
 		if (!argus_edge_type_strong(e->type) || diag_seg_tid(g, e->src) == diag_seg_tid(g, s))
 			continue;
@@ -239,9 +239,9 @@ int argus_diag__default_pick(const struct argus_graph *g, const uint32_t *ids,
 	int best = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		if (argus_graph__edge(g, ids[i])->flags & ARGUS_EDGE_F_WOKE)
+		if (argus_graph__edge(g, ids[i], ARGUS_EDGE_BUF)->flags & ARGUS_EDGE_F_WOKE)
 			return (int)i;
-		if (argus_graph__edge(g, ids[i])->dst_ts > argus_graph__edge(g, ids[best])->dst_ts)
+		if (argus_graph__edge(g, ids[i], ARGUS_EDGE_BUF)->dst_ts > argus_graph__edge(g, ids[best], ARGUS_EDGE_BUF)->dst_ts)
 			best = (int)i;
 	}
 	return best;
@@ -273,7 +273,7 @@ int argus_diag__slice(const struct argus_graph *g, uint32_t seg,
 			break;
 		m = argus_graph__in_edges(g, cur, &ids);
 		for (uint32_t i = 0; i < m; i++) {
-			const struct argus_edge *e = argus_graph__edge(g, ids[i]);
+			const struct argus_edge *e = argus_graph__edge(g, ids[i], ARGUS_EDGE_BUF);
 
 			if (e->type == ARGUS_EDGE_INTRA ||
 			    diag_seg_tid(g, e->src) == diag_seg_tid(g, cur)) {
@@ -299,7 +299,7 @@ int argus_diag__slice(const struct argus_graph *g, uint32_t seg,
 			break;
 		}
 		via = next_edge;
-		cur = argus_graph__edge(g, next_edge)->src;
+		cur = argus_graph__edge(g, next_edge, ARGUS_EDGE_BUF)->src;
 		if (argus_graph__segment(g, cur)->end < floor_ts)
 			break;
 	}

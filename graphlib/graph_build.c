@@ -507,7 +507,7 @@ static void fill_stats(struct argus_graph *g, uint64_t t0)
 	uint32_t *pidv = malloc((g->thr.n + 1) * sizeof(*pidv));
 
 	st->vertices = g->seg.n;
-	st->edges = g->edge.n;
+	st->edges = gedge_count(g);
 	/* edges_by_type: counted by gcsr_build's pass over the edges */
 	st->threads = g->thr.n;
 	st->processes = 0;
@@ -534,8 +534,9 @@ static void fill_stats(struct argus_graph *g, uint64_t t0)
 		(uint64_t)g->obj.cap * sizeof(struct argus_object) +
 		((uint64_t)g->obj_idx.cap + g->tid_idx.cap) * sizeof(struct argus_hslot) +
 		(uint64_t)(g->seg.n + 1) * 2 * sizeof(uint32_t) +
-		(uint64_t)g->edge.n * 2 * sizeof(uint32_t) +
-		(uint64_t)g->seg.n * sizeof(uint32_t);
+		(uint64_t)gedge_count(g) * 2 * sizeof(uint32_t) +
+		(uint64_t)g->seg.n * sizeof(uint32_t) +
+		((uint64_t)g->thr.n + 1) * sizeof(uint32_t);     /* intra_first */
 	st->build_ns = mono_ns() - t0;
 }
 
@@ -703,5 +704,6 @@ void argus_graph__free(struct argus_graph *g)
 	free(g->in_off);
 	free(g->in_ids);
 	free(g->thr_segs);
+	free(g->intra_first);
 	free(g);
 }

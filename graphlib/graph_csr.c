@@ -4,34 +4,36 @@
  *
  *   thr_segs    each thread's segment ids, sorted by (start, id), as one
  *               array sliced by argus_thread.first_seg / nseg;
- *   INTRA       the weak previous -> next edge of each thread, added once
- *               from those slices;
+ *   INTRA       the weak previous -> next edge of each thread: numbered
+ *               once from those slices (intra_first), never stored;
  *   out/in CSR  off[s] .. off[s + 1] index ids[], the edge ids leaving /
- *               entering segment s, in edge-id (creation) order;
+ *               entering segment s, in edge-id order;
  *   stats       edges_by_type, recounted in the same pass.
  *
  * Rebuilt from scratch whenever edges change (argus_graph__add_edge marks
  * the graph dirty).  Linear, and kind to the cache: the segment array is
- * read once, in id order, and each segment's start/end is copied beside
- * its slot in thr_segs (a few thousand threads = a few thousand write
- * streams, which stay cached), so sorting and INTRA never go back to the
- * segment array in thread order (a cache miss per segment: a tenth of the
- * whole graph build).  A thread's slice is its segments in creation order:
+ * read once, in id order, and each segment's start is copied beside its
+ * slot in thr_segs (a few thousand threads = a few thousand write
+ * streams, which stay cached), so sorting never goes back to the segment
+ * array in thread order (a cache miss per segment: a tenth of the whole
+ * graph build).  A thread's slice is its segments in creation order:
  * already sorted, or (after the batching split appended parts) two sorted
  * runs, merged; anything else falls back to qsort.
  *
- * The INTRA edges, appended last and in thread order, are placed in the
- * CSR without reading them: segment s has one INTRA out-edge unless it is
- * its thread's last, one in-edge unless it is its first, and their ids
- * follow from s's slot in thr_segs.  So they are counted and placed in
- * segment order; walked in thread order (edge order) they were a random
- * access into all four CSR arrays each, most of gcsr_build's time.
+ * The INTRA edges are not stored (graph_internal.h, "Edge ids"): they
+ * were 58% of the edges of a 20 M-event trace, 40 bytes each of memory
+ * that is fresh, and fresh memory is what a graph build pays most for on
+ * a VM (docs/benchmarks.md, session 28).  Their ids follow from a
+ * segment's slot in thr_segs: segment s has one INTRA out-edge unless it
+ * is its thread's last, one in-edge unless it is its first.  So they are
+ * counted and placed in the CSR in segment order; gedge_get() writes one
+ * out from its id.
  */
 #include "graph_internal.h"
 
 /* A segment's sort key, kept beside its thr_segs slot while building. */
 struct skey {
-	uint64_t start, end;
+	uint64_t start;
 };
 
 static inline bool key_less(const struct skey *k, const uint32_t *v,
@@ -68,10 +70,8 @@ static bool sort_slice(const struct argus_graph *g, uint32_t *v, struct skey *k,
 	if (i < n) {                    /* more than two runs: rare */
 		sort_g = g;
 		qsort(v, n, sizeof(*v), cmp_seg_start);
-		for (i = 0; i < n; i++) {
+		for (i = 0; i < n; i++)
 			k[i].start = SEGS(g)[v[i]].start;
-			k[i].end = SEGS(g)[v[i]].end;
-		}
 		return true;
 	}
 	/* two sorted runs [0, m) and [m, n): merge */
@@ -86,9 +86,9 @@ static bool sort_slice(const struct argus_graph *g, uint32_t *v, struct skey *k,
 	return true;
 }
 
-/* thr_segs and, for the caller, the keys beside it (*keys, free it) and,
- * when pos is not NULL, each segment's slot in thr_segs (*pos, free it). */
-static int thread_index(struct argus_graph *g, struct skey **keys, uint32_t **pos)
+/* thr_segs and, when pos is not NULL, each segment's slot in thr_segs
+ * (*pos, free it). */
+static int thread_index(struct argus_graph *g, uint32_t **pos)
 {
 	uint32_t nthr = g->thr.n, nseg = g->seg.n, *fill, *segs, *tv = NULL;
 	uint32_t maxn = 0, *ps = NULL;
@@ -122,7 +122,6 @@ static int thread_index(struct argus_graph *g, struct skey **keys, uint32_t **po
 
 		segs[at] = s;
 		k[at].start = sg->start;
-		k[at].end = sg->end;
 		if (ps)
 			ps[s] = at;
 	}
@@ -150,134 +149,164 @@ static int thread_index(struct argus_graph *g, struct skey **keys, uint32_t **po
 	}
 	free(tv);
 	free(tk);
+	free(k);
 	free(g->thr_segs);
 	g->thr_segs = segs;
-	*keys = k;
 	if (pos)
 		*pos = ps;
 	return 0;
 }
 
-/* The INTRA edges, appended in thread order: what gedge_push would make
- * of each (type INTRA, obj 0; INTRA edges feed no per-segment scratch),
- * reserved INTRA_PIECE at a time and written in place instead of a call,
- * a capacity check and a zeroing per edge (2.7 M of them here).  A piece
- * (40 KiB) is zeroed and written while in the cache; one push of all of
- * them would zero 100 MiB, then write it again. */
-#define INTRA_PIECE 1024u
-
-static int add_intra(struct argus_graph *g, const struct skey *k)
+/* Number the INTRA edges after the edges stored so far (once, at the
+ * end of the build): intra_first, intra_base, nintra. */
+static int intra_index(struct argus_graph *g)
 {
-	uint32_t n = 0, t = 0, i = 0;   /* next: thread t's slots i -> i + 1 */
+	uint32_t *f = malloc(((size_t)g->thr.n + 1) * sizeof(*f));
+	uint64_t n = 0;
 
-	for (uint32_t u = 0; u < g->thr.n; u++)
-		n += THRS(g)[u].nseg > 1 ? THRS(g)[u].nseg - 1 : 0;
-	for (uint32_t done = 0; done < n;) {
-		uint32_t m = n - done < INTRA_PIECE ? n - done : INTRA_PIECE;
-		struct argus_edge *e = gvec_push_n(&g->edge, sizeof(*e), m);
-
-		if (!e)
-			return -ENOMEM;
-		for (uint32_t j = 0; j < m; j++, e++, i++) {
-			uint32_t a;
-
-			while (i + 1 >= THRS(g)[t].nseg) {      /* no pair left */
-				t++;
-				i = 0;
-			}
-			a = THRS(g)[t].first_seg + i;
-			e->src = g->thr_segs[a];
-			e->dst = g->thr_segs[a + 1];
-			e->type = ARGUS_EDGE_INTRA;
-			e->src_ts = k[a].end;
-			e->dst_ts = k[a + 1].start;
-		}
-		done += m;
+	if (!f)
+		return -ENOMEM;
+	for (uint32_t t = 0; t < g->thr.n; t++) {
+		f[t] = (uint32_t)n;
+		n += THRS(g)[t].nseg > 1 ? THRS(g)[t].nseg - 1 : 0;
 	}
-	if (n)
-		g->csr_dirty = true;
+	if (n + g->edge.n >= ARGUS_NONE - 1) {  /* ids are uint32_t */
+		free(f);
+		return -ENOMEM;
+	}
+	f[g->thr.n] = (uint32_t)n;
+	free(g->intra_first);
+	g->intra_first = f;
+	g->intra_base = g->edge.n;
+	g->nintra = (uint32_t)n;
 	return 0;
 }
 
 /* Segment s's INTRA edges (see the top of the file): *out / *in the ids of
  * the edges to its thread's next segment / from the previous, or
- * ARGUS_NONE.  zb[t]: threads before t with segments. */
-static inline void intra_ids(const struct argus_graph *g, uint32_t nplain,
-			     const uint32_t *pos, const uint32_t *zb, uint32_t s,
-			     uint32_t *out, uint32_t *in)
+ * ARGUS_NONE.  pos[s]: s's slot in thr_segs. */
+static inline void intra_ids(const struct argus_graph *g, const uint32_t *pos,
+			     uint32_t s, uint32_t *out, uint32_t *in)
 {
 	uint32_t t = SEGS(g)[s].thread, p = pos[s];
 	const struct argus_thread *th = &THRS(g)[t];
+	/* the edge into slot i (i > first) is the thread's (i - 1 - first)-th */
+	uint32_t o = g->intra_base + g->intra_first[t] - th->first_seg;
 
-	/* add_intra made the edge into slot i (i > first) the
-	 * (i - 1 - zb[t])-th INTRA edge */
-	*out = p + 1 < th->first_seg + th->nseg ? nplain + p - zb[t] : ARGUS_NONE;
-	*in = p > th->first_seg ? nplain + p - 1 - zb[t] : ARGUS_NONE;
+	*out = p + 1 < th->first_seg + th->nseg ? o + p : ARGUS_NONE;
+	*in = p > th->first_seg ? o + p - 1 : ARGUS_NONE;
 }
 
-/* off[nseg + 1] / ids[nedges] for both directions, in two passes over the
- * edges instead of four.  With pos (each segment's thr_segs slot), edges
- * from nplain on are add_intra's and are placed by segment instead. */
-static int csr(struct argus_graph *g, uint32_t nplain, const uint32_t *pos)
+const struct argus_edge *gedge_get(const struct argus_graph *g, uint32_t id,
+				   struct argus_edge *buf)
 {
-	uint32_t nseg = g->seg.n, nedge = g->edge.n, *zb = NULL;
-	size_t offsz = ((size_t)nseg + 2) * sizeof(uint32_t);
-	size_t idsz = ((size_t)nedge + 1) * sizeof(uint32_t);
-	uint32_t *oo = gbig_malloc(offsz), *oi = gbig_malloc(idsz);
-	uint32_t *io = gbig_malloc(offsz), *ii = gbig_malloc(idsz);
+	uint32_t slot = gedge_slot(g, id), o, lo, hi, a;
+
+	if (slot != ARGUS_NONE)
+		return &EDGES(g)[slot];
+	/* the thread whose INTRA ordinals hold o: the last t with
+	 * intra_first[t] <= o (threads with none share their successor's) */
+	o = id - g->intra_base;
+	lo = 0;
+	hi = g->thr.n;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (g->intra_first[mid] <= o)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	a = THRS(g)[lo].first_seg + (o - g->intra_first[lo]);
+	memset(buf, 0, sizeof(*buf));
+	buf->src = g->thr_segs[a];
+	buf->dst = g->thr_segs[a + 1];
+	buf->type = ARGUS_EDGE_INTRA;
+	buf->src_ts = SEGS(g)[buf->src].end;
+	buf->dst_ts = SEGS(g)[buf->dst].start;
+	return buf;
+}
+
+/* Stored edges [from, to) counted into the CSR offsets (and the stats). */
+static void count_stored(struct argus_graph *g, uint32_t *oo, uint32_t *io,
+			 uint32_t from, uint32_t to)
+{
 	const struct argus_edge *e = EDGES(g);
 
-	if (!pos)
-		nplain = nedge;
-	else if (!(zb = malloc(((size_t)g->thr.n + 1) * sizeof(*zb))))
-		goto nomem;
-	if (!oo || !oi || !io || !ii)
-		goto nomem;
+	for (uint32_t i = from; i < to; i++) {
+		oo[e[i].src + 2]++;
+		io[e[i].dst + 2]++;
+		g->st.edges_by_type[e[i].type]++;
+	}
+}
+
+/* Stored edges [from, to), ids slot + shift, placed at the fill cursors. */
+static void place_stored(const struct argus_graph *g, uint32_t *oo, uint32_t *oi,
+			 uint32_t *io, uint32_t *ii, uint32_t from, uint32_t to,
+			 uint32_t shift)
+{
+	const struct argus_edge *e = EDGES(g);
+
+	for (uint32_t i = from; i < to; i++) {
+		oi[oo[e[i].src + 1]++] = i + shift;
+		ii[io[e[i].dst + 1]++] = i + shift;
+	}
+}
+
+/* off[nseg + 1] / ids[all edges] for both directions, in two passes over
+ * the stored edges instead of four; the INTRA edges placed by segment,
+ * from pos (each segment's thr_segs slot; NULL when there are none).
+ * Each list is in id order: stored edges below intra_base, INTRA, the
+ * stored ones pushed after. */
+static int csr(struct argus_graph *g, const uint32_t *pos)
+{
+	uint32_t nseg = g->seg.n, nedge = g->edge.n, base = pos ? g->intra_base : nedge;
+	size_t offsz = ((size_t)nseg + 2) * sizeof(uint32_t);
+	size_t idsz = ((size_t)gedge_count(g) + 1) * sizeof(uint32_t);
+	uint32_t *oo = gbig_malloc(offsz), *oi = gbig_malloc(idsz);
+	uint32_t *io = gbig_malloc(offsz), *ii = gbig_malloc(idsz);
+
+	if (!oo || !oi || !io || !ii) {
+		free(oo);
+		free(oi);
+		free(io);
+		free(ii);
+		return -ENOMEM;
+	}
 	memset(oo, 0, offsz);
 	memset(io, 0, offsz);
 	/* the stats' count by type comes with the same pass (one pass
 	 * fewer over the edge array) */
 	memset(g->st.edges_by_type, 0, sizeof(g->st.edges_by_type));
-	for (uint32_t i = 0; i < nplain; i++) {
-		oo[e[i].src + 2]++;
-		io[e[i].dst + 2]++;
-		g->st.edges_by_type[e[i].type]++;
-	}
+	count_stored(g, oo, io, 0, nedge);
 	if (pos) {
-		for (uint32_t t = 0, z = 0; t < g->thr.n; t++) {
-			zb[t] = z;
-			z += THRS(g)[t].nseg > 0;
-		}
 		for (uint32_t s = 0; s < nseg; s++) {
 			uint32_t out, in;
 
-			intra_ids(g, nplain, pos, zb, s, &out, &in);
+			intra_ids(g, pos, s, &out, &in);
 			oo[s + 2] += out != ARGUS_NONE;
 			io[s + 2] += in != ARGUS_NONE;
 		}
-		g->st.edges_by_type[ARGUS_EDGE_INTRA] += nedge - nplain;
+		g->st.edges_by_type[ARGUS_EDGE_INTRA] += g->nintra;
 	}
 	for (uint32_t s = 2; s < nseg + 2; s++) {
 		oo[s] += oo[s - 1];
 		io[s] += io[s - 1];
 	}
 	/* off[s + 1] is the fill cursor of s; after filling, off[s + 1] is
-	 * the end of s, i.e. off[] shifted into place.  The INTRA edges have
-	 * the largest ids: last in each list, as in id order. */
-	for (uint32_t i = 0; i < nplain; i++) {
-		oi[oo[e[i].src + 1]++] = i;
-		ii[io[e[i].dst + 1]++] = i;
-	}
+	 * the end of s, i.e. off[] shifted into place.  Placing in id order
+	 * keeps each list in id order. */
+	place_stored(g, oo, oi, io, ii, 0, base, 0);
 	for (uint32_t s = 0; pos && s < nseg; s++) {
 		uint32_t out, in;
 
-		intra_ids(g, nplain, pos, zb, s, &out, &in);
+		intra_ids(g, pos, s, &out, &in);
 		if (out != ARGUS_NONE)
 			oi[oo[s + 1]++] = out;
 		if (in != ARGUS_NONE)
 			ii[io[s + 1]++] = in;
 	}
-	free(zb);
+	place_stored(g, oo, oi, io, ii, base, nedge, g->nintra);
 	free(g->out_off);
 	free(g->out_ids);
 	free(g->in_off);
@@ -287,28 +316,19 @@ static int csr(struct argus_graph *g, uint32_t nplain, const uint32_t *pos)
 	g->in_off = io;
 	g->in_ids = ii;
 	return 0;
-nomem:
-	free(zb);
-	free(oo);
-	free(oi);
-	free(io);
-	free(ii);
-	return -ENOMEM;
 }
 
 int gcsr_build(struct argus_graph *g, bool intra)
 {
-	struct skey *k = NULL;
-	uint32_t *pos = NULL, nplain = g->edge.n;
+	uint32_t *pos = NULL;
 	int rc;
 
-	if ((rc = thread_index(g, &k, intra ? &pos : NULL)))
+	if ((rc = thread_index(g, intra || g->nintra ? &pos : NULL)))
 		return rc;
 	if (intra)
-		rc = add_intra(g, k);
-	free(k);
+		rc = intra_index(g);
 	if (!rc)
-		rc = csr(g, nplain, pos);
+		rc = csr(g, g->nintra ? pos : NULL);
 	free(pos);
 	if (rc)
 		return rc;

@@ -67,6 +67,8 @@ int64_t gedge_push(struct argus_graph *g, uint8_t type, uint32_t src,
 
 	if (src == ARGUS_NONE || dst == ARGUS_NONE || src == dst)
 		return -EINVAL;
+	if (gedge_count(g) >= ARGUS_NONE - 1)   /* ids are uint32_t */
+		return -ENOMEM;
 	e = gvec_push(&g->edge, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
@@ -89,7 +91,9 @@ int64_t gedge_push(struct argus_graph *g, uint8_t type, uint32_t src,
 		}
 	}
 	g->csr_dirty = true;
-	return g->edge.n - 1;
+	/* pushed after the INTRA edges when there are any: their ids come
+	 * first (graph_internal.h) */
+	return (int64_t)g->edge.n - 1 + g->nintra;
 }
 
 /* ---- objects ----------------------------------------------------------- */

@@ -403,7 +403,8 @@ static void dot_node(struct out *o, const struct argus_graph *g, uint32_t id)
 
 static void dot_edge(struct out *o, const struct argus_graph *g, uint32_t id)
 {
-	const struct argus_edge *e = &EDGES(g)[id];
+	struct argus_edge buf;
+	const struct argus_edge *e = gedge_get(g, id, &buf);
 	const char *type = argus_edge_type_str(e->type);
 
 	outf(o, "  s%" PRIu32 " -> s%" PRIu32 " [label=\"%s", e->src, e->dst,
@@ -443,7 +444,7 @@ int argus_graph__write_dot(const struct argus_graph *g, const uint32_t *segs,
 		set[segs[i]] = 3;
 		m = argus_graph__out_edges(g, segs[i], &ids);
 		for (uint32_t k = 0; k < m; k++)
-			if (set[EDGES(g)[ids[k]].dst])
+			if (set[gedge_get(g, ids[k], ARGUS_EDGE_BUF)->dst])
 				dot_edge(&o, g, ids[k]);
 	}
 	outf(&o, "}\n");
@@ -505,7 +506,8 @@ static void json_node(struct out *o, const struct argus_graph *g, uint32_t id)
 
 static void json_edge(struct out *o, const struct argus_graph *g, uint32_t id)
 {
-	const struct argus_edge *e = &EDGES(g)[id];
+	struct argus_edge buf;
+	const struct argus_edge *e = gedge_get(g, id, &buf);
 
 	outf(o, "{\"id\":%" PRIu32 ",\"src\":%" PRIu32 ",\"dst\":%" PRIu32
 	     ",\"type\":", id, e->src, e->dst);
@@ -545,7 +547,7 @@ int argus_graph__write_json(const struct argus_graph *g, const uint32_t *segs,
 		set[segs[i]] = 3;
 		m = argus_graph__out_edges(g, segs[i], &ids);
 		for (uint32_t k = 0; k < m; k++) {
-			if (!set[EDGES(g)[ids[k]].dst])
+			if (!set[gedge_get(g, ids[k], ARGUS_EDGE_BUF)->dst])
 				continue;
 			outf(&o, "%s", sep);
 			json_edge(&o, g, ids[k]);
@@ -798,11 +800,11 @@ static int write_slices(struct pctx *c)
 	return rc;
 }
 
-static void flow_end(struct pctx *c, char ph, uint32_t edge, uint32_t seg,
-		     uint64_t ts)
+static void flow_end(struct pctx *c, char ph, uint32_t edge, unsigned etype,
+		     uint32_t seg, uint64_t ts)
 {
 	const struct argus_thread *t = &THRS(c->g)[SEGS(c->g)[seg].thread];
-	const char *type = argus_edge_type_str(EDGES(c->g)[edge].type);
+	const char *type = argus_edge_type_str(etype);
 
 	pevent(c);
 	outf(&c->o, "{\"ph\":\"%c\",%s\"id\":%" PRIu32 ",\"pid\":%" PRIu32
@@ -817,8 +819,10 @@ static int write_flows(struct pctx *c)
 	const struct argus_graph *g = c->g;
 	int rc = 0;
 
+	/* the stored edges: the INTRA ones, not stored, are weak (no flow) */
 	for (uint32_t i = 0; i < g->edge.n && !rc; i++) {
 		const struct argus_edge *e = &EDGES(g)[i];
+		uint32_t id = i < g->intra_base ? i : i + g->nintra;
 		uint64_t ss, se, ds, de;
 
 		rc = tick(c);
@@ -826,8 +830,8 @@ static int write_flows(struct pctx *c)
 		    !slice_of(c, e->src, next_start_of(g, e->src), &ss, &se) ||
 		    !slice_of(c, e->dst, next_start_of(g, e->dst), &ds, &de))
 			continue;
-		flow_end(c, 's', i, e->src, flow_ts(g, e->src_ts, ss, se));
-		flow_end(c, 'f', i, e->dst, flow_ts(g, e->dst_ts, ds, de));
+		flow_end(c, 's', id, e->type, e->src, flow_ts(g, e->src_ts, ss, se));
+		flow_end(c, 'f', id, e->type, e->dst, flow_ts(g, e->dst_ts, ds, de));
 	}
 	return rc;
 }

@@ -13,7 +13,8 @@
  * Data layout (all arrays, ids are uint32_t indexes):
  *
  *   g->seg    struct argus_segment   vertices, in creation order
- *   g->edge   struct argus_edge      edges, in creation order
+ *   g->edge   struct argus_edge      stored edges, in creation order (the
+ *                                    INTRA edges are not stored: below)
  *   g->ev     struct argus_gevent    events, in blocks of EVBLK slots:
  *                                    each block holds events of one
  *                                    thread only, in time order
@@ -25,6 +26,15 @@
  *   g->obj    struct argus_object    interned objects, id 0 = none
  *   CSR       out_off/out_ids, in_off/in_ids (nseg + 1 offsets each),
  *             thr_segs (each thread's segment ids, sorted by start)
+ *   INTRA     intra_first (by thread: its first INTRA edge's ordinal)
+ *
+ * Edge ids.  The weak INTRA edges, one per pair of consecutive segments
+ * of a thread (over half of all edges), are not stored: everything in
+ * one follows from thr_segs and the two segments (gedge_get).  They are
+ * numbered as when they were appended after the build's edges: ids
+ * [intra_base, intra_base + nintra); an edge stored before them keeps its
+ * slot as id, one pushed after them (data flags, mutexes, work items,
+ * argus_graph__add_edge) is stored at slot id - nintra.
  *
  * The builder (struct gbuild) lives only during argus_graph__build().  Its
  * struct tstate array is parallel to g->thr.
@@ -98,6 +108,10 @@ struct argus_graph {
 	uint32_t *out_off, *out_ids;    /* CSR by source segment */
 	uint32_t *in_off, *in_ids;      /* CSR by destination segment */
 	uint32_t *thr_segs;             /* per-thread slices, time-ordered */
+	uint32_t intra_base, nintra;    /* the INTRA edges' ids (see the top) */
+	uint32_t *intra_first;          /* nthr + 1: thread t's INTRA edges
+	                                   are ordinals [intra_first[t],
+	                                   intra_first[t + 1]) */
 	struct gvec shape;              /* shape_t SHAPE_* per segment (graph_view.h) */
 	bool csr_dirty;
 	struct gbuild *b;               /* only while building */
@@ -110,6 +124,25 @@ struct argus_graph {
 #define THRS(g) GV((g)->thr, struct argus_thread)
 #define OBJS(g) GV((g)->obj, struct argus_object)
 #define BLKS(g) GV((g)->blk, struct evblk)
+
+/* Edges, INTRA included (see the top). */
+static inline uint32_t gedge_count(const struct argus_graph *g)
+{
+	return g->edge.n + g->nintra;
+}
+
+/* The slot of edge id in g->edge, ARGUS_NONE for an INTRA edge. */
+static inline uint32_t gedge_slot(const struct argus_graph *g, uint32_t id)
+{
+	if (id < g->intra_base)
+		return id;
+	return id - g->intra_base < g->nintra ? ARGUS_NONE : id - g->nintra;
+}
+
+/* Edge id (< gedge_count(g)): the stored one, or INTRA written to *buf
+ * and buf (graph_csr.c). */
+const struct argus_edge *gedge_get(const struct argus_graph *g, uint32_t id,
+				   struct argus_edge *buf);
 
 /* Position of event ev in its chain (thread or segment: subtract the
  * first event's) and the chain's next slot after ev (graph_view.h). */

@@ -32,13 +32,17 @@ const struct argus_segment *argus_graph__segment(const struct argus_graph *g,
 
 uint32_t argus_graph__nedges(const struct argus_graph *g)
 {
-	return g ? g->edge.n : 0;
+	return g ? gedge_count(g) : 0;
 }
 
 const struct argus_edge *argus_graph__edge(const struct argus_graph *g,
-					   uint32_t id)
+					   uint32_t id, struct argus_edge *buf)
 {
-	return g && id < g->edge.n ? &EDGES(g)[id] : NULL;
+	if (!g || id >= gedge_count(g))
+		return NULL;
+	if (gedge_slot(g, id) == ARGUS_NONE && !buf)
+		return NULL;    /* an INTRA edge needs somewhere to go */
+	return gedge_get(g, id, buf);
 }
 
 uint32_t argus_graph__nthreads(const struct argus_graph *g)

@@ -127,7 +127,7 @@ __attribute__((unused)) static bool scenario_build(const struct argus_graph_opts
  * thread of segment s (0 for none). */
 __attribute__((unused)) static unsigned edge_type(uint32_t id)
 {
-	const struct argus_edge *e = id != ARGUS_NONE ? argus_graph__edge(graph, id) : NULL;
+	const struct argus_edge *e = id != ARGUS_NONE ? argus_graph__edge(graph, id, ARGUS_EDGE_BUF) : NULL;
 
 	return e ? e->type : 0;
 }

@@ -506,7 +506,7 @@ static uint32_t strong_in(uint32_t sid, bool woke)
 	uint32_t n = argus_graph__in_edges(graph, sid, &ids), k = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		const struct argus_edge *e = argus_graph__edge(graph, ids[i]);
+		const struct argus_edge *e = argus_graph__edge(graph, ids[i], ARGUS_EDGE_BUF);
 
 		if (e && argus_edge_type_strong(e->type) && seg_tid(e->src) != seg_tid(sid) &&
 		    (!woke || (e->flags & ARGUS_EDGE_F_WOKE)))
@@ -560,7 +560,7 @@ static void check_no_tool(const struct argus_diagnosis *d)
 	}
 	for (uint32_t i = 0; i < d->npath; i++) {
 		const struct argus_edge *e = d->path[i].edge != NONE ?
-			argus_graph__edge(graph, d->path[i].edge) : NULL;
+			argus_graph__edge(graph, d->path[i].edge, ARGUS_EDGE_BUF) : NULL;
 
 		if (tool_pid(pid_of(seg_tid(d->path[i].seg))))
 			fprintf(stderr, "  path[%u]: segment of tool %u, reached by %s\n", i,
@@ -824,7 +824,7 @@ static void TEST_lldb_servers_wakeups_of_the_program_are_no_edges(void)
 			goto out;
 		ne = argus_graph__nedges(graph);
 		for (uint32_t i = 0; i < ne; i++) {
-			const struct argus_edge *e = argus_graph__edge(graph, i);
+			const struct argus_edge *e = argus_graph__edge(graph, i, ARGUS_EDGE_BUF);
 			uint32_t from = seg_tid(e->src), to = seg_tid(e->dst);
 
 			if (from == DBG)
@@ -864,7 +864,7 @@ static void TEST_wakeup_of_a_wait_that_returned_before_a_ptrace_stop_stays_an_ed
 		uint32_t n = argus_graph__in_edges(graph, s, &ids), holder = 0;
 
 		for (uint32_t i = 0; i < n; i++) {
-			const struct argus_edge *e = argus_graph__edge(graph, ids[i]);
+			const struct argus_edge *e = argus_graph__edge(graph, ids[i], ARGUS_EDGE_BUF);
 
 			if ((e->flags & ARGUS_EDGE_F_WOKE) && seg_tid(e->src) == HOLDER)
 				holder++;
@@ -1192,7 +1192,7 @@ static void TEST_tool_wakeup_of_a_program_thread_is_filtered_not_an_edge(void)
 	CHECK_EQ(argus_graph__stats(graph)->filtered[ARGUS_FILT_TOOL], 1);
 	ne = argus_graph__nedges(graph);
 	for (uint32_t i = 0; i < ne; i++) {
-		const struct argus_edge *e = argus_graph__edge(graph, i);
+		const struct argus_edge *e = argus_graph__edge(graph, i, ARGUS_EDGE_BUF);
 
 		if (seg_tid(e->src) == ARGUS_CLI)
 			CHECK(e->type != ARGUS_EDGE_WAKEUP && e->type != ARGUS_EDGE_SIGNAL);

@@ -333,14 +333,15 @@ static void TEST_the_scenario_builds_the_expected_graph(void)
 {
 	const uint32_t *r, *w;
 	uint32_t nr = segments_of(R_TID, &r), nw = segments_of(W_TID, &w);
+	struct argus_edge msg_buf;
 	const struct argus_edge *msg = NULL;
 
 	CHECK_EQ(nr, 3);
 	CHECK_EQ(nw, 1);
 	CHECK(segments_of(K_TID, &w) >= 1);
 	for (uint32_t i = 0; i < argus_graph__nedges(graph); i++)
-		if (argus_graph__edge(graph, i)->type == ARGUS_EDGE_MESSAGE)
-			msg = argus_graph__edge(graph, i);
+		if (argus_graph__edge(graph, i, ARGUS_EDGE_BUF)->type == ARGUS_EDGE_MESSAGE)
+			msg = argus_graph__edge(graph, i, &msg_buf);
 	CHECK(msg != NULL);
 	if (msg && nr == 3) {
 		CHECK_EQ(msg->dst, r[1]);

@@ -58,7 +58,7 @@ static uint32_t flag_edges(const struct argus_edge **out, uint32_t max)
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < argus_graph__nedges(graph); i++) {
-		const struct argus_edge *e = argus_graph__edge(graph, i);
+		const struct argus_edge *e = argus_graph__edge(graph, i, ARGUS_EDGE_BUF);
 
 		if (e->type == ARGUS_EDGE_DATAFLAG && n < max)
 			out[n++] = e;

@@ -169,7 +169,7 @@ static void dump_graph(void)
 			s->oncpu, s->nevents, s->flags);
 	}
 	for (uint32_t i = 0; i < argus_graph__nedges(graph); i++) {
-		const struct argus_edge *e = argus_graph__edge(graph, i);
+		const struct argus_edge *e = argus_graph__edge(graph, i, ARGUS_EDGE_BUF);
 
 		fprintf(stderr, "  edge %u: %u -> %u %s flags 0x%x %" PRIu32 " B\n", i,
 			e->src, e->dst, argus_edge_type_str(e->type), e->flags, e->bytes);
@@ -194,9 +194,14 @@ static struct argus_object W(uint32_t id)
 	return o ? *o : (struct argus_object){ 0 };
 }
 
+/* Edge id.  An INTRA edge is written to a buffer of our own (the graph
+ * does not store them): a ring of them, so that the few E()s one
+ * expression or check compares are all valid at once. */
 static const struct argus_edge *E(uint32_t id)
 {
-	const struct argus_edge *e = argus_graph__edge(graph, id);
+	static struct argus_edge ring[8];
+	static unsigned next;
+	const struct argus_edge *e = argus_graph__edge(graph, id, &ring[next++ % 8]);
 
 	return e ? e : &no_edge;
 }
@@ -367,7 +372,7 @@ static void check_invariants(const struct argus_graph *g, bool strict)
 		nin += argus_graph__in_edges(g, s, &ids);
 	}
 	for (uint32_t i = 0; i < ne; i++) {
-		const struct argus_edge *e = argus_graph__edge(g, i);
+		const struct argus_edge *e = argus_graph__edge(g, i, ARGUS_EDGE_BUF);
 		const uint32_t *ids;
 		uint32_t k, once = 0;
 
@@ -412,7 +417,7 @@ static void check_invariants(const struct argus_graph *g, bool strict)
 			if (!p)
 				continue;
 			for (uint32_t j = 0; j < ne; j++) {
-				const struct argus_edge *e = argus_graph__edge(g, j);
+				const struct argus_edge *e = argus_graph__edge(g, j, ARGUS_EDGE_BUF);
 
 				pairs += e->type == ARGUS_EDGE_INTRA &&
 					 e->src == v[i - 1] && e->dst == v[i];
@@ -2211,6 +2216,21 @@ static void TEST_segment_at_prev_next_and_intra_edges(void)
 		}
 	CHECK_EQ(intra, 1);
 	CHECK(!argus_edge_type_strong(ARGUS_EDGE_INTRA));
+	/* INTRA edges are not stored: with no buffer to write one to there is
+	 * no answer, a stored edge's is the graph's own */
+	for (uint32_t i = 0; i < argus_graph__nedges(graph); i++) {
+		struct argus_edge buf;
+		const struct argus_edge *e = argus_graph__edge(graph, i, &buf);
+
+		if (e->type == ARGUS_EDGE_INTRA) {
+			CHECK(e == &buf);
+			CHECK(argus_graph__edge(graph, i, NULL) == NULL);
+		} else {
+			CHECK(e != &buf);
+			CHECK(argus_graph__edge(graph, i, NULL) == e);
+		}
+	}
+	CHECK(argus_graph__edge(graph, argus_graph__nedges(graph), ARGUS_EDGE_BUF) == NULL);
 	/* CSR by hand: W's out list is the message, R1's in list the message
 	 * and the INTRA edge */
 	{

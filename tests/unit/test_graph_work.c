@@ -63,7 +63,7 @@ static uint32_t workitem_edges(uint32_t *src, uint32_t *dst, uint32_t max)
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < argus_graph__nedges(graph); i++) {
-		const struct argus_edge *e = argus_graph__edge(graph, i);
+		const struct argus_edge *e = argus_graph__edge(graph, i, ARGUS_EDGE_BUF);
 
 		if (e->type != ARGUS_EDGE_WORKITEM)
 			continue;
@@ -275,9 +275,9 @@ static void TEST_ui_waiting_for_an_item_queued_behind_a_slow_one_names_the_worke
 	if (d.npath >= 3) {
 		CHECK_EQ(argus_graph__thread(graph, S(d.path[0].seg)->thread)->tid, UI);
 		CHECK_EQ(argus_graph__thread(graph, S(d.path[1].seg)->thread)->tid, W);
-		CHECK_EQ(argus_graph__edge(graph, d.path[1].edge)->type, ARGUS_EDGE_FUTEX);
+		CHECK_EQ(argus_graph__edge(graph, d.path[1].edge, ARGUS_EDGE_BUF)->type, ARGUS_EDGE_FUTEX);
 		CHECK_EQ(argus_graph__thread(graph, S(d.path[d.npath - 1].seg)->thread)->tid, UI);
-		CHECK_EQ(argus_graph__edge(graph, d.path[d.npath - 1].edge)->type, ARGUS_EDGE_WORKITEM);
+		CHECK_EQ(argus_graph__edge(graph, d.path[d.npath - 1].edge, ARGUS_EDGE_BUF)->type, ARGUS_EDGE_WORKITEM);
 	}
 	/* the worker was blocked reading the pipe: its wait names the writer */
 	CHECK_EQ(d.chain[0].kind, ARGUS_KIND_BLOCKED);
