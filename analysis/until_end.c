@@ -484,7 +484,7 @@ static void by_writer(struct graph_open_ctx *c, struct until_end *ue)
 		if (t->tid == ue->wait.tid)
 			continue;
 		for (uint32_t e = t->first_event; e != ARGUS_NONE; e = argus_graph__thread_next_event(g, i, e)) {
-			const struct argus_gevent *ev = argus_graph__event(g, e);
+			const struct argus_gevent *ev = argus_graph__event(g, e, ARGUS_GEVENT_BUF);
 			const struct argus_object *ob;
 			bool match;
 
@@ -566,7 +566,7 @@ static void by_futex_waker(struct graph_open_ctx *c, struct until_end *ue)
 		if (t->tid == ue->wait.tid || t->pid != ue->wait.pid)
 			continue;
 		for (uint32_t e = t->first_event; e != ARGUS_NONE; e = argus_graph__thread_next_event(g, i, e)) {
-			const struct argus_gevent *ev = argus_graph__event(g, e);
+			const struct argus_gevent *ev = argus_graph__event(g, e, ARGUS_GEVENT_BUF);
 			uint32_t s;
 			const struct argus_segment *sg;
 

@@ -283,7 +283,7 @@ static int digest(struct argus_trace *t)
 		h = fnv64(h, o ? o->peer : 0);
 		for (uint32_t e = s->first_event; e != ARGUS_NONE;
 		     e = argus_graph__seg_next_event(g, i, e))
-			h = ev_hash(h, argus_graph__event(g, e));
+			h = ev_hash(h, argus_graph__event(g, e, ARGUS_GEVENT_BUF));
 	}
 	printf("segments  %10u %016" PRIx64 "\n", n, h);
 	h = 0xcbf29ce484222325ull;
@@ -304,7 +304,7 @@ static int digest(struct argus_trace *t)
 	printf("edges     %10u %016" PRIx64 "\n", n, h);
 	n = argus_graph__nevents(g);
 	for (uint32_t i = 0; i < n; i++) {
-		const struct argus_gevent *e = argus_graph__event(g, i);
+		const struct argus_gevent *e = argus_graph__event(g, i, ARGUS_GEVENT_BUF);
 
 		if (e->type == AE_NONE)
 			continue;               /* an unused slot */
@@ -329,7 +329,7 @@ static int digest(struct argus_trace *t)
 		h = fnv64(h, th->kernel);
 		h = fnv(h, ids, k * sizeof(*ids));
 		for (uint32_t e = thr_first(g, i); e != ARGUS_NONE; e = thr_next(g, i, e), c++)
-			h = ev_hash(h, argus_graph__event(g, e));
+			h = ev_hash(h, argus_graph__event(g, e, ARGUS_GEVENT_BUF));
 		h = fnv64(h, c);
 	}
 	printf("threads   %10u %016" PRIx64 "\n", n, h);

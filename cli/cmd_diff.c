@@ -94,7 +94,7 @@ static void summarize(struct graph_open_ctx *c, uint32_t seg, struct side *d)
 	d->t = argus_graph__thread(c->g, d->s->thread);
 	for (uint32_t e = d->s->first_event; e != ARGUS_NONE;
 	     e = argus_graph__seg_next_event(c->g, seg, e)) {
-		const struct argus_gevent *ev = argus_graph__event(c->g, e);
+		const struct argus_gevent *ev = argus_graph__event(c->g, e, ARGUS_GEVENT_BUF);
 		struct sys_rets *r;
 
 		if (ev->type < AE_TYPE_MAX)

@@ -247,7 +247,7 @@ static void print_text(struct graph_open_ctx *c, uint32_t id)
 	printf("events (%u):\n", s->nevents);
 	for (uint32_t e = s->first_event; e != ARGUS_NONE;
 	     e = argus_graph__seg_next_event(c->g, id, e)) {
-		const struct argus_gevent *ev = argus_graph__event(c->g, e);
+		const struct argus_gevent *ev = argus_graph__event(c->g, e, ARGUS_GEVENT_BUF);
 
 		if (n++ == SHOW_MAX_EVENTS) {
 			printf("  ... %u more\n", s->nevents - SHOW_MAX_EVENTS);
@@ -348,7 +348,7 @@ static void print_json(struct graph_open_ctx *c, uint32_t id)
 	printf(",\"events\":[");
 	for (uint32_t e = s->first_event; e != ARGUS_NONE && n < SHOW_MAX_EVENTS;
 	     e = argus_graph__seg_next_event(c->g, id, e), n++) {
-		const struct argus_gevent *ev = argus_graph__event(c->g, e);
+		const struct argus_gevent *ev = argus_graph__event(c->g, e, ARGUS_GEVENT_BUF);
 		const struct argus_object *ob = NULL;
 
 		printf("%s\n{\"ts\":%" PRIu64 ",\"offset_ns\":%" PRIu64 ",\"type\":", n ? "," : "",

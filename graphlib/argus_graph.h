@@ -193,8 +193,9 @@ struct argus_thread {
 	uint8_t pad[2];
 };
 
-/* A compact event, 24 bytes.  The full record is in the trace; this keeps
- * what the graph and the diagnosis use.  Where it belongs is where it is
+/* A compact event, 24 bytes as the API gives it (the graph stores it
+ * packed in 16: argus_graph__event).  The full record is in the trace;
+ * this keeps what the graph and the diagnosis use.  Where it belongs is where it is
  * stored: the events of a thread are reached from argus_thread.first_event
  * (argus_graph__thread_next_event), those of a segment from
  * argus_segment.first_event (argus_graph__seg_next_event).  Events of no
@@ -308,8 +309,13 @@ const struct argus_thread *argus_graph__thread(const struct argus_graph *g,
 /* Event slots, not events: each thread's events are stored in blocks of
  * 16, and the unused slots of a block read as type AE_NONE (skip them). */
 uint32_t argus_graph__nevents(const struct argus_graph *g);
+/* Event slot `id`, written to *buf (the graph keeps events packed,
+ * 16 bytes each: docs/graph.md); returns buf, or NULL when out of range
+ * or buf is NULL.  ARGUS_GEVENT_BUF is a buffer that lives until the end
+ * of the enclosing block. */
 const struct argus_gevent *argus_graph__event(const struct argus_graph *g,
-					      uint32_t id);
+					      uint32_t id, struct argus_gevent *buf);
+#define ARGUS_GEVENT_BUF (&(struct argus_gevent){ 0 })
 const struct argus_object *argus_graph__object(const struct argus_graph *g,
 					       uint32_t id);
 /* Next event of segment `seg` after event `ev` (ARGUS_NONE at the end);

@@ -126,7 +126,7 @@ static bool has_syscall(const struct argus_graph *g, uint32_t s)
 {
 	for (uint32_t e = argus_graph__segment(g, s)->first_event; e != ARGUS_NONE;
 	     e = argus_graph__seg_next_event(g, s, e)) {
-		uint8_t type = argus_graph__event(g, e)->type;
+		uint8_t type = argus_graph__event(g, e, ARGUS_GEVENT_BUF)->type;
 
 		if (type == AE_SYS_ENTER || type == AE_SYS_EXIT)
 			return true;
@@ -564,7 +564,7 @@ static bool blame_children(const struct argus_graph *g, const struct argus_diag_
 	for (int back = 0; back < 8 && s != ARGUS_NONE && !found; back++) {
 		for (uint32_t e = argus_graph__segment(g, s)->first_event; e != ARGUS_NONE;
 		     e = argus_graph__seg_next_event(g, s, e)) {
-			const struct argus_gevent *ev = argus_graph__event(g, e);
+			const struct argus_gevent *ev = argus_graph__event(g, e, ARGUS_GEVENT_BUF);
 
 			if (ev->type != AE_SYS_ENTER || !argus_sys_is_child_wait(ev->nr))
 				continue;
@@ -637,35 +637,36 @@ static bool sync_futex_of(const struct argus_object *mo, uint64_t uaddr)
 /*
  * The interposer's record of the call a futex wait of segment h sleeps
  * in (AE_MUTEX_WAIT, up to MUTEX_WAIT_BACK segments back: a wait can be
- * cut by signals), and *mo its object, when the futex is that object's
+ * cut by signals), copied to *wait and returned, and *mo its object, when the futex is that object's
  * (sync_futex_of); NULL when h is no futex wait, or the call it is in
  * acquired its lock already, or the futex is not the object's.
  */
 static const struct argus_gevent *sync_wait_of(const struct argus_graph *g, uint32_t h,
-					       const struct argus_object **mo)
+					       const struct argus_object **mo,
+					       struct argus_gevent *wait)
 {
 	const struct argus_segment *hs = argus_graph__segment(g, h);
-	const struct argus_gevent *wait = NULL;
+	bool found = false;
 	uint32_t s = h;
 
 	if (hs->end_reason != ARGUS_END_WAIT || hs->wait_nr != SYS_futex)
 		return NULL;
-	for (int back = 0; back < MUTEX_WAIT_BACK && s != ARGUS_NONE && !wait;
+	for (int back = 0; back < MUTEX_WAIT_BACK && s != ARGUS_NONE && !found;
 	     back++, s = argus_graph__seg_prev(g, s)) {
-		const struct argus_gevent *last = NULL;
-
+		/* the segment's last MUTEX_WAIT or MUTEX_ACQUIRED, into *wait */
 		for (uint32_t e = argus_graph__segment(g, s)->first_event; e != ARGUS_NONE;
 		     e = argus_graph__seg_next_event(g, s, e)) {
-			const struct argus_gevent *ev = argus_graph__event(g, e);
+			const struct argus_gevent *ev = argus_graph__event(g, e, ARGUS_GEVENT_BUF);
 
-			if (ev->type == AE_MUTEX_WAIT || ev->type == AE_MUTEX_ACQUIRED)
-				last = ev;
+			if (ev->type == AE_MUTEX_WAIT || ev->type == AE_MUTEX_ACQUIRED) {
+				*wait = *ev;
+				found = true;
+			}
 		}
-		if (last && last->type == AE_MUTEX_ACQUIRED)
+		if (found && wait->type == AE_MUTEX_ACQUIRED)
 			return NULL;
-		wait = last;
 	}
-	if (!wait || !(*mo = argus_graph__object(g, wait->obj)) ||
+	if (!found || !(*mo = argus_graph__object(g, wait->obj)) ||
 	    !sync_futex_of(*mo, hs->wait_arg))
 		return NULL;
 	return wait;
@@ -709,7 +710,8 @@ static bool blame_mutex_holder(const struct argus_graph *g, const struct argus_d
 			       uint64_t wfrom, uint64_t wto, uint32_t level, uint32_t depth)
 {
 	const struct argus_object *mo = NULL;
-	const struct argus_gevent *wait = sync_wait_of(g, h, &mo);
+	struct argus_gevent wait_buf;
+	const struct argus_gevent *wait = sync_wait_of(g, h, &mo, &wait_buf);
 	uint32_t holder;
 
 	if (!wait)
@@ -752,7 +754,8 @@ static bool blame_cond_signaller(const struct argus_graph *g, const struct argus
 				 uint64_t wfrom, uint64_t wto, uint32_t level, uint32_t depth)
 {
 	const struct argus_object *mo = NULL;
-	const struct argus_gevent *wait = sync_wait_of(g, h, &mo);
+	struct argus_gevent wait_buf;
+	const struct argus_gevent *wait = sync_wait_of(g, h, &mo, &wait_buf);
 	uint32_t who = 0, pid;
 	struct gview v;
 	uint64_t best_ts = 0;
@@ -922,7 +925,7 @@ static uint32_t last_handoff(const struct argus_graph *g, uint32_t h)
 	 * browser). */
 	for (uint32_t e = argus_graph__segment(g, h)->first_event; e != ARGUS_NONE;
 	     e = argus_graph__seg_next_event(g, h, e)) {
-		const struct argus_gevent *ev = argus_graph__event(g, e);
+		const struct argus_gevent *ev = argus_graph__event(g, e, ARGUS_GEVENT_BUF);
 
 		if (ev->type == AE_SYS_EXIT && ev->val > 0 && ev->obj && argus_sys_is_send(ev->nr))
 			last_send = ev->ts;

@@ -368,11 +368,19 @@ static int loop_return(struct lpass *lp, long nr, uint64_t ts)
 	return 0;
 }
 
-static int loop_feed(struct lpass *lp, const struct argus_gevent *ev)
+/* One event of the thread's sweep, read from its slot (graph_view.h):
+ * most are skipped on their type and context alone. */
+static int loop_feed(struct lpass *lp, const struct gev_store *st, const struct gev *p)
 {
-	if (ev->ctx != AE_CTX_TASK || (ev->type != AE_SYS_ENTER && ev->type != AE_SYS_EXIT))
+	uint8_t type = gev_type(p);
+	int16_t nr;
+	uint64_t ts;
+
+	if (gev_ctx(p) != AE_CTX_TASK || (type != AE_SYS_ENTER && type != AE_SYS_EXIT))
 		return 0;
-	lp->last = ev->ts;
+	nr = gev_nr(p);
+	ts = gev_ts(st, p);
+	lp->last = ts;
 	/* A restart exit (-ERESTART*) is settled by the next syscall: the
 	 * same call again (or restart_syscall) is the kernel restarting it,
 	 * and the thread never left it (a signal with no handler, a debugger
@@ -381,31 +389,31 @@ static int loop_feed(struct lpass *lp, const struct argus_gevent *ev)
 	 * that exit. */
 	if (lp->restarted) {
 		lp->restarted = false;
-		if (ev->nr != lp->call_nr && ev->nr != SYS_restart_syscall) {  /* one-off */
+		if (nr != lp->call_nr && nr != SYS_restart_syscall) {  /* one-off */
 			int rc = loop_return(lp, lp->call_nr, lp->restart_ts);
 
 			if (rc)
 				return rc;
 		}
 	}
-	if (ev->type == AE_SYS_ENTER && argus_sys_is_exit(ev->nr))
+	if (type == AE_SYS_ENTER && argus_sys_is_exit(nr))
 		lp->bye = true;
-	if (ev->type == AE_SYS_ENTER && visit_nr(ev->nr)) {
-		if (!lp->in_call || lp->call_nr != ev->nr)
-			lp->enter = ev->ts;     /* a restarted call keeps its entry */
+	if (type == AE_SYS_ENTER && visit_nr(nr)) {
+		if (!lp->in_call || lp->call_nr != nr)
+			lp->enter = ts;         /* a restarted call keeps its entry */
 		lp->in_call = true;
-		lp->call_nr = ev->nr;
-	} else if (ev->type == AE_SYS_EXIT && visit_nr(ev->nr)) {
-		if (hang_rule_restart(ev->val)) {
-			if (!lp->in_call || lp->call_nr != ev->nr)
-				lp->enter = ev->ts;
+		lp->call_nr = nr;
+	} else if (type == AE_SYS_EXIT && visit_nr(nr)) {
+		if (hang_rule_restart(gev_val(st, p))) {
+			if (!lp->in_call || lp->call_nr != nr)
+				lp->enter = ts;
 			lp->in_call = true;
-			lp->call_nr = ev->nr;
+			lp->call_nr = nr;
 			lp->restarted = true;
-			lp->restart_ts = ev->ts;
+			lp->restart_ts = ts;
 			return 0;
 		}
-		return loop_return(lp, ev->nr, ev->ts);
+		return loop_return(lp, nr, ts);
 	}
 	return 0;
 }
@@ -519,7 +527,7 @@ static uint32_t mark_in(const struct argus_graph *g, uint64_t from, uint64_t to)
 
 	/* marks come from `argus mark`, with no thread: match by time */
 	for (uint32_t k = 0; k < n; k++) {
-		const struct argus_gevent *me = argus_graph__event(g, ids[k]);
+		const struct argus_gevent *me = argus_graph__event(g, ids[k], ARGUS_GEVENT_BUF);
 
 		if (me->ts >= from && me->ts <= to)
 			return me->str ? me->str : ARGUS_NONE;
@@ -594,7 +602,7 @@ static int thread_gaps(const struct argus_graph *g, uint32_t thr, unsigned rule,
 	struct lpass lp;
 	struct gview gv;
 	struct gview_walk it;
-	const struct argus_gevent *ev;
+	const struct gev *ev;
 	bool loop;
 	int rc;
 
@@ -605,8 +613,8 @@ static int thread_gaps(const struct argus_graph *g, uint32_t thr, unsigned rule,
 	gview_get(g, &gv);
 	if (loop)
 		for (gview_walk_thread(&gv, t, t->first_event, &it);
-		     !rc && (ev = gview_walk_next(&gv, &it));)
-			rc = loop_feed(&lp, ev);
+		     !rc && (ev = gview_walk_next_slot(&gv, &it));)
+			rc = loop_feed(&lp, &gv.evs, ev);
 	if (!rc)
 		rc = thread_gaps_end(g, thr, &wp, loop, &lp, thr_ns, gaps);
 	gvec_free(&lp.gaps);
@@ -700,13 +708,14 @@ static int loop_span(const struct argus_graph *g, const uint32_t *v, uint32_t n,
 	}
 	for (uint32_t i = from; i < n; i++) {
 		struct gview_walk it;
-		const struct argus_gevent *ev;
+		const struct gev *ev;
 
-		for (gview_walk_seg(&gv, v[i], &it); (ev = gview_walk_next(&gv, &it));) {
-			if ((rc = loop_feed(lp, ev)))
+		for (gview_walk_seg(&gv, v[i], &it); (ev = gview_walk_next_slot(&gv, &it));) {
+			if ((rc = loop_feed(lp, &gv.evs, ev)))
 				return rc;
-			if (b != ARGUS_NONE && ev->type == AE_SYS_EXIT && ev->ctx == AE_CTX_TASK &&
-			    ev->nr == w[b].nr && ev->ts >= w[b].to)
+			if (b != ARGUS_NONE && gev_type(ev) == AE_SYS_EXIT &&
+			    gev_ctx(ev) == AE_CTX_TASK && gev_nr(ev) == w[b].nr &&
+			    gev_ts(&gv.evs, ev) >= w[b].to)
 				return 0;       /* b's return: the span is done */
 		}
 	}
@@ -738,7 +747,7 @@ static int mark_times_get(const struct argus_graph *g, struct mark_times *m)
 	if (!(m->ts = malloc((size_t)m->n * sizeof(*m->ts))))
 		return -ENOMEM;
 	for (uint32_t k = 0; k < m->n; k++)
-		m->ts[k] = argus_graph__event(g, ids[k])->ts;
+		m->ts[k] = argus_graph__event(g, ids[k], ARGUS_GEVENT_BUF)->ts;
 	qsort(m->ts, m->n, sizeof(*m->ts), cmp_u64);
 	return 0;
 }
@@ -1062,7 +1071,7 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 	 * by their exits (the collector records no entry for it) */
 	struct gview gv;
 	struct gview_walk it;
-	const struct argus_gevent *ev;
+	const struct gev *ev;
 
 	/* the yields can only make it a yield loop when the waits cover
 	 * less than half the window, and 20 settle it */
@@ -1070,14 +1079,17 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 		ev0 = ARGUS_NONE;
 	gview_get(g, &gv);
 	for (gview_walk_thread(&gv, argus_graph__thread(g, thr), ev0, &it);
-	     (ev = gview_walk_next(&gv, &it));) {
-		if (ev->ts > to)
+	     (ev = gview_walk_next_slot(&gv, &it));) {
+		uint64_t ts = gev_ts(&gv.evs, ev);
+		uint8_t type = gev_type(ev);
+
+		if (ts > to)
 			break;
-		if (ev->ts < from)
+		if (ts < from)
 			continue;
-		if (ev->type == AE_SAMPLE)
+		if (type == AE_SAMPLE)
 			a->samples++;
-		else if (ev->type == AE_SYS_EXIT && argus_sys_is(ev->nr, ARGUS_SC_YIELD) &&
+		else if (type == AE_SYS_EXIT && argus_sys_is(gev_nr(ev), ARGUS_SC_YIELD) &&
 			 ++a->short_waits >= HANG_YIELD_LOOP_SHORTS && !exact)
 			break;
 	}

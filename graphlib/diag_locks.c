@@ -209,7 +209,7 @@ static int thread_ops(const struct argus_graph *g, uint32_t thr, uint64_t from, 
 
 	for (uint32_t e = t->first_event; e != ARGUS_NONE;
 	     e = argus_graph__thread_next_event(g, thr, e)) {
-		const struct argus_gevent *ev = argus_graph__event(g, e);
+		const struct argus_gevent *ev = argus_graph__event(g, e, ARGUS_GEVENT_BUF);
 		struct argus_lock_req r;
 
 		if (ev->ts > to)

@@ -528,7 +528,9 @@ static void fill_stats(struct argus_graph *g, uint64_t t0)
 	}
 	st->mem_bytes = (uint64_t)g->seg.cap * (sizeof(struct argus_segment) + 1) +
 		(uint64_t)g->edge.cap * sizeof(struct argus_edge) +
-		(uint64_t)g->ev.cap * sizeof(struct argus_gevent) +
+		(uint64_t)g->ev.cap * sizeof(struct gev) +
+		(uint64_t)g->bigval.cap * sizeof(int64_t) +
+		(uint64_t)g->wide.cap * sizeof(struct gev_wide) +
 		(uint64_t)g->blk.cap * sizeof(struct evblk) +
 		(uint64_t)g->thr.cap * sizeof(struct argus_thread) +
 		(uint64_t)g->obj.cap * sizeof(struct argus_object) +
@@ -582,12 +584,21 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 	g->b->idle_last = ARGUS_NONE;
 	if (!gvec_push(&g->obj, sizeof(struct argus_object)))  /* id 0 */
 		goto nomem;
+	/* the events' times are kept relative to the earliest chunk's start
+	 * (graph_view.h); a header that lies only sends events to the wide
+	 * slots */
+	g->ts_base = UINT64_MAX;
 	for (size_t i = 0; i < argus_trace__nchunks(t); i++) {
 		struct argus_chunk_info ci;
 
-		if (!argus_trace__chunk(t, i, &ci))
+		if (!argus_trace__chunk(t, i, &ci)) {
 			g->b->total_events += ci.nevents;
+			if (ci.nevents && ci.min_ts < g->ts_base)
+				g->ts_base = ci.min_ts;
+		}
 	}
+	if (g->ts_base == UINT64_MAX)
+		g->ts_base = 0;
 	/* The chunk headers give the event count: reserve the event array
 	 * once, with room for the unused tails of the threads' last blocks
 	 * (doubling would reserve up to twice the largest array; only what
@@ -596,7 +607,7 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 	if (g->b->total_events && g->b->total_events < ARGUS_NONE / 2) {
 		uint64_t cap = g->b->total_events + g->b->total_events / 8 + 64 * EVBLK;
 
-		if (gvec_reserve(&g->ev, sizeof(struct argus_gevent), cap) ||
+		if (gvec_reserve(&g->ev, sizeof(struct gev), cap) ||
 		    gvec_reserve(&g->blk, sizeof(struct evblk), cap / EVBLK))
 			goto nomem;
 	}
@@ -660,7 +671,9 @@ struct argus_graph *argus_graph__build(struct argus_trace *t,
 	gvec_shrink(&g->seg, sizeof(struct argus_segment));
 	gvec_shrink(&g->shape, sizeof(shape_t));
 	gvec_shrink(&g->edge, sizeof(struct argus_edge));
-	gvec_shrink(&g->ev, sizeof(struct argus_gevent));
+	gvec_shrink(&g->ev, sizeof(struct gev));
+	gvec_shrink(&g->bigval, sizeof(int64_t));
+	gvec_shrink(&g->wide, sizeof(struct gev_wide));
 	gvec_shrink(&g->blk, sizeof(struct evblk));
 	gvec_shrink(&g->thr, sizeof(struct argus_thread));
 	gvec_shrink(&g->obj, sizeof(struct argus_object));
@@ -692,6 +705,8 @@ void argus_graph__free(struct argus_graph *g)
 	gvec_free(&g->shape);
 	gvec_free(&g->edge);
 	gvec_free(&g->ev);
+	gvec_free(&g->bigval);
+	gvec_free(&g->wide);
 	gvec_free(&g->blk);
 	gvec_free(&g->thr);
 	gvec_free(&g->obj);

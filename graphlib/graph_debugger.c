@@ -105,7 +105,7 @@ static bool restart_seg(const struct argus_graph *g, uint32_t seg)
 	    (s->flags & ARGUS_SEG_F_STOPPED))
 		return false;
 	for (uint32_t e = s->first_event; e != ARGUS_NONE; e = argus_graph__seg_next_event(g, seg, e)) {
-		const struct argus_gevent *ev = &EVS(g)[e];
+		const struct argus_gevent *ev = gev_at(g, e, ARGUS_GEVENT_BUF);
 
 		if (ev->type == AE_SYS_EXIT && !(ev->val <= -512 && ev->val >= -516))
 			return false;

@@ -98,7 +98,7 @@ static bool spin_leave(const struct argus_graph *g, uint32_t r, uint64_t tw, boo
 	sg = &SEGS(g)[s];
 	/* what r did last at or before tw, inside the segment */
 	for (e = sg->first_event; e != ARGUS_NONE; e = argus_graph__seg_next_event(g, s, e)) {
-		const struct argus_gevent *ev = &EVS(g)[e];
+		const struct argus_gevent *ev = gev_at(g, e, ARGUS_GEVENT_BUF);
 
 		if (ev->ts > tw)
 			break;
@@ -128,7 +128,7 @@ static bool spin_leave(const struct argus_graph *g, uint32_t r, uint64_t tw, boo
 			return false;
 		for (e = sg->first_event; e != ARGUS_NONE;
 		     e = argus_graph__seg_next_event(g, s, e)) {
-			const struct argus_gevent *ev = &EVS(g)[e];
+			const struct argus_gevent *ev = gev_at(g, e, ARGUS_GEVENT_BUF);
 
 			if (ev->ts <= tw || !is_sys(ev))
 				continue;
@@ -247,7 +247,7 @@ int gflag_edges(struct argus_graph *g)
 
 		for (uint32_t e = wt->first_event; e != ARGUS_NONE;
 		     e = argus_graph__thread_next_event(g, t, e)) {
-			const struct argus_gevent *ev = &EVS(g)[e];
+			const struct argus_gevent *ev = gev_at(g, e, ARGUS_GEVENT_BUF);
 			uint64_t p = prev;
 			uint32_t src;
 			struct wr *w;

@@ -15,9 +15,11 @@
  *   g->seg    struct argus_segment   vertices, in creation order
  *   g->edge   struct argus_edge      stored edges, in creation order (the
  *                                    INTRA edges are not stored: below)
- *   g->ev     struct argus_gevent    events, in blocks of EVBLK slots:
- *                                    each block holds events of one
- *                                    thread only, in time order
+ *   g->ev     struct gev             events, packed (graph_view.h), in
+ *                                    blocks of EVBLK slots: each block
+ *                                    holds events of one thread only, in
+ *                                    time order; g->bigval and g->wide
+ *                                    hold what a slot has no room for
  *   g->blk    struct evblk           one per block: the thread's next
  *                                    block, and the block's first slot's
  *                                    position in the thread's chain
@@ -98,6 +100,9 @@ struct argus_graph {
 	struct argus_trace *trace;
 	struct argus_graph_stats st;
 	struct gvec seg, edge, ev, thr, obj;
+	struct gvec bigval;             /* int64_t: GEV_BIGVAL events' values */
+	struct gvec wide;               /* struct gev_wide (GEV_WIDE) */
+	uint64_t ts_base;               /* a slot's ts is relative to it */
 	struct gvec blk;                /* struct evblk, one per EVBLK events */
 	struct gvec marks;              /* uint32_t event ids of AE_MARKs */
 	struct gvec flag_readers;       /* struct gflag_reader: the AE_HWWATCH
@@ -120,7 +125,7 @@ struct argus_graph {
 #define SEGS(g) GV((g)->seg, struct argus_segment)
 #define SHAPES(g) GV((g)->shape, shape_t)
 #define EDGES(g) GV((g)->edge, struct argus_edge)
-#define EVS(g) GV((g)->ev, struct argus_gevent)
+#define EVS(g) GV((g)->ev, struct gev)
 #define THRS(g) GV((g)->thr, struct argus_thread)
 #define OBJS(g) GV((g)->obj, struct argus_object)
 #define BLKS(g) GV((g)->blk, struct evblk)
@@ -204,6 +209,7 @@ struct tstate {
 	/* The last output on a connection, for SHAPE_CONN1_REPLY. */
 	uint64_t out_key;       /* its object's identity */
 	uint32_t out_kind;      /* AE_OBJ_*, 0 none yet */
+	uint32_t big_next, big_end; /* its run of g->bigval (gev_pack_rare) */
 };
 
 /* Per-segment scratch used while building (parallel to g->seg): the
@@ -232,6 +238,7 @@ struct gbuild {
 	uint32_t dead_edges;    /* edges gdebug_interrupted killed (type 0) */
 	uint64_t total_events;  /* from the chunk headers, for progress */
 	uint32_t idle_last;     /* last event of no thread, ARGUS_NONE */
+	uint32_t idle_big_next, idle_big_end; /* their run of g->bigval */
 	uint32_t last_evid;     /* id of the event stored last */
 	/* Events of the kinds the passes after the events' pass look for
 	 * (graph_flag.c, graph_mutex.c, graph_work.c), counted as they are
@@ -280,22 +287,62 @@ static inline uint32_t gthread_get(struct argus_graph *g, uint32_t tid,
 	return gthread_lookup(g, tid, pid);
 }
 
+/* graph_segments.c: slot p for an event whose ts, val or ref does not fit
+ * (graph_view.h); false on ENOMEM. */
+bool gev_pack_rare(struct argus_graph *g, uint32_t thr, const struct argus_gevent *ge,
+		   struct gev *p);
+
 /* Store *ge after the chain (of thread index thr, or ARGUS_NONE) whose
- * last event is *last (ARGUS_NONE: a new chain), in the same block while it has room, else in a new one linked
- * to it (gev_new_block).  Returns the event id, ARGUS_NONE on ENOMEM.
- * Inline: every event of the trace comes through here. */
+ * last event is *last (ARGUS_NONE: a new chain), in the same block while
+ * it has room, else in a new one linked to it (gev_new_block), packed
+ * (graph_view.h).  Returns the event id, ARGUS_NONE on ENOMEM.  Inline:
+ * every event of the trace comes through here. */
 static inline uint32_t gev_store(struct argus_graph *g, uint32_t *last, uint32_t thr,
 				 const struct argus_gevent *ge)
 {
 	uint32_t id = *last + 1;        /* ARGUS_NONE + 1 == 0: a new block */
+	uint64_t rel = ge->ts - g->ts_base;
+	int32_t nr = ge->nr < GEV_NR_MIN ? GEV_NR_MIN : ge->nr > GEV_NR_MAX ? GEV_NR_MAX : ge->nr;
+	struct gev *p;
 
 	if (__builtin_expect(!(id & (EVBLK - 1)), 0) &&
 	    (id = gev_new_block(g, *last, thr)) == ARGUS_NONE)
 		return ARGUS_NONE;
-	EVS(g)[id] = *ge;
+	p = &EVS(g)[id];
+	p->w0 = ((uint64_t)(nr & 0xfff) << GEV_NR_SHIFT) |
+		((uint64_t)(ge->ctx & 3) << GEV_CTX_SHIFT);
+	p->w1 = (uint32_t)ge->type << GEV_TYPE_SHIFT;
+	if (__builtin_expect(ge->ts >= g->ts_base && rel <= GEV_TS_MASK &&
+			     ge->obj <= GEV_REF_MASK && ge->val == (int32_t)ge->val, 1)) {
+		p->w0 |= rel;
+		p->val32 = (int32_t)ge->val;
+		p->w1 |= ge->obj;
+	} else if (!gev_pack_rare(g, thr, ge, p)) {
+		return ARGUS_NONE;
+	}
 	*last = id;
 	g->b->last_evid = id;
 	return id;
+}
+
+/* The unpacking's view of g's event storage (graph_view.h). */
+static inline void gev_store_of(const struct argus_graph *g, struct gev_store *st)
+{
+	st->ev = EVS(g);
+	st->bigval = GV(g->bigval, int64_t);
+	st->wide = GV(g->wide, struct gev_wide);
+	st->ts_base = g->ts_base;
+}
+
+/* Event slot id, unpacked into *buf; returns buf. */
+static inline const struct argus_gevent *gev_at(const struct argus_graph *g, uint32_t id,
+						struct argus_gevent *buf)
+{
+	struct gev_store st;
+
+	gev_store_of(g, &st);
+	gev_unpack(&st, &EVS(g)[id], buf);
+	return buf;
 }
 
 /* graph_edges.c: edges from wake-ups, messages, timers and the schema. */

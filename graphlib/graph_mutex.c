@@ -51,7 +51,7 @@ int gmutex_edges(struct argus_graph *g)
 	for (uint32_t t = 0; t < g->thr.n; t++)
 		for (uint32_t e = THRS(g)[t].first_event; e != ARGUS_NONE;
 		     e = argus_graph__thread_next_event(g, t, e)) {
-			const struct argus_gevent *ev = &EVS(g)[e];
+			const struct argus_gevent *ev = gev_at(g, e, ARGUS_GEVENT_BUF);
 			struct mwake *w;
 
 			if (ev->type != AE_MUTEX_WAKE || !ev->obj)
@@ -71,7 +71,7 @@ int gmutex_edges(struct argus_graph *g)
 
 		for (uint32_t e = THRS(g)[t].first_event; e != ARGUS_NONE;
 		     e = argus_graph__thread_next_event(g, t, e)) {
-			const struct argus_gevent *ev = &EVS(g)[e];
+			const struct argus_gevent *ev = gev_at(g, e, ARGUS_GEVENT_BUF);
 			const struct mwake *ws = wv.p, *best = NULL;
 			uint32_t lo = 0, hi = wv.n, src, dst;
 

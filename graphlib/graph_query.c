@@ -62,9 +62,9 @@ uint32_t argus_graph__nevents(const struct argus_graph *g)
 }
 
 const struct argus_gevent *argus_graph__event(const struct argus_graph *g,
-					      uint32_t id)
+					      uint32_t id, struct argus_gevent *buf)
 {
-	return g && id < g->ev.n ? &EVS(g)[id] : NULL;
+	return g && buf && id < g->ev.n ? gev_at(g, id, buf) : NULL;
 }
 
 const struct argus_object *argus_graph__object(const struct argus_graph *g,

@@ -117,14 +117,15 @@ static int cut_segment(struct argus_graph *g, uint32_t s, const uint64_t *cuts,
 	/* Events: the segment's run of its thread's chain, cut in runs. */
 	for (uint32_t e = orig.first_event, c = 0, k = 0; c < orig.nevents;
 	     e = gev_next(g, e), c++) {
+		const struct argus_gevent *ev = gev_at(g, e, ARGUS_GEVENT_BUF);
 		struct argus_segment *ps;
 
-		k = part_of(cuts, n, k, EVS(g)[e].ts);
+		k = part_of(cuts, n, k, ev->ts);
 		ps = &SEGS(g)[k ? ids[k - 1] : s];
 		if (ps->first_event == ARGUS_NONE)
 			ps->first_event = e;
 		ps->nevents++;
-		if (EVS(g)[e].type == AE_SAMPLE)
+		if (ev->type == AE_SAMPLE)
 			ps->nsamples++;
 	}
 	g->st.splits += n;

@@ -9,6 +9,6 @@ void gview_get(const struct argus_graph *g, struct gview *v)
 {
 	v->seg = SEGS(g);
 	v->shape = SHAPES(g);
-	v->ev = EVS(g);
+	gev_store_of(g, &v->evs);
 	v->blk = BLKS(g);
 }

@@ -74,9 +74,114 @@ typedef uint16_t shape_t;
  * own, so a thread's (and a segment's) events are found without a link
  * per event, and the builder appends to a few hot blocks instead of
  * writing a link into the thread's previous event, wherever that is.
- * 16 slots (384 bytes): the link costs 0.5 byte per event, the unused
+ * 16 slots (256 bytes): the link costs 0.75 byte per event, the unused
  * tail of a thread's last block at most 15 slots.
+ *
+ * A slot is a packed event, 16 bytes (struct gev): the graph's largest
+ * array (20 M events: 320 MiB, where struct argus_gevent's 24 bytes took
+ * 480), and fresh memory is what a build pays most for (docs/graph.md).
+ * What the API and the walks below give is the unpacked struct
+ * argus_gevent (gev_unpack()):
+ *   w0   bits 0-47   ts - the graph's ts_base
+ *        bits 48-59  nr (signed, 12 bits: syscall numbers, vectors and
+ *                    the waking's -(0x100 + v) all fit; the build keeps
+ *                    what an int16_t would, clamped to this range)
+ *        bits 60-61  ctx (enum ae_ctx)
+ *        bit 62      GEV_BIGVAL: val is bigval[val32]
+ *        bit 63      GEV_WIDE: ts, val and ref are wide[val32] (a ts
+ *                    78 h or more after ts_base or before it, or a ref
+ *                    past 24 bits: never in a real trace so far)
+ *   val32  val (int32_t range), or the index above
+ *   w1   bits 0-23   obj / stack / str (the union of argus_gevent)
+ *        bits 24-31  type (AE_NONE: an unused slot)
+ * 18% of a generated trace's values need bigval (futex addresses, kernel
+ * timer ids), 0.02% of real messaging and switch recordings'.
  */
+struct gev {
+	uint64_t w0;
+	int32_t val32;
+	uint32_t w1;
+};
+
+#define GEV_TS_BITS 48
+#define GEV_TS_MASK ((1ull << GEV_TS_BITS) - 1)
+#define GEV_NR_SHIFT 48
+#define GEV_NR_MIN (-2048)
+#define GEV_NR_MAX 2047
+#define GEV_CTX_SHIFT 60
+#define GEV_BIGVAL (1ull << 62)
+#define GEV_WIDE (1ull << 63)
+#define GEV_REF_MASK 0xffffffu
+#define GEV_TYPE_SHIFT 24
+
+/* A wide event's fields (GEV_WIDE). */
+struct gev_wide {
+	uint64_t ts;
+	int64_t val;
+	uint32_t ref;
+	uint32_t pad;
+};
+
+/* What unpacking needs beside the slots. */
+struct gev_store {
+	const struct gev *ev;           /* by event slot */
+	const int64_t *bigval;
+	const struct gev_wide *wide;
+	uint64_t ts_base;
+};
+
+/* One field of slot p.  A hot loop that reads a few fields of each event
+ * reads them from the slot (gview_walk_next_slot) rather than unpacking
+ * all: a big value is a second, dependent load. */
+static inline uint8_t gev_type(const struct gev *p)
+{
+	return (uint8_t)(p->w1 >> GEV_TYPE_SHIFT);
+}
+
+static inline uint8_t gev_ctx(const struct gev *p)
+{
+	return (uint8_t)((p->w0 >> GEV_CTX_SHIFT) & 3);
+}
+
+static inline int16_t gev_nr(const struct gev *p)
+{
+	return (int16_t)((int64_t)(p->w0 << (64 - GEV_NR_SHIFT - 12)) >> (64 - 12));
+}
+
+static inline uint64_t gev_ts(const struct gev_store *st, const struct gev *p)
+{
+	if (__builtin_expect(p->w0 & GEV_WIDE, 0))
+		return st->wide[(uint32_t)p->val32].ts;
+	return st->ts_base + (p->w0 & GEV_TS_MASK);
+}
+
+static inline int64_t gev_val(const struct gev_store *st, const struct gev *p)
+{
+	if (__builtin_expect(!(p->w0 & (GEV_BIGVAL | GEV_WIDE)), 1))
+		return p->val32;
+	if (!(p->w0 & GEV_WIDE))
+		return st->bigval[(uint32_t)p->val32];
+	return st->wide[(uint32_t)p->val32].val;
+}
+
+static inline uint32_t gev_ref(const struct gev_store *st, const struct gev *p)
+{
+	if (__builtin_expect(p->w0 & GEV_WIDE, 0))
+		return st->wide[(uint32_t)p->val32].ref;
+	return p->w1 & GEV_REF_MASK;
+}
+
+/* Slot p as the API's event. */
+static inline void gev_unpack(const struct gev_store *st, const struct gev *p,
+			      struct argus_gevent *out)
+{
+	out->ts = gev_ts(st, p);
+	out->val = gev_val(st, p);
+	out->obj = gev_ref(st, p);
+	out->nr = gev_nr(p);
+	out->type = gev_type(p);
+	out->ctx = gev_ctx(p);
+}
 #define EVBLK_SHIFT 4
 #define EVBLK (1u << EVBLK_SHIFT)
 
@@ -103,7 +208,7 @@ static inline uint32_t evblk_next(const struct evblk *blk, uint32_t ev)
 struct gview {
 	const struct argus_segment *seg; /* by segment id (argus_graph__segment) */
 	const shape_t *shape;           /* by segment id (wait shapes, above) */
-	const struct argus_gevent *ev;  /* by event slot (argus_graph__event) */
+	struct gev_store evs;           /* the event slots (argus_graph__event) */
 	const struct evblk *blk;        /* by event slot >> EVBLK_SHIFT */
 };
 
@@ -121,17 +226,18 @@ void gview_get(const struct argus_graph *g, struct gview *v);
 struct gview_walk {
 	uint32_t ev;            /* the next event to visit, ARGUS_NONE: done */
 	uint32_t left;          /* events still to visit after it */
+	struct argus_gevent cur; /* the one gview_walk_next() gave */
 };
 
-/* The chain's next block after ev's, prefetched (384 bytes). */
+/* The chain's next block after ev's, prefetched (256 bytes). */
 static inline void gview_prefetch_next_block(const struct gview *v, uint32_t ev)
 {
 	uint32_t nb = v->blk[ev >> EVBLK_SHIFT].next;
 
 	if (nb != ARGUS_NONE) {
-		const char *p = (const char *)&v->ev[nb];
+		const char *p = (const char *)&v->evs.ev[nb];
 
-		for (unsigned i = 0; i < EVBLK * sizeof(struct argus_gevent); i += 64)
+		for (unsigned i = 0; i < EVBLK * sizeof(struct gev); i += 64)
 			__builtin_prefetch(p + i);
 	}
 }
@@ -164,9 +270,9 @@ static inline void gview_walk_thread(const struct gview *v, const struct argus_t
 						    evblk_pos(v->blk, t->first_event)), w);
 }
 
-/* The walk's next event, NULL at its end. */
-static inline const struct argus_gevent *gview_walk_next(const struct gview *v,
-							 struct gview_walk *w)
+/* The walk's next slot, NULL at its end (its fields: gev_type() ...). */
+static inline const struct gev *gview_walk_next_slot(const struct gview *v,
+						     struct gview_walk *w)
 {
 	uint32_t ev = w->ev;
 
@@ -180,7 +286,20 @@ static inline const struct argus_gevent *gview_walk_next(const struct gview *v,
 		if (!(w->ev & (EVBLK - 1)))
 			gview_prefetch_next_block(v, w->ev);
 	}
-	return &v->ev[ev];
+	return &v->evs.ev[ev];
+}
+
+/* The walk's next event, NULL at its end.  It is the walk's own copy
+ * (w->cur): valid until the next call. */
+static inline const struct argus_gevent *gview_walk_next(const struct gview *v,
+							 struct gview_walk *w)
+{
+	const struct gev *p = gview_walk_next_slot(v, w);
+
+	if (!p)
+		return NULL;
+	gev_unpack(&v->evs, p, &w->cur);
+	return &w->cur;
 }
 
 /* The user stack event ev carries (a trace stack id), 0 none: a sample's,

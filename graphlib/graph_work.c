@@ -121,7 +121,7 @@ int gwork_edges(struct argus_graph *g)
 	for (uint32_t t = 0; t < g->thr.n; t++)
 		for (uint32_t e = THRS(g)[t].first_event; e != ARGUS_NONE;
 		     e = argus_graph__thread_next_event(g, t, e)) {
-			const struct argus_gevent *ev = &EVS(g)[e];
+			const struct argus_gevent *ev = gev_at(g, e, ARGUS_GEVENT_BUF);
 			struct wev *x;
 
 			if ((ev->type != AE_WORK_ENQUEUE && ev->type != AE_WORK_BEGIN) || !ev->obj)

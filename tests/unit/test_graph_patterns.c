@@ -433,7 +433,7 @@ static void check_invariants(const struct argus_graph *g, bool strict)
 
 		for (uint32_t e = sg->first_event; e != NONE;
 		     e = argus_graph__seg_next_event(g, s, e)) {
-			const struct argus_gevent *ev = argus_graph__event(g, e);
+			const struct argus_gevent *ev = argus_graph__event(g, e, ARGUS_GEVENT_BUF);
 
 			n++;
 			bad_events += !ev || ev->type == AE_NONE || ev->ts < sg->start ||
@@ -506,7 +506,7 @@ static void check_irq_wake(uint8_t ctx, unsigned woken_by, int filt)
 	CHECK_EQ(sa->nevents, 5);
 	for (uint32_t e = sa->first_event; e != NONE;
 	     e = argus_graph__seg_next_event(graph, a, e)) {
-		ev = argus_graph__event(graph, e);
+		ev = argus_graph__event(graph, e, ARGUS_GEVENT_BUF);
 		irq_events += ev->ctx == ctx;
 	}
 	CHECK_EQ(irq_events, 3);
@@ -583,7 +583,7 @@ static void TEST_p1_interrupt_as_a_threads_first_event_is_in_its_segment(void)
 	 * interrupt's three events are left in no segment. */
 	EXPECT_SEG(a, AT(0), AT(2000), ARGUS_START_TRACE, ARGUS_END_WAIT);
 	CHECK_EQ(S(a)->nevents, 5);
-	first = argus_graph__event(graph, thread_of(100)->first_event);
+	first = argus_graph__event(graph, thread_of(100)->first_event, ARGUS_GEVENT_BUF);
 	CHECK(first && first->type == AE_IRQ_ENTRY);
 	CHECK_EQ(S(a)->first_event, thread_of(100)->first_event);
 out:
@@ -1105,11 +1105,11 @@ static void TEST_timer_expiry_is_a_timer_edge_from_the_arming_segment(void)
 		unsigned stored = 0, in_seg = 0;
 
 		for (uint32_t i = 0; i < argus_graph__nevents(graph); i++)
-			stored += argus_graph__event(graph, i)->type == AE_HRT_EXPIRE;
+			stored += argus_graph__event(graph, i, ARGUS_GEVENT_BUF)->type == AE_HRT_EXPIRE;
 		for (uint32_t s = 0; s < argus_graph__nsegments(graph); s++)
 			for (uint32_t e = S(s)->first_event; e != NONE;
 			     e = argus_graph__seg_next_event(graph, s, e))
-				in_seg += argus_graph__event(graph, e)->type == AE_HRT_EXPIRE;
+				in_seg += argus_graph__event(graph, e, ARGUS_GEVENT_BUF)->type == AE_HRT_EXPIRE;
 		CHECK_EQ(stored, 1);
 		CHECK_EQ(in_seg, 0);
 	}
@@ -1965,7 +1965,7 @@ static void TEST_marks_are_listed_in_trace_order_with_or_without_a_thread(void)
 	n = argus_graph__marks(graph, &ids);
 	CHECK_EQ(n, 3);
 	for (uint32_t i = 0; i < n && i < 3; i++) {
-		const struct argus_gevent *ev = argus_graph__event(graph, ids[i]);
+		const struct argus_gevent *ev = argus_graph__event(graph, ids[i], ARGUS_GEVENT_BUF);
 		const char *str = ev ? argus_trace__string(trace, ev->str) : NULL;
 
 		CHECK(ev != NULL);
@@ -2023,8 +2023,8 @@ static void TEST_schema_mark_boundary_cuts_and_custom_edge_links(void)
 	CHECK_EQ(S(q1)->oncpu, 200 * US);
 	CHECK_EQ(S(q2)->oncpu, 200 * US);
 	/* "before": the mark is the first event of the new segment */
-	CHECK_EQ(argus_graph__event(graph, S(q1)->first_event)->type, AE_MARK);
-	CHECK_EQ(argus_graph__event(graph, S(q1)->first_event)->ts, AT(200));
+	CHECK_EQ(argus_graph__event(graph, S(q1)->first_event, ARGUS_GEVENT_BUF)->type, AE_MARK);
+	CHECK_EQ(argus_graph__event(graph, S(q1)->first_event, ARGUS_GEVENT_BUF)->ts, AT(200));
 	CHECK_EQ(S(q1)->nevents, 2);
 	e = EXPECT_EDGE(p0, q1, ARGUS_EDGE_CUSTOM, 0, 0);
 	CHECK_EQ(e->src_ts, AT(100));

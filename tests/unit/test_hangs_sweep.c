@@ -165,7 +165,7 @@ static uint64_t used_slots(const struct argus_graph *g)
 	uint64_t n = 0;
 
 	for (uint32_t i = 0; i < argus_graph__nevents(g); i++)
-		n += argus_graph__event(g, i)->type != AE_NONE;
+		n += argus_graph__event(g, i, ARGUS_GEVENT_BUF)->type != AE_NONE;
 	return n;
 }
 
