@@ -202,7 +202,7 @@ struct argus_thread {
  * thread (the idle task's, lost-event records) are in neither.  Ids are
  * storage slots, not trace order: each thread's events fill blocks of
  * slots of their own, and a slot of type AE_NONE is an unused one (the
- * tail of a thread's last block). */
+ * tail of a thread's last block; its other fields mean nothing). */
 struct argus_gevent {
 	uint64_t ts;            /* ns */
 	int64_t val;            /* sys_exit: return value; sys_enter: arg0

@@ -54,9 +54,11 @@ static uint32_t normal_flag_edge(const struct argus_graph *g, uint32_t tid, uint
 	uint32_t before = ARGUS_NONE, after = ARGUS_NONE;
 
 	for (uint32_t i = 0; i < argus_graph__nedges(g); i++) {
-		const struct argus_edge *e = argus_graph__edge(g, i, ARGUS_EDGE_BUF);
+		/* no buffer: an INTRA edge (over half of them, never a data
+		 * flag's) is not written out, only skipped */
+		const struct argus_edge *e = argus_graph__edge(g, i, NULL);
 
-		if (e->type != ARGUS_EDGE_DATAFLAG || diag_seg_tid(g, e->dst) != tid ||
+		if (!e || e->type != ARGUS_EDGE_DATAFLAG || diag_seg_tid(g, e->dst) != tid ||
 		    diag_seg_tid(g, e->src) == tid)
 			continue;
 		if (e->dst_ts < from) {

@@ -370,7 +370,7 @@ static int loop_return(struct lpass *lp, long nr, uint64_t ts)
 
 /* One event of the thread's sweep, read from its slot (graph_view.h):
  * most are skipped on their type and context alone. */
-static int loop_feed(struct lpass *lp, const struct gev_store *st, const struct gev *p)
+static int loop_feed(struct lpass *lp, const struct gev_arrays *st, const struct gev *p)
 {
 	uint8_t type = gev_type(p);
 	int16_t nr;
@@ -378,7 +378,7 @@ static int loop_feed(struct lpass *lp, const struct gev_store *st, const struct 
 
 	if (gev_ctx(p) != AE_CTX_TASK || (type != AE_SYS_ENTER && type != AE_SYS_EXIT))
 		return 0;
-	nr = gev_nr(p);
+	nr = gev_nr(st, p);
 	ts = gev_ts(st, p);
 	lp->last = ts;
 	/* A restart exit (-ERESTART*) is settled by the next syscall: the
@@ -714,7 +714,7 @@ static int loop_span(const struct argus_graph *g, const uint32_t *v, uint32_t n,
 			if ((rc = loop_feed(lp, &gv.evs, ev)))
 				return rc;
 			if (b != ARGUS_NONE && gev_type(ev) == AE_SYS_EXIT &&
-			    gev_ctx(ev) == AE_CTX_TASK && gev_nr(ev) == w[b].nr &&
+			    gev_ctx(ev) == AE_CTX_TASK && gev_nr(&gv.evs, ev) == w[b].nr &&
 			    gev_ts(&gv.evs, ev) >= w[b].to)
 				return 0;       /* b's return: the span is done */
 		}
@@ -1089,7 +1089,7 @@ static int activity(const struct argus_graph *g, uint32_t tid, uint64_t from, ui
 			continue;
 		if (type == AE_SAMPLE)
 			a->samples++;
-		else if (type == AE_SYS_EXIT && argus_sys_is(gev_nr(ev), ARGUS_SC_YIELD) &&
+		else if (type == AE_SYS_EXIT && argus_sys_is(gev_nr(&gv.evs, ev), ARGUS_SC_YIELD) &&
 			 ++a->short_waits >= HANG_YIELD_LOOP_SHORTS && !exact)
 			break;
 	}

@@ -526,7 +526,8 @@ static void fill_stats(struct argus_graph *g, uint64_t t0)
 			for (uint32_t c = 0; c < ts->ncpus && c < 256; c++)
 				st->lost += ts->cpu[c].lost;
 	}
-	st->mem_bytes = (uint64_t)g->seg.cap * (sizeof(struct argus_segment) + sizeof(shape_t)) +
+	st->mem_bytes = (uint64_t)g->seg.cap * sizeof(struct argus_segment) +
+		(uint64_t)g->shape.cap * sizeof(shape_t) +
 		(uint64_t)g->edge.cap * sizeof(struct argus_edge) +
 		(uint64_t)g->ev.cap * sizeof(struct gev) +
 		(uint64_t)g->bigval.cap * sizeof(int64_t) +

@@ -302,18 +302,18 @@ static inline uint32_t gev_store(struct argus_graph *g, uint32_t *last, uint32_t
 {
 	uint32_t id = *last + 1;        /* ARGUS_NONE + 1 == 0: a new block */
 	uint64_t rel = ge->ts - g->ts_base;
-	int32_t nr = ge->nr < GEV_NR_MIN ? GEV_NR_MIN : ge->nr > GEV_NR_MAX ? GEV_NR_MAX : ge->nr;
 	struct gev *p;
 
 	if (__builtin_expect(!(id & (EVBLK - 1)), 0) &&
 	    (id = gev_new_block(g, *last, thr)) == ARGUS_NONE)
 		return ARGUS_NONE;
 	p = &EVS(g)[id];
-	p->w0 = ((uint64_t)(nr & 0xfff) << GEV_NR_SHIFT) |
+	p->w0 = ((uint64_t)(ge->nr & 0xfff) << GEV_NR_SHIFT) |
 		((uint64_t)(ge->ctx & 3) << GEV_CTX_SHIFT);
 	p->w1 = (uint32_t)ge->type << GEV_TYPE_SHIFT;
 	if (__builtin_expect(ge->ts >= g->ts_base && rel <= GEV_TS_MASK &&
-			     ge->obj <= GEV_REF_MASK && ge->val == (int32_t)ge->val, 1)) {
+			     ge->obj <= GEV_REF_MASK && ge->val == (int32_t)ge->val &&
+			     ge->nr >= GEV_NR_MIN && ge->nr <= GEV_NR_MAX, 1)) {
 		p->w0 |= rel;
 		p->val32 = (int32_t)ge->val;
 		p->w1 |= ge->obj;
@@ -326,7 +326,7 @@ static inline uint32_t gev_store(struct argus_graph *g, uint32_t *last, uint32_t
 }
 
 /* The unpacking's view of g's event storage (graph_view.h). */
-static inline void gev_store_of(const struct argus_graph *g, struct gev_store *st)
+static inline void gev_arrays_of(const struct argus_graph *g, struct gev_arrays *st)
 {
 	st->ev = EVS(g);
 	st->bigval = GV(g->bigval, int64_t);
@@ -338,9 +338,9 @@ static inline void gev_store_of(const struct argus_graph *g, struct gev_store *s
 static inline const struct argus_gevent *gev_at(const struct argus_graph *g, uint32_t id,
 						struct argus_gevent *buf)
 {
-	struct gev_store st;
+	struct gev_arrays st;
 
-	gev_store_of(g, &st);
+	gev_arrays_of(g, &st);
 	gev_unpack(&st, &EVS(g)[id], buf);
 	return buf;
 }
@@ -380,8 +380,10 @@ void gedges_drop_dead(struct argus_graph *g);
 /* graph_split.c: the batching split (P3/P6). */
 int gsplit_batching(struct argus_graph *g);
 
-/* graph_csr.c: intra edges, adjacency and the per-thread index. */
-int gcsr_build(struct argus_graph *g, bool add_intra);
+/* graph_csr.c: the per-thread index and the adjacency; with number_intra
+ * (once, at the end of the build) the INTRA edges are numbered after the
+ * edges stored so far (see the top). */
+int gcsr_build(struct argus_graph *g, bool number_intra);
 
 /* graph_flag.c: DATAFLAG edges from the AE_HWWATCH writes (after the
  * first gcsr_build).  Returns the edges added (>= 0) or -errno. */

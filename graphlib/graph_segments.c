@@ -293,7 +293,8 @@ bool gev_pack_rare(struct argus_graph *g, uint32_t thr, const struct argus_geven
 {
 	uint64_t rel = ge->ts - g->ts_base;
 
-	if (ge->ts >= g->ts_base && rel <= GEV_TS_MASK && ge->obj <= GEV_REF_MASK) {
+	if (ge->ts >= g->ts_base && rel <= GEV_TS_MASK && ge->obj <= GEV_REF_MASK &&
+	    ge->nr >= GEV_NR_MIN && ge->nr <= GEV_NR_MAX) {
 		/* only the value is too big: the usual case */
 		uint32_t *next = thr != ARGUS_NONE ? &TSTATE(g, thr)->big_next : &g->b->idle_big_next;
 		uint32_t *end = thr != ARGUS_NONE ? &TSTATE(g, thr)->big_end : &g->b->idle_big_end;
@@ -317,6 +318,7 @@ bool gev_pack_rare(struct argus_graph *g, uint32_t thr, const struct argus_geven
 		w->ts = ge->ts;
 		w->val = ge->val;
 		w->ref = ge->obj;
+		w->nr = ge->nr;
 		p->w0 |= GEV_WIDE;
 		p->val32 = (int32_t)(g->wide.n - 1);
 	}

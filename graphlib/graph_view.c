@@ -9,6 +9,6 @@ void gview_get(const struct argus_graph *g, struct gview *v)
 {
 	v->seg = SEGS(g);
 	v->shape = SHAPES(g);
-	gev_store_of(g, &v->evs);
+	gev_arrays_of(g, &v->evs);
 	v->blk = BLKS(g);
 }

@@ -78,19 +78,21 @@ typedef uint16_t shape_t;
  * tail of a thread's last block at most 15 slots.
  *
  * A slot is a packed event, 16 bytes (struct gev): the graph's largest
- * array (20 M events: 320 MiB, where struct argus_gevent's 24 bytes took
- * 480), and fresh memory is what a build pays most for (docs/graph.md).
+ * array (20 M events: 305 MiB, where struct argus_gevent's 24 bytes took
+ * 458), and fresh memory is what a build pays most for (docs/graph.md).
  * What the API and the walks below give is the unpacked struct
  * argus_gevent (gev_unpack()):
  *   w0   bits 0-47   ts - the graph's ts_base
- *        bits 48-59  nr (signed, 12 bits: syscall numbers, vectors and
- *                    the waking's -(0x100 + v) all fit; the build keeps
- *                    what an int16_t would, clamped to this range)
- *        bits 60-61  ctx (enum ae_ctx)
+ *        bits 48-59  nr (signed, 12 bits: syscall numbers, x86 vectors
+ *                    and the waking's -(0x100 + v) fit; an irq number
+ *                    past 2047, on a machine with many MSI-X queues, makes
+ *                    the event wide)
+ *        bits 60-61  ctx (enum ae_ctx; the build keeps its low 2 bits)
  *        bit 62      GEV_BIGVAL: val is bigval[val32]
- *        bit 63      GEV_WIDE: ts, val and ref are wide[val32] (a ts
- *                    78 h or more after ts_base or before it, or a ref
- *                    past 24 bits: never in a real trace so far)
+ *        bit 63      GEV_WIDE: ts, val, ref and nr are wide[val32] (a
+ *                    ts 78 h or more after ts_base or before it, a ref
+ *                    past 24 bits or such an nr: in no real trace so
+ *                    far; 40 bytes for the event, where it was 24)
  *   val32  val (int32_t range), or the index above
  *   w1   bits 0-23   obj / stack / str (the union of argus_gevent)
  *        bits 24-31  type (AE_NONE: an unused slot)
@@ -119,11 +121,12 @@ struct gev_wide {
 	uint64_t ts;
 	int64_t val;
 	uint32_t ref;
-	uint32_t pad;
+	int16_t nr;
+	uint16_t pad;
 };
 
 /* What unpacking needs beside the slots. */
-struct gev_store {
+struct gev_arrays {
 	const struct gev *ev;           /* by event slot */
 	const int64_t *bigval;
 	const struct gev_wide *wide;
@@ -143,19 +146,21 @@ static inline uint8_t gev_ctx(const struct gev *p)
 	return (uint8_t)((p->w0 >> GEV_CTX_SHIFT) & 3);
 }
 
-static inline int16_t gev_nr(const struct gev *p)
+static inline int16_t gev_nr(const struct gev_arrays *st, const struct gev *p)
 {
+	if (__builtin_expect(p->w0 & GEV_WIDE, 0))
+		return st->wide[(uint32_t)p->val32].nr;
 	return (int16_t)((int64_t)(p->w0 << (64 - GEV_NR_SHIFT - 12)) >> (64 - 12));
 }
 
-static inline uint64_t gev_ts(const struct gev_store *st, const struct gev *p)
+static inline uint64_t gev_ts(const struct gev_arrays *st, const struct gev *p)
 {
 	if (__builtin_expect(p->w0 & GEV_WIDE, 0))
 		return st->wide[(uint32_t)p->val32].ts;
 	return st->ts_base + (p->w0 & GEV_TS_MASK);
 }
 
-static inline int64_t gev_val(const struct gev_store *st, const struct gev *p)
+static inline int64_t gev_val(const struct gev_arrays *st, const struct gev *p)
 {
 	if (__builtin_expect(!(p->w0 & (GEV_BIGVAL | GEV_WIDE)), 1))
 		return p->val32;
@@ -164,7 +169,7 @@ static inline int64_t gev_val(const struct gev_store *st, const struct gev *p)
 	return st->wide[(uint32_t)p->val32].val;
 }
 
-static inline uint32_t gev_ref(const struct gev_store *st, const struct gev *p)
+static inline uint32_t gev_ref(const struct gev_arrays *st, const struct gev *p)
 {
 	if (__builtin_expect(p->w0 & GEV_WIDE, 0))
 		return st->wide[(uint32_t)p->val32].ref;
@@ -172,13 +177,13 @@ static inline uint32_t gev_ref(const struct gev_store *st, const struct gev *p)
 }
 
 /* Slot p as the API's event. */
-static inline void gev_unpack(const struct gev_store *st, const struct gev *p,
+static inline void gev_unpack(const struct gev_arrays *st, const struct gev *p,
 			      struct argus_gevent *out)
 {
 	out->ts = gev_ts(st, p);
 	out->val = gev_val(st, p);
 	out->obj = gev_ref(st, p);
-	out->nr = gev_nr(p);
+	out->nr = gev_nr(st, p);
 	out->type = gev_type(p);
 	out->ctx = gev_ctx(p);
 }
@@ -208,7 +213,7 @@ static inline uint32_t evblk_next(const struct evblk *blk, uint32_t ev)
 struct gview {
 	const struct argus_segment *seg; /* by segment id (argus_graph__segment) */
 	const shape_t *shape;           /* by segment id (wait shapes, above) */
-	struct gev_store evs;           /* the event slots (argus_graph__event) */
+	struct gev_arrays evs;           /* the event slots (argus_graph__event) */
 	const struct evblk *blk;        /* by event slot >> EVBLK_SHIFT */
 };
 

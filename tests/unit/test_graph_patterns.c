@@ -2305,10 +2305,12 @@ out:
 /*
  * What does not fit in a slot comes back exactly (argus_graph__event):
  * values past int32 (a futex address, a kernel pointer as a timer id,
- * INT64_MIN/MAX, one past each int32 bound), a -errno and the int32 bounds
- * themselves, and times 80 hours after the trace's start (past the slot's
- * 48 bits: wide slots).  Not built to pass: the digests of real traces
- * cover the common slots, this the rare ones.
+ * INT64_MIN/MAX, one past each int32 bound; 20 of them more, past a
+ * thread's first run of 16), a -errno and the int32 bounds themselves, an
+ * irq number past the slot's 12 bits, times 80 hours after the trace's
+ * start (past the slot's 48 bits: wide slots), and a big value of no
+ * thread's (a timer expiring over the idle task).  Not built to pass: the
+ * digests of real traces cover the common slots, this the rare ones.
  */
 static void TEST_event_values_and_times_survive_the_packing(void)
 {
@@ -2318,8 +2320,8 @@ static void TEST_event_values_and_times_survive_the_packing(void)
 	};
 	const uint64_t far = 80ull * 3600 * 1000000000ull;      /* 80 h */
 	const uint64_t timer = 0xffff888012345678ull;
-	struct { uint64_t ts; int64_t val; uint8_t type; } want[32];
-	unsigned nwant = 0, got = 0, bad = 0;
+	struct { uint64_t ts; int64_t val; uint8_t type; } want[64];
+	unsigned nwant = 0, got = 0, bad = 0, irqs = 0, idle = 0;
 	uint32_t thr;
 
 	begin();
@@ -2333,6 +2335,14 @@ static void TEST_event_values_and_times_survive_the_packing(void)
 	}
 	hrt_start(AT(40), 0, AE_CTX_TASK, 100, timer, 0x1234, AT(90), 100);
 	want[nwant++] = (typeof(want[0])){ AT(40), (int64_t)timer, AE_HRT_START };
+	for (unsigned i = 0; i < 20; i++) {
+		leave(AT(41 + i), 0, 100, SYS_read, 0x7f0000000000 + i, 3, AE_OBJ_NONE, 0, 0);
+		want[nwant++] = (typeof(want[0])){ AT(41 + i), 0x7f0000000000 + i, AE_SYS_EXIT };
+	}
+	tg_ok(argus_tracegen__irq_entry(tg, AT(62), 0, 100, 100, 3000), "irq_entry", AT(62));
+	tg_ok(argus_tracegen__irq_exit(tg, AT(63), 0, 100, 100, 3000, 1), "irq_exit", AT(63));
+	tg_ok(argus_tracegen__hrt_expire(tg, AT(64), 1, AE_CTX_HARDIRQ, 0, 0, timer + 64,
+					 0x1234, AT(64), 1, 100), "hrt_expire", AT(64));
 	enter(AT(50) + far, 0, 100, SYS_futex, 0x55d000004040, 0x81);
 	want[nwant++] = (typeof(want[0])){ AT(50) + far, 0x55d000004040, AE_SYS_ENTER };
 	leave(AT(51) + far, 0, 100, SYS_read, -11, 3, AE_OBJ_NONE, 0, 0);
@@ -2347,6 +2357,12 @@ static void TEST_event_values_and_times_survive_the_packing(void)
 	     e = argus_graph__thread_next_event(graph, thr, e)) {
 		const struct argus_gevent *ev = argus_graph__event(graph, e, ARGUS_GEVENT_BUF);
 
+		if (ev->type == AE_IRQ_ENTRY || ev->type == AE_IRQ_EXIT) {
+			irqs++;
+			CHECK_EQ(ev->nr, 3000);
+			CHECK_EQ(ev->ts, ev->type == AE_IRQ_ENTRY ? AT(62) : AT(63));
+			continue;
+		}
 		if (ev->type != AE_SYS_ENTER && ev->type != AE_SYS_EXIT &&
 		    ev->type != AE_HRT_START)
 			continue;       /* the switch-in */
@@ -2363,6 +2379,17 @@ static void TEST_event_values_and_times_survive_the_packing(void)
 	}
 	CHECK_EQ(got, nwant);
 	CHECK_EQ(bad, 0);
+	CHECK_EQ(irqs, 2);
+	for (uint32_t e = 0; e < argus_graph__nevents(graph); e++) {
+		const struct argus_gevent *ev = argus_graph__event(graph, e, ARGUS_GEVENT_BUF);
+
+		if (ev->type == AE_HRT_EXPIRE) {
+			idle++;
+			CHECK_EQ(ev->val, (int64_t)(timer + 64));
+			CHECK_EQ(ev->ts, AT(64));
+		}
+	}
+	CHECK_EQ(idle, 1);
 	CHECK_EQ(ST()->max_ts, AT(51) + far);
 out:
 	end();
