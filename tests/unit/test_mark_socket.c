@@ -275,8 +275,39 @@ static void test_connections_per_uid(void)
 	ask(s, path, "mark one more\n", 14, ans, sizeof(ans));
 	CHECK(!strcmp(ans, "ok\n"));
 	CHECK_EQ(g.n, 1);
+	/* the uid's connections close while newcomers wait: one serve frees
+	 * the closed ones' slots before it accepts, so the newcomers get in
+	 * (it used to accept first and tell them all `busy`; with clients
+	 * reconnecting as fast as they were refused, that never ended) */
 	for (int i = 1; i < ARGUS_MARK_CONN_PER_UID; i++)
 		close(silent[i]);
+	argus_mark_server__serve(s, now_ns());     /* their slots freed */
+	for (int i = 0; i < ARGUS_MARK_CONN_PER_UID; i++) {
+		silent[i] = dial(path);
+		CHECK(silent[i] >= 0);
+	}
+	argus_mark_server__serve(s, now_ns());     /* the uid's slots all taken */
+	for (int i = 0; i < ARGUS_MARK_CONN_PER_UID; i++)
+		close(silent[i]);
+	{
+		int nc[3], ok = 0;
+
+		for (int i = 0; i < 3; i++) {
+			nc[i] = dial(path);
+			CHECK(nc[i] >= 0);
+			CHECK(nc[i] < 0 || write(nc[i], "mark newcomer\n", 14) == 14);
+		}
+		argus_mark_server__serve(s, now_ns());
+		for (int i = 0; i < 3; i++) {
+			ssize_t n = nc[i] >= 0 ? recv(nc[i], ans, sizeof(ans) - 1, MSG_DONTWAIT) : -1;
+
+			ans[n > 0 ? n : 0] = 0;
+			ok += !strcmp(ans, "ok\n");
+			if (nc[i] >= 0)
+				close(nc[i]);
+		}
+		CHECK_EQ(ok, 3);
+	}
 	argus_mark_server__free(s);
 	snprintf(path, sizeof(path), "%s/run-mark", dir);
 	rmdir(path);
