@@ -5,10 +5,15 @@
 #
 # bench/syscall_loop runs 2 M getppid() (argus records nothing for it: the
 # cost is the syscall slow path plus the dispatch into BPF that every call
-# on the machine pays) and 2 M one-byte write()s to /dev/null (an exit
-# record with the fd's object), bare, under the BPF floor's empty programs
-# (bench/floor_probe) and under `argus record` (and OTHER_BUILD_DIR's, for
-# an A/B of two builds).  Each cell is the median over ROUNDS (default 5)
+# on the machine pays), 2 M one-byte write()s to /dev/null (an exit
+# record with the fd's object) and 2 M futex(FUTEX_WAKE) with no waiter
+# (an entry record and an exit record), bare, under the BPF floor's empty programs
+# (bench/floor_probe), under `argus record`, under `argus record
+# --all-entries` ("argus-raw-enter": entries through the raw sys_enter
+# tracepoint, every syscall of the machine dispatched into BPF, instead of
+# the per-call syscalls:sys_enter_NAME tracepoints of the entry set; what
+# the per-call ones save, and what their ~0.7 s detach at the stop buys)
+# and OTHER_BUILD_DIR's (an A/B of two builds).  Each cell is the median over ROUNDS (default 5)
 # rounds of "ns per syscall", the tracers taking turns within a round.
 # One thread and no scheduling: much steadier than the ping-pong of
 # bench/overhead.sh, so it can tell a 50 ns change from noise.
@@ -21,7 +26,7 @@ other=${3:-}
 loop=$build/bin/syscall_loop
 [ -x "$loop" ] || { echo "bench/syscall_cost.sh: no $loop (build first)" >&2; exit 2; }
 [ -z "$other" ] || [ -x "$other/bin/argus" ] || { echo "bench/syscall_cost.sh: no $other/bin/argus" >&2; exit 2; }
-tracers="bare floor argus${other:+ other}"
+tracers="bare floor argus argus-raw-enter${other:+ other}"
 
 ns() { sed -n 's/^\([0-9.]*\) ns\/syscall$/\1/p'; }
 run() { # TRACER CALL
@@ -31,6 +36,7 @@ run() { # TRACER CALL
     bare) "${c[@]}" | ns ;;
     floor) "$build/bin/floor_probe" -- "${c[@]}" | ns ;;
     argus) "$argus_bin" record -o "$tmp/s.argus" -- "${c[@]}" 2>/dev/null | ns ;;
+    argus-raw-enter) "$argus_bin" record --all-entries -o "$tmp/s.argus" -- "${c[@]}" 2>/dev/null | ns ;;
     other) "$other/bin/argus" record -o "$tmp/s.argus" -- "${c[@]}" 2>/dev/null | ns ;;
   esac
 }
@@ -38,7 +44,7 @@ run() { # TRACER CALL
 echo "# ns per syscall, median of $rounds rounds; command: sudo bench/syscall_cost.sh $build $rounds${other:+ $other}"
 printf '| call |'; for t in $tracers; do printf ' %s |' "$t"; done; echo
 printf '|---|'; for t in $tracers; do printf -- '---|'; done; echo
-for call in getppid write; do
+for call in getppid write futex; do
   for _ in $(seq "$rounds"); do
     for t in $tracers; do run "$t" "$call" >>"$tmp/$call.$t"; done
   done
