@@ -52,8 +52,10 @@ static void print_stats(const char *path, const struct argus_graph *g)
 		       st->schema_boundaries, st->schema_edges);
 	printf("build:      %.3f s, %.2f M events/s\n", secs,
 	       secs > 0 ? (double)st->events / secs / 1e6 : 0.0);
-	printf("memory:     %.1f MiB, %.1f B/event\n", (double)st->mem_bytes / 1048576.0,
-	       st->events ? (double)st->mem_bytes / (double)st->events : 0.0);
+	printf("memory:     %.1f MiB, %.1f B/event (%" PRIu64 " values past 32 bits, %" PRIu64
+	       " events outside the packed slot)\n", (double)st->mem_bytes / 1048576.0,
+	       st->events ? (double)st->mem_bytes / (double)st->events : 0.0,
+	       st->big_values, st->wide_events);
 }
 
 static void print_edge(struct graph_open_ctx *c, uint32_t edge, bool in)

@@ -258,6 +258,11 @@ struct argus_graph_stats {
 	uint64_t lost;          /* events the collector lost (trace stats) */
 	uint64_t build_ns;      /* wall time of argus_graph__build */
 	uint64_t mem_bytes;     /* bytes held by the graph's arrays */
+	/* events whose value is past int32_t (kept in a side array, 8 bytes
+	 * more each), and events whose time, id or number is past the packed
+	 * slot's range (a side table, 40 bytes more each: a recording longer
+	 * than ~78 h makes every later event one; docs/graph.md "Storage") */
+	uint64_t big_values, wide_events;
 	uint64_t min_ts, max_ts;
 };
 

@@ -307,6 +307,7 @@ bool gev_pack_rare(struct argus_graph *g, uint32_t thr, const struct argus_geven
 			*next = *end - GEV_BIGRUN;
 		}
 		GV(g->bigval, int64_t)[*next] = ge->val;
+		g->st.big_values++;
 		p->w0 |= rel | GEV_BIGVAL;
 		p->val32 = (int32_t)(*next)++;
 		p->w1 |= ge->obj;
@@ -319,6 +320,7 @@ bool gev_pack_rare(struct argus_graph *g, uint32_t thr, const struct argus_geven
 		w->val = ge->val;
 		w->ref = ge->obj;
 		w->nr = ge->nr;
+		g->st.wide_events++;
 		p->w0 |= GEV_WIDE;
 		p->val32 = (int32_t)(g->wide.n - 1);
 	}

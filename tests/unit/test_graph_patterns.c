@@ -2309,7 +2309,8 @@ out:
  * thread's first run of 16), a -errno and the int32 bounds themselves, an
  * irq number past the slot's 12 bits, times 80 hours after the trace's
  * start (past the slot's 48 bits: wide slots), and a big value of no
- * thread's (a timer expiring over the idle task).  Not built to pass: the
+ * thread's (a timer expiring over the idle task); and the build's stats
+ * count both kinds.  Not built to pass: the
  * digests of real traces cover the common slots, this the rare ones.
  */
 static void TEST_event_values_and_times_survive_the_packing(void)
@@ -2391,6 +2392,12 @@ static void TEST_event_values_and_times_survive_the_packing(void)
 	}
 	CHECK_EQ(idle, 1);
 	CHECK_EQ(ST()->max_ts, AT(51) + far);
+	/* the stats count them: 28 values past int32 (the first futex
+	 * address, five of the returns, the timer, the 20 reads, the idle
+	 * expiry), 4 wide events (the two irqs by their number, the two
+	 * events 80 h in by their time) */
+	CHECK_EQ(ST()->big_values, 28);
+	CHECK_EQ(ST()->wide_events, 4);
 out:
 	end();
 }
