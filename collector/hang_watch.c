@@ -88,6 +88,8 @@ struct wthread {
 	uint64_t timed_arg;    /* the futex whose timed wait just timed out, */
 	uint64_t timed_from;   /* and when that wait's first try began (0 none) */
 	uint64_t back_ts;      /* when it last came back */
+	uint64_t named_ts;     /* the newest naming record applied (fork, exec,
+	                          rename): one older than it is stale, see named() */
 	struct argus_live_hang hang; /* valid while in_hang */
 };
 
@@ -632,7 +634,16 @@ static void set_comm(char dst[16], const char *src)
 }
 
 /* A process (its main thread tid == pid) got the name comm at ts, by exec,
- * fork or rename: start or stop watching it by name. */
+ * fork or rename: start or stop watching it by name.
+ *
+ * Records come in drain order, not time order: each CPU's batch reaches
+ * the ring on its own (argus.bpf.c), so a parent's fork record (the child
+ * named after the parent) can come after the child's exec, when the
+ * child ran, exec'd and blocked on the other CPU, which flushed at once
+ * going idle.  Applied in that order, the stale fork name un-watched the
+ * process it had just started to watch: a `--watch flock` missed the
+ * flock that hung (e2e_real_flock's keeper phase, once in a CI run).  A
+ * naming record older than the newest one applied is ignored. */
 static void named(struct argus_hang_watch *w, uint32_t tid, uint32_t pid,
 		  const char *comm, uint64_t ts, bool fresh)
 {
@@ -641,8 +652,11 @@ static void named(struct argus_hang_watch *w, uint32_t tid, uint32_t pid,
 
 	if (!tid || tid != pid)
 		return; /* only the main thread carries the process's name */
+	if (t && ts < t->named_ts)
+		return; /* stale: see above */
 	match = w->ncomms && comm_watched(w, comm);
 	if (t) {
+		t->named_ts = ts;
 		set_comm(t->comm, comm);
 		if (fresh) {
 			/* a new program (exec): its state starts over */
@@ -661,6 +675,7 @@ static void named(struct argus_hang_watch *w, uint32_t tid, uint32_t pid,
 			t->wait_nr = -1;
 			t->st_longest_nr = -1;
 			t->back_ts = ts;
+			t->named_ts = ts;
 		}
 		if (match)
 			t->why |= ARGUS_WATCH_COMM;
@@ -688,6 +703,7 @@ static void named(struct argus_hang_watch *w, uint32_t tid, uint32_t pid,
 	t->why = ARGUS_WATCH_COMM;
 	t->state = T_RUNNING;
 	t->back_ts = ts;
+	t->named_ts = ts;
 }
 
 void argus_hang_watch__record(struct argus_hang_watch *w, const void *rec, size_t size)

@@ -282,6 +282,51 @@ static void test_watch_by_name(void)
 	argus_hang_watch__free(w);
 }
 
+/* Records come in drain order: the parent's fork record (the child under
+ * the parent's name) can be drained after the child's exec, when the
+ * child exec'd and blocked on the other CPU, whose batch went into the
+ * ring first.  The stale name must not un-watch the process (it did:
+ * e2e_real_flock's keeper phase once missed the flock that hung).  A
+ * rename that is newer still counts. */
+static void test_watch_by_name_survives_a_late_fork_record(void)
+{
+	struct argus_hang_watch *w = watcher(0);
+	struct reports r = { 0 };
+	struct ae_exec ex = { 0 };
+	struct ae_task fk = { 0 };
+	struct ae_rename rn = { 0 };
+
+	argus_hang_watch__add_comm(w, "flock");
+	ex.h.ts = T0 + 5 * MS;
+	ex.h.tid = ex.h.pid = 77;
+	ex.h.type = AE_EXEC;
+	ex.h.size = sizeof(ex);
+	strcpy(ex.comm, "flock");
+	argus_hang_watch__record(w, &ex, sizeof(ex));
+	fk.h.ts = T0;                   /* older: the fork that made 77 */
+	fk.h.tid = fk.h.pid = 50;
+	fk.h.type = AE_FORK;
+	fk.h.size = sizeof(fk);
+	fk.child_tid = fk.child_pid = 77;
+	strcpy(fk.comm, "bash");
+	argus_hang_watch__record(w, &fk, sizeof(fk));
+	CHECK(argus_hang_watch__watching(w, 77));
+	block(w, 77, SYS_flock, T0 + 10 * MS);
+	argus_hang_watch__check(w, T0 + 2100 * MS, on_hang, &r);
+	CHECK_EQ(r.began, 1);
+	CHECK_EQ(r.first.tid, 77);
+	CHECK_EQ(r.first.start_ns, T0 + 10 * MS);
+	/* a newer name still applies: renamed away, it is no longer watched */
+	rn.h.ts = T0 + 2200 * MS;
+	rn.h.tid = rn.h.pid = 77;
+	rn.h.type = AE_RENAME;
+	rn.h.size = sizeof(rn);
+	strcpy(rn.comm, "other");
+	argus_hang_watch__record(w, &rn, sizeof(rn));
+	CHECK(!argus_hang_watch__watching(w, 77));
+	argus_hang_watch__free(w);
+}
+
 /* Many watched threads coming and going: the table finds every one of
  * them and none that left (growth and backward-shift deletion). */
 static void test_table_churn(void)
@@ -544,6 +589,7 @@ int main(void)
 	RUN(test_busy_is_a_hang);
 	RUN(test_new_hang_after_recovery);
 	RUN(test_watch_by_name);
+	RUN(test_watch_by_name_survives_a_late_fork_record);
 	RUN(test_table_churn);
 	RUN(test_hang_missed_by_checks_is_reported_late);
 	RUN(test_busy_stretch_missed_is_late_and_idle_wait_is_not);
