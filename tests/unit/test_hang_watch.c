@@ -282,6 +282,23 @@ static void test_watch_by_name(void)
 	argus_hang_watch__free(w);
 }
 
+/* Process tid (its main thread) takes the name comm at ts: an AE_EXEC or
+ * an AE_RENAME record. */
+static void name_rec(struct argus_hang_watch *w, uint16_t type, uint32_t tid,
+		     const char *comm, uint64_t ts)
+{
+	struct ae_exec ex = { 0 };
+	struct ae_rename rn = { 0 };
+	struct ae_hdr *h = type == AE_EXEC ? &ex.h : &rn.h;
+
+	h->ts = ts;
+	h->tid = h->pid = tid;
+	h->type = type;
+	h->size = type == AE_EXEC ? sizeof(ex) : sizeof(rn);
+	strncpy(type == AE_EXEC ? ex.comm : rn.comm, comm, AE_COMM_LEN - 1);
+	argus_hang_watch__record(w, h, h->size);
+}
+
 /* Records come in drain order: the parent's fork record (the child under
  * the parent's name) can be drained after the child's exec, when the
  * child exec'd and blocked on the other CPU, whose batch went into the
@@ -292,17 +309,10 @@ static void test_watch_by_name_survives_a_late_fork_record(void)
 {
 	struct argus_hang_watch *w = watcher(0);
 	struct reports r = { 0 };
-	struct ae_exec ex = { 0 };
 	struct ae_task fk = { 0 };
-	struct ae_rename rn = { 0 };
 
 	argus_hang_watch__add_comm(w, "flock");
-	ex.h.ts = T0 + 5 * MS;
-	ex.h.tid = ex.h.pid = 77;
-	ex.h.type = AE_EXEC;
-	ex.h.size = sizeof(ex);
-	strcpy(ex.comm, "flock");
-	argus_hang_watch__record(w, &ex, sizeof(ex));
+	name_rec(w, AE_EXEC, 77, "flock", T0 + 5 * MS);
 	fk.h.ts = T0;                   /* older: the fork that made 77 */
 	fk.h.tid = fk.h.pid = 50;
 	fk.h.type = AE_FORK;
@@ -317,12 +327,7 @@ static void test_watch_by_name_survives_a_late_fork_record(void)
 	CHECK_EQ(r.first.tid, 77);
 	CHECK_EQ(r.first.start_ns, T0 + 10 * MS);
 	/* a newer name still applies: renamed away, it is no longer watched */
-	rn.h.ts = T0 + 2200 * MS;
-	rn.h.tid = rn.h.pid = 77;
-	rn.h.type = AE_RENAME;
-	rn.h.size = sizeof(rn);
-	strcpy(rn.comm, "other");
-	argus_hang_watch__record(w, &rn, sizeof(rn));
+	name_rec(w, AE_RENAME, 77, "other", T0 + 2200 * MS);
 	CHECK(!argus_hang_watch__watching(w, 77));
 	argus_hang_watch__free(w);
 }
