@@ -656,7 +656,6 @@ static void named(struct argus_hang_watch *w, uint32_t tid, uint32_t pid,
 		return; /* stale: see above */
 	match = w->ncomms && comm_watched(w, comm);
 	if (t) {
-		t->named_ts = ts;
 		set_comm(t->comm, comm);
 		if (fresh) {
 			/* a new program (exec): its state starts over */
@@ -675,8 +674,8 @@ static void named(struct argus_hang_watch *w, uint32_t tid, uint32_t pid,
 			t->wait_nr = -1;
 			t->st_longest_nr = -1;
 			t->back_ts = ts;
-			t->named_ts = ts;
 		}
+		t->named_ts = ts;
 		if (match)
 			t->why |= ARGUS_WATCH_COMM;
 		else if (t->why & ARGUS_WATCH_COMM) {
