@@ -132,10 +132,17 @@ int cmd_status(int argc, char **argv)
 	 * restart one that failed */
 	if (strstr(resp, "unwind_helper_pid=") && get(resp, "unwind_helper_pid") > 0)
 		printf("unwinder   helper pid %.0f (unprivileged, sandboxed), %.0f restarts"
-		       " after a crash, hang or limit\n",
+		       " after a crash, hang or limit",
 		       get(resp, "unwind_helper_pid"), get(resp, "unwind_helper_restarts"));
 	else if (strstr(resp, "unwind_helper_pid="))
 		printf("unwinder   no helper running now, %.0f restarts after a crash, hang"
-		       " or limit\n", get(resp, "unwind_helper_restarts"));
+		       " or limit", get(resp, "unwind_helper_restarts"));
+	/* the drain stops while it waits for an answer: a slow helper is
+	 * lost records, and its CPU time alone does not show it */
+	if (strstr(resp, "unwind_wait_ms="))
+		printf("; the drain waited %.2f s for it (longest %.0f ms)",
+		       get(resp, "unwind_wait_ms") / 1e3, get(resp, "unwind_wait_max_ms"));
+	if (strstr(resp, "unwind_helper_pid="))
+		printf("\n");
 	return 0;
 }

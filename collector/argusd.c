@@ -380,6 +380,8 @@ static void print_status(struct argus_collector *c, const char *unit, FILE *out)
 	fprintf(out, "unwind_helper_pid=%d\n", st.unwind_helper_pid);
 	fprintf(out, "unwind_helper_restarts=%llu\n",
 		(unsigned long long)st.unwind_helper_restarts);
+	fprintf(out, "unwind_wait_ms=%.1f\n", st.unwind_wait_ns / 1e6);
+	fprintf(out, "unwind_wait_max_ms=%.1f\n", st.unwind_wait_max_ns / 1e6);
 }
 
 static int handle(void *ctx, const char *req, int peer_pid, FILE *out)

@@ -1346,7 +1346,8 @@ void argus_collector__status(struct argus_collector *c,
 	c->st.unwinds_cut = argus_guard__get(ARGUS_GUARD_UNWIND_CUT);
 	c->st.maps_dropped = argus_guard__get(ARGUS_GUARD_MAPS_DROPPED);
 	stack_capture__helper(c->stacks, &c->st.unwind_helper_restarts,
-			      &c->st.unwind_helper_pid);
+			      &c->st.unwind_helper_pid, &c->st.unwind_wait_ns,
+			      &c->st.unwind_wait_max_ns);
 	*st = c->st;
 }
 

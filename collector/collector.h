@@ -83,6 +83,8 @@ struct argus_collector_status {
 	uint64_t unwind_helper_restarts; /* unwind helpers killed (crash, hang,
 				    limit) and started again (unwind_helper.h) */
 	int unwind_helper_pid;   /* the running helper, 0 if none */
+	uint64_t unwind_wait_ns; /* the drain's wait for the helper's answers */
+	uint64_t unwind_wait_max_ns; /* its longest wait for one */
 	uint32_t ncpus;
 	uint64_t lost_cpu[256];
 	uint64_t spilled;        /* records that went to the BPF spill ring (the

@@ -513,13 +513,15 @@ uint64_t stack_capture__memo_hits(const struct stack_capture *sc)
 }
 
 void stack_capture__helper(const struct stack_capture *sc, uint64_t *restarts,
-			   int *pid)
+			   int *pid, uint64_t *wait_ns, uint64_t *wait_max_ns)
 {
 	struct argus_unwind_client_stats cs;
 
 	argus_unwind_client__stats(sc->client, &cs);
 	*restarts = cs.restarts;
 	*pid = cs.pid;
+	*wait_ns = cs.wait_ns;
+	*wait_max_ns = cs.wait_max_ns;
 }
 
 uint64_t stack_capture__unwound(const struct stack_capture *sc)

@@ -54,10 +54,11 @@ void stack_capture__maps(struct stack_capture *sc, uint32_t pid,
 uint64_t stack_capture__unwound(const struct stack_capture *sc);
 /* Unwinds answered from the unwinder's memo (unwind_memo.h). */
 uint64_t stack_capture__memo_hits(const struct stack_capture *sc);
-/* The unwind helper (unwind_helper.h): helpers killed and restarted, and
- * the pid of the one running now (0: none, or unwinding in-process). */
+/* The unwind helper (unwind_helper.h): helpers killed and restarted, the
+ * pid of the one running now (0: none, or unwinding in-process), and how
+ * long the drain waited for its answers, in all and at most (ns). */
 void stack_capture__helper(const struct stack_capture *sc, uint64_t *restarts,
-			   int *pid);
+			   int *pid, uint64_t *wait_ns, uint64_t *wait_max_ns);
 /* pid is an unwind helper's (running, or just dropped): the collector
  * does not trace it. */
 bool stack_capture__is_helper(const struct stack_capture *sc, uint32_t pid);

@@ -535,6 +535,18 @@ static int take_frames(struct argus_unwind_client *c, const struct uw_memo_key *
 	return (int)f.n;
 }
 
+/* The drain waits for the helper's answer: how long, in all and at most,
+ * is the helper's cost to the collector that its CPU time does not show
+ * (a helper that is runnable but not running, or slow to page in). */
+static void count_wait(struct argus_unwind_client *c, uint64_t t0)
+{
+	uint64_t d = mono_ns() - t0;
+
+	c->st.wait_ns += d;
+	if (d > c->st.wait_max_ns)
+		c->st.wait_max_ns = d;
+}
+
 int argus_unwind_client__unwind(struct argus_unwind_client *c, uint32_t pid,
 				const struct argus_proc_map *maps, size_t nmaps,
 				uint64_t ip, uint64_t sp, uint64_t bp,
@@ -544,7 +556,7 @@ int argus_unwind_client__unwind(struct argus_unwind_client *c, uint32_t pid,
 	struct uwp_unwind q;
 	struct uw_memo_key key;
 	struct cl_layout *l;
-	uint64_t deadline;
+	uint64_t deadline, t0;
 	bool fresh;
 	int err = 0, n;
 
@@ -567,7 +579,8 @@ int argus_unwind_client__unwind(struct argus_unwind_client *c, uint32_t pid,
 	if (ensure_helper(c))
 		return -EAGAIN;
 	follow_cpu(c);
-	deadline = mono_ns() + ARGUS_UNWIND_HELPER_TIMEOUT_MS * 1000000ull;
+	t0 = mono_ns();
+	deadline = t0 + ARGUS_UNWIND_HELPER_TIMEOUT_MS * 1000000ull;
 	q = (struct uwp_unwind){ l->id, ip, sp, bp, pid, (uint32_t)max,
 				 (uint32_t)copy_len, c->cut ? UWP_F_CUT : 0 };
 	/* a layout it cannot have: say it first, and skip a round trip */
@@ -593,6 +606,7 @@ int argus_unwind_client__unwind(struct argus_unwind_client *c, uint32_t pid,
 			c->cut = false;
 			c->fails_in_row = 0;
 			c->st.unwinds++;
+			count_wait(c, t0);
 			return n;
 		case UWP_NEED_LAYOUT:
 			err = len ? -EPROTO
@@ -618,6 +632,7 @@ int argus_unwind_client__unwind(struct argus_unwind_client *c, uint32_t pid,
 	 * may have died of something else (its user killed it). */
 	l->poisoned_until = mono_ns() + CL_POISON_NS;
 	helper_failed(c, err);
+	count_wait(c, t0);
 	return err;
 }
 

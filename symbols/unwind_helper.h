@@ -126,6 +126,10 @@ struct argus_unwind_client_stats {
 	uint64_t restarts;      /* helpers killed after a failure */
 	uint64_t timeouts;      /* of those, requests past their deadline */
 	uint64_t fds_sent;      /* files handed to the helper */
+	uint64_t wait_ns;       /* unwind requests' wall time, from the request
+	                           to the answer or the failure: the drain's
+	                           wait for the helper */
+	uint64_t wait_max_ns;   /* the longest of them */
 	pid_t pid;              /* the helper's pid now, 0 if none */
 };
 void argus_unwind_client__stats(const struct argus_unwind_client *c,

@@ -1,6 +1,6 @@
 #!/bin/bash
 # e2e: disk full.  The ring (64M) lives on an 8 MiB tmpfs; a busy workload
-# (hackbench loops, 5 to 20 s, until 16 MiB are written) writes more than the tmpfs holds.  Asserts the
+# (hackbench loops, 5 to 60 s, until 16 MiB are written) writes more than the tmpfs holds.  Asserts the
 # daemon is still alive and answers status, stops cleanly, and the ring
 # still dumps (exit 0) and shows it wrapped within the disk (chunks
 # overwritten), i.e. the writes did exceed the tmpfs; status reports the
@@ -23,8 +23,13 @@ else
 	work=(perf bench sched messaging -g 2 -l 200)
 fi
 log "ring file $(stat -c %s "$MNT/ring.argus") bytes on disk $(du -B1 "$MNT/ring.argus" | cut -f1); tmpfs: $(df -h "$MNT" | tail -n 1)"
-# about 5 s, longer (at most 20 s) until the collector has written 16 MiB,
-# twice what the tmpfs holds
+# at least 5 s, longer until the collector has written 16 MiB, twice what
+# the tmpfs holds.  The cap is 60 s, not 20: how fast the bytes come is the
+# collector's throughput, which this test does not judge.  Under ASan the
+# collector drains 370-500 K events/s here (76% of a CPU, 15-20 s to
+# 16 MiB), and in one CI run it drained 115 K/s and lost the rest (24% of
+# a CPU, 4.5 MiB in 20 s), so the premise below failed, not the disk-full
+# handling it guards.
 written_mib() {
 	"$ARGUS" status 2>/dev/null | awk '$1 == "written" {
 		m = $2; u = $3; if (u == "KiB") m /= 1024; else if (u == "B") m /= 1048576; else if (u == "GiB") m *= 1024;
@@ -35,7 +40,7 @@ while :; do
 	"${work[@]}" >/dev/null 2>&1 || fail "the workload ${work[*]} failed"
 	is_argusd "$pid" || fail "argusd ($pid) died while the disk filled up"
 	[ $((SECONDS - start)) -ge 5 ] && [ "$(written_mib)" -ge 16 ] && break
-	[ $((SECONDS - start)) -ge 20 ] && break
+	[ $((SECONDS - start)) -ge 60 ] && break
 done
 log "after $((SECONDS - start)) s of ${work[*]}: written $(written_mib) MiB"
 log "after the workload: ring file $(stat -c %s "$MNT/ring.argus") bytes; tmpfs: $(df -h "$MNT" | tail -n 1)"

@@ -125,6 +125,9 @@ static void test_helper_gives_the_in_process_stack(struct argus_unwind_client *c
 	CHECK_EQ(st.unwinds, 1);
 	CHECK(st.fds_sent >= 2);        /* busy_nofp, libc, ld.so, vdso */
 	CHECK_EQ(st.restarts, 0);
+	/* the one round trip is the drain's whole wait */
+	CHECK(st.wait_ns > 0);
+	CHECK_EQ(st.wait_max_ns, st.wait_ns);
 }
 
 static void test_repeated_stack_is_answered_by_the_memo(struct argus_unwind_client *c)
@@ -140,6 +143,7 @@ static void test_repeated_stack_is_answered_by_the_memo(struct argus_unwind_clie
 	CHECK(n == fx.nwant && ips[n - 1] == fx.want[fx.nwant - 1]);
 	CHECK_EQ(st.memo_hits, st0.memo_hits + 1);
 	CHECK_EQ(st.unwinds, st0.unwinds);
+	CHECK_EQ(st.wait_ns, st0.wait_ns);      /* no round trip */
 }
 
 static void test_helper_is_unprivileged_and_filtered(struct argus_unwind_client *c)
@@ -259,12 +263,13 @@ static void test_killed_helper_is_restarted(struct argus_unwind_client *c)
 static void test_hung_helper_times_out_and_is_killed(struct argus_unwind_client *c)
 {
 	struct argus_unwind_client_stats st;
-	uint64_t ips[MAX_FRAMES], t0;
+	uint64_t ips[MAX_FRAMES], t0, wait0;
 	pid_t hung;
 	int n;
 
 	argus_unwind_client__stats(c, &st);
 	hung = st.pid;
+	wait0 = st.wait_ns;
 	CHECK(hung > 0);
 	if (hung <= 0)
 		return;
@@ -274,6 +279,9 @@ static void test_hung_helper_times_out_and_is_killed(struct argus_unwind_client 
 	CHECK_EQ(n, -ETIMEDOUT);
 	CHECK(now_ms() - t0 < ARGUS_UNWIND_HELPER_TIMEOUT_MS + 150);
 	argus_unwind_client__stats(c, &st);
+	/* the drain waited the whole deadline, and the wait says so */
+	CHECK(st.wait_ns - wait0 >= ARGUS_UNWIND_HELPER_TIMEOUT_MS * 1000000ull);
+	CHECK(st.wait_max_ns >= ARGUS_UNWIND_HELPER_TIMEOUT_MS * 1000000ull);
 	CHECK_EQ(st.restarts, 2);
 	CHECK_EQ(st.timeouts, 1);
 	CHECK_EQ(st.pid, 0);
