@@ -52,7 +52,7 @@ sleep 1
 files=("$src"/graphlib/*.c "$src"/{trace,symbols,collector,syscalls}/*.c)
 b0=$(busy_jiffies); t0=$(date +%s.%N)
 for f in "${files[@]}"; do
-  gcc -O2 -c -w -D_GNU_SOURCE -I"$src/trace" -I"$src/symbols" -I"$src/collector" -I"$src/syscalls" -I"$src/graphlib" -I"$src/kernel-patch" \
+  gcc -O2 -c -w -D_GNU_SOURCE -I"$src/trace" -I"$src/symbols" -I"$src/collector" -I"$src/syscalls" -I"$src/graphlib" -I"$src/analysis" -I"$src/kernel-patch" \
       -I"$build/gen" "$f" -o /dev/null || echo "desktop_workload: compiling $f failed" >&2
 done
 t1=$(date +%s.%N); b1=$(busy_jiffies)
