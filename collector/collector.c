@@ -386,16 +386,10 @@ static void set_str(struct argus_collector *c, struct pending *p, int which,
 	}
 }
 
-static void set_comm(struct task_entry *e, const char *comm)
-{
-	size_t n = bounded_strlen(comm, AE_COMM_LEN);
-
-	memcpy(e->comm, comm, n);
-	e->comm[n < sizeof(e->comm) ? n : sizeof(e->comm) - 1] = 0;
-}
-
+/* comm: a record's name (AE_COMM_LEN bytes, maybe not terminated) as of
+ * ts; task_table__name() keeps the newest. */
 static void note_task(struct argus_collector *c, uint32_t tid, uint32_t pid,
-		      const char *comm)
+		      const char *comm, uint64_t ts)
 {
 	struct task_entry *e;
 
@@ -406,8 +400,14 @@ static void note_task(struct argus_collector *c, uint32_t tid, uint32_t pid,
 		return;
 	if (pid)
 		e->pid = pid;
-	if (comm && comm[0])
-		set_comm(e, comm);
+	if (comm && comm[0]) {
+		char name[AE_COMM_LEN + 1];
+		size_t n = bounded_strlen(comm, AE_COMM_LEN);
+
+		memcpy(name, comm, n);
+		name[n] = 0;
+		task_table__name(e, name, ts);
+	}
 }
 
 static void attach_stack(struct argus_collector *c, struct pending *p,
@@ -537,7 +537,7 @@ static int take_record(struct argus_collector *c, const void *rec, size_t size)
 		p->ev.f[ARGUS_F_SW_OBJ_KIND] = r->obj.kind;
 		p->ev.f[ARGUS_F_SW_OBJ] = r->obj.obj;
 		p->ev.f[ARGUS_F_SW_PEER] = r->obj.peer;
-		note_task(c, r->next_tid, r->next_pid, r->next_comm);
+		note_task(c, r->next_tid, r->next_pid, r->next_comm, h->ts);
 		if (size > sizeof(*r) && !helper)
 			attach_stack(c, p, (const uint8_t *)rec + sizeof(*r), size - sizeof(*r));
 		break;
@@ -550,7 +550,7 @@ static int take_record(struct argus_collector *c, const void *rec, size_t size)
 		p->ev.f[ARGUS_F_WK_TARGET_CPU] = r->target_cpu;
 		p->ev.f[ARGUS_F_WK_VECTOR] = r->vector;
 		p->ev.f[ARGUS_F_WK_HRTIMER] = r->hrtimer;
-		note_task(c, r->target_tid, r->target_pid, NULL);
+		note_task(c, r->target_tid, r->target_pid, NULL, 0);
 		break;
 	}
 	case AE_WAKEUP_NEW:
@@ -572,7 +572,7 @@ static int take_record(struct argus_collector *c, const void *rec, size_t size)
 			if (h->type == AE_FORK && r->child_pid != h->pid)
 				stack_capture__inherit(c->stacks, h->pid, r->child_pid,
 						      h->ts);
-			note_task(c, r->child_tid, r->child_pid, r->comm);
+			note_task(c, r->child_tid, r->child_pid, r->comm, h->ts);
 			struct task_entry *e = task_table__find(&c->tasks, r->child_tid);
 			if (e) {
 				e->ppid = h->pid;
@@ -590,7 +590,7 @@ static int take_record(struct argus_collector *c, const void *rec, size_t size)
 		p->ev.f[ARGUS_F_EX_OLD_TID] = r->old_tid;
 		set_str(c, p, 1, r->comm, AE_COMM_LEN);
 		set_str(c, p, 2, r->filename, AE_PATH_LEN);
-		note_task(c, h->tid, h->pid, r->comm);
+		note_task(c, h->tid, h->pid, r->comm, h->ts);
 		stack_capture__forget(c->stacks, h->pid);
 		break;
 	}
@@ -606,7 +606,7 @@ static int take_record(struct argus_collector *c, const void *rec, size_t size)
 		const struct ae_rename *r = rec;
 		NEED(*r);
 		set_str(c, p, 1, r->comm, AE_COMM_LEN);
-		note_task(c, h->tid, h->pid, r->comm);
+		note_task(c, h->tid, h->pid, r->comm, h->ts);
 		break;
 	}
 	case AE_SYS_ENTER: {
@@ -689,7 +689,7 @@ static int take_record(struct argus_collector *c, const void *rec, size_t size)
 		break;
 	}
 	if (h->tid)
-		note_task(c, h->tid, h->pid, NULL);
+		note_task(c, h->tid, h->pid, NULL, 0);
 	return 0;
 }
 
@@ -1307,7 +1307,7 @@ int argus_collector__user_event(struct argus_collector *c,
 	if (!p)
 		return -ENOMEM;
 	memcpy(p->ev.f, ev->f, sizeof(p->ev.f));
-	note_task(c, ev->tid, ev->pid, NULL);
+	note_task(c, ev->tid, ev->pid, NULL, 0);
 	count_own(c, ev->type);
 	return 0;
 }

@@ -87,6 +87,21 @@ struct task_entry *task_table__get_or_add(struct task_table *t, uint32_t tid)
 	return e;
 }
 
+bool task_table__name(struct task_entry *e, const char *comm, uint64_t ts)
+{
+	size_t n;
+
+	if (!e || !comm || !comm[0] || ts < e->named_ts)
+		return false;
+	n = strnlen(comm, sizeof(e->comm));
+	if (n == sizeof(e->comm))
+		n--;
+	memcpy(e->comm, comm, n);
+	e->comm[n] = 0;
+	e->named_ts = ts;
+	return true;
+}
+
 void task_table__prune(struct task_table *t)
 {
 	rehash(t, t->cap, true);

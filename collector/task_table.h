@@ -18,6 +18,7 @@ struct task_entry {
 	uint32_t chunk_gen; /* last chunk that referenced it */
 	bool exited;        /* saw sched_process_free; dropped at next prune */
 	char comm[16];
+	uint64_t named_ts;  /* time of the record that gave comm (0: /proc) */
 };
 
 struct task_table {
@@ -31,6 +32,17 @@ void task_table__free(struct task_table *t);
 struct task_entry *task_table__find(struct task_table *t, uint32_t tid);
 /* Returns the entry, created empty (pid = tid) if new; NULL on ENOMEM. */
 struct task_entry *task_table__get_or_add(struct task_table *t, uint32_t tid);
+/*
+ * Name e after a record of time ts (fork, exec, rename, a switch to it),
+ * unless a newer record already named it: returns whether comm was taken.
+ * Records are applied in drain order, and each CPU's batch reaches the
+ * ring on its own, so a parent's fork record (the child under the
+ * parent's name) can come after the child's exec on the other CPU.
+ * Applied last, it left every later chunk naming a `flock` `bash`
+ * (e2e_real_flock's culprit, once in a CI run).  comm is at most 16 bytes,
+ * NUL-terminated within them or cut there.
+ */
+bool task_table__name(struct task_entry *e, const char *comm, uint64_t ts);
 /* Remove entries marked exited.  Rebuilds the table. */
 void task_table__prune(struct task_table *t);
 /* Seed from /proc/[pid]/task/[tid]; returns threads found. */
