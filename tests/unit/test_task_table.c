@@ -6,14 +6,24 @@
 #include "check.h"
 #include "task_table.h"
 
+/* A fresh table holding one entry for tid (NULL, and a failed check, if
+ * it could not be made). */
+static struct task_entry *one_entry(struct task_table *t, uint32_t tid)
+{
+	struct task_entry *e;
+
+	CHECK_EQ(task_table__init(t), 0);
+	e = task_table__get_or_add(t, tid);
+	CHECK(e != NULL);
+	return e;
+}
+
 static void test_a_late_fork_record_does_not_undo_the_exec(void)
 {
 	struct task_table t;
 	struct task_entry *e;
 
-	CHECK_EQ(task_table__init(&t), 0);
-	e = task_table__get_or_add(&t, 4242);
-	CHECK(e != NULL);
+	e = one_entry(&t, 4242);
 	if (!e)
 		return;
 	/* drain order: the child's exec (t=200) first, then its parent's
@@ -37,9 +47,7 @@ static void test_an_entry_from_proc_takes_any_record(void)
 	struct task_table t;
 	struct task_entry *e;
 
-	CHECK_EQ(task_table__init(&t), 0);
-	e = task_table__get_or_add(&t, 7);
-	CHECK(e != NULL);
+	e = one_entry(&t, 7);
 	if (!e)
 		return;
 	/* seeded, or added by a record without a name: named_ts 0 */
@@ -58,9 +66,7 @@ static void test_a_name_is_cut_to_fifteen_bytes_and_empty_is_ignored(void)
 	char full[16];
 
 	memset(full, 'x', sizeof(full));
-	CHECK_EQ(task_table__init(&t), 0);
-	e = task_table__get_or_add(&t, 9);
-	CHECK(e != NULL);
+	e = one_entry(&t, 9);
 	if (!e)
 		return;
 	CHECK(task_table__name(e, "kept", 5));
