@@ -386,8 +386,8 @@ static void set_str(struct argus_collector *c, struct pending *p, int which,
 	}
 }
 
-/* comm: a record's name (AE_COMM_LEN bytes, maybe not terminated) as of
- * ts; task_table__name() keeps the newest. */
+/* comm: a record's name (AE_COMM_LEN bytes, maybe not terminated:
+ * task_table__name() cuts it) as of ts; the newest one is kept. */
 static void note_task(struct argus_collector *c, uint32_t tid, uint32_t pid,
 		      const char *comm, uint64_t ts)
 {
@@ -400,14 +400,7 @@ static void note_task(struct argus_collector *c, uint32_t tid, uint32_t pid,
 		return;
 	if (pid)
 		e->pid = pid;
-	if (comm && comm[0]) {
-		char name[AE_COMM_LEN + 1];
-		size_t n = bounded_strlen(comm, AE_COMM_LEN);
-
-		memcpy(name, comm, n);
-		name[n] = 0;
-		task_table__name(e, name, ts);
-	}
+	task_table__name(e, comm, ts);
 }
 
 static void attach_stack(struct argus_collector *c, struct pending *p,

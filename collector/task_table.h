@@ -38,8 +38,8 @@ struct task_entry *task_table__get_or_add(struct task_table *t, uint32_t tid);
  * Records are applied in drain order, and each CPU's batch reaches the
  * ring on its own, so a parent's fork record (the child under the
  * parent's name) can come after the child's exec on the other CPU.
- * Applied last, it left every later chunk naming a `flock` `bash`
- * (e2e_real_flock's culprit, once in a CI run).  comm is at most 16 bytes,
+ * Applied last, it named a `flock` `bash` in every chunk until the
+ * child next ran (e2e_real_flock's culprit, once in a CI run).  comm is at most 16 bytes,
  * NUL-terminated within them or cut there.
  */
 bool task_table__name(struct task_entry *e, const char *comm, uint64_t ts);
